@@ -1,0 +1,23 @@
+//===- CroqOps.h - croq operations ------------------------------*- C++ -*-===//
+//
+// Part of the croq project: an MLIR dialect for the Croqtile GPU kernel
+// language.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CROQ_DIALECT_CROQ_IR_CROQOPS_H
+#define CROQ_DIALECT_CROQ_IR_CROQOPS_H
+
+#include "Croq/Dialect/Croq/IR/CroqDialect.h"
+#include "Croq/Dialect/Croq/IR/CroqTypes.h"
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/ControlFlowInterfaces.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#define GET_OP_CLASSES
+#include "Croq/Dialect/Croq/IR/CroqOps.h.inc"
+
+#endif // CROQ_DIALECT_CROQ_IR_CROQOPS_H

@@ -1,0 +1,602 @@
+//===- CroqOps.td - croq operations ------------------------*- tablegen -*-===//
+//
+// Part of the croq project: an MLIR dialect for the Croqtile GPU kernel
+// language.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CROQ_DIALECT_CROQ_IR_CROQOPS_TD
+#define CROQ_DIALECT_CROQ_IR_CROQOPS_TD
+
+include "Croq/Dialect/Croq/IR/CroqTypes.td"
+include "mlir/IR/OpAsmInterface.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def Croq_Event : Type<CPred<"::llvm::isa<::mlir::croq::EventType>($_self)">,
+                      "croq event", "::mlir::croq::EventType">;
+def Croq_Future : Type<CPred<"::llvm::isa<::mlir::croq::FutureType>($_self)">,
+                       "croq future", "::mlir::croq::FutureType">;
+def Croq_Frag : Type<CPred<"::llvm::isa<::mlir::croq::FragType>($_self)">,
+                     "croq MMA fragment", "::mlir::croq::FragType">;
+def Croq_Stream : Type<CPred<"::llvm::isa<::mlir::croq::StreamType>($_self)">,
+                       "croq stream", "::mlir::croq::StreamType">;
+
+//===----------------------------------------------------------------------===//
+// Parallel structure
+//===----------------------------------------------------------------------===//
+
+def Croq_ParallelOp : Croq_Op<"parallel", [
+    AttrSizedOperandSegments,
+    RecursiveMemoryEffects,
+    SingleBlockImplicitTerminator<"::mlir::croq::YieldOp">,
+    DeclareOpInterfaceMethods<RegionBranchOpInterface,
+                              ["getRegionInvocationBounds"]>
+  ]> {
+  let summary = "run a body once per instance of a parallel level";
+  let description = [{
+    `croq.parallel` is Croqtile's `parallel {a, b} by [x, y] : level`. Its
+    body runs SPMD once per instance; the block arguments are the instance
+    indices, `0 <= %a < %x`, linearised row-major when there are several.
+    Levels from outer to inner are `block` (a CTA of the grid), `warpgroup`
+    (Croqtile's `group-4`: 128 threads), `warp` (`group`: 32 threads) and
+    `thread`; a nested `croq.parallel` must use a strictly smaller level.
+    A block-level parallel at host level is a kernel launch: with `async` the
+    launch does not wait for completion, and `stream(%s)` enqueues it on a
+    stream.
+
+    ```mlir
+    croq.parallel (%bm, %bn) by [%gm, %gn] : block async stream(%s) {
+      croq.parallel (%p) by [%c2] : warpgroup {
+        ...
+      }
+    }
+    ```
+  }];
+  let arguments = (ins
+    Variadic<Index>:$bounds,
+    Optional<Croq_Stream>:$stream,
+    Croq_LevelAttr:$level,
+    UnitAttr:$async
+  );
+  let regions = (region SizedRegion<1>:$body);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+  let skipDefaultBuilders = 1;
+  let builders = [
+    OpBuilder<(ins "::mlir::croq::Level":$level, "::mlir::ValueRange":$bounds,
+                   CArg<"bool", "false">:$async,
+                   CArg<"::mlir::Value", "{}">:$stream)>
+  ];
+  let extraClassDeclaration = [{
+    /// The instance indices, one per bound.
+    ::mlir::Block::BlockArgListType getIndices() {
+      return getBody().getArguments();
+    }
+    /// The nearest enclosing `croq.parallel`, if any.
+    ParallelOp getParentParallel() {
+      return (*this)->getParentOfType<ParallelOp>();
+    }
+  }];
+}
+
+def Croq_InThreadsOp : Croq_Op<"inthreads", [
+    RecursiveMemoryEffects,
+    SingleBlockImplicitTerminator<"::mlir::croq::YieldOp">,
+    DeclareOpInterfaceMethods<RegionBranchOpInterface,
+                              ["getEntrySuccessorRegions"]>
+  ]> {
+  let summary = "a statically partitioned thread region";
+  let description = [{
+    `croq.inthreads` runs its body on the threads for which `predicate`
+    holds. The predicate may only combine indices of enclosing
+    `croq.parallel` ops with constants, so the set of threads is known at
+    compile time. Without `async` the region is followed by a barrier of the
+    enclosing parallel scope; with `async` (Croqtile's `inthreads.async`)
+    regions run concurrently as independent programs, and only the outermost
+    `croq.inthreads` may be asynchronous.
+
+    ```mlir
+    %is_producer = arith.cmpi eq, %p, %c0 : index
+    croq.inthreads async (%is_producer) {
+      ...
+    }
+    ```
+  }];
+  let arguments = (ins I1:$predicate, UnitAttr:$async);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    (`async` $async^)? `(` $predicate `)` $body attr-dict
+  }];
+  let hasVerifier = 1;
+  let skipDefaultBuilders = 1;
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$predicate, CArg<"bool", "false">:$async)>
+  ];
+}
+
+def Croq_YieldOp : Croq_Op<"yield", [
+    Pure, ReturnLike, Terminator,
+    ParentOneOf<["ParallelOp", "InThreadsOp"]>
+  ]> {
+  let summary = "terminator of croq region ops";
+  let description = [{
+    Ends the body of `croq.parallel` and `croq.inthreads`. It carries no
+    values and is implicit in the custom assembly of both ops.
+
+    ```mlir
+    croq.yield
+    ```
+  }];
+  let assemblyFormat = "attr-dict";
+}
+
+def Croq_BarrierOp : Croq_Op<"barrier"> {
+  let summary = "barrier over all threads of one parallel level";
+  let description = [{
+    Croqtile's `sync.barrier : level` (and `sync.shared`, a block barrier).
+    Every thread of the executing `level` instance arrives and waits; a
+    `warpgroup` barrier synchronises 128 threads, a `warp` barrier 32.
+
+    ```mlir
+    croq.barrier block
+    ```
+  }];
+  let arguments = (ins Croq_LevelAttr:$level);
+  let assemblyFormat = "$level attr-dict";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Streams
+//===----------------------------------------------------------------------===//
+
+def Croq_StreamCreateOp : Croq_Op<"stream.create"> {
+  let summary = "a stream owned by the enclosing host function";
+  let description = [{
+    The seed's `stream s;` inside a `parallel.async` body: a stream owned by
+    one call of the enclosing host function. Launches on different streams
+    may overlap on the GPU; the function joins every stream it created
+    before it returns.
+
+    ```mlir
+    %s = croq.stream.create : !croq.stream
+    croq.parallel (%i) by [%n] : block async stream(%s) { ... }
+    ```
+  }];
+  let results = (outs Res<Croq_Stream, "", [MemAlloc]>:$stream);
+  let assemblyFormat = "attr-dict `:` type($stream)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Events
+//===----------------------------------------------------------------------===//
+
+def Croq_EventAllocOp : Croq_Op<"event.alloc"> {
+  let summary = "declare an event or an array of events";
+  let description = [{
+    Croqtile's `shared event full[STAGES];`. The arrival count of each
+    generation is derived by the compiler from the threads that statically
+    trigger the event; `arrivals` overrides it (`event<N>`). With `ready`
+    (`= ready`), generation 0 starts complete, which replaces the bootstrap
+    triggers of a full/empty protocol.
+
+    ```mlir
+    %full = croq.event.alloc : !croq.event<shared, 2>
+    %empty = croq.event.alloc ready : !croq.event<shared, 2>
+    %e = croq.event.alloc arrivals 1 : !croq.event<shared>
+    ```
+  }];
+  let arguments = (ins
+    UnitAttr:$ready,
+    OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$arrivals
+  );
+  let results = (outs Res<Croq_Event, "", [MemAlloc]>:$event);
+  let assemblyFormat = [{
+    (`ready` $ready^)? (`arrivals` $arrivals^)? attr-dict `:` type($event)
+  }];
+  let hasVerifier = 1;
+}
+
+def Croq_EventTriggerOp : Croq_Op<"event.trigger", [AttrSizedOperandSegments]> {
+  let summary = "arrive on the current generation of events";
+  let description = [{
+    `trigger e[i]`: the executing thread arrives on the current generation
+    of the selected element. With fewer subscripts than the array rank, it
+    arrives on every remaining element. `at(%o)` (Croqtile's `e.at(o)`)
+    selects slot `o % N` of a 1-D array by order. `after` binds the bytes of
+    asynchronous TMA loads to the arrival (`trigger e after f`).
+
+    ```mlir
+    croq.event.trigger %full[%stage] : !croq.event<shared, 2>
+    croq.event.trigger %full at(%o) after %f : !croq.event<shared, 2>, !croq.future<tma, async, memref<64x64xf16, #gpu.address_space<workgroup>>>
+    ```
+  }];
+  let arguments = (ins
+    Arg<Croq_Event, "", [MemRead, MemWrite]>:$event,
+    Variadic<Index>:$indices,
+    Optional<Index>:$order,
+    Variadic<Croq_Future>:$after
+  );
+  let assemblyFormat = [{
+    $event (`[` $indices^ `]`)? (`at` `(` $order^ `)`)? (`after` $after^)?
+    attr-dict `:` type($event) (`,` type($after)^)?
+  }];
+  let hasVerifier = 1;
+}
+
+def Croq_EventWaitOp : Croq_Op<"event.wait", [AttrSizedOperandSegments]> {
+  let summary = "block until the owed generation of events completes";
+  let description = [{
+    `wait e[i]`: blocks until the generation of the selected element that
+    this waiter is owed has completed, then advances the waiter's own count.
+    Waiters do not arrive. `at(%o)` selects slot `o % N` of a 1-D array and
+    generation `o / N` explicitly.
+
+    ```mlir
+    croq.event.wait %empty[%stage] : !croq.event<shared, 2>
+    croq.event.wait %full at(%o) : !croq.event<shared, 2>
+    ```
+  }];
+  let arguments = (ins
+    Arg<Croq_Event, "", [MemRead, MemWrite]>:$event,
+    Variadic<Index>:$indices,
+    Optional<Index>:$order
+  );
+  let assemblyFormat = [{
+    $event (`[` $indices^ `]`)? (`at` `(` $order^ `)`)? attr-dict `:` type($event)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Futures
+//===----------------------------------------------------------------------===//
+
+def Croq_WaitOp : Croq_Op<"wait", [
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+  let summary = "wait for asynchronous futures";
+  let description = [{
+    `wait f, g`: blocks until the work behind each future has completed and
+    its data is visible to the executing scope. Only asynchronous futures can
+    be waited.
+
+    ```mlir
+    croq.wait %lf0, %rf0 : !croq.future<dma, async, memref<16x16xi32, #gpu.address_space<workgroup>>>, !croq.future<dma, async, memref<16x16xi32, #gpu.address_space<workgroup>>>
+    ```
+  }];
+  let arguments = (ins Variadic<Croq_Future>:$futures);
+  let assemblyFormat = "$futures attr-dict `:` type($futures)";
+  let hasVerifier = 1;
+}
+
+def Croq_FutureDataOp : Croq_Op<"future.data", [Pure]> {
+  let summary = "the data a future refers to";
+  let description = [{
+    Croqtile's `f.data`: the destination buffer of a copy, or the
+    accumulator of an asynchronous MMA.
+
+    ```mlir
+    %buf = croq.future.data %f : !croq.future<dma, async, memref<16x16xi32, #gpu.address_space<workgroup>>> -> memref<16x16xi32, #gpu.address_space<workgroup>>
+    ```
+  }];
+  let arguments = (ins Croq_Future:$future);
+  let results = (outs AnyType:$data);
+  let assemblyFormat = "$future attr-dict `:` type($future) `->` type($data)";
+  let hasVerifier = 1;
+}
+
+def Croq_DmaAnyOp : Croq_Op<"dma.any", [Pure]> {
+  let summary = "a placeholder future over a buffer";
+  let description = [{
+    Croqtile's `f = dma.any;` (and `tma.any`, with a `tma` future type): a
+    future that refers to `buffer` and has no work behind it, so that
+    `croq.swap` has a partner in a double-buffered pipeline. Waiting on it
+    completes at once.
+
+    ```mlir
+    %lf1 = croq.dma.any %buf1 : memref<16x16xi32, #gpu.address_space<workgroup>> -> !croq.future<dma, async, memref<16x16xi32, #gpu.address_space<workgroup>>>
+    ```
+  }];
+  let arguments = (ins AnyMemRef:$buffer);
+  let results = (outs Croq_Future:$future);
+  let assemblyFormat = "$buffer attr-dict `:` type($buffer) `->` type($future)";
+  let hasVerifier = 1;
+}
+
+def Croq_SwapOp : Croq_Op<"swap", [Pure, AllTypesMatch<["lhs", "rhs", "newLhs", "newRhs"]>]> {
+  let summary = "exchange two future handles";
+  let description = [{
+    `swap(a, b)`: the results are the operands exchanged; buffers do not
+    move. Both futures must be of the same kind, asynchrony and data type.
+    The op folds away: it only renames SSA values.
+
+    ```mlir
+    %a2, %b2 = croq.swap %a, %b : !croq.future<dma, async, memref<16x16xi32, #gpu.address_space<workgroup>>>
+    ```
+  }];
+  let arguments = (ins Croq_Future:$lhs, Croq_Future:$rhs);
+  let results = (outs Croq_Future:$newLhs, Croq_Future:$newRhs);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($lhs)";
+  let hasFolder = 1;
+}
+
+def Croq_RotateOp : Croq_Op<"rotate", [Pure, SameOperandsAndResultType]> {
+  let summary = "rotate future handles";
+  let description = [{
+    `rotate(a, b, c)`: `a <- b, b <- c, c <- a`. The i-th result is operand
+    `(i + 1) % n`. Like `croq.swap`, it folds away.
+
+    ```mlir
+    %a2, %b2, %c2 = croq.rotate %a, %b, %c : !croq.future<dma, async, memref<64xf32, #gpu.address_space<workgroup>>>, !croq.future<dma, async, memref<64xf32, #gpu.address_space<workgroup>>>, !croq.future<dma, async, memref<64xf32, #gpu.address_space<workgroup>>>
+    ```
+  }];
+  let arguments = (ins Variadic<Croq_Future>:$futures);
+  let results = (outs Variadic<Croq_Future>:$rotated);
+  let assemblyFormat = "$futures attr-dict `:` type($futures)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Tile views
+//===----------------------------------------------------------------------===//
+
+def Croq_ChunkAtOp : Croq_Op<"chunkat", [Pure, AttrSizedOperandSegments,
+    DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>]> {
+  let summary = "the tile at given indices of an even division of a view";
+  let description = [{
+    Croqtile's `t.chunkat(i, _, k)` and `t.chunk(n0, _, n2).at(i, _, k)`.
+    Each dimension is either `_` (kept whole) or `%i by N`: divided into `N`
+    tiles of extent `dim / N` (integer division), of which tile `%i` is
+    selected, at origin `%i * (dim / N)`. `N` is the upper bound of the
+    bounded variable `%i` (`#i`), given as a constant or an SSA value.
+
+    ```mlir
+    %t = croq.chunkat %rhs[%bn by %nbn, %k by 4] : memref<?x?xf16> -> memref<?x?xf16, strided<[?, 1], offset: ?>>
+    %u = croq.chunkat %s[_, %w by 8] : memref<64x128xf16, #gpu.address_space<workgroup>> -> memref<64x16xf16, strided<[128, 1], offset: ?>, #gpu.address_space<workgroup>>
+    ```
+  }];
+  let arguments = (ins
+    AnyMemRef:$source,
+    Variadic<Index>:$indices,
+    Variadic<Index>:$bounds,
+    DenseI64ArrayAttr:$static_bounds
+  );
+  let results = (outs AnyMemRef:$result);
+  let assemblyFormat = [{
+    $source `[` custom<ChunkList>($indices, $bounds, $static_bounds) `]`
+    attr-dict `:` type($source) `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Tile shape implied by the source shape and the static bounds.
+    ::llvm::SmallVector<int64_t> inferTileShape();
+  }];
+}
+
+def Croq_SubspanOp : Croq_Op<"subspan", [Pure, AttrSizedOperandSegments,
+    DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>]> {
+  let summary = "the tile of given extents at tile indices of a view";
+  let description = [{
+    Croqtile's `t.subspan(e0, e1).at(c0, c1)` and
+    `t.subspan(e0, e1).step(s0, s1).at(c0, c1)`. The tile has extents `e`
+    (`_` keeps the whole dimension); `.at` takes **tile indices**, so the
+    origin is `c_k * e_k`, or `c_k * s_k` with a step (one SSA step per
+    dimension).
+
+    ```mlir
+    %a = croq.subspan %lhs[64, 128] at [%bm, %k] : memref<?x?xf16> -> memref<64x128xf16, strided<[?, 1], offset: ?>>
+    %b = croq.subspan %s[64, _] at [%w, %c0] step [%c32, %c1] : memref<128x64xf16> -> memref<64x64xf16, strided<[64, 1], offset: ?>>
+    ```
+  }];
+  let arguments = (ins
+    AnyMemRef:$source,
+    Variadic<Index>:$extents,
+    DenseI64ArrayAttr:$static_extents,
+    Variadic<Index>:$indices,
+    Variadic<Index>:$steps
+  );
+  let results = (outs AnyMemRef:$result);
+  let assemblyFormat = [{
+    $source `[` custom<TileExtents>($extents, $static_extents) `]`
+    `at` `[` $indices `]`
+    (`step` `[` $steps^ `]`)?
+    attr-dict `:` type($source) `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Tile shape implied by the source shape and the static extents.
+    ::llvm::SmallVector<int64_t> inferTileShape();
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Copies
+//===----------------------------------------------------------------------===//
+
+def Croq_DmaCopyOp : Croq_Op<"dma.copy"> {
+  let summary = "cooperative copy between views";
+  let description = [{
+    `dma.copy src => dst`: every thread of the executing scope takes part in
+    the copy, which is followed by a barrier of that scope. With `async`
+    (`dma.copy.async`) the copy is issued without waiting and the result is
+    an asynchronous future that `croq.wait` completes; a synchronous copy may
+    still name a (non-waitable) future. `after` orders the copy after the
+    given futures. Source and destination have equal shapes and element
+    types.
+
+    ```mlir
+    croq.dma.copy %a to %s : memref<64x128xf16, strided<[?, 1], offset: ?>> to memref<64x128xf16, #gpu.address_space<workgroup>>
+    %f = croq.dma.copy async %a to %s : memref<16x16xi32, strided<[?, 1], offset: ?>> to memref<16x16xi32, #gpu.address_space<workgroup>> -> !croq.future<dma, async, memref<16x16xi32, #gpu.address_space<workgroup>>>
+    ```
+  }];
+  let arguments = (ins
+    Arg<AnyMemRef, "", [MemRead]>:$source,
+    Arg<AnyMemRef, "", [MemWrite]>:$target,
+    Variadic<Croq_Future>:$after,
+    UnitAttr:$async,
+    OptionalAttr<Croq_SwizzleAttr>:$swizzle
+  );
+  let results = (outs Optional<Croq_Future>:$future);
+  let assemblyFormat = [{
+    (`async` $async^)? (`swizzle` `(` $swizzle^ `)`)? $source `to` $target
+    (`after` $after^)? attr-dict `:` type($source) `to` type($target)
+    (`,` type($after)^)? (`->` type($future)^)?
+  }];
+  let hasVerifier = 1;
+}
+
+def Croq_TmaCopyOp : Croq_Op<"tma.copy", [AttrSizedOperandSegments]> {
+  let summary = "tensor-memory-accelerator copy between global and shared";
+  let description = [{
+    `tma.copy[.swiz<N>] g => s` loads a tile from global into shared memory
+    (or stores one, `s => g`) with the Hopper TMA engine; the tensor map is
+    built on the host. Synchronous, the executing scope waits for it. With
+    `async` and `bind %e[%i]` (D1 `tma.copy.async<e[i]>`), completion is
+    bound to the event, whose next trigger by the issuing thread expects the
+    bytes. With `async` and no event (D2), the result is a future for
+    `croq.event.trigger ... after`. `swizzle(N)` must equal the bytes of the
+    innermost tile extent.
+
+    ```mlir
+    croq.tma.copy async swizzle(128) %g to %s bind %full[%st] : memref<64x64xf16, strided<[?, 1], offset: ?>> to memref<64x64xf16, #gpu.address_space<workgroup>>, !croq.event<shared, 2>
+    ```
+  }];
+  let arguments = (ins
+    Arg<AnyMemRef, "", [MemRead]>:$source,
+    Arg<AnyMemRef, "", [MemWrite]>:$target,
+    Optional<Croq_Event>:$event,
+    Variadic<Index>:$eventIndices,
+    UnitAttr:$async,
+    OptionalAttr<Croq_SwizzleAttr>:$swizzle
+  );
+  let results = (outs Optional<Croq_Future>:$future);
+  let assemblyFormat = [{
+    (`async` $async^)? (`swizzle` `(` $swizzle^ `)`)? $source `to` $target
+    (`bind` $event^ (`[` $eventIndices^ `]`)?)? attr-dict
+    `:` type($source) `to` type($target) (`,` type($event)^)?
+    (`->` type($future)^)?
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// True for global -> shared, false for shared -> global.
+    bool isLoad();
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// MMA
+//===----------------------------------------------------------------------===//
+
+def Croq_MmaFillOp : Croq_Op<"mma.fill", [Pure]> {
+  let summary = "an accumulator fragment filled with one value";
+  let description = [{
+    `mc = mma.fill.f16 0.0f`: the value is converted to the fragment's
+    element type.
+
+    ```mlir
+    %mc = croq.mma.fill %zero : f32 -> !croq.frag<acc, 64x64xf16>
+    ```
+  }];
+  let arguments = (ins AnyTypeOf<[AnyFloat, AnySignlessInteger]>:$value);
+  let results = (outs Croq_Frag:$result);
+  let assemblyFormat = "$value attr-dict `:` type($value) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Croq_MmaLoadOp : Croq_Op<"mma.load"> {
+  let summary = "an operand fragment loaded from a view";
+  let description = [{
+    `ma = mma.load[.swiz<N>] view`. At warp scope this loads registers; at
+    warpgroup scope on Hopper it describes the shared-memory tile for wgmma,
+    which reads it when the MMA executes (see `croq.mma`). `swizzle` must
+    match the swizzle the tile was written with.
+
+    ```mlir
+    %ma = croq.mma.load %tile : memref<16x16xf16, strided<[64, 1], offset: ?>, #gpu.address_space<workgroup>> -> !croq.frag<a, 16x16xf16>
+    ```
+  }];
+  let arguments = (ins
+    Arg<AnyMemRef, "", [MemRead]>:$source,
+    OptionalAttr<Croq_SwizzleAttr>:$swizzle
+  );
+  let results = (outs Croq_Frag:$result);
+  let assemblyFormat = [{
+    (`swizzle` `(` $swizzle^ `)`)? $source attr-dict `:` type($source) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Croq_MmaOp : Croq_Op<"mma", [
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+  let summary = "matrix multiply-accumulate on fragments";
+  let description = [{
+    `mma.row.row acc, a, b`: `acc[m, n] += sum_k A[m, k] * B[n, k]`. The
+    layout names A then B: `row` A is `[M, K]`, `col` A is `[K, M]`; `row` B
+    is `[N, K]` and `col` B is `[K, N]`. The synchronous form returns the new
+    accumulator. With `async` (D2 `mma.row.row.async`) the result is a future
+    whose data is the new accumulator, read with `croq.future.data` after
+    `croq.wait`. On Hopper the operands may describe shared memory that is
+    read when the MMA executes, so the op reads memory.
+
+    ```mlir
+    %mc1 = croq.mma row_row %mc, %ma, %mb : !croq.frag<acc, 16x16xf32>, !croq.frag<a, 16x16xf16>, !croq.frag<b, 16x16xf16> -> !croq.frag<acc, 16x16xf32>
+    ```
+  }];
+  let arguments = (ins
+    Croq_MmaLayoutAttr:$layout,
+    Croq_Frag:$acc,
+    Croq_Frag:$a,
+    Croq_Frag:$b,
+    UnitAttr:$async
+  );
+  let results = (outs AnyTypeOf<[Croq_Frag, Croq_Future]>:$result);
+  let assemblyFormat = [{
+    (`async` $async^)? $layout $acc `,` $a `,` $b attr-dict `:` type($acc) `,`
+    type($a) `,` type($b) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Croq_MmaStoreOp : Croq_Op<"mma.store"> {
+  let summary = "store an accumulator fragment to a view";
+  let description = [{
+    `mma.store acc, view`, executed collectively by the fragment's scope.
+    Values are converted to the view's element type when both are floats or
+    both are integers.
+
+    ```mlir
+    croq.mma.store %mc, %out : !croq.frag<acc, 64x64xf16>, memref<64x64xf16, #gpu.address_space<workgroup>>
+    ```
+  }];
+  let arguments = (ins Croq_Frag:$value, Arg<AnyMemRef, "", [MemWrite]>:$target);
+  let assemblyFormat = "$value `,` $target attr-dict `:` type($value) `,` type($target)";
+  let hasVerifier = 1;
+}
+
+def Croq_MmaCommitOp : Croq_Op<"mma.commit", [
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+  let summary = "commit issued MMAs and wait for them";
+  let description = [{
+    D1's `mma.commit`: closes the batch of issued warpgroup MMAs and waits
+    until at most `pending` batches are in flight (0 unless set; `mma.wait<N>`
+    sets it). Needed before a shared-memory stage that in-flight MMAs read is
+    released.
+
+    ```mlir
+    croq.mma.commit
+    croq.mma.commit pending 1
+    ```
+  }];
+  let arguments = (ins
+    DefaultValuedAttr<ConfinedAttr<I64Attr, [IntMinValue<0>, IntMaxValue<7>]>, "0">:$pending
+  );
+  let assemblyFormat = "(`pending` $pending^)? attr-dict";
+  let hasVerifier = 1;
+}
+
+#endif // CROQ_DIALECT_CROQ_IR_CROQOPS_TD

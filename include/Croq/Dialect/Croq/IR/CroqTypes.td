@@ -1,0 +1,102 @@
+//===- CroqTypes.td - croq types ---------------------------*- tablegen -*-===//
+//
+// Part of the croq project: an MLIR dialect for the Croqtile GPU kernel
+// language.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CROQ_DIALECT_CROQ_IR_CROQTYPES_TD
+#define CROQ_DIALECT_CROQ_IR_CROQTYPES_TD
+
+include "Croq/Dialect/Croq/IR/CroqEnums.td"
+include "mlir/IR/AttrTypeBase.td"
+
+class Croq_Type<string name, string typeMnemonic, list<Trait> traits = []>
+    : TypeDef<Croq_Dialect, name, traits> {
+  let mnemonic = typeMnemonic;
+}
+
+def Croq_EventType : Croq_Type<"Event", "event"> {
+  let summary = "a phased event, or an array of them";
+  let description = [{
+    An event is a phased barrier. Each element has generations 0, 1, 2, ...;
+    a generation completes when every thread that statically triggers the
+    event has arrived (plus any TMA bytes bound to it), and a wait blocks
+    until the generation its waiter is owed has completed. The storage says
+    where the event lives; the shape, when present, makes it an array.
+
+    ```mlir
+    !croq.event<shared>          // shared event e;
+    !croq.event<shared, 4>       // shared event full[4];
+    !croq.event<shared, 2x3>     // shared event e[2][3];
+    ```
+  }];
+  let parameters = (ins
+    "::mlir::croq::MemoryKind":$storage,
+    ArrayRefParameter<"int64_t", "array shape; empty for a scalar">:$shape
+  );
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Number of subscripts that select one element.
+    unsigned getRank() const { return getShape().size(); }
+    /// Number of event elements.
+    int64_t getNumElements() const;
+  }];
+}
+
+def Croq_FutureType : Croq_Type<"Future", "future"> {
+  let summary = "handle on the completion of a copy or an MMA";
+  let description = [{
+    A future names work issued by a `croq.dma.copy`, `croq.tma.copy` or
+    `croq.mma`, and the data it produces: the destination buffer of a copy or
+    the accumulator of an MMA. Asynchronous futures must be waited with
+    `croq.wait` before their data is read; synchronous ones are complete when
+    they are created and cannot be waited.
+
+    ```mlir
+    !croq.future<dma, async, memref<16x16xi32, #gpu.address_space<workgroup>>>
+    !croq.future<dma, memref<64x64xf16>>
+    !croq.future<mma, async, !croq.frag<acc, 64x64xf32>>
+    ```
+  }];
+  let parameters = (ins
+    "::mlir::croq::FutureKind":$kind,
+    "bool":$async,
+    "::mlir::Type":$dataType
+  );
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+}
+
+def Croq_FragType : Croq_Type<"Frag", "frag"> {
+  let summary = "register fragment of an MMA operand or accumulator";
+  let description = [{
+    A 2-D tile held in the registers of the executing warp (scope `group`) or
+    warpgroup (scope `group-4`). The role says which MMA operand it is; the
+    shape is the logical tile, e.g. A is `[M, K]` for a `row` layout.
+
+    ```mlir
+    !croq.frag<acc, 64x64xf16>
+    !croq.frag<a, 16x16xf16>
+    ```
+  }];
+  let parameters = (ins
+    "::mlir::croq::FragRole":$role,
+    ArrayRefParameter<"int64_t", "logical tile shape">:$shape,
+    "::mlir::Type":$elementType
+  );
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+}
+
+def Croq_StreamType : Croq_Type<"Stream", "stream"> {
+  let summary = "a GPU stream on which block-level parallels launch";
+  let description = [{
+    ```mlir
+    func.func @f(%s: !croq.stream)
+    ```
+  }];
+}
+
+#endif // CROQ_DIALECT_CROQ_IR_CROQTYPES_TD

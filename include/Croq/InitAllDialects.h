@@ -1,0 +1,29 @@
+//===- InitAllDialects.h - croq dialect registration ------------*- C++ -*-===//
+//
+// Part of the croq project: an MLIR dialect for the Croqtile GPU kernel
+// language.
+//
+//===----------------------------------------------------------------------===//
+//
+// Entry point for tools and for compilers that embed croq: registers the croq
+// dialect and the upstream dialects that croq IR is written with and lowered
+// through.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CROQ_INITALLDIALECTS_H
+#define CROQ_INITALLDIALECTS_H
+
+namespace mlir {
+class DialectRegistry;
+
+namespace croq {
+
+/// Registers `croq` and the upstream dialects croq IR uses (func, arith,
+/// scf, memref, gpu, nvgpu, nvvm, llvm, cf, math, vector).
+void registerCroqDialects(DialectRegistry &registry);
+
+} // namespace croq
+} // namespace mlir
+
+#endif // CROQ_INITALLDIALECTS_H

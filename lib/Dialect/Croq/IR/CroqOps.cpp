@@ -1,0 +1,929 @@
+//===- CroqOps.cpp - croq operations --------------------------------------===//
+//
+// Part of the croq project: an MLIR dialect for the Croqtile GPU kernel
+// language.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Croq/Dialect/Croq/IR/CroqOps.h"
+#include "Croq/Dialect/Croq/Utils/TileAlgebra.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/SmallPtrSet.h"
+
+using namespace mlir;
+using namespace mlir::croq;
+
+//===----------------------------------------------------------------------===//
+// Shared helpers
+//===----------------------------------------------------------------------===//
+
+static std::optional<int64_t> getConstantIndex(Value value) {
+  APInt constant;
+  if (matchPattern(value, m_ConstantInt(&constant)))
+    return constant.getSExtValue();
+  return std::nullopt;
+}
+
+/// Device-side ops must sit inside a `croq.parallel`.
+static LogicalResult verifyInsideParallel(Operation *op, StringRef why) {
+  if (op->getParentOfType<ParallelOp>())
+    return success();
+  return op->emitOpError("must be nested in a croq.parallel") << why;
+}
+
+static FailureOr<Storage> verifyStorage(Operation *op, MemRefType type,
+                                        StringRef which) {
+  std::optional<Storage> storage = getStorage(type);
+  if (!storage)
+    return op->emitOpError() << which << " has unsupported memory space "
+                             << type.getMemorySpace()
+                             << "; use none (global), "
+                                "#gpu.address_space<workgroup> (shared) or "
+                                "#gpu.address_space<private> (local)";
+  return *storage;
+}
+
+/// Source and destination of a copy agree in element type and shape; a
+/// dynamic extent matches any extent.
+static LogicalResult verifyCopyShapes(Operation *op, MemRefType source,
+                                      MemRefType target) {
+  if (source.getElementType() != target.getElementType())
+    return op->emitOpError("element types differ: ")
+           << source.getElementType() << " => " << target.getElementType();
+  if (source.getRank() != target.getRank())
+    return op->emitOpError("ranks differ: ")
+           << source.getRank() << " => " << target.getRank();
+  for (auto [i, dims] :
+       llvm::enumerate(llvm::zip_equal(source.getShape(), target.getShape()))) {
+    auto [s, t] = dims;
+    if (!ShapedType::isDynamic(s) && !ShapedType::isDynamic(t) && s != t)
+      return op->emitOpError("shapes differ in dimension ")
+             << i << ": " << s << " => " << t;
+  }
+  return success();
+}
+
+/// Checks the subscripts (and `at` order) that select event elements.
+static LogicalResult verifyEventSelection(Operation *op, EventType type,
+                                          ValueRange indices, Value order) {
+  unsigned rank = type.getRank();
+  if (indices.size() > rank)
+    return op->emitOpError("expected at most ")
+           << rank << " subscripts for " << type << ", got "
+           << indices.size();
+  if (order) {
+    if (rank != 1)
+      return op->emitOpError("at(order) needs a 1-D event array, got ")
+             << type;
+    if (!indices.empty())
+      return op->emitOpError("at(order) and subscripts are exclusive");
+  }
+  for (auto [i, index] : llvm::enumerate(indices)) {
+    std::optional<int64_t> constant = getConstantIndex(index);
+    int64_t extent = type.getShape()[i];
+    if (constant && (*constant < 0 || *constant >= extent))
+      return op->emitOpError("subscript ")
+             << i << " is " << *constant << ", out of range [0, " << extent
+             << ")";
+  }
+  return success();
+}
+
+/// Builds the type of a tile of `source` with `shape`: the source's strides,
+/// a dynamic offset and the source's memory space.
+static FailureOr<MemRefType> inferTileType(Operation *op, MemRefType source,
+                                           ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(source.getStridesAndOffset(strides, offset)))
+    return op->emitOpError("source must have a strided layout, got ")
+           << source;
+  auto layout = StridedLayoutAttr::get(op->getContext(), ShapedType::kDynamic,
+                                       strides);
+  return MemRefType::get(shape, source.getElementType(), layout,
+                         source.getMemorySpace());
+}
+
+static LogicalResult verifyTileResult(Operation *op, MemRefType source,
+                                      ArrayRef<int64_t> shape,
+                                      MemRefType result) {
+  FailureOr<MemRefType> expected = inferTileType(op, source, shape);
+  if (failed(expected))
+    return failure();
+  if (*expected != result)
+    return op->emitOpError("expected result type ")
+           << *expected << ", got " << result;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Custom directives
+//===----------------------------------------------------------------------===//
+
+/// `_` | integer | SSA value, for subspan extents.
+static ParseResult
+parseTileExtents(OpAsmParser &parser,
+                 SmallVectorImpl<OpAsmParser::UnresolvedOperand> &values,
+                 DenseI64ArrayAttr &statics) {
+  SmallVector<int64_t> staticValues;
+  auto parseOne = [&]() -> ParseResult {
+    if (succeeded(parser.parseOptionalKeyword("_"))) {
+      staticValues.push_back(tile::kWholeDim);
+      return success();
+    }
+    OpAsmParser::UnresolvedOperand operand;
+    OptionalParseResult hasOperand = parser.parseOptionalOperand(operand);
+    if (hasOperand.has_value()) {
+      if (failed(*hasOperand))
+        return failure();
+      values.push_back(operand);
+      staticValues.push_back(ShapedType::kDynamic);
+      return success();
+    }
+    int64_t value;
+    if (parser.parseInteger(value))
+      return failure();
+    staticValues.push_back(value);
+    return success();
+  };
+  if (parser.parseCommaSeparatedList(parseOne))
+    return failure();
+  statics = parser.getBuilder().getDenseI64ArrayAttr(staticValues);
+  return success();
+}
+
+static void printTileExtents(OpAsmPrinter &printer, Operation *,
+                             OperandRange values, DenseI64ArrayAttr statics) {
+  unsigned next = 0;
+  llvm::interleaveComma(statics.asArrayRef(), printer, [&](int64_t value) {
+    if (value == tile::kWholeDim)
+      printer << "_";
+    else if (ShapedType::isDynamic(value))
+      printer << values[next++];
+    else
+      printer << value;
+  });
+}
+
+/// `_` | `%index by (integer | %bound)`, for chunkat.
+static ParseResult
+parseChunkList(OpAsmParser &parser,
+               SmallVectorImpl<OpAsmParser::UnresolvedOperand> &indices,
+               SmallVectorImpl<OpAsmParser::UnresolvedOperand> &bounds,
+               DenseI64ArrayAttr &statics) {
+  SmallVector<int64_t> staticBounds;
+  auto parseOne = [&]() -> ParseResult {
+    if (succeeded(parser.parseOptionalKeyword("_"))) {
+      staticBounds.push_back(tile::kWholeDim);
+      return success();
+    }
+    OpAsmParser::UnresolvedOperand index;
+    if (parser.parseOperand(index) || parser.parseKeyword("by"))
+      return failure();
+    indices.push_back(index);
+    OpAsmParser::UnresolvedOperand bound;
+    OptionalParseResult hasBound = parser.parseOptionalOperand(bound);
+    if (hasBound.has_value()) {
+      if (failed(*hasBound))
+        return failure();
+      bounds.push_back(bound);
+      staticBounds.push_back(ShapedType::kDynamic);
+      return success();
+    }
+    int64_t value;
+    if (parser.parseInteger(value))
+      return failure();
+    staticBounds.push_back(value);
+    return success();
+  };
+  if (parser.parseCommaSeparatedList(parseOne))
+    return failure();
+  statics = parser.getBuilder().getDenseI64ArrayAttr(staticBounds);
+  return success();
+}
+
+static void printChunkList(OpAsmPrinter &printer, Operation *,
+                           OperandRange indices, OperandRange bounds,
+                           DenseI64ArrayAttr statics) {
+  unsigned nextIndex = 0, nextBound = 0;
+  llvm::interleaveComma(statics.asArrayRef(), printer, [&](int64_t bound) {
+    if (bound == tile::kWholeDim) {
+      printer << "_";
+      return;
+    }
+    printer << indices[nextIndex++] << " by ";
+    if (ShapedType::isDynamic(bound))
+      printer << bounds[nextBound++];
+    else
+      printer << bound;
+  });
+}
+
+#define GET_OP_CLASSES
+#include "Croq/Dialect/Croq/IR/CroqOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// ParallelOp
+//===----------------------------------------------------------------------===//
+
+void ParallelOp::build(OpBuilder &builder, OperationState &state, Level level,
+                       ValueRange bounds, bool async, Value stream) {
+  state.addOperands(bounds);
+  if (stream)
+    state.addOperands(stream);
+  Properties &props = state.getOrAddProperties<Properties>();
+  props.level = LevelAttr::get(builder.getContext(), level);
+  if (async)
+    props.async = builder.getUnitAttr();
+  props.operandSegmentSizes = {static_cast<int32_t>(bounds.size()),
+                               stream ? 1 : 0};
+  Region *body = state.addRegion();
+  Block *block = new Block();
+  body->push_back(block);
+  for (Value bound : bounds)
+    block->addArgument(builder.getIndexType(), bound.getLoc());
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToEnd(block);
+  YieldOp::create(builder, state.location);
+}
+
+ParseResult ParallelOp::parse(OpAsmParser &parser, OperationState &result) {
+  Builder &builder = parser.getBuilder();
+  Type indexType = builder.getIndexType();
+  SmallVector<OpAsmParser::Argument> indices;
+  if (parser.parseArgumentList(indices, OpAsmParser::Delimiter::Paren,
+                               /*allowType=*/false))
+    return failure();
+  for (OpAsmParser::Argument &index : indices)
+    index.type = indexType;
+
+  SmallVector<OpAsmParser::UnresolvedOperand> bounds;
+  SMLoc boundsLoc;
+  if (parser.parseKeyword("by") ||
+      parser.getCurrentLocation(&boundsLoc) ||
+      parser.parseOperandList(bounds, OpAsmParser::Delimiter::Square))
+    return failure();
+  if (bounds.size() != indices.size())
+    return parser.emitError(boundsLoc)
+           << "expected " << indices.size()
+           << " bounds, one per index, got " << bounds.size();
+  if (parser.resolveOperands(bounds, indexType, result.operands))
+    return failure();
+
+  Properties &props = result.getOrAddProperties<Properties>();
+  SMLoc levelLoc;
+  StringRef levelName;
+  if (parser.parseColon() || parser.getCurrentLocation(&levelLoc) ||
+      parser.parseKeyword(&levelName))
+    return failure();
+  std::optional<Level> level = symbolizeLevel(levelName);
+  if (!level)
+    return parser.emitError(levelLoc)
+           << "unknown parallel level '" << levelName
+           << "'; expected block, warpgroup (group-4), warp (group) or "
+              "thread";
+  props.level = LevelAttr::get(builder.getContext(), *level);
+
+  if (succeeded(parser.parseOptionalKeyword("async")))
+    props.async = builder.getUnitAttr();
+  int32_t numStreams = 0;
+  if (succeeded(parser.parseOptionalKeyword("stream"))) {
+    OpAsmParser::UnresolvedOperand stream;
+    if (parser.parseLParen() || parser.parseOperand(stream) ||
+        parser.parseRParen() ||
+        parser.resolveOperand(stream, StreamType::get(builder.getContext()),
+                              result.operands))
+      return failure();
+    numStreams = 1;
+  }
+  props.operandSegmentSizes = {static_cast<int32_t>(bounds.size()),
+                               numStreams};
+
+  Region *body = result.addRegion();
+  if (parser.parseRegion(*body, indices))
+    return failure();
+  ParallelOp::ensureTerminator(*body, builder, result.location);
+  return parser.parseOptionalAttrDictWithKeyword(result.attributes);
+}
+
+void ParallelOp::print(OpAsmPrinter &printer) {
+  printer << " (";
+  llvm::interleaveComma(getIndices(), printer,
+                        [&](BlockArgument arg) { printer << arg; });
+  printer << ") by [" << getBounds() << "] : "
+          << stringifyLevel(getLevel());
+  if (getAsync())
+    printer << " async";
+  if (Value stream = getStream())
+    printer << " stream(" << stream << ")";
+  printer << ' ';
+  printer.printRegion(getBody(), /*printEntryBlockArgs=*/false,
+                      /*printBlockTerminators=*/false);
+  printer.printOptionalAttrDictWithKeyword((*this)->getAttrs());
+}
+
+LogicalResult ParallelOp::verify() {
+  if (getBounds().empty())
+    return emitOpError("expects at least one bound");
+  for (auto [i, bound] : llvm::enumerate(getBounds())) {
+    std::optional<int64_t> constant = getConstantIndex(bound);
+    if (constant && *constant <= 0)
+      return emitOpError("bound ")
+             << i << " must be positive, got " << *constant;
+  }
+  bool isBlock = getLevel() == Level::Block;
+  if (getStream() && !isBlock)
+    return emitOpError("a stream can only be bound to a block-level "
+                       "parallel, not '")
+           << stringifyLevel(getLevel()) << "'";
+  if (getAsync() && !isBlock)
+    return emitOpError("only a block-level parallel (a kernel launch) can "
+                       "be async, not '")
+           << stringifyLevel(getLevel()) << "'";
+  if (ParallelOp parent = getParentParallel()) {
+    if (getAsync())
+      return emitOpError("only the outermost parallel can be async");
+    if (static_cast<int>(parent.getLevel()) <=
+        static_cast<int>(getLevel()))
+      return emitOpError("a '")
+             << stringifyLevel(getLevel())
+             << "' parallel cannot be nested in a '"
+             << stringifyLevel(parent.getLevel())
+             << "' parallel; levels must decrease from block to warpgroup, "
+                "warp and thread";
+  }
+  return success();
+}
+
+LogicalResult ParallelOp::verifyRegions() {
+  Block &body = getBody().front();
+  if (body.getNumArguments() != getBounds().size())
+    return emitOpError("expected ")
+           << getBounds().size() << " body arguments, one per bound, got "
+           << body.getNumArguments();
+  for (BlockArgument arg : body.getArguments())
+    if (!arg.getType().isIndex())
+      return emitOpError("body arguments must be of index type, got ")
+             << arg.getType();
+  return success();
+}
+
+void ParallelOp::getSuccessorRegions(RegionBranchPoint point,
+                                     SmallVectorImpl<RegionSuccessor> &regions) {
+  // Each instance enters the body once; the indices are not forwarded from
+  // operands, so dataflow analyses see them as region entry values.
+  if (point.isParent()) {
+    regions.push_back(RegionSuccessor(&getBody()));
+    return;
+  }
+  regions.push_back(RegionSuccessor(getOperation(), getOperation()->getResults()));
+}
+
+void ParallelOp::getRegionInvocationBounds(
+    ArrayRef<Attribute>, SmallVectorImpl<InvocationBounds> &invocationBounds) {
+  invocationBounds.emplace_back(1, 1);
+}
+
+//===----------------------------------------------------------------------===//
+// InThreadsOp
+//===----------------------------------------------------------------------===//
+
+void InThreadsOp::build(OpBuilder &builder, OperationState &state,
+                        Value predicate, bool async) {
+  state.addOperands(predicate);
+  if (async)
+    state.getOrAddProperties<Properties>().async = builder.getUnitAttr();
+  Region *body = state.addRegion();
+  body->push_back(new Block());
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToEnd(&body->front());
+  YieldOp::create(builder, state.location);
+}
+
+LogicalResult InThreadsOp::verify() {
+  if (failed(verifyInsideParallel(
+          *this, "; inthreads partitions the threads of a parallel and is "
+                 "illegal at host level")))
+    return failure();
+  if (getAsync() && (*this)->getParentOfType<InThreadsOp>())
+    return emitOpError("only the outermost croq.inthreads can be async");
+
+  // The thread set must be static: walk the predicate's def chain, which may
+  // only contain pure arith ops over constants and parallel indices.
+  bool usesIndex = false;
+  SmallVector<Value> worklist{getPredicate()};
+  llvm::SmallPtrSet<Value, 16> visited;
+  while (!worklist.empty()) {
+    Value value = worklist.pop_back_val();
+    if (!visited.insert(value).second)
+      continue;
+    if (auto arg = dyn_cast<BlockArgument>(value)) {
+      if (isa_and_nonnull<ParallelOp>(arg.getOwner()->getParentOp())) {
+        usesIndex = true;
+        continue;
+      }
+      InFlightDiagnostic diag = emitOpError(
+          "predicate must depend only on parallel indices and constants, "
+          "but it uses a block argument of ");
+      diag << arg.getOwner()->getParentOp()->getName()
+           << "; use an if (scf.if) for a runtime condition";
+      diag.attachNote(arg.getLoc()) << "defined here";
+      return diag;
+    }
+    Operation *def = value.getDefiningOp();
+    if (matchPattern(value, m_Constant()))
+      continue;
+    if (isa<arith::ArithDialect>(def->getDialect()) && isPure(def) &&
+        def->getNumRegions() == 0) {
+      llvm::append_range(worklist, def->getOperands());
+      continue;
+    }
+    InFlightDiagnostic diag = emitOpError(
+        "predicate must depend only on parallel indices and constants, but "
+        "it uses the result of '");
+    diag << def->getName()
+         << "'; use an if (scf.if) for a runtime condition";
+    diag.attachNote(def->getLoc()) << "defined here";
+    return diag;
+  }
+  if (!usesIndex)
+    return emitOpError("predicate must test at least one parallel index");
+  return success();
+}
+
+void InThreadsOp::getSuccessorRegions(
+    RegionBranchPoint point, SmallVectorImpl<RegionSuccessor> &regions) {
+  // The body runs on the selected threads; the others skip it.
+  if (point.isParent())
+    regions.push_back(RegionSuccessor(&getBody()));
+  regions.push_back(RegionSuccessor(getOperation(), getOperation()->getResults()));
+}
+
+void InThreadsOp::getEntrySuccessorRegions(
+    ArrayRef<Attribute> operands, SmallVectorImpl<RegionSuccessor> &regions) {
+  if (auto condition = dyn_cast_or_null<BoolAttr>(operands[0])) {
+    if (condition.getValue())
+      regions.push_back(RegionSuccessor(&getBody()));
+    else
+      regions.push_back(
+          RegionSuccessor(getOperation(), getOperation()->getResults()));
+    return;
+  }
+  getSuccessorRegions(RegionBranchPoint::parent(), regions);
+}
+
+//===----------------------------------------------------------------------===//
+// BarrierOp, StreamCreateOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult BarrierOp::verify() {
+  if (getLevel() == Level::Thread)
+    return emitOpError("a barrier needs a level of several threads: warp, "
+                       "warpgroup or block");
+  return verifyInsideParallel(*this, "; a barrier synchronises device threads");
+}
+
+LogicalResult StreamCreateOp::verify() {
+  if ((*this)->getParentOfType<ParallelOp>())
+    return emitOpError("creates a host-owned stream and must be at host "
+                       "level; move it out of the croq.parallel");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Events
+//===----------------------------------------------------------------------===//
+
+LogicalResult EventAllocOp::verify() {
+  EventType type = getEvent().getType();
+  bool inParallel = (*this)->getParentOfType<ParallelOp>() != nullptr;
+  if (type.getStorage() == MemoryKind::Global) {
+    if (inParallel)
+      return emitOpError("a global event must be declared at host level, "
+                         "outside any croq.parallel");
+  } else if (!inParallel) {
+    return emitOpError("a ")
+           << stringifyMemoryKind(type.getStorage())
+           << " event must be declared inside a croq.parallel";
+  }
+  return success();
+}
+
+LogicalResult EventTriggerOp::verify() {
+  EventType type = getEvent().getType();
+  if (failed(verifyEventSelection(*this, type, getIndices(), getOrder())))
+    return failure();
+  if (getAfter().empty())
+    return success();
+  if (getIndices().size() != type.getRank() && !getOrder())
+    return emitOpError("trigger ... after must select a single event element");
+  for (auto [i, future] : llvm::enumerate(getAfter())) {
+    auto futureType = cast<FutureType>(future.getType());
+    if (futureType.getKind() != FutureKind::Tma || !futureType.getAsync())
+      return emitOpError("'after' takes asynchronous tma futures, but "
+                         "future ")
+             << i << " is " << futureType;
+  }
+  return success();
+}
+
+LogicalResult EventWaitOp::verify() {
+  return verifyEventSelection(*this, getEvent().getType(), getIndices(),
+                              getOrder());
+}
+
+//===----------------------------------------------------------------------===//
+// Futures
+//===----------------------------------------------------------------------===//
+
+LogicalResult WaitOp::verify() {
+  if (getFutures().empty())
+    return emitOpError("expects at least one future");
+  for (auto [i, future] : llvm::enumerate(getFutures()))
+    if (!cast<FutureType>(future.getType()).getAsync())
+      return emitOpError("future ")
+             << i << " is not asynchronous; only async futures can be waited";
+  return success();
+}
+
+void WaitOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  // Completing asynchronous work publishes its writes: order all accesses.
+  effects.emplace_back(MemoryEffects::Read::get());
+  effects.emplace_back(MemoryEffects::Write::get());
+}
+
+LogicalResult FutureDataOp::verify() {
+  Type dataType = getFuture().getType().getDataType();
+  if (getData().getType() != dataType)
+    return emitOpError("result type ")
+           << getData().getType() << " does not match the future's data type "
+           << dataType;
+  return success();
+}
+
+LogicalResult DmaAnyOp::verify() {
+  FutureType type = getFuture().getType();
+  if (type.getKind() == FutureKind::Mma || !type.getAsync())
+    return emitOpError("a placeholder is an async dma or tma future, got ")
+           << type;
+  if (type.getDataType() != getBuffer().getType())
+    return emitOpError("future data type ")
+           << type.getDataType() << " does not match the buffer type "
+           << getBuffer().getType();
+  return success();
+}
+
+LogicalResult SwapOp::fold(FoldAdaptor,
+                           SmallVectorImpl<OpFoldResult> &results) {
+  results.push_back(getRhs());
+  results.push_back(getLhs());
+  return success();
+}
+
+LogicalResult RotateOp::verify() {
+  if (getFutures().size() < 2)
+    return emitOpError("rotates at least two futures, got ")
+           << getFutures().size();
+  if (getRotated().size() != getFutures().size())
+    return emitOpError("expected ")
+           << getFutures().size() << " results, one per future, got "
+           << getRotated().size();
+  return success();
+}
+
+LogicalResult RotateOp::fold(FoldAdaptor,
+                             SmallVectorImpl<OpFoldResult> &results) {
+  OperandRange futures = getFutures();
+  for (size_t i = 0, e = futures.size(); i < e; ++i)
+    results.push_back(futures[(i + 1) % e]);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Tile views
+//===----------------------------------------------------------------------===//
+
+SmallVector<int64_t> ChunkAtOp::inferTileShape() {
+  auto sourceType = cast<MemRefType>(getSource().getType());
+  std::optional<SmallVector<int64_t>> shape =
+      tile::chunkatShape(sourceType.getShape(), getStaticBounds());
+  return shape ? *shape : SmallVector<int64_t>();
+}
+
+LogicalResult ChunkAtOp::verify() {
+  auto sourceType = cast<MemRefType>(getSource().getType());
+  ArrayRef<int64_t> bounds = getStaticBounds();
+  if (bounds.size() != static_cast<size_t>(sourceType.getRank()))
+    return emitOpError("expected ")
+           << sourceType.getRank()
+           << " entries, one per dimension of the source, got "
+           << bounds.size();
+  size_t numIndices = llvm::count_if(
+      bounds, [](int64_t b) { return b != tile::kWholeDim; });
+  size_t numDynamic = llvm::count_if(bounds, ShapedType::isDynamic);
+  if (getIndices().size() != numIndices)
+    return emitOpError("expected ")
+           << numIndices << " indices, one per divided dimension, got "
+           << getIndices().size();
+  if (getBounds().size() != numDynamic)
+    return emitOpError("expected ")
+           << numDynamic << " dynamic bounds, got " << getBounds().size();
+  for (auto [i, bound] : llvm::enumerate(bounds)) {
+    if (bound == tile::kWholeDim || ShapedType::isDynamic(bound))
+      continue;
+    if (bound <= 0)
+      return emitOpError("chunk count of dimension ")
+             << i << " must be positive, got " << bound;
+    int64_t dim = sourceType.getDimSize(i);
+    if (!ShapedType::isDynamic(dim) && bound > dim)
+      return emitOpError("chunk count ")
+             << bound << " of dimension " << i << " exceeds its extent "
+             << dim << " and would make an empty tile";
+  }
+  return verifyTileResult(*this, sourceType, inferTileShape(),
+                          getResult().getType());
+}
+
+void ChunkAtOp::getAsmResultNames(OpAsmSetValueNameFn setNameFn) {
+  setNameFn(getResult(), "tile");
+}
+
+SmallVector<int64_t> SubspanOp::inferTileShape() {
+  auto sourceType = cast<MemRefType>(getSource().getType());
+  std::optional<SmallVector<int64_t>> shape =
+      tile::subspanShape(sourceType.getShape(), getStaticExtents());
+  return shape ? *shape : SmallVector<int64_t>();
+}
+
+LogicalResult SubspanOp::verify() {
+  auto sourceType = cast<MemRefType>(getSource().getType());
+  size_t rank = sourceType.getRank();
+  ArrayRef<int64_t> extents = getStaticExtents();
+  if (extents.size() != rank)
+    return emitOpError("expected ")
+           << rank << " extents, one per dimension of the source, got "
+           << extents.size();
+  size_t numDynamic = llvm::count_if(extents, ShapedType::isDynamic);
+  if (getExtents().size() != numDynamic)
+    return emitOpError("expected ")
+           << numDynamic << " dynamic extents, got " << getExtents().size();
+  if (getIndices().size() != rank)
+    return emitOpError("expected ")
+           << rank << " tile indices in 'at', got " << getIndices().size();
+  if (!getSteps().empty() && getSteps().size() != rank)
+    return emitOpError("expected ")
+           << rank << " steps, one per dimension, got " << getSteps().size();
+  for (auto [i, extent] : llvm::enumerate(extents)) {
+    if (extent == tile::kWholeDim || ShapedType::isDynamic(extent))
+      continue;
+    if (extent <= 0)
+      return emitOpError("extent of dimension ")
+             << i << " must be positive, got " << extent;
+    int64_t dim = sourceType.getDimSize(i);
+    if (!ShapedType::isDynamic(dim) && extent > dim)
+      return emitOpError("extent ")
+             << extent << " of dimension " << i << " exceeds its size "
+             << dim;
+  }
+  return verifyTileResult(*this, sourceType, inferTileShape(),
+                          getResult().getType());
+}
+
+void SubspanOp::getAsmResultNames(OpAsmSetValueNameFn setNameFn) {
+  setNameFn(getResult(), "tile");
+}
+
+//===----------------------------------------------------------------------===//
+// Copies
+//===----------------------------------------------------------------------===//
+
+/// Checks the optional future of a copy: its kind, asynchrony and data.
+static LogicalResult verifyCopyFuture(Operation *op, Value future,
+                                      FutureKind kind, bool async,
+                                      Type target) {
+  if (!future)
+    return success();
+  auto type = cast<FutureType>(future.getType());
+  if (type.getKind() != kind || type.getAsync() != async)
+    return op->emitOpError("expected a ")
+           << (async ? "async " : "synchronous ") << stringifyFutureKind(kind)
+           << " future, got " << type;
+  if (type.getDataType() != target)
+    return op->emitOpError("future data type ")
+           << type.getDataType() << " does not match the destination type "
+           << target;
+  return success();
+}
+
+LogicalResult DmaCopyOp::verify() {
+  auto sourceType = cast<MemRefType>(getSource().getType());
+  auto targetType = cast<MemRefType>(getTarget().getType());
+  FailureOr<Storage> source = verifyStorage(*this, sourceType, "source");
+  FailureOr<Storage> target = verifyStorage(*this, targetType, "destination");
+  if (failed(source) || failed(target) ||
+      failed(verifyCopyShapes(*this, sourceType, targetType)))
+    return failure();
+  if (getSwizzle() && *source != Storage::Shared && *target != Storage::Shared)
+    return emitOpError("swizzle applies to shared memory, but the copy is ")
+           << stringifyStorage(*source) << " => " << stringifyStorage(*target);
+  if (getAsync() && !getFuture())
+    return emitOpError("an async copy must produce a future to wait on");
+  return verifyCopyFuture(*this, getFuture(), FutureKind::Dma, getAsync(),
+                          targetType);
+}
+
+bool TmaCopyOp::isLoad() {
+  return getStorage(cast<MemRefType>(getTarget().getType())) ==
+         Storage::Shared;
+}
+
+LogicalResult TmaCopyOp::verify() {
+  auto sourceType = cast<MemRefType>(getSource().getType());
+  auto targetType = cast<MemRefType>(getTarget().getType());
+  FailureOr<Storage> source = verifyStorage(*this, sourceType, "source");
+  FailureOr<Storage> target = verifyStorage(*this, targetType, "destination");
+  if (failed(source) || failed(target))
+    return failure();
+  bool load = *source == Storage::Global && *target == Storage::Shared;
+  bool store = *source == Storage::Shared && *target == Storage::Global;
+  if (!load && !store)
+    return emitOpError("moves between global and shared memory, got ")
+           << stringifyStorage(*source) << " => " << stringifyStorage(*target);
+  if (failed(verifyCopyShapes(*this, sourceType, targetType)))
+    return failure();
+  if (sourceType.getRank() < 1 || sourceType.getRank() > 5)
+    return emitOpError("TMA supports tiles of rank 1 to 5, got rank ")
+           << sourceType.getRank();
+
+  MemRefType globalType = load ? sourceType : targetType;
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(globalType.getStridesAndOffset(strides, offset)) ||
+      strides.back() != 1)
+    return emitOpError("the innermost dimension of the global view must be "
+                       "contiguous (stride 1), got ")
+           << globalType;
+
+  if (std::optional<int64_t> swizzle = getSwizzle()) {
+    int64_t inner = targetType.getShape().back();
+    unsigned bits = targetType.getElementTypeBitWidth();
+    if (!ShapedType::isDynamic(inner) && inner * bits / 8 != *swizzle)
+      return emitOpError("swizzle(")
+             << *swizzle << ") must equal the bytes of the innermost tile "
+             << "extent, " << inner << " x " << bits << " bits = "
+             << inner * bits / 8 << " bytes";
+  }
+
+  if (Value event = getEvent()) {
+    if (!getAsync() || !load)
+      return emitOpError("binding an event needs an async global => shared "
+                         "load");
+    auto eventType = cast<EventType>(event.getType());
+    if (eventType.getStorage() != MemoryKind::Shared)
+      return emitOpError("TMA completes on a shared event, got ") << eventType;
+    if (getEventIndices().size() != eventType.getRank())
+      return emitOpError("the bound event must be a single element: expected ")
+             << eventType.getRank() << " subscripts, got "
+             << getEventIndices().size();
+    if (failed(verifyEventSelection(*this, eventType, getEventIndices(),
+                                    Value())))
+      return failure();
+    if (getFuture())
+      return emitOpError("a copy bound to an event has no future; trigger the "
+                         "event instead");
+    return success();
+  }
+  if (getAsync() && !getFuture())
+    return emitOpError("an async TMA copy needs either a bound event or a "
+                       "future");
+  return verifyCopyFuture(*this, getFuture(), FutureKind::Tma, getAsync(),
+                          targetType);
+}
+
+//===----------------------------------------------------------------------===//
+// MMA
+//===----------------------------------------------------------------------===//
+
+static LogicalResult verifyRole(Operation *op, FragType type,
+                                ArrayRef<FragRole> roles, StringRef what) {
+  if (llvm::is_contained(roles, type.getRole()))
+    return success();
+  return op->emitOpError() << what << " must be a fragment of role "
+                           << llvm::join(llvm::map_range(roles,
+                                                         [](FragRole r) {
+                                                           return stringifyFragRole(
+                                                               r);
+                                                         }),
+                                         " or ")
+                           << ", got " << type;
+}
+
+LogicalResult MmaFillOp::verify() {
+  return verifyRole(*this, getResult().getType(), {FragRole::Acc}, "result");
+}
+
+LogicalResult MmaLoadOp::verify() {
+  FragType fragType = getResult().getType();
+  auto sourceType = cast<MemRefType>(getSource().getType());
+  if (failed(verifyRole(*this, fragType, {FragRole::A, FragRole::B},
+                        "result")))
+    return failure();
+  FailureOr<Storage> storage = verifyStorage(*this, sourceType, "source");
+  if (failed(storage))
+    return failure();
+  if (*storage == Storage::Local)
+    return emitOpError("reads shared or global memory, not local");
+  if (fragType.getElementType() != sourceType.getElementType())
+    return emitOpError("fragment element type ")
+           << fragType.getElementType() << " differs from the view's "
+           << sourceType.getElementType();
+  if (sourceType.getShape() != fragType.getShape())
+    return emitOpError("view shape does not match the fragment shape ")
+           << fragType;
+  if (getSwizzle() && *storage != Storage::Shared)
+    return emitOpError("swizzle applies to shared memory");
+  return success();
+}
+
+LogicalResult MmaOp::verify() {
+  FragType acc = getAcc().getType();
+  FragType a = getA().getType();
+  FragType b = getB().getType();
+  if (failed(verifyRole(*this, acc, {FragRole::Acc}, "accumulator")) ||
+      failed(verifyRole(*this, a, {FragRole::A}, "operand A")) ||
+      failed(verifyRole(*this, b, {FragRole::B}, "operand B")))
+    return failure();
+  if (a.getElementType() != b.getElementType())
+    return emitOpError("operand element types differ: ")
+           << a.getElementType() << " and " << b.getElementType();
+
+  MmaLayout layout = getLayout();
+  bool aRow = layout == MmaLayout::RowRow || layout == MmaLayout::RowCol;
+  bool bRow = layout == MmaLayout::RowRow || layout == MmaLayout::ColRow;
+  int64_t m = acc.getShape()[0], n = acc.getShape()[1];
+  int64_t aM = a.getShape()[aRow ? 0 : 1], aK = a.getShape()[aRow ? 1 : 0];
+  int64_t bN = b.getShape()[bRow ? 0 : 1], bK = b.getShape()[bRow ? 1 : 0];
+  if (aM != m || bN != n || aK != bK)
+    return emitOpError("operand shapes do not agree for ")
+           << stringifyMmaLayout(layout) << ": accumulator " << m << "x" << n
+           << ", A is " << (aRow ? "[M, K]" : "[K, M]") << " = " << a
+           << ", B is " << (bRow ? "[N, K]" : "[K, N]") << " = " << b;
+
+  Type resultType = getResult().getType();
+  if (getAsync()) {
+    auto futureType = dyn_cast<FutureType>(resultType);
+    if (!futureType || futureType.getKind() != FutureKind::Mma ||
+        futureType.getDataType() != acc)
+      return emitOpError("the async form yields a future of the accumulator ")
+             << acc << ", got " << resultType;
+    return success();
+  }
+  if (resultType != acc)
+    return emitOpError("result type ")
+           << resultType << " differs from the accumulator " << acc;
+  return success();
+}
+
+void MmaOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  // On Hopper the operands may describe shared memory that wgmma reads when
+  // it executes, not when the fragment was formed.
+  effects.emplace_back(MemoryEffects::Read::get());
+}
+
+LogicalResult MmaStoreOp::verify() {
+  FragType fragType = getValue().getType();
+  auto targetType = cast<MemRefType>(getTarget().getType());
+  if (failed(verifyRole(*this, fragType, {FragRole::Acc}, "stored value")))
+    return failure();
+  if (failed(verifyStorage(*this, targetType, "destination")))
+    return failure();
+  Type from = fragType.getElementType(), to = targetType.getElementType();
+  if (from.isInteger() != to.isInteger())
+    return emitOpError("cannot convert fragment elements ")
+           << from << " to " << to << "; both must be integers or floats";
+  if (targetType.getShape() != fragType.getShape())
+    return emitOpError("view shape does not match the fragment shape ")
+           << fragType;
+  return success();
+}
+
+LogicalResult MmaCommitOp::verify() {
+  return verifyInsideParallel(*this, "; it fences MMAs issued by device "
+                                     "threads");
+}
+
+void MmaCommitOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  // Waits for in-flight MMAs, which read shared memory and write registers.
+  effects.emplace_back(MemoryEffects::Read::get());
+  effects.emplace_back(MemoryEffects::Write::get());
+}

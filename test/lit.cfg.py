@@ -1,0 +1,26 @@
+# -*- Python -*- lit configuration for croq.
+
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "CROQ"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.croq_obj_root, "test")
+config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py"]
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+
+# As upstream and Triton do: every FileCheck variable is scoped to its
+# CHECK-LABEL block and no prefix may go unused.
+config.environment["FILECHECK_OPTS"] = "-enable-var-scope --allow-unused-prefixes=false"
+
+tool_dirs = [config.croq_tools_dir, config.llvm_tools_dir]
+tools = ["croq-opt", "croq-translate"]
+llvm_config.add_tool_substitutions(tools, tool_dirs)
