@@ -323,7 +323,9 @@ void ParallelOp::print(OpAsmPrinter &printer) {
   printer << ' ';
   printer.printRegion(getBody(), /*printEntryBlockArgs=*/false,
                       /*printBlockTerminators=*/false);
-  printer.printOptionalAttrDictWithKeyword((*this)->getAttrs());
+  printer.printOptionalAttrDictWithKeyword(
+      (*this)->getAttrs(),
+      {getLevelAttrName(), getAsyncAttrName(), getOperandSegmentSizesAttrName()});
 }
 
 LogicalResult ParallelOp::verify() {

@@ -108,7 +108,7 @@ def Croq_InThreadsOp : Croq_Op<"inthreads", [
   let arguments = (ins I1:$predicate, UnitAttr:$async);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
-    (`async` $async^)? `(` $predicate `)` $body attr-dict
+    (`async` $async^)? ` ` `(` $predicate `)` $body attr-dict
   }];
   let hasVerifier = 1;
   let skipDefaultBuilders = 1;
@@ -403,8 +403,8 @@ def Croq_SubspanOp : Croq_Op<"subspan", [Pure, AttrSizedOperandSegments,
   let results = (outs AnyMemRef:$result);
   let assemblyFormat = [{
     $source `[` custom<TileExtents>($extents, $static_extents) `]`
-    `at` `[` $indices `]`
-    (`step` `[` $steps^ `]`)?
+    `at` ` ` `[` $indices `]`
+    (`step` ` ` `[` $steps^ `]`)?
     attr-dict `:` type($source) `->` type($result)
   }];
   let hasVerifier = 1;
