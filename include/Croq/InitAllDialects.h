@@ -20,7 +20,8 @@ class DialectRegistry;
 namespace croq {
 
 /// Registers `croq` and the upstream dialects croq IR uses (func, arith,
-/// scf, memref, gpu, nvgpu, nvvm, llvm, cf, math, vector).
+/// scf, memref, gpu, nvgpu, nvvm, llvm, cf, math, vector) and the NVVM
+/// target that serializes kernels.
 void registerCroqDialects(DialectRegistry &registry);
 
 } // namespace croq

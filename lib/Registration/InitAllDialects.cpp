@@ -20,6 +20,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/Target/LLVM/NVVM/Target.h"
 
 void mlir::croq::registerCroqDialects(DialectRegistry &registry) {
   registry.insert<croq::CroqDialect, arith::ArithDialect, cf::ControlFlowDialect,
@@ -27,4 +28,6 @@ void mlir::croq::registerCroqDialects(DialectRegistry &registry) {
                   math::MathDialect, memref::MemRefDialect,
                   nvgpu::NVGPUDialect, NVVM::NVVMDialect, scf::SCFDialect,
                   vector::VectorDialect>();
+  // gpu-module-to-binary serializes kernels through the NVVM target.
+  NVVM::registerNVVMTargetInterfaceExternalModels(registry);
 }

@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Croq/InitAllDialects.h"
+#include "Croq/InitAllPasses.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllExtensions.h"
@@ -23,6 +24,8 @@
 
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
+  mlir::croq::registerCroqPasses();
+  mlir::croq::registerCroqPipelines();
 
   mlir::DialectRegistry registry;
   mlir::croq::registerCroqDialects(registry);

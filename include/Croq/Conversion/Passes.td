@@ -1,0 +1,51 @@
+//===- Passes.td - croq conversion passes ------------------*- tablegen -*-===//
+//
+// Part of the croq project: an MLIR dialect for the Croqtile GPU kernel
+// language.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CROQ_CONVERSION_PASSES_TD
+#define CROQ_CONVERSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def ConvertCroqToGPUPass : Pass<"convert-croq-to-gpu", "::mlir::ModuleOp"> {
+  let summary = "Lower croq parallel structure, views, copies and futures to "
+                "gpu, scf, memref, vector, nvgpu and nvvm";
+  let description = [{
+    Each host-level block `croq.parallel` becomes a `gpu.launch`: its indices
+    are `gpu.block_id x/y/z`, the block size is the thread count of its
+    level chain (a warpgroup is 128 threads, a warp 32), and its shared
+    buffers become views of dynamic shared memory. Nested parallels are
+    inlined with indices computed from `gpu.thread_id x` (a warpgroup index
+    is `tid / 128`, a warp index `tid / 32`, thread indices linearised
+    row-major), followed by a barrier of the enclosing scope when code
+    follows them. `croq.inthreads` becomes `scf.if` (plus a scope barrier
+    unless async).
+
+    Views become `memref.subview`s. A synchronous `croq.dma.copy` is a
+    cooperative copy by the threads of its scope (16-byte vector accesses
+    when the layouts allow and the addresses are aligned at run time),
+    followed by the scope's barrier; an async copy into shared memory issues
+    `cp.async` and commits a group, and `croq.wait` waits for the groups and
+    synchronises the scope. Futures become the data they refer to, and
+    `croq.swap` / `croq.rotate` / `croq.dma.any` disappear. Warp-scope
+    `croq.mma` becomes `nvgpu.mma.sync` (m16n8k16, f16 operands, f16 or f32
+    accumulators). Streams become `!gpu.async.token`s.
+
+    Ops this pass cannot lower (events, TMA, warpgroup MMA) are reported at
+    their own location.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::NVVM::NVVMDialect",
+    "::mlir::nvgpu::NVGPUDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
+#endif // CROQ_CONVERSION_PASSES_TD

@@ -1,0 +1,50 @@
+//===- Pipelines.h - croq pass pipelines ------------------------*- C++ -*-===//
+//
+// Part of the croq project: an MLIR dialect for the Croqtile GPU kernel
+// language.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CROQ_PIPELINES_PIPELINES_H
+#define CROQ_PIPELINES_PIPELINES_H
+
+#include "mlir/Pass/PassOptions.h"
+
+namespace mlir {
+class OpPassManager;
+
+namespace croq {
+
+struct CroqToNVVMPipelineOptions
+    : public PassPipelineOptions<CroqToNVVMPipelineOptions> {
+  PassOptions::Option<std::string> chip{
+      *this, "chip", llvm::cl::desc("Target GPU, e.g. sm_90a or sm_80"),
+      llvm::cl::init("sm_90a")};
+  PassOptions::Option<std::string> features{
+      *this, "features", llvm::cl::desc("PTX features, e.g. +ptx80"),
+      llvm::cl::init("+ptx80")};
+  PassOptions::Option<int> optLevel{
+      *this, "opt-level", llvm::cl::desc("NVVM optimisation level"),
+      llvm::cl::init(3)};
+  PassOptions::Option<std::string> format{
+      *this, "format",
+      llvm::cl::desc("What gpu-module-to-binary produces: isa (PTX text), "
+                     "bin (cubin, through ptxas) or none (stop at NVVM)"),
+      llvm::cl::init("isa")};
+  PassOptions::Option<std::string> toolkit{
+      *this, "toolkit", llvm::cl::desc("CUDA toolkit path, for ptxas"),
+      llvm::cl::init("/usr/local/cuda")};
+};
+
+/// croq IR -> gpu / nvgpu -> outlined kernels in NVVM -> gpu.binary (PTX or
+/// cubin), leaving the host functions with gpu.launch_func ops.
+void buildCroqToNVVMPipeline(OpPassManager &pm,
+                             const CroqToNVVMPipelineOptions &options);
+
+/// Registers `croq-to-nvvm` with the global pass registry.
+void registerCroqToNVVMPipeline();
+
+} // namespace croq
+} // namespace mlir
+
+#endif // CROQ_PIPELINES_PIPELINES_H

@@ -1,0 +1,940 @@
+//===- CroqToGPU.cpp - croq to gpu / nvgpu conversion ---------------------===//
+//
+// Part of the croq project: an MLIR dialect for the Croqtile GPU kernel
+// language.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Croq/Conversion/CroqToGPU/CroqToGPU.h"
+#include "Croq/Conversion/Passes.h"
+#include "Croq/Dialect/Croq/IR/CroqOps.h"
+#include "Croq/Dialect/Croq/Utils/TileAlgebra.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Func/Transforms/FuncConversions.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/Patterns.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace mlir::croq {
+#define GEN_PASS_DEF_CONVERTCROQTOGPUPASS
+#include "Croq/Conversion/Passes.h.inc"
+} // namespace mlir::croq
+
+using namespace mlir;
+using namespace mlir::croq;
+
+//===----------------------------------------------------------------------===//
+// LaunchAnalysis
+//===----------------------------------------------------------------------===//
+
+/// Threads in one instance of a thread-side level.
+static int64_t unitThreads(Level level) {
+  switch (level) {
+  case Level::Thread:
+    return 1;
+  case Level::Warp:
+    return 32;
+  case Level::Warpgroup:
+    return 128;
+  case Level::Block:
+    break;
+  }
+  llvm_unreachable("a block instance has the kernel's block size");
+}
+
+namespace mlir::croq {
+class LaunchAnalysis {
+public:
+  /// Where an op inside a kernel runs.
+  struct Scope {
+    /// Threads per block of the enclosing kernel.
+    int64_t blockDim = 1;
+    /// The innermost enclosing parallel above thread level: its instance is
+    /// the group that executes collective ops cooperatively.
+    Level groupLevel = Level::Block;
+    int64_t groupSize = 1;
+    /// True when the innermost enclosing parallel is thread level.
+    bool perThread = false;
+    /// True inside a croq.inthreads region.
+    bool inThreads = false;
+  };
+
+  /// Scope of `op`, which must be inside a kernel.
+  const Scope &getScope(Operation *op) const {
+    auto it = scopes.find(op);
+    assert(it != scopes.end() && "op outside an analysed kernel");
+    return it->second;
+  }
+  bool hasScope(Operation *op) const { return scopes.count(op); }
+
+  /// Threads in one instance of a nested parallel; block size of a kernel.
+  int64_t getInstanceThreads(ParallelOp op) const {
+    return instanceThreads.lookup(op);
+  }
+
+  LogicalResult analyze(ModuleOp module);
+
+private:
+  FailureOr<int64_t> analyzeLevel(ParallelOp op, int64_t blockDim);
+  FailureOr<int64_t> childThreads(ParallelOp op);
+  void recordScopes(ParallelOp kernel, int64_t blockDim);
+
+  DenseMap<Operation *, Scope> scopes;
+  DenseMap<Operation *, int64_t> instanceThreads;
+};
+} // namespace mlir::croq
+
+/// Parallels nested in `op` with no other parallel between them.
+static SmallVector<ParallelOp> directChildren(ParallelOp op) {
+  SmallVector<ParallelOp> children;
+  op.getBody().walk<WalkOrder::PreOrder>([&](ParallelOp child) {
+    children.push_back(child);
+    return WalkResult::skip();
+  });
+  return children;
+}
+
+/// Product of the constant bounds of a thread-side parallel.
+static FailureOr<int64_t> constantExtent(ParallelOp op) {
+  int64_t total = 1;
+  for (auto [i, bound] : llvm::enumerate(op.getBounds())) {
+    APInt value;
+    if (!matchPattern(bound, m_ConstantInt(&value)))
+      return op.emitOpError("bound ")
+             << i << " of a " << stringifyLevel(op.getLevel())
+             << " parallel must be a compile-time constant: it sets the "
+                "block size of the kernel";
+    total *= value.getSExtValue();
+  }
+  return total;
+}
+
+/// Threads used by the thread-side children of `op`, which must agree.
+FailureOr<int64_t> LaunchAnalysis::childThreads(ParallelOp op) {
+  std::optional<int64_t> common;
+  ParallelOp first;
+  for (ParallelOp child : directChildren(op)) {
+    FailureOr<int64_t> extent = constantExtent(child);
+    if (failed(extent))
+      return failure();
+    int64_t unit = unitThreads(child.getLevel());
+    instanceThreads[child] = unit;
+    // Children of this child must fill exactly one of its instances.
+    for (ParallelOp grandChild : directChildren(child)) {
+      (void)grandChild;
+      FailureOr<int64_t> inner = childThreads(child);
+      if (failed(inner))
+        return failure();
+      if (*inner != unit)
+        return child.emitOpError("an instance of a '")
+               << stringifyLevel(child.getLevel()) << "' parallel has " << unit
+               << " threads, but its nested parallels use " << *inner
+               << "; make the inner extents multiply to " << unit;
+      break;
+    }
+    int64_t threads = *extent * unit;
+    if (common && *common != threads) {
+      InFlightDiagnostic diag =
+          child.emitOpError("sibling parallels in one block need equal thread "
+                            "counts: this one uses ")
+          << threads << " threads";
+      diag.attachNote(first.getLoc()) << "and this one " << *common;
+      return diag;
+    }
+    common = threads;
+    first = child;
+  }
+  return common.value_or(1);
+}
+
+void LaunchAnalysis::recordScopes(ParallelOp kernel, int64_t blockDim) {
+  kernel.getBody().walk([&](Operation *op) {
+    Scope scope;
+    scope.blockDim = blockDim;
+    scope.groupLevel = Level::Block;
+    scope.groupSize = blockDim;
+    bool foundGroup = false;
+    for (Operation *parent = op->getParentOp(); parent;
+         parent = parent->getParentOp()) {
+      if (isa<InThreadsOp>(parent))
+        scope.inThreads = true;
+      auto parallel = dyn_cast<ParallelOp>(parent);
+      if (!parallel)
+        continue;
+      if (parallel == kernel)
+        break;
+      if (parallel.getLevel() == Level::Thread) {
+        if (!foundGroup)
+          scope.perThread = true;
+        continue;
+      }
+      if (!foundGroup) {
+        scope.groupLevel = parallel.getLevel();
+        scope.groupSize = unitThreads(parallel.getLevel());
+        foundGroup = true;
+      }
+    }
+    // A collective op directly in a thread-level body cooperates with the
+    // group above; perThread records only that per-thread data is in scope.
+    if (scope.perThread && !foundGroup)
+      scope.groupSize = blockDim;
+    scopes[op] = scope;
+  });
+}
+
+LogicalResult LaunchAnalysis::analyze(ModuleOp module) {
+  WalkResult result = module.walk([&](ParallelOp op) {
+    if (op.getParentParallel())
+      return WalkResult::advance();
+    if (op.getLevel() != Level::Block) {
+      op.emitOpError("a kernel is a block-level parallel; wrap this '")
+          << stringifyLevel(op.getLevel())
+          << "' parallel in `croq.parallel (...) by [...] : block`";
+      return WalkResult::interrupt();
+    }
+    FailureOr<int64_t> blockDim = childThreads(op);
+    if (failed(blockDim))
+      return WalkResult::interrupt();
+    if (*blockDim > 1024) {
+      op.emitOpError("needs ") << *blockDim
+                               << " threads per block; the limit is 1024";
+      return WalkResult::interrupt();
+    }
+    instanceThreads[op] = *blockDim;
+    recordScopes(op, *blockDim);
+    return WalkResult::skip();
+  });
+  return failure(result.wasInterrupted());
+}
+
+std::unique_ptr<LaunchAnalysis> mlir::croq::analyzeLaunches(ModuleOp module) {
+  auto analysis = std::make_unique<LaunchAnalysis>();
+  if (failed(analysis->analyze(module)))
+    return nullptr;
+  return analysis;
+}
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+static Value cIndex(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+
+static Value threadId(OpBuilder &b, Location loc) {
+  return gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+}
+
+/// Rank of the executing thread in its cooperating group.
+static Value groupRank(OpBuilder &b, Location loc,
+                       const LaunchAnalysis::Scope &scope) {
+  Value tid = threadId(b, loc);
+  if (scope.groupSize == scope.blockDim)
+    return tid;
+  return arith::RemUIOp::create(b, loc, tid, cIndex(b, loc, scope.groupSize));
+}
+
+/// A barrier over the threads of one group.
+static void emitGroupBarrier(OpBuilder &b, Location loc, Level level,
+                             int64_t groupSize, int64_t blockDim) {
+  if (groupSize <= 1)
+    return;
+  if (level == Level::Block || groupSize == blockDim) {
+    gpu::BarrierOp::create(b, loc);
+    return;
+  }
+  if (level == Level::Warp) {
+    Value mask = arith::ConstantIntOp::create(b, loc, b.getI32Type(), -1);
+    NVVM::SyncWarpOp::create(b, loc, mask);
+    return;
+  }
+  // A warpgroup synchronises on named barrier 1 + its index; barrier 0 is
+  // the block's.
+  Value tid = threadId(b, loc);
+  Value group = arith::DivUIOp::create(b, loc, tid, cIndex(b, loc, 128));
+  Value id = arith::AddIOp::create(b, loc, group, cIndex(b, loc, 1));
+  Value id32 = arith::IndexCastOp::create(b, loc, b.getI32Type(), id);
+  Value count = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 128);
+  NVVM::BarrierOp::create(b, loc, Type(), id32, count, /*reductionOp=*/nullptr,
+                          /*reductionPredicate=*/Value());
+}
+
+static void emitScopeBarrier(OpBuilder &b, Location loc,
+                             const LaunchAnalysis::Scope &scope) {
+  emitGroupBarrier(b, loc, scope.groupLevel, scope.groupSize, scope.blockDim);
+}
+
+/// Row-major delinearisation of `linear` over `extents`.
+static SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value linear,
+                                      ArrayRef<Value> extents) {
+  SmallVector<Value> result(extents.size());
+  for (int i = extents.size() - 1; i >= 0; --i) {
+    if (i == 0) {
+      result[i] = linear;
+      break;
+    }
+    result[i] = arith::RemUIOp::create(b, loc, linear, extents[i]);
+    linear = arith::DivUIOp::create(b, loc, linear, extents[i]);
+  }
+  return result;
+}
+
+static SmallVector<Value> memrefSizes(OpBuilder &b, Location loc, Value memref) {
+  auto type = cast<MemRefType>(memref.getType());
+  SmallVector<Value> sizes;
+  for (int64_t i = 0; i < type.getRank(); ++i) {
+    if (type.isDynamicDim(i))
+      sizes.push_back(memref::DimOp::create(b, loc, memref, i));
+    else
+      sizes.push_back(cIndex(b, loc, type.getDimSize(i)));
+  }
+  return sizes;
+}
+
+//===----------------------------------------------------------------------===//
+// Parallel structure
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Base for patterns that need the launch analysis.
+template <typename OpTy>
+struct ScopedPattern : OpConversionPattern<OpTy> {
+  ScopedPattern(const TypeConverter &converter, MLIRContext *context,
+                const LaunchAnalysis &analysis)
+      : OpConversionPattern<OpTy>(converter, context), analysis(analysis) {}
+  const LaunchAnalysis &analysis;
+};
+
+/// Moves the body of a croq region op before `op`, replacing the block
+/// arguments, and drops its croq.yield.
+static void inlineBody(ConversionPatternRewriter &rewriter, Region &body,
+                       Operation *op, ValueRange replacements) {
+  Block *block = &body.front();
+  rewriter.eraseOp(block->getTerminator());
+  rewriter.inlineBlockBefore(block, op, replacements);
+}
+
+/// True when `op` is followed by something other than its block's
+/// terminator.
+static bool hasSuccessorWork(Operation *op) {
+  Operation *next = op->getNextNode();
+  return next && !next->hasTrait<OpTrait::IsTerminator>();
+}
+
+/// A host-level block parallel becomes a gpu.launch.
+struct KernelLaunchLowering : ScopedPattern<ParallelOp> {
+  using ScopedPattern::ScopedPattern;
+
+  LogicalResult
+  matchAndRewrite(ParallelOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (op.getParentParallel())
+      return failure();
+    Location loc = op.getLoc();
+    ValueRange bounds = adaptor.getBounds();
+    if (bounds.size() > 3)
+      return rewriter.notifyMatchFailure(op, "more than 3 grid dimensions");
+    int64_t blockDim = analysis.getInstanceThreads(op);
+
+    // Shared buffers become views of the launch's dynamic shared memory.
+    SmallVector<memref::AllocOp> sharedAllocs;
+    int64_t sharedBytes = 0;
+    SmallVector<int64_t> offsets;
+    op.getBody().walk([&](memref::AllocOp alloc) {
+      if (getStorage(alloc.getType()) != Storage::Shared)
+        return;
+      sharedAllocs.push_back(alloc);
+    });
+    for (memref::AllocOp alloc : sharedAllocs) {
+      MemRefType type = alloc.getType();
+      if (!type.hasStaticShape() || !type.getLayout().isIdentity())
+        return rewriter.notifyMatchFailure(alloc, "dynamic shared buffer");
+      // 1024-byte alignment suits every TMA swizzle mode.
+      sharedBytes = llvm::alignTo(sharedBytes, 1024);
+      offsets.push_back(sharedBytes);
+      sharedBytes += type.getNumElements() * type.getElementTypeBitWidth() / 8;
+    }
+
+    auto toIndex = [&](Value v) { return v; };
+    Value one = cIndex(rewriter, loc, 1);
+    Value gx = toIndex(bounds[0]);
+    Value gy = bounds.size() > 1 ? bounds[1] : one;
+    Value gz = bounds.size() > 2 ? bounds[2] : one;
+    Value bx = cIndex(rewriter, loc, blockDim);
+    Value smem = arith::ConstantIntOp::create(rewriter, loc,
+                                              rewriter.getI32Type(), sharedBytes);
+    Type tokenType;
+    SmallVector<Value> deps;
+    if (op.getAsync() || adaptor.getStream())
+      tokenType = rewriter.getType<gpu::AsyncTokenType>();
+    if (Value stream = adaptor.getStream())
+      deps.push_back(stream);
+    auto launch = gpu::LaunchOp::create(rewriter, loc, gx, gy, gz, bx, one, one,
+                                        smem, tokenType, deps);
+
+    Block &launchBody = launch.getBody().front();
+    rewriter.setInsertionPointToStart(&launchBody);
+    SmallVector<Value> blockIds;
+    gpu::Dimension dims[] = {gpu::Dimension::x, gpu::Dimension::y,
+                             gpu::Dimension::z};
+    for (size_t i = 0; i < bounds.size(); ++i)
+      blockIds.push_back(gpu::BlockIdOp::create(rewriter, loc, dims[i]));
+    Value base;
+    if (!sharedAllocs.empty())
+      base = gpu::DynamicSharedMemoryOp::create(
+          rewriter, loc,
+          MemRefType::get({ShapedType::kDynamic}, rewriter.getI8Type(),
+                          MemRefLayoutAttrInterface(),
+                          sharedAllocs.front().getType().getMemorySpace()));
+    auto terminator = gpu::TerminatorOp::create(rewriter, loc);
+    inlineBody(rewriter, op.getBody(), terminator, blockIds);
+
+    for (auto [alloc, offset] : llvm::zip_equal(sharedAllocs, offsets)) {
+      rewriter.setInsertionPoint(alloc);
+      Value byteOffset = cIndex(rewriter, alloc.getLoc(), offset);
+      rewriter.replaceOpWithNewOp<memref::ViewOp>(alloc, alloc.getType(), base,
+                                                  byteOffset, ValueRange());
+    }
+
+    if (!op.getAsync() && adaptor.getStream()) {
+      // parallel<s>: launch on the stream, then wait for it.
+      rewriter.setInsertionPointAfter(launch);
+      gpu::WaitOp::create(rewriter, loc, Type(),
+                          ValueRange{launch.getAsyncToken()});
+    }
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// A nested parallel is inlined; its indices come from the thread id.
+struct NestedParallelLowering : ScopedPattern<ParallelOp> {
+  using ScopedPattern::ScopedPattern;
+
+  LogicalResult
+  matchAndRewrite(ParallelOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (!op.getParentParallel() && !op->getParentOfType<gpu::LaunchOp>())
+      return failure();
+    if (op.getLevel() == Level::Block)
+      return failure();
+    Location loc = op.getLoc();
+    int64_t unit = unitThreads(op.getLevel());
+    SmallVector<Value> extents(adaptor.getBounds());
+    Value total = extents.front();
+    for (Value e : ArrayRef(extents).drop_front())
+      total = arith::MulIOp::create(rewriter, loc, total, e);
+    // Index of this thread's instance among its siblings:
+    // (tid / unit) % (instances per parent instance).
+    Value tid = threadId(rewriter, loc);
+    Value linear = tid;
+    if (unit > 1)
+      linear = arith::DivUIOp::create(rewriter, loc, linear,
+                                      cIndex(rewriter, loc, unit));
+    linear = arith::RemUIOp::create(rewriter, loc, linear, total);
+    SmallVector<Value> indices = delinearize(rewriter, loc, linear, extents);
+
+    bool barrierAfter = hasSuccessorWork(op);
+    const LaunchAnalysis::Scope &outer = analysis.getScope(op);
+    inlineBody(rewriter, op.getBody(), op, indices);
+    if (barrierAfter && !outer.inThreads) {
+      rewriter.setInsertionPoint(op);
+      emitScopeBarrier(rewriter, loc, outer);
+    }
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct InThreadsLowering : ScopedPattern<InThreadsOp> {
+  using ScopedPattern::ScopedPattern;
+
+  LogicalResult
+  matchAndRewrite(InThreadsOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto ifOp = scf::IfOp::create(rewriter, loc, adaptor.getPredicate(),
+                                  /*withElseRegion=*/false);
+    Block *thenBlock = ifOp.thenBlock();
+    inlineBody(rewriter, op.getBody(), thenBlock->getTerminator(), {});
+    if (!op.getAsync()) {
+      rewriter.setInsertionPointAfter(ifOp);
+      emitScopeBarrier(rewriter, loc, analysis.getScope(op));
+    }
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct BarrierLowering : ScopedPattern<BarrierOp> {
+  using ScopedPattern::ScopedPattern;
+
+  LogicalResult
+  matchAndRewrite(BarrierOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    const LaunchAnalysis::Scope &scope = analysis.getScope(op);
+    int64_t size = op.getLevel() == Level::Block
+                       ? scope.blockDim
+                       : unitThreads(op.getLevel());
+    emitGroupBarrier(rewriter, op.getLoc(), op.getLevel(), size,
+                     scope.blockDim);
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// `stream s;` creates a stream owned by the host function.
+struct StreamCreateLowering : OpConversionPattern<StreamCreateOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(StreamCreateOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto wait = gpu::WaitOp::create(rewriter, op.getLoc(),
+                                    rewriter.getType<gpu::AsyncTokenType>(),
+                                    ValueRange());
+    wait->setAttr("croq.owned_stream", rewriter.getUnitAttr());
+    rewriter.replaceOp(op, wait.getAsyncToken());
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Views
+//===----------------------------------------------------------------------===//
+
+/// Builds the subview of `source` with per-dimension offsets and sizes.
+static Value buildTile(ConversionPatternRewriter &rewriter, Location loc,
+                       Value source, ArrayRef<Value> offsets,
+                       ArrayRef<OpFoldResult> sizes, MemRefType resultType) {
+  SmallVector<OpFoldResult> ofrOffsets(offsets.begin(), offsets.end());
+  SmallVector<OpFoldResult> strides(offsets.size(), rewriter.getIndexAttr(1));
+  return memref::SubViewOp::create(rewriter, loc, resultType, source,
+                                   ofrOffsets, sizes, strides);
+}
+
+struct ChunkAtLowering : OpConversionPattern<ChunkAtOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(ChunkAtOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value source = adaptor.getSource();
+    auto resultType = cast<MemRefType>(op.getResult().getType());
+    SmallVector<Value> dims = memrefSizes(rewriter, loc, source);
+    SmallVector<Value> offsets;
+    SmallVector<OpFoldResult> sizes;
+    unsigned nextIndex = 0, nextBound = 0;
+    for (auto [d, bound] : llvm::enumerate(op.getStaticBounds())) {
+      if (bound == tile::kWholeDim) {
+        offsets.push_back(cIndex(rewriter, loc, 0));
+        sizes.push_back(resultType.isDynamicDim(d)
+                            ? OpFoldResult(dims[d])
+                            : rewriter.getIndexAttr(resultType.getDimSize(d)));
+        continue;
+      }
+      Value boundValue = ShapedType::isDynamic(bound)
+                             ? adaptor.getBounds()[nextBound++]
+                             : cIndex(rewriter, loc, bound);
+      Value extent = resultType.isDynamicDim(d)
+                         ? Value(arith::DivUIOp::create(rewriter, loc, dims[d],
+                                                        boundValue))
+                         : cIndex(rewriter, loc, resultType.getDimSize(d));
+      Value index = adaptor.getIndices()[nextIndex++];
+      offsets.push_back(arith::MulIOp::create(rewriter, loc, index, extent));
+      sizes.push_back(resultType.isDynamicDim(d)
+                          ? OpFoldResult(extent)
+                          : rewriter.getIndexAttr(resultType.getDimSize(d)));
+    }
+    rewriter.replaceOp(op, buildTile(rewriter, loc, source, offsets, sizes,
+                                     resultType));
+    return success();
+  }
+};
+
+struct SubspanLowering : OpConversionPattern<SubspanOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(SubspanOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value source = adaptor.getSource();
+    auto resultType = cast<MemRefType>(op.getResult().getType());
+    SmallVector<Value> dims = memrefSizes(rewriter, loc, source);
+    SmallVector<Value> offsets;
+    SmallVector<OpFoldResult> sizes;
+    unsigned nextExtent = 0;
+    for (auto [d, extent] : llvm::enumerate(op.getStaticExtents())) {
+      Value extentValue;
+      if (extent == tile::kWholeDim)
+        extentValue = dims[d];
+      else if (ShapedType::isDynamic(extent))
+        extentValue = adaptor.getExtents()[nextExtent++];
+      else
+        extentValue = cIndex(rewriter, loc, extent);
+      Value stride =
+          adaptor.getSteps().empty() ? extentValue : adaptor.getSteps()[d];
+      offsets.push_back(arith::MulIOp::create(
+          rewriter, loc, adaptor.getIndices()[d], stride));
+      sizes.push_back(resultType.isDynamicDim(d)
+                          ? OpFoldResult(extentValue)
+                          : rewriter.getIndexAttr(resultType.getDimSize(d)));
+    }
+    rewriter.replaceOp(op, buildTile(rewriter, loc, source, offsets, sizes,
+                                     resultType));
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Copies and futures
+//===----------------------------------------------------------------------===//
+
+/// Elements per 16-byte access, or 1 when the innermost dimension cannot be
+/// split into 16-byte vectors (not contiguous, or a static extent that is
+/// not a multiple).
+static int64_t vectorWidth(MemRefType source, MemRefType target) {
+  unsigned bits = source.getElementTypeBitWidth();
+  if (bits == 0 || bits > 128 || 128 % bits != 0)
+    return 1;
+  int64_t width = 128 / bits;
+  for (MemRefType type : {source, target}) {
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    if (failed(type.getStridesAndOffset(strides, offset)) ||
+        strides.back() != 1)
+      return 1;
+    int64_t inner = type.getShape().back();
+    if (ShapedType::isDynamic(inner) || inner % width != 0)
+      return 1;
+  }
+  return width;
+}
+
+/// True at run time when every row of `memref` starts `width`-aligned:
+/// its offset and outer strides are multiples of `width` elements.
+static Value isAligned(OpBuilder &b, Location loc, Value memref,
+                       int64_t width) {
+  auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, memref);
+  Value widthValue = cIndex(b, loc, width);
+  Value zero = cIndex(b, loc, 0);
+  Value acc = arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1);
+  SmallVector<Value> checks{metadata.getOffset()};
+  for (Value stride : metadata.getStrides().drop_back())
+    checks.push_back(stride);
+  for (Value v : checks) {
+    Value rem = arith::RemUIOp::create(b, loc, v, widthValue);
+    Value ok =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, rem, zero);
+    acc = arith::AndIOp::create(b, loc, acc, ok);
+  }
+  return acc;
+}
+
+/// The loop `for (i = rank; i < count; i += stride)` with `body(i)`.
+static void buildStridedLoop(OpBuilder &b, Location loc, Value rank,
+                             Value count, Value stride,
+                             function_ref<void(OpBuilder &, Value)> body) {
+  auto loop = scf::ForOp::create(b, loc, rank, count, stride);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  body(b, loop.getInductionVar());
+}
+
+/// Emits the element loop of a copy of `sizes` elements, `width` elements
+/// per access, by `groupSize` threads of which this one is `rank`.
+/// `access(b, indices, width)` moves one access.
+static void
+buildCopyLoop(OpBuilder &b, Location loc, ArrayRef<Value> sizes, int64_t width,
+              Value rank, int64_t groupSize,
+              function_ref<void(OpBuilder &, ArrayRef<Value>, int64_t)> access) {
+  SmallVector<Value> extents(sizes);
+  extents.back() = arith::DivUIOp::create(b, loc, extents.back(),
+                                          cIndex(b, loc, width));
+  Value count = extents.front();
+  for (Value e : ArrayRef(extents).drop_front())
+    count = arith::MulIOp::create(b, loc, count, e);
+  buildStridedLoop(
+      b, loc, rank, count, cIndex(b, loc, groupSize),
+      [&](OpBuilder &b, Value linear) {
+        SmallVector<Value> indices = delinearize(b, loc, linear, extents);
+        if (width > 1)
+          indices.back() = arith::MulIOp::create(b, loc, indices.back(),
+                                                 cIndex(b, loc, width));
+        access(b, indices, width);
+      });
+}
+
+struct DmaCopyLowering : ScopedPattern<DmaCopyOp> {
+  using ScopedPattern::ScopedPattern;
+
+  LogicalResult
+  matchAndRewrite(DmaCopyOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value source = adaptor.getSource();
+    Value target = adaptor.getTarget();
+    auto sourceType = cast<MemRefType>(source.getType());
+    auto targetType = cast<MemRefType>(target.getType());
+    if (op.getSwizzle())
+      return rewriter.notifyMatchFailure(op, "swizzled dma.copy");
+    LaunchAnalysis::Scope scope = analysis.getScope(op);
+    bool shared = getStorage(sourceType) == Storage::Shared ||
+                  getStorage(targetType) == Storage::Shared;
+    // A thread-level copy between its own buffers is done by that thread.
+    if (scope.perThread && !shared)
+      scope.groupSize = 1;
+    Value rank = scope.groupSize == 1 ? cIndex(rewriter, loc, 0)
+                                      : groupRank(rewriter, loc, scope);
+    SmallVector<Value> sizes = memrefSizes(rewriter, loc, target);
+    Type elementType = sourceType.getElementType();
+    bool async = op.getAsync() && getStorage(targetType) == Storage::Shared &&
+                 getStorage(sourceType) == Storage::Global;
+
+    auto vectorAccess = [&](OpBuilder &b, ArrayRef<Value> idx, int64_t width) {
+      if (async) {
+        nvgpu::DeviceAsyncCopyOp::create(
+            b, loc, b.getType<nvgpu::DeviceAsyncTokenType>(), target, idx,
+            source, idx, b.getIndexAttr(width), Value(), UnitAttr());
+        return;
+      }
+      auto vecType = VectorType::get({width}, elementType);
+      unsigned bytes = width * sourceType.getElementTypeBitWidth() / 8;
+      Value v = vector::LoadOp::create(b, loc, vecType, source, idx,
+                                       /*nontemporal=*/false, llvm::MaybeAlign(bytes));
+      vector::StoreOp::create(b, loc, v, target, idx, /*nontemporal=*/false,
+                              llvm::MaybeAlign(bytes));
+    };
+    auto scalarAccess = [&](OpBuilder &b, ArrayRef<Value> idx, int64_t) {
+      // cp.async moves 4, 8 or 16 bytes; narrower elements go synchronously.
+      if (async && sourceType.getElementTypeBitWidth() == 32) {
+        nvgpu::DeviceAsyncCopyOp::create(
+            b, loc, b.getType<nvgpu::DeviceAsyncTokenType>(), target, idx,
+            source, idx, b.getIndexAttr(1), Value(), UnitAttr());
+        return;
+      }
+      Value v = memref::LoadOp::create(b, loc, source, idx);
+      memref::StoreOp::create(b, loc, v, target, idx);
+    };
+
+    int64_t width = vectorWidth(sourceType, targetType);
+    if (width > 1) {
+      Value aligned = arith::AndIOp::create(
+          rewriter, loc, isAligned(rewriter, loc, source, width),
+          isAligned(rewriter, loc, target, width));
+      auto ifOp = scf::IfOp::create(rewriter, loc, aligned,
+                                    /*withElseRegion=*/true);
+      OpBuilder thenBuilder = ifOp.getThenBodyBuilder();
+      buildCopyLoop(thenBuilder, loc, sizes, width, rank, scope.groupSize,
+                    vectorAccess);
+      OpBuilder elseBuilder = ifOp.getElseBodyBuilder();
+      buildCopyLoop(elseBuilder, loc, sizes, 1, rank, scope.groupSize,
+                    scalarAccess);
+    } else {
+      buildCopyLoop(rewriter, loc, sizes, 1, rank, scope.groupSize,
+                    scalarAccess);
+    }
+
+    if (async) {
+      NVVM::CpAsyncCommitGroupOp::create(rewriter, loc);
+    } else if (!scope.inThreads) {
+      emitScopeBarrier(rewriter, loc, scope);
+    } else {
+      return op.emitOpError("a cooperative dma.copy inside croq.inthreads is "
+                            "lowered by warp specialization, which is not "
+                            "implemented yet; copy outside the inthreads "
+                            "region");
+    }
+    if (op.getFuture())
+      rewriter.replaceOp(op, target);
+    else
+      rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct WaitLowering : ScopedPattern<WaitOp> {
+  using ScopedPattern::ScopedPattern;
+
+  LogicalResult
+  matchAndRewrite(WaitOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    bool anyCopy = llvm::any_of(op.getFutures(), [](Value f) {
+      return cast<FutureType>(f.getType()).getKind() == FutureKind::Dma;
+    });
+    if (anyCopy) {
+      NVVM::CpAsyncWaitGroupOp::create(rewriter, op.getLoc(), 0);
+      emitScopeBarrier(rewriter, op.getLoc(), analysis.getScope(op));
+    }
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct FutureDataLowering : OpConversionPattern<FutureDataOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(FutureDataOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOp(op, adaptor.getFuture());
+    return success();
+  }
+};
+
+struct DmaAnyLowering : OpConversionPattern<DmaAnyOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(DmaAnyOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOp(op, adaptor.getBuffer());
+    return success();
+  }
+};
+
+struct SwapLowering : OpConversionPattern<SwapOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(SwapOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOp(op, {adaptor.getRhs(), adaptor.getLhs()});
+    return success();
+  }
+};
+
+struct RotateLowering : OpConversionPattern<RotateOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(RotateOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ValueRange futures = adaptor.getFutures();
+    SmallVector<Value> rotated;
+    for (size_t i = 0, e = futures.size(); i < e; ++i)
+      rotated.push_back(futures[(i + 1) % e]);
+    rewriter.replaceOp(op, rotated);
+    return success();
+  }
+};
+
+/// Local buffers live in registers or local memory: an alloca per thread.
+struct LocalAllocLowering : OpConversionPattern<memref::AllocOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(memref::AllocOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (getStorage(op.getType()) != Storage::Local)
+      return failure();
+    rewriter.replaceOpWithNewOp<memref::AllocaOp>(
+        op, op.getType(), adaptor.getDynamicSizes(), adaptor.getSymbolOperands(),
+        op.getAlignmentAttr());
+    return success();
+  }
+};
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Type conversion and pass
+//===----------------------------------------------------------------------===//
+
+void mlir::croq::populateCroqToGPUTypeConversions(TypeConverter &converter) {
+  converter.addConversion([](Type type) { return type; });
+  converter.addConversion([&converter](FutureType type) -> Type {
+    return converter.convertType(type.getDataType());
+  });
+  converter.addConversion([](StreamType type) -> Type {
+    return gpu::AsyncTokenType::get(type.getContext());
+  });
+}
+
+void mlir::croq::populateCroqToGPUConversionPatterns(
+    TypeConverter &converter, RewritePatternSet &patterns,
+    const LaunchAnalysis &analysis) {
+  MLIRContext *context = patterns.getContext();
+  patterns.add<KernelLaunchLowering, NestedParallelLowering, InThreadsLowering,
+               BarrierLowering, DmaCopyLowering, WaitLowering>(
+      converter, context, analysis);
+  patterns.add<StreamCreateLowering, ChunkAtLowering, SubspanLowering,
+               FutureDataLowering, DmaAnyLowering, SwapLowering, RotateLowering,
+               LocalAllocLowering>(converter, context);
+}
+
+namespace {
+
+/// Ops that have no lowering yet; each is reported where it stands.
+static LogicalResult reportUnsupported(ModuleOp module) {
+  WalkResult result = module.walk([](Operation *op) {
+    StringRef why;
+    if (isa<EventAllocOp, EventTriggerOp, EventWaitOp>(op))
+      why = "events lower to mbarriers in the warp-specialization pipeline, "
+            "which is not implemented yet";
+    else if (isa<TmaCopyOp>(op))
+      why = "TMA copies lower in the Hopper pipeline, which is not "
+            "implemented yet; use croq.dma.copy";
+    else if (auto copy = dyn_cast<DmaCopyOp>(op); copy && copy.getSwizzle())
+      why = "swizzled cooperative copies are not implemented yet; drop "
+            "swizzle(...)";
+    else
+      return WalkResult::advance();
+    op->emitOpError("cannot be lowered to GPU code: ") << why;
+    return WalkResult::interrupt();
+  });
+  return failure(result.wasInterrupted());
+}
+
+struct ConvertCroqToGPUPass
+    : mlir::croq::impl::ConvertCroqToGPUPassBase<ConvertCroqToGPUPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (failed(reportUnsupported(module)))
+      return signalPassFailure();
+    std::unique_ptr<LaunchAnalysis> analysis = analyzeLaunches(module);
+    if (!analysis)
+      return signalPassFailure();
+
+    MLIRContext *context = &getContext();
+    TypeConverter converter;
+    populateCroqToGPUTypeConversions(converter);
+
+    ConversionTarget target(*context);
+    target.addIllegalDialect<CroqDialect>();
+    target.addLegalDialect<arith::ArithDialect, gpu::GPUDialect,
+                           memref::MemRefDialect, NVVM::NVVMDialect,
+                           nvgpu::NVGPUDialect, scf::SCFDialect,
+                           vector::VectorDialect>();
+    target.addDynamicallyLegalOp<memref::AllocOp>([](memref::AllocOp op) {
+      return getStorage(op.getType()) != Storage::Local;
+    });
+    target.addDynamicallyLegalOp<func::FuncOp>([&](func::FuncOp op) {
+      return converter.isSignatureLegal(op.getFunctionType()) &&
+             converter.isLegal(&op.getBody());
+    });
+    target.addDynamicallyLegalOp<func::ReturnOp, func::CallOp>(
+        [&](Operation *op) { return converter.isLegal(op); });
+
+    RewritePatternSet patterns(context);
+    populateCroqToGPUConversionPatterns(converter, patterns, *analysis);
+    populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,
+                                                                   converter);
+    populateReturnOpTypeConversionPattern(patterns, converter);
+    populateCallOpTypeConversionPattern(patterns, converter);
+    scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns,
+                                                         target);
+    if (failed(applyPartialConversion(module, target, std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
+} // namespace
