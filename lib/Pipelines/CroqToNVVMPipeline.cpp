@@ -26,6 +26,8 @@ void mlir::croq::buildCroqToNVVMPipeline(
   // Constants stay inside kernels rather than becoming kernel arguments.
   pm.addPass(createGpuLaunchSinkIndexComputationsPass());
   pm.addPass(createGpuKernelOutliningPass());
+  // Drop host values that only fed the sunk kernel computations.
+  pm.addPass(createCanonicalizerPass());
 
   GpuNVVMAttachTargetOptions target;
   target.chip = options.chip;

@@ -5,12 +5,13 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// `croq-translate` converts between croq IR and other formats. It carries the
-// upstream translations (MLIR <-> LLVM IR, for the tail of the lowering);
-// croq's own translations register next to them as they land: the Croqtile
-// importer (`--import-croqtile`) and the PTX / cubin / host-code exporters.
+// `croq-translate` converts croq IR to PTX (`--croq-to-ptx`), a cubin
+// (`--croq-to-cubin`) or C++ host code with the kernels embedded
+// (`--croq-to-host`), and carries the upstream MLIR <-> LLVM IR translations.
 //
 //===----------------------------------------------------------------------===//
+
+#include "Croq/Target/Translations.h"
 
 #include "mlir/InitAllTranslations.h"
 #include "mlir/Support/LogicalResult.h"
@@ -18,6 +19,7 @@
 
 int main(int argc, char **argv) {
   mlir::registerAllTranslations();
+  mlir::croq::registerCroqTranslations();
   return mlir::failed(
       mlir::mlirTranslateMain(argc, argv, "croq translation driver\n"));
 }

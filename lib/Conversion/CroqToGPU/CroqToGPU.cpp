@@ -23,6 +23,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/DialectConversion.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 namespace mlir::croq {
 #define GEN_PASS_DEF_CONVERTCROQTOGPUPASS
@@ -66,6 +67,10 @@ public:
     bool perThread = false;
     /// True inside a croq.inthreads region.
     bool inThreads = false;
+    /// For a copy in a thread-level body: true when it moves data of the
+    /// executing thread alone (a local buffer, or a view that depends on a
+    /// thread index), false when the group above copies cooperatively.
+    bool copiesPerThread = false;
   };
 
   /// Scope of `op`, which must be inside a kernel.
@@ -156,6 +161,38 @@ FailureOr<int64_t> LaunchAnalysis::childThreads(ParallelOp op) {
   return common.value_or(1);
 }
 
+/// True when `value` depends on the index of a thread-level parallel.
+static bool dependsOnThreadIndex(Value value) {
+  SmallVector<Value> worklist{value};
+  llvm::SmallPtrSet<Value, 16> visited;
+  while (!worklist.empty()) {
+    Value v = worklist.pop_back_val();
+    if (!visited.insert(v).second)
+      continue;
+    if (auto arg = dyn_cast<BlockArgument>(v)) {
+      if (auto parallel = dyn_cast<ParallelOp>(arg.getOwner()->getParentOp()))
+        if (parallel.getLevel() == Level::Thread)
+          return true;
+      continue;
+    }
+    llvm::append_range(worklist, v.getDefiningOp()->getOperands());
+  }
+  return false;
+}
+
+static bool isPerThreadCopy(DmaCopyOp copy) {
+  for (Value side : {copy.getSource(), copy.getTarget()}) {
+    auto type = cast<MemRefType>(side.getType());
+    if (getStorage(type) == Storage::Local || dependsOnThreadIndex(side))
+      return true;
+  }
+  // A copy between global views in a thread body is the thread's own.
+  return getStorage(cast<MemRefType>(copy.getSource().getType())) !=
+             Storage::Shared &&
+         getStorage(cast<MemRefType>(copy.getTarget().getType())) !=
+             Storage::Shared;
+}
+
 void LaunchAnalysis::recordScopes(ParallelOp kernel, int64_t blockDim) {
   kernel.getBody().walk([&](Operation *op) {
     Scope scope;
@@ -187,6 +224,8 @@ void LaunchAnalysis::recordScopes(ParallelOp kernel, int64_t blockDim) {
     // group above; perThread records only that per-thread data is in scope.
     if (scope.perThread && !foundGroup)
       scope.groupSize = blockDim;
+    if (auto copy = dyn_cast<DmaCopyOp>(op); copy && scope.perThread)
+      scope.copiesPerThread = isPerThreadCopy(copy);
     scopes[op] = scope;
   });
 }
@@ -678,6 +717,103 @@ buildCopyLoop(OpBuilder &b, Location loc, ArrayRef<Value> sizes, int64_t width,
       });
 }
 
+/// For a view made by croq.subspan, which may reach past the end of the
+/// buffer it views (a tail tile), the extents that lie inside the buffer:
+/// `min(extent, max(dim - origin, 0))`, through nested views. std::nullopt
+/// when the view lies inside its buffer by construction.
+static std::optional<SmallVector<Value>>
+validExtents(ConversionPatternRewriter &rewriter, Location loc, Value view) {
+  Operation *def = view.getDefiningOp();
+  if (auto chunk = dyn_cast_or_null<ChunkAtOp>(def)) {
+    // A chunk lies inside its source; only a clamped source clamps it.
+    std::optional<SmallVector<Value>> parent =
+        validExtents(rewriter, loc, chunk.getSource());
+    if (!parent)
+      return std::nullopt;
+    Value source = rewriter.getRemappedValue(chunk.getSource());
+    SmallVector<Value> dims = memrefSizes(rewriter, loc, source);
+    auto type = cast<MemRefType>(chunk.getResult().getType());
+    SmallVector<Value> result;
+    unsigned nextIndex = 0, nextBound = 0;
+    Value zero = cIndex(rewriter, loc, 0);
+    for (auto [d, bound] : llvm::enumerate(chunk.getStaticBounds())) {
+      if (bound == tile::kWholeDim) {
+        result.push_back((*parent)[d]);
+        continue;
+      }
+      Value boundValue =
+          ShapedType::isDynamic(bound)
+              ? rewriter.getRemappedValue(chunk.getBounds()[nextBound++])
+              : cIndex(rewriter, loc, bound);
+      Value extent = type.isDynamicDim(d)
+                         ? Value(arith::DivUIOp::create(rewriter, loc, dims[d],
+                                                        boundValue))
+                         : cIndex(rewriter, loc, type.getDimSize(d));
+      Value index = rewriter.getRemappedValue(chunk.getIndices()[nextIndex++]);
+      Value origin = arith::MulIOp::create(rewriter, loc, index, extent);
+      Value remaining = arith::MaxSIOp::create(
+          rewriter, loc, arith::SubIOp::create(rewriter, loc, (*parent)[d], origin),
+          zero);
+      result.push_back(arith::MinSIOp::create(rewriter, loc, extent, remaining));
+    }
+    return result;
+  }
+  auto subspan = dyn_cast_or_null<SubspanOp>(def);
+  if (!subspan)
+    return std::nullopt;
+  Value source = rewriter.getRemappedValue(subspan.getSource());
+  std::optional<SmallVector<Value>> parent =
+      validExtents(rewriter, loc, subspan.getSource());
+  SmallVector<Value> dims =
+      parent ? *parent : memrefSizes(rewriter, loc, source);
+  SmallVector<Value> result;
+  unsigned nextExtent = 0;
+  Value zero = cIndex(rewriter, loc, 0);
+  for (auto [d, extent] : llvm::enumerate(subspan.getStaticExtents())) {
+    Value extentValue;
+    if (extent == tile::kWholeDim)
+      extentValue = dims[d];
+    else if (ShapedType::isDynamic(extent))
+      extentValue = rewriter.getRemappedValue(subspan.getExtents()[nextExtent++]);
+    else
+      extentValue = cIndex(rewriter, loc, extent);
+    Value stride = subspan.getSteps().empty()
+                       ? extentValue
+                       : rewriter.getRemappedValue(subspan.getSteps()[d]);
+    Value index = rewriter.getRemappedValue(subspan.getIndices()[d]);
+    Value origin = arith::MulIOp::create(rewriter, loc, index, stride);
+    Value remaining = arith::MaxSIOp::create(
+        rewriter, loc, arith::SubIOp::create(rewriter, loc, dims[d], origin),
+        zero);
+    result.push_back(
+        arith::MinSIOp::create(rewriter, loc, extentValue, remaining));
+  }
+  return result;
+}
+
+/// True when every index lies below its valid extent.
+static Value inBounds(OpBuilder &b, Location loc, ArrayRef<Value> indices,
+                      ArrayRef<Value> valid) {
+  Value acc = arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1);
+  for (auto [index, extent] : llvm::zip_equal(indices, valid))
+    acc = arith::AndIOp::create(
+        b, loc, acc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, index,
+                              extent));
+  return acc;
+}
+
+/// True when the valid extents cover the whole tile.
+static Value coversTile(OpBuilder &b, Location loc, ArrayRef<Value> valid,
+                        ArrayRef<Value> sizes) {
+  Value acc = arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1);
+  for (auto [extent, size] : llvm::zip_equal(valid, sizes))
+    acc = arith::AndIOp::create(
+        b, loc, acc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, extent, size));
+  return acc;
+}
+
 struct DmaCopyLowering : ScopedPattern<DmaCopyOp> {
   using ScopedPattern::ScopedPattern;
 
@@ -692,10 +828,7 @@ struct DmaCopyLowering : ScopedPattern<DmaCopyOp> {
     if (op.getSwizzle())
       return rewriter.notifyMatchFailure(op, "swizzled dma.copy");
     LaunchAnalysis::Scope scope = analysis.getScope(op);
-    bool shared = getStorage(sourceType) == Storage::Shared ||
-                  getStorage(targetType) == Storage::Shared;
-    // A thread-level copy between its own buffers is done by that thread.
-    if (scope.perThread && !shared)
+    if (scope.copiesPerThread)
       scope.groupSize = 1;
     Value rank = scope.groupSize == 1 ? cIndex(rewriter, loc, 0)
                                       : groupRank(rewriter, loc, scope);
@@ -718,7 +851,11 @@ struct DmaCopyLowering : ScopedPattern<DmaCopyOp> {
       vector::StoreOp::create(b, loc, v, target, idx, /*nontemporal=*/false,
                               llvm::MaybeAlign(bytes));
     };
-    auto scalarAccess = [&](OpBuilder &b, ArrayRef<Value> idx, int64_t) {
+    std::optional<SmallVector<Value>> sourceValid =
+        validExtents(rewriter, loc, op.getSource());
+    std::optional<SmallVector<Value>> targetValid =
+        validExtents(rewriter, loc, op.getTarget());
+    auto plainAccess = [&](OpBuilder &b, ArrayRef<Value> idx) {
       // cp.async moves 4, 8 or 16 bytes; narrower elements go synchronously.
       if (async && sourceType.getElementTypeBitWidth() == 32) {
         nvgpu::DeviceAsyncCopyOp::create(
@@ -729,12 +866,44 @@ struct DmaCopyLowering : ScopedPattern<DmaCopyOp> {
       Value v = memref::LoadOp::create(b, loc, source, idx);
       memref::StoreOp::create(b, loc, v, target, idx);
     };
+    // Tail tiles: elements past the end of the destination are skipped,
+    // elements past the end of the source are filled with zero.
+    auto scalarAccess = [&](OpBuilder &b, ArrayRef<Value> idx, int64_t) {
+      if (!sourceValid && !targetValid)
+        return plainAccess(b, idx);
+      Value writable = targetValid ? inBounds(b, loc, idx, *targetValid)
+                                   : Value(arith::ConstantIntOp::create(
+                                         b, loc, b.getI1Type(), 1));
+      auto guard = scf::IfOp::create(b, loc, writable, /*withElseRegion=*/false);
+      OpBuilder inner = guard.getThenBodyBuilder();
+      if (!sourceValid)
+        return plainAccess(inner, idx);
+      Value readable = inBounds(inner, loc, idx, *sourceValid);
+      auto pick = scf::IfOp::create(inner, loc, readable, /*withElseRegion=*/true);
+      OpBuilder readBuilder = pick.getThenBodyBuilder();
+      plainAccess(readBuilder, idx);
+      OpBuilder zeroBuilder = pick.getElseBodyBuilder();
+      Value zero = arith::ConstantOp::create(
+          zeroBuilder, loc, zeroBuilder.getZeroAttr(elementType));
+      memref::StoreOp::create(zeroBuilder, loc, zero, target, idx);
+    };
+
+    // A cooperative write into shared memory must not overtake the group's
+    // earlier reads of that buffer (a loop that refills a tile it computed
+    // on): the group synchronises first.
+    if (scope.groupSize > 1 && !scope.inThreads &&
+        getStorage(targetType) == Storage::Shared)
+      emitScopeBarrier(rewriter, loc, scope);
 
     int64_t width = vectorWidth(sourceType, targetType);
     if (width > 1) {
       Value aligned = arith::AndIOp::create(
           rewriter, loc, isAligned(rewriter, loc, source, width),
           isAligned(rewriter, loc, target, width));
+      for (auto &valid : {sourceValid, targetValid})
+        if (valid)
+          aligned = arith::AndIOp::create(
+              rewriter, loc, aligned, coversTile(rewriter, loc, *valid, sizes));
       auto ifOp = scf::IfOp::create(rewriter, loc, aligned,
                                     /*withElseRegion=*/true);
       OpBuilder thenBuilder = ifOp.getThenBodyBuilder();

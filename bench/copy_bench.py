@@ -1,0 +1,43 @@
+"""Copy benchmark: f32 tiles global -> shared -> global through croq.dma.copy
+(@copy_f32), against a device-to-device copy (torch's copy_) measured in the
+same run. Prints a table; bandwidth counts bytes read plus bytes written."""
+import sys
+
+import torch
+
+sys.path.insert(0, __import__("os").path.join(
+    __import__("os").path.dirname(__file__), "..", "test", "Integration", "gpu"))
+from croqlib import Kernels  # noqa: E402
+
+K = Kernels(sys.argv[1])
+
+
+def bench(fn, reps=50):
+    for _ in range(5):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        fn()
+        e.record()
+        e.synchronize()
+        times.append(s.elapsed_time(e))
+    times.sort()
+    return times[len(times) // 2]
+
+
+rows = []
+for m, n in ((8192, 8192), (16384, 16384), (16384, 16448)):
+    src = torch.randn(m, n, device="cuda")
+    dst = torch.empty_like(src)
+    nbytes = 2 * src.numel() * 4
+    t_croq = bench(lambda: K.copy_f32(src, dst))
+    assert torch.equal(dst, src)
+    t_ref = bench(lambda: dst.copy_(src))
+    rows.append((f"{m}x{n} f32", nbytes / t_croq / 1e6, nbytes / t_ref / 1e6))
+
+print(f"{'shape':<18}{'croq dma.copy GB/s':>20}{'D2D copy GB/s':>16}{'ratio':>8}")
+for name, croq, ref in rows:
+    print(f"{name:<18}{croq:>20.0f}{ref:>16.0f}{croq / ref:>8.2f}")

@@ -1,0 +1,30 @@
+//===- Translations.h - croq translations -----------------------*- C++ -*-===//
+//
+// Part of the croq project: an MLIR dialect for the Croqtile GPU kernel
+// language.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CROQ_TARGET_TRANSLATIONS_H
+#define CROQ_TARGET_TRANSLATIONS_H
+
+#include "mlir/Support/LLVM.h"
+
+namespace mlir {
+class ModuleOp;
+
+namespace croq {
+
+/// Writes C++ host code for a module lowered by the croq-to-nvvm pipeline
+/// (with serialized gpu.binary ops): the kernel images, and one
+/// `extern "C" int f(...)` entry point per host function that checks its
+/// arguments and launches the kernels through the croq runtime.
+LogicalResult emitHostCode(ModuleOp module, raw_ostream &os);
+
+/// Registers `--croq-to-ptx`, `--croq-to-cubin` and `--croq-to-host`.
+void registerCroqTranslations();
+
+} // namespace croq
+} // namespace mlir
+
+#endif // CROQ_TARGET_TRANSLATIONS_H

@@ -1,0 +1,446 @@
+//===- HostEmitter.cpp - C++ host entry points for croq kernels -----------===//
+//
+// Part of the croq project: an MLIR dialect for the Croqtile GPU kernel
+// language.
+//
+//===----------------------------------------------------------------------===//
+//
+// Host functions that leave the croq-to-nvvm pipeline hold scalar arith,
+// memref.dim on their tensor arguments, gpu.launch_func, gpu.wait on streams
+// and cf.assert. This emitter prints them as C++ over the croq runtime
+// (runtime/include/croq_runtime.h), which drives the CUDA driver API. The ABI
+// of an entry point `f`:
+//
+//   extern "C" int f(void *t, int64_t t_size0, ..., int64_t n, CUstream s);
+//
+// one device pointer plus one extent per dimension for each tensor, the
+// scalars as they are, and a CUstream per stream parameter. It returns 0, or
+// non-zero after printing an error that names `f` (and the kernel).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Croq/Dialect/Croq/IR/CroqTypes.h"
+#include "Croq/Target/Translations.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Matchers.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+
+namespace {
+
+class HostEmitter {
+public:
+  explicit HostEmitter(raw_ostream &os) : os(os) {}
+
+  LogicalResult emitModule(ModuleOp module);
+
+private:
+  LogicalResult emitBinary(gpu::BinaryOp binary);
+  LogicalResult emitFunction(func::FuncOp func);
+  LogicalResult emitOp(Operation &op);
+  LogicalResult emitLaunch(gpu::LaunchFuncOp launch);
+
+  FailureOr<std::string> cType(Operation *at, Type type);
+  std::string define(Value value);
+  std::string use(Value value) { return names.lookup(value); }
+
+  raw_ostream &os;
+  DenseMap<Value, std::string> names;
+  /// Extents of each tensor argument, by argument.
+  DenseMap<Value, SmallVector<std::string>> extents;
+  SmallVector<std::string> ownedStreams;
+  std::string function;
+  unsigned counter = 0;
+};
+
+} // namespace
+
+std::string HostEmitter::define(Value value) {
+  std::string name = "v" + std::to_string(counter++);
+  names[value] = name;
+  return name;
+}
+
+FailureOr<std::string> HostEmitter::cType(Operation *at, Type type) {
+  if (type.isIndex())
+    return std::string("int64_t");
+  if (type.isInteger(1))
+    return std::string("bool");
+  if (auto integer = dyn_cast<IntegerType>(type)) {
+    unsigned width = integer.getWidth();
+    if (width == 8 || width == 16 || width == 32 || width == 64)
+      return (integer.isUnsigned() ? "uint" : "int") + std::to_string(width) +
+             "_t";
+  }
+  if (type.isF32())
+    return std::string("float");
+  if (type.isF64())
+    return std::string("double");
+  if (isa<gpu::AsyncTokenType>(type))
+    return std::string("CUstream");
+  return at->emitError("host code cannot hold a value of type ")
+         << type << "; host scalars are integers, index, f32 or f64";
+}
+
+LogicalResult HostEmitter::emitBinary(gpu::BinaryOp binary) {
+  auto objects = binary.getObjects();
+  if (objects.size() != 1)
+    return binary.emitError("expected one object per kernel module, got ")
+           << objects.size();
+  auto object = cast<gpu::ObjectAttr>(objects[0]);
+  StringRef image = object.getObject().getValue();
+  bool text = object.getFormat() == gpu::CompilationTarget::Assembly;
+  if (!text && object.getFormat() != gpu::CompilationTarget::Binary)
+    return binary.emitError("the host emitter embeds PTX or cubin objects; "
+                            "serialize with format isa or bin");
+  std::string name = binary.getSymName().str();
+  os << "static const unsigned char croq_image_" << name << "[] = {";
+  for (size_t i = 0; i < image.size(); ++i) {
+    if (i % 16 == 0)
+      os << "\n  ";
+    os << static_cast<unsigned>(static_cast<unsigned char>(image[i])) << ",";
+  }
+  // PTX is loaded as a NUL-terminated string.
+  if (text)
+    os << "0,";
+  os << "\n};\n";
+  os << "static croq_module croq_module_" << name << " = {\"" << name
+     << "\", croq_image_" << name << ", sizeof(croq_image_" << name
+     << "), nullptr, {}};\n\n";
+  return success();
+}
+
+LogicalResult HostEmitter::emitFunction(func::FuncOp func) {
+  if (func.isExternal())
+    return success();
+  if (func.getNumResults() != 0)
+    return func.emitError("host entry points return nothing; results are "
+                          "written to tensor arguments");
+  names.clear();
+  extents.clear();
+  ownedStreams.clear();
+  counter = 0;
+  function = func.getSymName().str();
+
+  SmallVector<std::string> params;
+  std::string checks;
+  llvm::raw_string_ostream checkOs(checks);
+  for (BlockArgument arg : func.getArguments()) {
+    std::string name = "arg" + std::to_string(arg.getArgNumber());
+    names[arg] = name;
+    if (auto memref = dyn_cast<MemRefType>(arg.getType())) {
+      if (croq::getStorage(memref) != croq::Storage::Global ||
+          !memref.getLayout().isIdentity())
+        return func.emitError("argument ")
+               << arg.getArgNumber()
+               << " must be a dense global tensor (identity layout, no "
+                  "memory space), got "
+               << memref;
+      params.push_back("void *" + name);
+      SmallVector<std::string> dims;
+      for (int64_t d = 0; d < memref.getRank(); ++d) {
+        std::string dim = name + "_size" + std::to_string(d);
+        params.push_back("int64_t " + dim);
+        dims.push_back(dim);
+        if (!memref.isDynamicDim(d))
+          checkOs << "  if (" << dim << " != " << memref.getDimSize(d)
+                  << ") return croq_rt_fail(\"" << function
+                  << "\", \"argument " << arg.getArgNumber() << ": dimension "
+                  << d << " is %lld, expected " << memref.getDimSize(d)
+                  << "\", (long long)" << dim << ");\n";
+        else
+          checkOs << "  if (" << dim << " < 0) return croq_rt_fail(\""
+                  << function << "\", \"argument " << arg.getArgNumber()
+                  << ": dimension " << d << " is negative\");\n";
+      }
+      checkOs << "  if (!" << name << " && ";
+      for (const std::string &dim : dims)
+        checkOs << dim << " * ";
+      checkOs << "1 != 0) return croq_rt_fail(\"" << function
+              << "\", \"argument " << arg.getArgNumber()
+              << ": null device pointer\");\n";
+      extents[arg] = dims;
+      continue;
+    }
+    FailureOr<std::string> type = cType(func, arg.getType());
+    if (failed(type))
+      return failure();
+    params.push_back(*type + " " + name);
+  }
+  os << "extern \"C\" int " << function << "(" << llvm::join(params, ", ")
+     << ") {\n"
+     << checks;
+  for (Operation &op : func.getBody().front())
+    if (failed(emitOp(op)))
+      return failure();
+  os << "}\n\n";
+  return success();
+}
+
+static std::string binaryOperator(Operation &op) {
+  return TypeSwitch<Operation *, std::string>(&op)
+      .Case<arith::AddIOp, arith::AddFOp>([](auto) { return "+"; })
+      .Case<arith::SubIOp, arith::SubFOp>([](auto) { return "-"; })
+      .Case<arith::MulIOp, arith::MulFOp>([](auto) { return "*"; })
+      .Case<arith::DivSIOp, arith::DivFOp, arith::DivUIOp>(
+          [](auto) { return "/"; })
+      .Case<arith::RemSIOp, arith::RemUIOp>([](auto) { return "%"; })
+      .Case<arith::AndIOp>([](auto) { return "&"; })
+      .Case<arith::OrIOp>([](auto) { return "|"; })
+      .Case<arith::XOrIOp>([](auto) { return "^"; })
+      .Case<arith::ShLIOp>([](auto) { return "<<"; })
+      .Case<arith::ShRSIOp, arith::ShRUIOp>([](auto) { return ">>"; })
+      .Default([](Operation *) { return ""; });
+}
+
+static bool isUnsignedOp(Operation &op) {
+  return isa<arith::DivUIOp, arith::RemUIOp, arith::ShRUIOp,
+             arith::CeilDivUIOp, arith::MaxUIOp, arith::MinUIOp>(op);
+}
+
+static StringRef comparison(arith::CmpIPredicate predicate, bool &isUnsigned) {
+  using P = arith::CmpIPredicate;
+  isUnsigned = predicate == P::ult || predicate == P::ule ||
+               predicate == P::ugt || predicate == P::uge;
+  switch (predicate) {
+  case P::eq:
+    return "==";
+  case P::ne:
+    return "!=";
+  case P::slt:
+  case P::ult:
+    return "<";
+  case P::sle:
+  case P::ule:
+    return "<=";
+  case P::sgt:
+  case P::ugt:
+    return ">";
+  case P::sge:
+  case P::uge:
+    return ">=";
+  }
+  llvm_unreachable("unknown predicate");
+}
+
+LogicalResult HostEmitter::emitOp(Operation &op) {
+  auto defineAs = [&](Value result, StringRef expr) -> LogicalResult {
+    FailureOr<std::string> type = cType(&op, result.getType());
+    if (failed(type))
+      return failure();
+    os << "  const " << *type << " " << define(result) << " = " << expr
+       << ";\n";
+    return success();
+  };
+  auto asU64 = [&](Value v) { return "(uint64_t)" + use(v); };
+
+  if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
+    Attribute value = constant.getValue();
+    if (auto integer = dyn_cast<IntegerAttr>(value)) {
+      if (integer.getType().isInteger(1))
+        return defineAs(constant, integer.getInt() ? "true" : "false");
+      return defineAs(constant, std::to_string(integer.getInt()) + "LL");
+    }
+    if (auto fp = dyn_cast<FloatAttr>(value)) {
+      std::string text;
+      llvm::raw_string_ostream(text)
+          << llvm::format("%.17g", fp.getValueAsDouble());
+      return defineAs(constant, text);
+    }
+    return op.emitError("unsupported host constant ") << value;
+  }
+  std::string binary = binaryOperator(op);
+  if (!binary.empty()) {
+    Value lhs = op.getOperand(0), rhs = op.getOperand(1);
+    FailureOr<std::string> type = cType(&op, op.getResult(0).getType());
+    if (failed(type))
+      return failure();
+    if (isUnsignedOp(op))
+      return defineAs(op.getResult(0), "(" + *type + ")(" + asU64(lhs) + " " +
+                                           binary + " " + asU64(rhs) + ")");
+    return defineAs(op.getResult(0),
+                    use(lhs) + " " + binary + " " + use(rhs));
+  }
+  if (isa<arith::CeilDivUIOp, arith::CeilDivSIOp>(op)) {
+    Value lhs = op.getOperand(0), rhs = op.getOperand(1);
+    if (isa<arith::CeilDivUIOp>(op))
+      return defineAs(op.getResult(0), "(int64_t)((" + asU64(lhs) + " + " +
+                                           asU64(rhs) + " - 1) / " +
+                                           asU64(rhs) + ")");
+    return defineAs(op.getResult(0), "croq_rt_ceildiv(" + use(lhs) + ", " +
+                                         use(rhs) + ")");
+  }
+  if (isa<arith::MaxSIOp, arith::MinSIOp>(op)) {
+    StringRef cmp = isa<arith::MaxSIOp>(op) ? ">" : "<";
+    Value lhs = op.getOperand(0), rhs = op.getOperand(1);
+    return defineAs(op.getResult(0), use(lhs) + " " + cmp.str() + " " +
+                                         use(rhs) + " ? " + use(lhs) + " : " +
+                                         use(rhs));
+  }
+  if (auto cmp = dyn_cast<arith::CmpIOp>(op)) {
+    bool isUnsigned;
+    StringRef symbol = comparison(cmp.getPredicate(), isUnsigned);
+    std::string lhs = isUnsigned ? asU64(cmp.getLhs()) : use(cmp.getLhs());
+    std::string rhs = isUnsigned ? asU64(cmp.getRhs()) : use(cmp.getRhs());
+    return defineAs(cmp, lhs + " " + symbol.str() + " " + rhs);
+  }
+  if (auto select = dyn_cast<arith::SelectOp>(op))
+    return defineAs(select, use(select.getCondition()) + " ? " +
+                                use(select.getTrueValue()) + " : " +
+                                use(select.getFalseValue()));
+  if (isa<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtSIOp,
+          arith::ExtUIOp, arith::TruncIOp, arith::SIToFPOp, arith::FPToSIOp,
+          arith::ExtFOp, arith::TruncFOp>(op)) {
+    FailureOr<std::string> type = cType(&op, op.getResult(0).getType());
+    if (failed(type))
+      return failure();
+    return defineAs(op.getResult(0),
+                    "(" + *type + ")" + use(op.getOperand(0)));
+  }
+  if (auto dim = dyn_cast<memref::DimOp>(op)) {
+    std::optional<int64_t> index = dim.getConstantIndex();
+    auto it = extents.find(dim.getSource());
+    if (!index || it == extents.end())
+      return op.emitError("host code reads extents of tensor arguments at "
+                          "constant dimensions only");
+    return defineAs(dim, it->second[*index]);
+  }
+  if (auto launch = dyn_cast<gpu::LaunchFuncOp>(op))
+    return emitLaunch(launch);
+  if (auto wait = dyn_cast<gpu::WaitOp>(op)) {
+    if (wait.getAsyncToken() && wait.getAsyncDependencies().empty()) {
+      // A stream owned by this call: created here, joined before returning.
+      std::string name = define(wait.getAsyncToken());
+      ownedStreams.push_back(name);
+      os << "  CUstream " << name << " = nullptr;\n"
+         << "  if (int err = croq_rt_stream_create(&" << name << ", \""
+         << function << "\")) return err;\n";
+      return success();
+    }
+    if (!wait.getAsyncToken()) {
+      for (Value dep : wait.getAsyncDependencies())
+        os << "  if (int err = croq_rt_stream_sync(" << use(dep) << ", \""
+           << function << "\")) return err;\n";
+      return success();
+    }
+    return op.emitError("joining streams into a new one is not supported in "
+                        "host code");
+  }
+  if (auto assertOp = dyn_cast<cf::AssertOp>(op)) {
+    std::string message = "\"";
+    for (unsigned char c : assertOp.getMsg()) {
+      if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\' && c != '?')
+        message += c;
+      else
+        message += llvm::formatv("\\{0:o3}", unsigned(c)).str();
+    }
+    message += '"';
+    os << "  if (!" << use(assertOp.getArg()) << ") return croq_rt_fail(\""
+       << function << "\", \"%s\", " << message << ");\n";
+    return success();
+  }
+  if (isa<func::ReturnOp>(op)) {
+    for (const std::string &stream : ownedStreams)
+      os << "  if (int err = croq_rt_stream_join(" << stream << ", \""
+         << function << "\")) return err;\n";
+    os << "  return 0;\n";
+    return success();
+  }
+  return op.emitError("cannot emit host code for '")
+         << op.getName()
+         << "': host code computes scalars and launches kernels; move this "
+            "into a croq.parallel";
+}
+
+LogicalResult HostEmitter::emitLaunch(gpu::LaunchFuncOp launch) {
+  std::string kernel = launch.getKernelName().str();
+  std::string module = launch.getKernelModuleName().str();
+  os << "  {\n";
+  SmallVector<std::string> params;
+  unsigned next = 0;
+  auto local = [&](StringRef type, StringRef value) {
+    std::string name = "p" + std::to_string(next++);
+    os << "    " << type << " " << name << " = " << value << ";\n";
+    params.push_back("&" + name);
+  };
+  for (Value operand : launch.getKernelOperands()) {
+    if (auto memref = dyn_cast<MemRefType>(operand.getType())) {
+      auto it = extents.find(operand);
+      if (it == extents.end())
+        return launch.emitError("kernel tensor arguments must be tensor "
+                                "arguments of the host function");
+      // The default memref calling convention: allocated and aligned
+      // pointers, offset, extents, then row-major strides.
+      std::string pointer = use(operand);
+      local("void *", pointer);
+      local("void *", pointer);
+      local("int64_t", "0");
+      for (const std::string &dim : it->second)
+        local("int64_t", dim);
+      for (size_t d = 0; d < it->second.size(); ++d) {
+        std::string stride = "1";
+        for (size_t e = d + 1; e < it->second.size(); ++e)
+          stride += " * " + it->second[e];
+        local("int64_t", stride);
+      }
+      continue;
+    }
+    FailureOr<std::string> type = cType(launch, operand.getType());
+    if (failed(type))
+      return failure();
+    local(*type, use(operand));
+  }
+  os << "    void *params[] = {" << llvm::join(params, ", ") << "};\n";
+  std::string stream = "nullptr";
+  if (!launch.getAsyncDependencies().empty())
+    stream = use(launch.getAsyncDependencies().front());
+  bool sync = !launch.getAsyncToken();
+  os << "    if (int err = croq_rt_launch(&croq_module_" << module << ", \""
+     << kernel << "\", \"" << function << "\", " << use(launch.getGridSizeX())
+     << ", " << use(launch.getGridSizeY()) << ", "
+     << use(launch.getGridSizeZ()) << ", " << use(launch.getBlockSizeX())
+     << ", " << use(launch.getBlockSizeY()) << ", "
+     << use(launch.getBlockSizeZ()) << ", "
+     << (launch.getDynamicSharedMemorySize()
+             ? use(launch.getDynamicSharedMemorySize())
+             : std::string("0"))
+     << ", " << stream << ", params, " << (sync ? "1" : "0")
+     << ")) return err;\n";
+  os << "  }\n";
+  if (Value token = launch.getAsyncToken())
+    names[token] = stream;
+  return success();
+}
+
+LogicalResult HostEmitter::emitModule(ModuleOp module) {
+  os << "// Generated by croq-translate --croq-to-host. Do not edit.\n"
+     << "#include \"croq_runtime.h\"\n\n";
+  for (Operation &op : module.getBody()->getOperations()) {
+    if (auto binary = dyn_cast<gpu::BinaryOp>(op)) {
+      if (failed(emitBinary(binary)))
+        return failure();
+      continue;
+    }
+    if (isa<gpu::GPUModuleOp>(op))
+      return op.emitError("kernel module was not serialized; run "
+                          "gpu-module-to-binary first");
+  }
+  for (auto func : module.getOps<func::FuncOp>())
+    if (failed(emitFunction(func)))
+      return failure();
+  return success();
+}
+
+LogicalResult mlir::croq::emitHostCode(ModuleOp module, raw_ostream &os) {
+  return HostEmitter(os).emitModule(module);
+}

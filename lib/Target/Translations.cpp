@@ -1,0 +1,120 @@
+//===- Translations.cpp - croq-translate registrations --------------------===//
+//
+// Part of the croq project: an MLIR dialect for the Croqtile GPU kernel
+// language.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Croq/InitAllDialects.h"
+#include "Croq/Pipelines/Pipelines.h"
+#include "Croq/Target/Translations.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "mlir/Tools/mlir-translate/Translation.h"
+#include "llvm/Support/CommandLine.h"
+
+using namespace mlir;
+
+namespace {
+struct TranslateOptions {
+  llvm::cl::opt<std::string> chip{
+      "croq-chip", llvm::cl::desc("Target GPU for croq translations"),
+      llvm::cl::init("sm_90a")};
+  llvm::cl::opt<std::string> features{
+      "croq-features",
+      llvm::cl::desc("PTX features for croq translations (e.g. +ptx80)"),
+      llvm::cl::init("+ptx80")};
+  llvm::cl::opt<std::string> toolkit{
+      "croq-cuda-toolkit",
+      llvm::cl::desc("CUDA toolkit whose ptxas assembles cubins"),
+      llvm::cl::init("/usr/local/cuda")};
+};
+} // namespace
+
+static TranslateOptions &options() {
+  static TranslateOptions opts;
+  return opts;
+}
+
+static void registerDialects(DialectRegistry &registry) {
+  croq::registerCroqDialects(registry);
+  registerAllExtensions(registry);
+  registerAllToLLVMIRTranslations(registry);
+}
+
+/// Runs croq-to-nvvm with `format` on `op`, which must be a module.
+static FailureOr<ModuleOp> lower(Operation *op, StringRef format) {
+  auto module = dyn_cast<ModuleOp>(op);
+  if (!module)
+    return op->emitError("expected a builtin.module");
+  PassManager pm(op->getContext());
+  croq::CroqToNVVMPipelineOptions pipeline;
+  pipeline.chip = options().chip;
+  pipeline.features = options().features;
+  pipeline.toolkit = options().toolkit;
+  pipeline.format = format.str();
+  croq::buildCroqToNVVMPipeline(pm, pipeline);
+  if (failed(pm.run(module)))
+    return failure();
+  return module;
+}
+
+static SmallVector<std::pair<gpu::BinaryOp, StringRef>>
+collectObjects(ModuleOp module) {
+  SmallVector<std::pair<gpu::BinaryOp, StringRef>> objects;
+  for (auto binary : module.getOps<gpu::BinaryOp>())
+    for (Attribute object : binary.getObjects())
+      objects.emplace_back(binary,
+                           cast<gpu::ObjectAttr>(object).getObject().getValue());
+  return objects;
+}
+
+void mlir::croq::registerCroqTranslations() {
+  (void)options();
+  TranslateFromMLIRRegistration ptx(
+      "croq-to-ptx", "lower croq IR and print the PTX of every kernel",
+      [](Operation *op, raw_ostream &os) -> LogicalResult {
+        FailureOr<ModuleOp> module = lower(op, "isa");
+        if (failed(module))
+          return failure();
+        for (auto [binary, text] : collectObjects(*module))
+          os << "// kernel module @" << binary.getSymName() << "\n" << text;
+        return success();
+      },
+      registerDialects);
+
+  TranslateFromMLIRRegistration cubin(
+      "croq-to-cubin",
+      "lower croq IR and write the cubin of its kernel (ptxas from the CUDA "
+      "toolkit)",
+      [](Operation *op, raw_ostream &os) -> LogicalResult {
+        FailureOr<ModuleOp> module = lower(op, "bin");
+        if (failed(module))
+          return failure();
+        auto objects = collectObjects(*module);
+        if (objects.size() != 1)
+          return op->emitError("--croq-to-cubin writes one kernel module, "
+                               "this input has ")
+                 << objects.size()
+                 << "; use --croq-to-host to embed them all";
+        os << objects.front().second;
+        return success();
+      },
+      registerDialects);
+
+  TranslateFromMLIRRegistration host(
+      "croq-to-host",
+      "lower croq IR and print C++ host entry points with the kernels' "
+      "cubins embedded",
+      [](Operation *op, raw_ostream &os) -> LogicalResult {
+        FailureOr<ModuleOp> module = lower(op, "bin");
+        if (failed(module))
+          return failure();
+        return emitHostCode(*module, os);
+      },
+      registerDialects);
+}

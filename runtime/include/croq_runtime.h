@@ -1,0 +1,62 @@
+//===- croq_runtime.h - host runtime for croq kernels -----------*- C++ -*-===//
+//
+// Part of the croq project: an MLIR dialect for the Croqtile GPU kernel
+// language.
+//
+//===----------------------------------------------------------------------===//
+//
+// The small runtime that host code from `croq-translate --croq-to-host`
+// calls. It loads kernel images into the current CUDA context (the device's
+// primary context when none is current, so it interoperates with the CUDA
+// runtime API and frameworks built on it), launches kernels, and manages the
+// streams a host function owns. Every function returns 0 on success; on
+// failure it prints one line naming the host function and the kernel and
+// returns a non-zero CUresult.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CROQ_RUNTIME_H
+#define CROQ_RUNTIME_H
+
+#include <cuda.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/// A kernel image embedded in host code, loaded on first use.
+struct croq_module {
+  const char *name;
+  const void *image;
+  size_t size;
+  CUmodule handle;
+  struct {
+    const char *names[16];
+    CUfunction functions[16];
+    unsigned count;
+  } cache;
+};
+
+/// Launches `kernel` of `module` with `params` on `stream` (nullptr: the
+/// default stream). With `sync`, waits for the stream and reports errors the
+/// kernel raised. Dynamic shared memory above 48 KiB is opted into.
+extern "C" int croq_rt_launch(croq_module *module, const char *kernel,
+                              const char *caller, int64_t gridX, int64_t gridY,
+                              int64_t gridZ, int64_t blockX, int64_t blockY,
+                              int64_t blockZ, int32_t sharedBytes,
+                              CUstream stream, void **params, int sync);
+
+/// A non-blocking stream owned by one call of `caller`.
+extern "C" int croq_rt_stream_create(CUstream *stream, const char *caller);
+/// Waits until all work on `stream` (nullptr: the default stream) is done.
+extern "C" int croq_rt_stream_sync(CUstream stream, const char *caller);
+/// Waits for an owned stream and destroys it.
+extern "C" int croq_rt_stream_join(CUstream stream, const char *caller);
+
+/// Prints `croq: caller: <message>` and returns CUDA_ERROR_INVALID_VALUE.
+extern "C" int croq_rt_fail(const char *caller, const char *format, ...);
+
+/// Signed ceiling division, as arith.ceildivsi.
+static inline int64_t croq_rt_ceildiv(int64_t a, int64_t b) {
+  return a / b + ((a % b != 0) && ((a < 0) == (b < 0)));
+}
+
+#endif // CROQ_RUNTIME_H

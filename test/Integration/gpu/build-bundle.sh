@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Compiles every integration kernel here (croq-translate --croq-to-host, with
+# cubins for sm_90a) into BUNDLE, together with the runtime's source, so that
+# run.sh can build and run them on a GPU machine without LLVM/MLIR.
+#   usage: build-bundle.sh BUILD_DIR BUNDLE
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../../.." && pwd)"
+build="${1:-$root/build}"
+bundle="${2:-$build/gpu-bundle}"
+rm -rf "$bundle"
+mkdir -p "$bundle"
+for kernel in "$root"/test/Integration/kernels/*.mlir; do
+  name="$(basename "$kernel" .mlir)"
+  "$build/bin/croq-translate" --croq-to-host "$kernel" -o "$bundle/$name.cpp"
+done
+cp "$root"/runtime/include/croq_runtime.h "$root"/runtime/lib/croq_runtime.cpp "$bundle/"
+echo "bundle: $(ls "$bundle" | wc -l) files in $bundle"

@@ -1,0 +1,53 @@
+"""ctypes bindings of the integration kernels' host entry points.
+
+Each croq host function `f` is `extern "C" int f(...)`: a device pointer and
+one int64 extent per dimension for each tensor, int64 for index scalars, a
+CUstream for stream parameters. It returns 0 on success.
+"""
+import ctypes
+
+import torch
+
+_TENSOR = "tensor"
+_INDEX = "index"
+_STREAM = "stream"
+
+# Argument kinds of every entry point, in order.
+SIGNATURES = {
+    "divergent": [_TENSOR, _INDEX],
+    "copy_f32": [_TENSOR, _TENSOR],
+    "copy_f16": [_TENSOR, _TENSOR],
+    "add": [_TENSOR, _TENSOR, _TENSOR],
+    "matmul_db": [_TENSOR, _TENSOR, _TENSOR],
+    "spin_streams": [_TENSOR, _TENSOR, _INDEX],
+    "spin_serial": [_TENSOR, _TENSOR, _INDEX],
+    "spin_on": [_TENSOR, _INDEX, _STREAM],
+}
+
+
+class Kernels:
+    def __init__(self, path):
+        self.lib = ctypes.CDLL(path)
+
+    def __getattr__(self, name):
+        kinds = SIGNATURES[name]
+        fn = getattr(self.lib, name)
+        fn.restype = ctypes.c_int
+
+        def call(*args):
+            assert len(args) == len(kinds), name
+            cargs = []
+            for kind, arg in zip(kinds, args):
+                if kind == _TENSOR:
+                    assert arg.is_cuda and arg.is_contiguous()
+                    cargs.append(ctypes.c_void_p(arg.data_ptr()))
+                    cargs.extend(ctypes.c_int64(d) for d in arg.shape)
+                elif kind == _INDEX:
+                    cargs.append(ctypes.c_int64(arg))
+                else:
+                    cargs.append(ctypes.c_void_p(arg.cuda_stream))
+            rc = fn(*cargs)
+            if rc != 0:
+                raise RuntimeError(f"{name} returned {rc}")
+
+        return call

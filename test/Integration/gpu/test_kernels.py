@@ -1,0 +1,157 @@
+"""GPU integration tests: every kernel against a PyTorch reference on fresh
+random inputs, outputs poisoned before each launch. Ends with
+`N passed, M failed`."""
+import sys
+import time
+import traceback
+
+import torch
+
+from croqlib import Kernels
+
+torch.manual_seed(int(time.time()))
+K = Kernels(sys.argv[1])
+results = []
+
+
+def test(fn):
+    try:
+        fn()
+        results.append((fn.__name__, None))
+        print(f"PASS {fn.__name__}")
+    except Exception as e:  # noqa: BLE001 - report and go on
+        results.append((fn.__name__, e))
+        print(f"FAIL {fn.__name__}: {e}")
+        traceback.print_exc()
+    return fn
+
+
+def poisoned(shape, dtype):
+    if dtype.is_floating_point:
+        return torch.full(shape, float("nan"), dtype=dtype, device="cuda")
+    return torch.full(shape, -12345, dtype=dtype, device="cuda")
+
+
+def expect_equal(got, ref, what):
+    if not torch.equal(got, ref):
+        bad = (got != ref).nonzero()
+        raise AssertionError(f"{what}: {bad.shape[0]} elements differ, first at "
+                             f"{bad[0].tolist()}: {got[tuple(bad[0])]} vs "
+                             f"{ref[tuple(bad[0])]}")
+
+
+@test
+def divergent_glossary_kernel():
+    for n in (1, 255, 256, 1000003):
+        data = torch.rand(n + 64, device="cuda")
+        x = data.clone()
+        K.divergent(data, n)
+        head = x[:n]
+        ref = torch.where(head > 0.5, head * 4.0, head + 2.0)
+        ref = ref * ref
+        expect_equal(data[:n], ref, f"n={n}")
+        # Threads past n must not touch memory.
+        expect_equal(data[n:], x[n:], f"n={n} tail")
+
+
+@test
+def tiled_copy_f32_with_tails():
+    for shape in ((64, 64), (1000, 777), (129, 65), (3, 5), (4096, 4160)):
+        src = torch.randn(shape, device="cuda")
+        dst = poisoned(shape, torch.float32)
+        K.copy_f32(src, dst)
+        expect_equal(dst, src, f"shape {shape}")
+
+
+@test
+def tiled_copy_f16_with_tails():
+    for shape in ((32, 128), (100, 300), (77, 1000), (1, 1)):
+        src = torch.randn(shape, device="cuda").half()
+        dst = poisoned(shape, torch.float16)
+        K.copy_f16(src, dst)
+        expect_equal(dst, src, f"shape {shape}")
+
+
+@test
+def elementwise_add_shared_local():
+    for shape in ((64, 64), (100, 77), (33, 1), (512, 1024)):
+        a = torch.randn(shape, device="cuda")
+        b = torch.randn(shape, device="cuda")
+        c = poisoned(shape, torch.float32)
+        K.add(a, b, c)
+        expect_equal(c, a + b, f"shape {shape}")
+
+
+@test
+def double_buffered_matmul_swap():
+    lhs = torch.randint(-8, 8, (128, 256), dtype=torch.int32, device="cuda")
+    rhs = torch.randint(-8, 8, (256, 256), dtype=torch.int32, device="cuda")
+    out = poisoned((128, 256), torch.int32)
+    K.matmul_db(lhs, rhs, out)
+    ref = (lhs.cpu().long() @ rhs.cpu().long()).int()
+    expect_equal(out.cpu(), ref, "matmul")
+
+
+def spin_reference(x, iters):
+    # The kernel's recurrence, applied in float32 on the CPU.
+    v = x.cpu().clone()
+    for _ in range(iters):
+        v = v * torch.tensor(0.999, dtype=torch.float32) + torch.tensor(
+            0.001, dtype=torch.float32)
+    return v
+
+
+@test
+def parallel_async_streams_overlap():
+    iters = 2_000_000
+    x = torch.rand(32, device="cuda")
+    y = torch.rand(32, device="cuda")
+    xr, yr = spin_reference(x, 200), spin_reference(y, 200)
+    x2, y2 = x.clone(), y.clone()
+    K.spin_streams(x2, y2, 200)
+    torch.testing.assert_close(x2.cpu(), xr, rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(y2.cpu(), yr, rtol=1e-5, atol=1e-6)
+
+    # Event timing on two caller streams: kernel A alone, then A and B.
+    s0, s1 = torch.cuda.Stream(), torch.cuda.Stream()
+    K.spin_on(x.clone(), iters, s0)  # warm-up (module load)
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record(s0)
+    K.spin_on(x.clone(), iters, s0)
+    end.record(s0)
+    torch.cuda.synchronize()
+    alone = start.elapsed_time(end)
+
+    xa, ya = x.clone(), y.clone()
+    torch.cuda.synchronize()
+    start, end0, end1 = (torch.cuda.Event(enable_timing=True) for _ in range(3))
+    start.record(s0)
+    s1.wait_event(start)
+    K.spin_on(xa, iters, s0)
+    K.spin_on(ya, iters, s1)
+    end0.record(s0)
+    end1.record(s1)
+    torch.cuda.synchronize()
+    both = max(start.elapsed_time(end0), start.elapsed_time(end1))
+    print(f"  one kernel {alone:.2f} ms; two on two streams {both:.2f} ms "
+          f"(serial would be {2 * alone:.2f} ms)")
+    assert both < 1.5 * alone, "launches on two streams did not overlap"
+
+    # The function's own streams: wall clock against the serial version.
+    K.spin_streams(x.clone(), y.clone(), iters)
+    t0 = time.perf_counter()
+    K.spin_serial(x.clone(), y.clone(), iters)
+    serial = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    K.spin_streams(x.clone(), y.clone(), iters)
+    overlapped = time.perf_counter() - t0
+    print(f"  spin_serial {serial * 1e3:.2f} ms; spin_streams "
+          f"{overlapped * 1e3:.2f} ms")
+    assert overlapped < 0.75 * serial, "local streams did not overlap"
+
+
+passed = sum(1 for _, e in results if e is None)
+failed = len(results) - passed
+print(f"{passed} passed, {failed} failed")
+sys.exit(1 if failed else 0)
