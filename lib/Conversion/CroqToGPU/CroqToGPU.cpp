@@ -1012,6 +1012,287 @@ struct LocalAllocLowering : OpConversionPattern<memref::AllocOp> {
   }
 };
 
+
+//===----------------------------------------------------------------------===//
+// Warp-level MMA: nvgpu.mma.sync m16n8k16
+//===----------------------------------------------------------------------===//
+//
+// A fragment lives in the registers of one warp as the operand tiles of
+// m16n8k16 instructions: A as `count x 4 x 2`, B as `count x 2 x 2` and the
+// accumulator as `count x 2 x 2` vectors, tiles numbered row-major over
+// (m, k), (n, k) and (m, n). Lane `l` holds, with g = l / 4 and
+// c = 2 * (l % 4): A pairs (g, c), (g + 8, c), (g, c + 8), (g + 8, c + 8);
+// B pairs (k = c, n = g) and (k = c + 8, n = g) along k; C pairs (g, c) and
+// (g + 8, c) along n (the PTX ISA's fragment layouts).
+
+static constexpr int64_t kTileM = 16, kTileN = 8, kTileK = 16;
+
+/// Register type of a fragment, or null when it has no mma.sync form.
+static VectorType fragVectorType(FragType type) {
+  int64_t elements = type.getShape()[0] * type.getShape()[1];
+  switch (type.getRole()) {
+  case FragRole::A:
+    return VectorType::get({elements / (kTileM * kTileK), 4, 2},
+                           type.getElementType());
+  case FragRole::B:
+    return VectorType::get({elements / (kTileN * kTileK), 2, 2},
+                           type.getElementType());
+  case FragRole::Acc:
+    return VectorType::get({elements / (kTileM * kTileN), 2, 2},
+                           type.getElementType());
+  }
+  llvm_unreachable("unknown role");
+}
+
+/// Checks that a warp executes `op` and that `type` fits m16n8k16 tiles.
+static LogicalResult checkWarpFragment(Operation *op,
+                                       const LaunchAnalysis &analysis,
+                                       FragType type) {
+  const LaunchAnalysis::Scope &scope = analysis.getScope(op);
+  if (scope.groupLevel != Level::Warp || scope.perThread)
+    return op->emitOpError("is lowered to warp-level mma.sync and must run in "
+                           "the body of a warp parallel (`: group`); at "
+                           "warpgroup scope it needs wgmma, which is not "
+                           "implemented yet");
+  Type element = type.getElementType();
+  if (type.getRole() != FragRole::Acc && !element.isF16())
+    return op->emitOpError("mma.sync operands must be f16, got ") << element;
+  if (type.getRole() == FragRole::Acc && !element.isF16() && !element.isF32())
+    return op->emitOpError("mma.sync accumulates in f16 or f32, got ")
+           << element;
+  return success();
+}
+
+/// Logical (M or N, K) extents of an operand fragment and whether its
+/// first dimension is K, from the MMA layout that consumes it.
+struct OperandGeometry {
+  int64_t outer; // M for A, N for B
+  int64_t k;
+  bool kMajor; // the fragment is [K, outer]
+};
+
+static OperandGeometry operandGeometry(FragType type, MmaLayout layout) {
+  bool aRow = layout == MmaLayout::RowRow || layout == MmaLayout::RowCol;
+  bool bRow = layout == MmaLayout::RowRow || layout == MmaLayout::ColRow;
+  bool kMajor = type.getRole() == FragRole::A ? !aRow : !bRow;
+  ArrayRef<int64_t> shape = type.getShape();
+  return kMajor ? OperandGeometry{shape[1], shape[0], true}
+                : OperandGeometry{shape[0], shape[1], false};
+}
+
+/// The MMA layout of the croq.mma ops that consume an operand fragment.
+static FailureOr<MmaLayout> consumerLayout(MmaLoadOp load) {
+  std::optional<MmaLayout> layout;
+  for (Operation *user : load.getResult().getUsers()) {
+    auto mma = dyn_cast<MmaOp>(user);
+    if (!mma)
+      return load.emitOpError("an operand fragment may only feed croq.mma, "
+                              "but it is used by ")
+             << user->getName();
+    if (layout && *layout != mma.getLayout())
+      return load.emitOpError("is used by MMAs of layouts ")
+             << stringifyMmaLayout(*layout) << " and "
+             << stringifyMmaLayout(mma.getLayout())
+             << "; load the operand once per layout";
+    layout = mma.getLayout();
+  }
+  if (!layout)
+    return load.emitOpError("operand fragment has no croq.mma user, so its "
+                            "layout is unknown");
+  return *layout;
+}
+
+static Value laneId(OpBuilder &b, Location loc) {
+  return arith::RemUIOp::create(b, loc, threadId(b, loc), cIndex(b, loc, 32));
+}
+
+struct MmaFillLowering : ScopedPattern<MmaFillOp> {
+  using ScopedPattern::ScopedPattern;
+  LogicalResult
+  matchAndRewrite(MmaFillOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    FragType type = op.getResult().getType();
+    VectorType vectorType = fragVectorType(type);
+    Location loc = op.getLoc();
+    Type element = type.getElementType();
+    Value value = adaptor.getValue();
+    Type from = value.getType();
+    if (from != element) {
+      if (isa<FloatType>(from) && isa<FloatType>(element))
+        value = from.getIntOrFloatBitWidth() > element.getIntOrFloatBitWidth()
+                    ? Value(arith::TruncFOp::create(rewriter, loc, element, value))
+                    : Value(arith::ExtFOp::create(rewriter, loc, element, value));
+      else if (isa<IntegerType>(from) && isa<FloatType>(element))
+        value = arith::SIToFPOp::create(rewriter, loc, element, value);
+      else
+        return op.emitOpError("cannot fill a ") << element << " fragment with "
+                                                << from;
+    }
+    rewriter.replaceOpWithNewOp<vector::BroadcastOp>(op, vectorType, value);
+    return success();
+  }
+};
+
+struct MmaLoadLowering : ScopedPattern<MmaLoadOp> {
+  using ScopedPattern::ScopedPattern;
+  LogicalResult
+  matchAndRewrite(MmaLoadOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    FragType type = op.getResult().getType();
+    if (failed(checkWarpFragment(op, analysis, type)))
+      return failure();
+    FailureOr<MmaLayout> layout = consumerLayout(op);
+    if (failed(layout))
+      return failure();
+    OperandGeometry geometry = operandGeometry(type, *layout);
+    bool isA = type.getRole() == FragRole::A;
+    int64_t tileOuter = isA ? kTileM : kTileN;
+    if (geometry.outer % tileOuter || geometry.k % kTileK)
+      return op.emitOpError("fragment ")
+             << type << " is not a whole number of m16n8k16 tiles";
+    Location loc = op.getLoc();
+    Value lane = laneId(rewriter, loc);
+    Value g = arith::DivUIOp::create(rewriter, loc, lane, cIndex(rewriter, loc, 4));
+    Value c = arith::MulIOp::create(
+        rewriter, loc,
+        arith::RemUIOp::create(rewriter, loc, lane, cIndex(rewriter, loc, 4)),
+        cIndex(rewriter, loc, 2));
+    Value source = adaptor.getSource();
+    auto element = [&](int64_t outerBase, Value outerLane, int64_t kBase,
+                       Value kLane) {
+      Value outer = arith::AddIOp::create(rewriter, loc, outerLane,
+                                          cIndex(rewriter, loc, outerBase));
+      Value k = arith::AddIOp::create(rewriter, loc, kLane,
+                                      cIndex(rewriter, loc, kBase));
+      SmallVector<Value> idx = geometry.kMajor ? SmallVector<Value>{k, outer}
+                                               : SmallVector<Value>{outer, k};
+      return memref::LoadOp::create(rewriter, loc, source, idx).getResult();
+    };
+    SmallVector<Value> elements;
+    int64_t outerTiles = geometry.outer / tileOuter;
+    int64_t kTiles = geometry.k / kTileK;
+    for (int64_t ot = 0; ot < outerTiles; ++ot)
+      for (int64_t kt = 0; kt < kTiles; ++kt) {
+        int64_t o0 = ot * tileOuter, k0 = kt * kTileK;
+        if (isA) {
+          // (g, c), (g + 8, c), (g, c + 8), (g + 8, c + 8), pairs along k.
+          for (auto [dm, dk] : {std::pair{0, 0}, {8, 0}, {0, 8}, {8, 8}})
+            for (int64_t e = 0; e < 2; ++e)
+              elements.push_back(element(o0 + dm, g, k0 + dk + e, c));
+        } else {
+          // (k = c, n = g) and (k = c + 8, n = g), pairs along k.
+          for (int64_t dk : {0, 8})
+            for (int64_t e = 0; e < 2; ++e)
+              elements.push_back(element(o0, g, k0 + dk + e, c));
+        }
+      }
+    rewriter.replaceOpWithNewOp<vector::FromElementsOp>(op, fragVectorType(type),
+                                                        elements);
+    return success();
+  }
+};
+
+struct MmaLowering : ScopedPattern<MmaOp> {
+  using ScopedPattern::ScopedPattern;
+  LogicalResult
+  matchAndRewrite(MmaOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    FragType acc = op.getAcc().getType();
+    for (FragType type : {acc, op.getA().getType(), op.getB().getType()})
+      if (failed(checkWarpFragment(op, analysis, type)))
+        return failure();
+    OperandGeometry a = operandGeometry(op.getA().getType(), op.getLayout());
+    int64_t m = acc.getShape()[0], n = acc.getShape()[1];
+    if (m % kTileM || n % kTileN || a.k % kTileK)
+      return op.emitOpError("shape ")
+             << m << "x" << n << "x" << a.k
+             << " is not a whole number of m16n8k16 tiles";
+    int64_t mTiles = m / kTileM, nTiles = n / kTileN, kTiles = a.k / kTileK;
+    Location loc = op.getLoc();
+    Value result = adaptor.getAcc();
+    for (int64_t mi = 0; mi < mTiles; ++mi)
+      for (int64_t ni = 0; ni < nTiles; ++ni) {
+        int64_t cIndexTile = mi * nTiles + ni;
+        Value c = vector::ExtractOp::create(rewriter, loc, result, cIndexTile);
+        for (int64_t ki = 0; ki < kTiles; ++ki) {
+          Value av = vector::ExtractOp::create(rewriter, loc, adaptor.getA(),
+                                               mi * kTiles + ki);
+          Value bv = vector::ExtractOp::create(rewriter, loc, adaptor.getB(),
+                                               ni * kTiles + ki);
+          c = nvgpu::MmaSyncOp::create(rewriter, loc, av, bv, c,
+                                       ArrayRef<int64_t>{kTileM, kTileN, kTileK});
+        }
+        result = vector::InsertOp::create(rewriter, loc, c, result, cIndexTile);
+      }
+    // mma.sync completes synchronously: an async MMA's future is its result.
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct MmaStoreLowering : ScopedPattern<MmaStoreOp> {
+  using ScopedPattern::ScopedPattern;
+  LogicalResult
+  matchAndRewrite(MmaStoreOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    FragType type = op.getValue().getType();
+    if (failed(checkWarpFragment(op, analysis, type)))
+      return failure();
+    int64_t m = type.getShape()[0], n = type.getShape()[1];
+    if (m % kTileM || n % kTileN)
+      return op.emitOpError("fragment ")
+             << type << " is not a whole number of 16x8 tiles";
+    Location loc = op.getLoc();
+    Value target = adaptor.getTarget();
+    Type to = cast<MemRefType>(target.getType()).getElementType();
+    Type from = type.getElementType();
+    Value lane = laneId(rewriter, loc);
+    Value g = arith::DivUIOp::create(rewriter, loc, lane, cIndex(rewriter, loc, 4));
+    Value c = arith::MulIOp::create(
+        rewriter, loc,
+        arith::RemUIOp::create(rewriter, loc, lane, cIndex(rewriter, loc, 4)),
+        cIndex(rewriter, loc, 2));
+    int64_t nTiles = n / kTileN;
+    for (int64_t mi = 0; mi < m / kTileM; ++mi)
+      for (int64_t ni = 0; ni < nTiles; ++ni)
+        for (int64_t half = 0; half < 2; ++half)
+          for (int64_t e = 0; e < 2; ++e) {
+            Value v = vector::ExtractOp::create(
+                rewriter, loc, adaptor.getValue(),
+                ArrayRef<int64_t>{mi * nTiles + ni, half, e});
+            if (from != to)
+              v = from.getIntOrFloatBitWidth() > to.getIntOrFloatBitWidth()
+                      ? Value(arith::TruncFOp::create(rewriter, loc, to, v))
+                      : Value(arith::ExtFOp::create(rewriter, loc, to, v));
+            Value row = arith::AddIOp::create(
+                rewriter, loc, g, cIndex(rewriter, loc, mi * kTileM + half * 8));
+            Value col = arith::AddIOp::create(
+                rewriter, loc, c, cIndex(rewriter, loc, ni * kTileN + e));
+            memref::StoreOp::create(rewriter, loc, v, target,
+                                    ValueRange{row, col});
+          }
+    // The lanes wrote a shared tile that the group reads next.
+    if (getStorage(cast<MemRefType>(target.getType())) == Storage::Shared)
+      emitScopeBarrier(rewriter, loc, analysis.getScope(op));
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// mma.sync is synchronous: a commit has nothing left to wait for.
+struct MmaCommitLowering : ScopedPattern<MmaCommitOp> {
+  using ScopedPattern::ScopedPattern;
+  LogicalResult
+  matchAndRewrite(MmaCommitOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (analysis.getScope(op).groupLevel != Level::Warp)
+      return op.emitOpError("commits warpgroup MMAs (wgmma), which are not "
+                            "implemented yet; warp-level MMAs need no commit");
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -1023,6 +1304,9 @@ void mlir::croq::populateCroqToGPUTypeConversions(TypeConverter &converter) {
   converter.addConversion([&converter](FutureType type) -> Type {
     return converter.convertType(type.getDataType());
   });
+  converter.addConversion([](FragType type) -> Type {
+    return fragVectorType(type);
+  });
   converter.addConversion([](StreamType type) -> Type {
     return gpu::AsyncTokenType::get(type.getContext());
   });
@@ -1033,8 +1317,9 @@ void mlir::croq::populateCroqToGPUConversionPatterns(
     const LaunchAnalysis &analysis) {
   MLIRContext *context = patterns.getContext();
   patterns.add<KernelLaunchLowering, NestedParallelLowering, InThreadsLowering,
-               BarrierLowering, DmaCopyLowering, WaitLowering>(
-      converter, context, analysis);
+               BarrierLowering, DmaCopyLowering, WaitLowering, MmaFillLowering,
+               MmaLoadLowering, MmaLowering, MmaStoreLowering,
+               MmaCommitLowering>(converter, context, analysis);
   patterns.add<StreamCreateLowering, ChunkAtLowering, SubspanLowering,
                FutureDataLowering, DmaAnyLowering, SwapLowering, RotateLowering,
                LocalAllocLowering>(converter, context);

@@ -92,6 +92,48 @@ def double_buffered_matmul_swap():
     expect_equal(out.cpu(), ref, "matmul")
 
 
+def relative_error(got, ref):
+    got, ref = got.double(), ref.double()
+    if torch.isnan(got).any():
+        return float("inf")
+    return ((got - ref).norm() / ref.norm()).item()
+
+
+@test
+def warp_mma_row_row():
+    for m, n, k in ((16, 16, 16), (64, 48, 128), (256, 256, 512)):
+        a = torch.randn(m, k, device="cuda").half()
+        b = torch.randn(n, k, device="cuda").half()
+        c = poisoned((m, n), torch.float32)
+        K.matmul_rr(a, b, c)
+        err = relative_error(c, a.double() @ b.double().T)
+        assert err < 1e-3, f"{m}x{n}x{k}: relative error {err}"
+
+
+@test
+def warp_mma_row_col():
+    for m, n, k in ((16, 16, 16), (64, 48, 128), (256, 256, 512)):
+        a = torch.randn(m, k, device="cuda").half()
+        b = torch.randn(k, n, device="cuda").half()
+        c = poisoned((m, n), torch.float32)
+        K.matmul_rc(a, b, c)
+        err = relative_error(c, a.double() @ b.double())
+        assert err < 1e-3, f"{m}x{n}x{k}: relative error {err}"
+
+
+@test
+def persistent_schedule_warp_mma():
+    # Tile counts below, at and above NUM_SMS = 132, and K tails.
+    for m, n, k in ((16, 16, 64), (256, 128, 256), (400, 560, 200)):
+        a = (torch.randn(m, k, device="cuda") / 4).half()
+        b = (torch.randn(n, k, device="cuda") / 4).half()
+        out = poisoned((m, n), torch.float16)
+        K.matmul_persistent(a, b, out)
+        err = relative_error(out, a.double() @ b.double().T)
+        # An f16 accumulator, as in the seed.
+        assert err < 1e-2, f"{m}x{n}x{k}: relative error {err}"
+
+
 def spin_reference(x, iters):
     # The kernel's recurrence, applied in float32 on the CPU.
     v = x.cpu().clone()
