@@ -24,3 +24,23 @@ config.environment["FILECHECK_OPTS"] = "-enable-var-scope --allow-unused-prefixe
 tool_dirs = [config.croq_tools_dir, config.llvm_tools_dir]
 tools = ["croq-opt", "croq-translate"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+# ptxas from the CUDA toolkit assembles the PTX tests produce.
+ptxas = os.environ.get("CROQ_PTXAS", "/usr/local/cuda/bin/ptxas")
+if os.path.exists(ptxas):
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", ptxas))
+
+# A usable NVIDIA GPU runs the integration suite; elsewhere it is UNSUPPORTED.
+import shutil
+import subprocess
+if shutil.which("nvidia-smi"):
+    try:
+        out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True,
+                             timeout=30).stdout
+        if "GPU" in out:
+            config.available_features.add("cuda-gpu")
+    except (OSError, subprocess.SubprocessError):
+        pass
+config.substitutions.append(("%croq_src_root", os.path.dirname(os.path.dirname(__file__))))
+config.substitutions.append(("%croq_obj_root", config.croq_obj_root))

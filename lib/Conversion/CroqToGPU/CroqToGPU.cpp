@@ -917,16 +917,10 @@ struct DmaCopyLowering : ScopedPattern<DmaCopyOp> {
                     scalarAccess);
     }
 
-    if (async) {
+    if (async)
       NVVM::CpAsyncCommitGroupOp::create(rewriter, loc);
-    } else if (!scope.inThreads) {
+    else
       emitScopeBarrier(rewriter, loc, scope);
-    } else {
-      return op.emitOpError("a cooperative dma.copy inside croq.inthreads is "
-                            "lowered by warp specialization, which is not "
-                            "implemented yet; copy outside the inthreads "
-                            "region");
-    }
     if (op.getFuture())
       rewriter.replaceOp(op, target);
     else
@@ -1082,24 +1076,31 @@ static OperandGeometry operandGeometry(FragType type, MmaLayout layout) {
 
 /// The MMA layout of the croq.mma ops that consume an operand fragment.
 static FailureOr<MmaLayout> consumerLayout(MmaLoadOp load) {
-  std::optional<MmaLayout> layout;
+  SmallVector<MmaLayout> layouts;
   for (Operation *user : load.getResult().getUsers()) {
     auto mma = dyn_cast<MmaOp>(user);
     if (!mma)
       return load.emitOpError("an operand fragment may only feed croq.mma, "
                               "but it is used by ")
              << user->getName();
-    if (layout && *layout != mma.getLayout())
-      return load.emitOpError("is used by MMAs of layouts ")
-             << stringifyMmaLayout(*layout) << " and "
-             << stringifyMmaLayout(mma.getLayout())
-             << "; load the operand once per layout";
-    layout = mma.getLayout();
+    if (!llvm::is_contained(layouts, mma.getLayout()))
+      layouts.push_back(mma.getLayout());
   }
-  if (!layout)
+  if (layouts.empty())
     return load.emitOpError("operand fragment has no croq.mma user, so its "
                             "layout is unknown");
-  return *layout;
+  llvm::sort(layouts);
+  // Only the half of the layout that names this operand matters.
+  FragType type = load.getResult().getType();
+  for (MmaLayout other : ArrayRef(layouts).drop_front())
+    if (operandGeometry(type, other).kMajor !=
+        operandGeometry(type, layouts.front()).kMajor)
+      return load.emitOpError("is used by MMAs of layouts ")
+             << stringifyMmaLayout(layouts.front()) << " and "
+             << stringifyMmaLayout(other)
+             << ", which read it in different orders; load the operand once "
+                "per layout";
+  return layouts.front();
 }
 
 static Value laneId(OpBuilder &b, Location loc) {
@@ -1139,12 +1140,9 @@ struct MmaLoadLowering : ScopedPattern<MmaLoadOp> {
   matchAndRewrite(MmaLoadOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     FragType type = op.getResult().getType();
-    if (failed(checkWarpFragment(op, analysis, type)))
-      return failure();
-    FailureOr<MmaLayout> layout = consumerLayout(op);
-    if (failed(layout))
-      return failure();
-    OperandGeometry geometry = operandGeometry(type, *layout);
+    // verifyLowerable checked the scope, element types and the layout.
+    MmaLayout layout = *consumerLayout(op);
+    OperandGeometry geometry = operandGeometry(type, layout);
     bool isA = type.getRole() == FragRole::A;
     int64_t tileOuter = isA ? kTileM : kTileN;
     if (geometry.outer % tileOuter || geometry.k % kTileK)
@@ -1198,9 +1196,6 @@ struct MmaLowering : ScopedPattern<MmaOp> {
   matchAndRewrite(MmaOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     FragType acc = op.getAcc().getType();
-    for (FragType type : {acc, op.getA().getType(), op.getB().getType()})
-      if (failed(checkWarpFragment(op, analysis, type)))
-        return failure();
     OperandGeometry a = operandGeometry(op.getA().getType(), op.getLayout());
     int64_t m = acc.getShape()[0], n = acc.getShape()[1];
     if (m % kTileM || n % kTileN || a.k % kTileK)
@@ -1236,8 +1231,6 @@ struct MmaStoreLowering : ScopedPattern<MmaStoreOp> {
   matchAndRewrite(MmaStoreOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     FragType type = op.getValue().getType();
-    if (failed(checkWarpFragment(op, analysis, type)))
-      return failure();
     int64_t m = type.getShape()[0], n = type.getShape()[1];
     if (m % kTileM || n % kTileN)
       return op.emitOpError("fragment ")
@@ -1285,9 +1278,6 @@ struct MmaCommitLowering : ScopedPattern<MmaCommitOp> {
   LogicalResult
   matchAndRewrite(MmaCommitOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    if (analysis.getScope(op).groupLevel != Level::Warp)
-      return op.emitOpError("commits warpgroup MMAs (wgmma), which are not "
-                            "implemented yet; warp-level MMAs need no commit");
     rewriter.eraseOp(op);
     return success();
   }
@@ -1348,6 +1338,47 @@ static LogicalResult reportUnsupported(ModuleOp module) {
   return failure(result.wasInterrupted());
 }
 
+/// Checks, before rewriting anything, the preconditions that depend on
+/// where ops run, so that each failure is reported once at its op.
+static LogicalResult verifyLowerable(ModuleOp module,
+                                     const LaunchAnalysis &analysis) {
+  auto checkFragments = [&](Operation *op) -> LogicalResult {
+    SmallVector<Type> types(op->getOperandTypes());
+    llvm::append_range(types, op->getResultTypes());
+    for (Type type : types)
+      if (auto frag = dyn_cast<FragType>(type))
+        if (failed(checkWarpFragment(op, analysis, frag)))
+          return failure();
+    return success();
+  };
+  WalkResult result = module.walk([&](Operation *op) {
+    if (!analysis.hasScope(op))
+      return WalkResult::advance();
+    const LaunchAnalysis::Scope &scope = analysis.getScope(op);
+    if (auto copy = dyn_cast<DmaCopyOp>(op)) {
+      bool cooperative = !scope.copiesPerThread && scope.groupSize > 1;
+      if (cooperative && scope.inThreads) {
+        copy.emitOpError("a cooperative dma.copy inside croq.inthreads is "
+                         "lowered by warp specialization, which is not "
+                         "implemented yet; copy outside the inthreads region");
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    }
+    if (isa<MmaLoadOp, MmaOp, MmaStoreOp>(op) && failed(checkFragments(op)))
+      return WalkResult::interrupt();
+    if (auto load = dyn_cast<MmaLoadOp>(op); load && failed(consumerLayout(load)))
+      return WalkResult::interrupt();
+    if (isa<MmaCommitOp>(op) && scope.groupLevel != Level::Warp) {
+      op->emitOpError("commits warpgroup MMAs (wgmma), which are not "
+                      "implemented yet; warp-level MMAs need no commit");
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}
+
 struct ConvertCroqToGPUPass
     : mlir::croq::impl::ConvertCroqToGPUPassBase<ConvertCroqToGPUPass> {
   void runOnOperation() override {
@@ -1355,7 +1386,7 @@ struct ConvertCroqToGPUPass
     if (failed(reportUnsupported(module)))
       return signalPassFailure();
     std::unique_ptr<LaunchAnalysis> analysis = analyzeLaunches(module);
-    if (!analysis)
+    if (!analysis || failed(verifyLowerable(module, *analysis)))
       return signalPassFailure();
 
     MLIRContext *context = &getContext();

@@ -1,3 +1,24 @@
+// RUN: croq-translate --croq-to-ptx %s | FileCheck %s --check-prefix=PTX
+// RUN: %if ptxas %{ croq-translate --croq-to-host %s | FileCheck %s --check-prefix=HOST %}
+// PTX: .entry spin_streams_kernel(
+// Host code: two owned streams, two launches that do not wait, joins before
+// returning; a launch on the caller's stream returns at once.
+// HOST-LABEL: extern "C" int spin_streams(void *arg0, int64_t arg0_size0, void *arg1, int64_t arg1_size0, int64_t arg2) {
+// HOST: croq_rt_stream_create(&[[S0:v[0-9]+]], "spin_streams")
+// HOST: croq_rt_stream_create(&[[S1:v[0-9]+]], "spin_streams")
+// HOST: croq_rt_launch({{.*}}, [[S0]], params, 0)
+// HOST: croq_rt_launch({{.*}}, [[S1]], params, 0)
+// HOST: croq_rt_stream_join([[S0]], "spin_streams")
+// HOST: croq_rt_stream_join([[S1]], "spin_streams")
+// HOST-NEXT: return 0;
+// HOST-LABEL: extern "C" int spin_serial(
+// HOST: croq_rt_launch({{.*}}, nullptr, params, 1)
+// HOST: croq_rt_launch({{.*}}, nullptr, params, 1)
+// HOST-LABEL: extern "C" int spin_on(void *arg0, int64_t arg0_size0, int64_t arg1, CUstream arg2) {
+// HOST: croq_rt_launch({{.*}}, arg2, params, 0)
+// HOST-NOT: croq_rt_stream_sync
+// HOST: return 0;
+
 // Two `parallel.async` launches, each on a stream the function owns (the
 // seed's `stream s;`). Each kernel is one block of 32 threads iterating
 // x = 0.999 x + 0.001, so the two can run side by side; the function joins

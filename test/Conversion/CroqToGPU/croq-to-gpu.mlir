@@ -1,0 +1,248 @@
+// RUN: croq-opt %s --convert-croq-to-gpu --split-input-file | FileCheck %s
+
+// A host-level block parallel is a gpu.launch: block indices from
+// gpu.block_id, the block size from the thread-level chain.
+// CHECK-LABEL: func.func @launch_shape
+// CHECK-SAME: (%[[M:.*]]: index, %[[N:.*]]: index,
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %[[M]], {{.*}} = %[[N]], {{.*}}) threads({{.*}}) in ({{.*}} = %c256{{(_[0-9]+)?}},
+// CHECK: %[[BX:.*]] = gpu.block_id x
+// CHECK: %[[BY:.*]] = gpu.block_id y
+// CHECK: %[[TID:.*]] = gpu.thread_id x
+// CHECK: %[[T:.*]] = arith.remui %[[TID]], %{{.*}} : index
+// CHECK: memref.store {{.*}}[%[[BX]], %[[BY]], %[[T]]]
+// CHECK: gpu.terminator
+func.func @launch_shape(%m: index, %n: index, %out: memref<?x?x256xindex>) {
+  %c256 = arith.constant 256 : index
+  croq.parallel (%x, %y) by [%m, %n] : block {
+    croq.parallel (%t) by [%c256] : thread {
+      memref.store %t, %out[%x, %y, %t] : memref<?x?x256xindex>
+    }
+  }
+  return
+}
+
+// -----
+
+// A warpgroup index is tid / 128, a warp index inside it (tid / 32) % 4, and
+// thread indices are linearised row-major.
+// CHECK-LABEL: func.func @level_indices
+// CHECK: threads({{.*}}) in ({{.*}} = %[[BLOCK:.*]],
+// CHECK: %[[TID:.*]] = gpu.thread_id x
+// CHECK: %[[G:.*]] = arith.divui %[[TID]], %[[C128:.*]] : index
+// CHECK: %[[GI:.*]] = arith.remui %[[G]], %{{.*}} : index
+// CHECK: %[[TID2:.*]] = gpu.thread_id x
+// CHECK: %[[W:.*]] = arith.divui %[[TID2]], %{{.*}} : index
+// CHECK: %[[WI:.*]] = arith.remui %[[W]], %{{.*}} : index
+// CHECK: %[[TID3:.*]] = gpu.thread_id x
+// CHECK: %[[L:.*]] = arith.remui %[[TID3]], %{{.*}} : index
+// CHECK: %[[COL:.*]] = arith.remui %[[L]], %{{.*}} : index
+// CHECK: %[[ROW:.*]] = arith.divui %[[L]], %{{.*}} : index
+// CHECK: memref.store %{{.*}}, %{{.*}}[%[[GI]], %[[WI]], %[[ROW]], %[[COL]]]
+func.func @level_indices(%out: memref<2x4x4x8xi32>) {
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %v = arith.constant 7 : i32
+  croq.parallel (%b) by [%c1] : block {
+    croq.parallel (%g) by [%c2] : warpgroup {
+      croq.parallel (%w) by [%c4] : warp {
+        croq.parallel (%r, %c) by [%c4, %c8] : thread {
+          memref.store %v, %out[%g, %w, %r, %c] : memref<2x4x4x8xi32>
+        }
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// Code after an inner parallel waits for it: a block barrier (bar.sync 0);
+// inside a warpgroup the barrier is the named barrier 1 + tid / 128 over
+// 128 threads.
+// CHECK-LABEL: func.func @transition_barriers
+// CHECK: arith.remui
+// CHECK: memref.store
+// CHECK-NEXT: gpu.barrier
+// CHECK: memref.load
+// CHECK-LABEL: func.func @warpgroup_barrier
+// CHECK: nvvm.barrier
+// CHECK-SAME: number_of_threads
+// CHECK-NOT: gpu.barrier
+// CHECK: gpu.terminator
+// CHECK-LABEL: func.func @warpgroup_barrier_ids
+// CHECK: gpu.thread_id x
+// CHECK: %[[TID:.*]] = gpu.thread_id x
+// CHECK: %[[G:.*]] = arith.divui %[[TID]], %{{.*}} : index
+// CHECK: %[[ID:.*]] = arith.addi %[[G]], %{{.*}} : index
+// CHECK: %[[ID32:.*]] = arith.index_cast %[[ID]] : index to i32
+// CHECK: nvvm.barrier id = %[[ID32]] number_of_threads = %{{.*}}
+func.func @transition_barriers(%buf: memref<64xf32>) {
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %v = arith.constant 1.0 : f32
+  croq.parallel (%b) by [%c1] : block {
+    croq.parallel (%t) by [%c64] : thread {
+      memref.store %v, %buf[%t] : memref<64xf32>
+    }
+    %x = memref.load %buf[%c1] : memref<64xf32>
+  }
+  return
+}
+
+func.func @warpgroup_barrier() {
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  croq.parallel (%b) by [%c1] : block {
+    croq.parallel (%g) by [%c2] : warpgroup {
+      croq.barrier warpgroup
+    }
+  }
+  return
+}
+
+// The barrier id: 1 + tid / 128, as i32, with 128 threads.
+func.func @warpgroup_barrier_ids() {
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  croq.parallel (%b) by [%c1] : block {
+    croq.parallel (%g) by [%c4] : warpgroup {
+      croq.barrier warpgroup
+    }
+  }
+  return
+}
+
+// -----
+
+// A synchronous cooperative copy into shared memory: a leading barrier
+// (earlier reads of the buffer), 16-byte vector accesses when the run-time
+// alignment check passes, scalar ones otherwise, then the scope's barrier.
+// The shared buffer is a view of dynamic shared memory.
+// CHECK-LABEL: func.func @dma_copy_to_shared
+// CHECK: gpu.launch {{.*}} dynamic_shared_memory_size %[[SMEM:.*]]
+// CHECK: %[[DYN:.*]] = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
+// CHECK: %[[BUF:.*]] = memref.view %[[DYN]][%{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<64x64xf16, #gpu.address_space<workgroup>>
+// CHECK: %[[TILE:.*]] = memref.subview %{{.*}}[%{{.*}}, %{{.*}}] [64, 64] [1, 1]
+// CHECK: gpu.barrier
+// CHECK: memref.extract_strided_metadata
+// CHECK: scf.if
+// CHECK: scf.for
+// CHECK: vector.load %[[TILE]]{{.*}} {alignment = 16 : i64} : memref<64x64xf16, strided<[?, 1], offset: ?>>, vector<8xf16>
+// CHECK: vector.store {{.*}}, %[[BUF]]{{.*}} {alignment = 16 : i64}
+// CHECK: } else {
+// CHECK: memref.load %[[TILE]]
+// CHECK: memref.store {{.*}}, %[[BUF]]
+// CHECK: gpu.barrier
+func.func @dma_copy_to_shared(%src: memref<?x?xf16>, %i: index, %j: index) {
+  %c1 = arith.constant 1 : index
+  %c128 = arith.constant 128 : index
+  croq.parallel (%b) by [%c1] : block {
+    %s = memref.alloc() : memref<64x64xf16, #gpu.address_space<workgroup>>
+    croq.parallel (%t) by [%c128] : thread {
+      %tile = croq.subspan %src[64, 64] at [%i, %j] : memref<?x?xf16> -> memref<64x64xf16, strided<[?, 1], offset: ?>>
+      croq.dma.copy %tile to %s : memref<64x64xf16, strided<[?, 1], offset: ?>> to memref<64x64xf16, #gpu.address_space<workgroup>>
+    }
+  }
+  return
+}
+
+// -----
+
+// Async copies issue cp.async and commit a group; a wait drains the groups
+// and synchronises the scope. Futures become their buffers; swap and
+// dma.any disappear.
+// CHECK-LABEL: func.func @async_copy_and_wait
+// CHECK: nvgpu.device_async_copy %{{.*}}[{{.*}}], %{{.*}}[{{.*}}], 4 : memref<16x16xi32, strided<[256, 1], offset: ?>> to memref<16x16xi32, #gpu.address_space<workgroup>>
+// CHECK: nvvm.cp.async.commit.group
+// CHECK: nvvm.cp.async.wait.group 0
+// CHECK-NEXT: gpu.barrier
+// CHECK-NOT: croq.
+func.func @async_copy_and_wait(%g: memref<128x256xi32>, %i: index, %j: index) {
+  %c1 = arith.constant 1 : index
+  %c256 = arith.constant 256 : index
+  croq.parallel (%b) by [%c1] : block {
+    %s0 = memref.alloc() : memref<16x16xi32, #gpu.address_space<workgroup>>
+    %s1 = memref.alloc() : memref<16x16xi32, #gpu.address_space<workgroup>>
+    croq.parallel (%t) by [%c256] : thread {
+      %tile = croq.chunkat %g[%i by 8, %j by 16] : memref<128x256xi32> -> memref<16x16xi32, strided<[256, 1], offset: ?>>
+      %f = croq.dma.copy async %tile to %s0 : memref<16x16xi32, strided<[256, 1], offset: ?>> to memref<16x16xi32, #gpu.address_space<workgroup>> -> !croq.future<dma, async, memref<16x16xi32, #gpu.address_space<workgroup>>>
+      %any = croq.dma.any %s1 : memref<16x16xi32, #gpu.address_space<workgroup>> -> !croq.future<dma, async, memref<16x16xi32, #gpu.address_space<workgroup>>>
+      %x, %y = croq.swap %f, %any : !croq.future<dma, async, memref<16x16xi32, #gpu.address_space<workgroup>>>
+      croq.wait %y : !croq.future<dma, async, memref<16x16xi32, #gpu.address_space<workgroup>>>
+      %d = croq.future.data %y : !croq.future<dma, async, memref<16x16xi32, #gpu.address_space<workgroup>>> -> memref<16x16xi32, #gpu.address_space<workgroup>>
+      %v = memref.load %d[%t, %t] : memref<16x16xi32, #gpu.address_space<workgroup>>
+    }
+  }
+  return
+}
+
+// -----
+
+// A per-thread copy into a local buffer: no cooperation, no barrier; the
+// local buffer is a per-thread alloca.
+// CHECK-LABEL: func.func @local_copy
+// CHECK: memref.alloca() : memref<1x8xf32, #gpu.address_space<private>>
+// CHECK: scf.for %{{.*}} = %[[C0:.*]] to %{{.*}} step %{{.*}}
+// CHECK-NOT: gpu.barrier
+// CHECK: gpu.terminator
+func.func @local_copy(%g: memref<?x8xf32>) {
+  %c1 = arith.constant 1 : index
+  %c0 = arith.constant 0 : index
+  %c32 = arith.constant 32 : index
+  croq.parallel (%b) by [%c1] : block {
+    croq.parallel (%t) by [%c32] : thread {
+      %l = memref.alloc() : memref<1x8xf32, #gpu.address_space<private>>
+      %row = croq.subspan %g[1, 8] at [%t, %c0] : memref<?x8xf32> -> memref<1x8xf32, strided<[8, 1], offset: ?>>
+      croq.dma.copy %row to %l : memref<1x8xf32, strided<[8, 1], offset: ?>> to memref<1x8xf32, #gpu.address_space<private>>
+    }
+  }
+  return
+}
+
+// -----
+
+// Streams: a local stream is a gpu.wait async token; parallel.async on it
+// is an async launch with that dependency; a synchronous launch on a stream
+// waits for it.
+// CHECK-LABEL: func.func @streams
+// CHECK-SAME: (%{{.*}}: index, %[[S:.*]]: !gpu.async.token)
+// CHECK: %[[OWN:.*]] = gpu.wait async
+// CHECK: gpu.launch async [%[[OWN]]]
+// CHECK: %[[T:.*]] = gpu.launch async [%[[S]]]
+// CHECK: gpu.wait [%[[T]]]
+func.func @streams(%n: index, %s: !croq.stream) {
+  %own = croq.stream.create : !croq.stream
+  croq.parallel (%b) by [%n] : block async stream(%own) {
+  }
+  croq.parallel (%b) by [%n] : block stream(%s) {
+  }
+  return
+}
+
+// -----
+
+// Warp-scope MMA: operand fragments are gathered per lane into m16n8k16
+// register tiles; a 16x16 accumulator is two n8 tiles.
+// CHECK-LABEL: func.func @warp_mma
+// CHECK: vector.broadcast %{{.*}} : f32 to vector<2x2x2xf32>
+// CHECK: vector.from_elements {{.*}} : vector<1x4x2xf16>
+// CHECK: vector.from_elements {{.*}} : vector<2x2x2xf16>
+// CHECK: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 16]} : (vector<4x2xf16>, vector<2x2xf16>, vector<2x2xf32>) -> vector<2x2xf32>
+// CHECK: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 16]}
+// CHECK-COUNT-8: memref.store {{.*}} : memref<16x16xf32>
+func.func @warp_mma(%a: memref<16x16xf16>, %b: memref<16x16xf16>, %c: memref<16x16xf32>) {
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  croq.parallel (%x) by [%c1] : block {
+    croq.parallel (%w) by [%c1] : warp {
+      %acc = croq.mma.fill %zero : f32 -> !croq.frag<acc, 16x16xf32>
+      %fa = croq.mma.load %a : memref<16x16xf16> -> !croq.frag<a, 16x16xf16>
+      %fb = croq.mma.load %b : memref<16x16xf16> -> !croq.frag<b, 16x16xf16>
+      %r = croq.mma row_row %acc, %fa, %fb : !croq.frag<acc, 16x16xf32>, !croq.frag<a, 16x16xf16>, !croq.frag<b, 16x16xf16> -> !croq.frag<acc, 16x16xf32>
+      croq.mma.store %r, %c : !croq.frag<acc, 16x16xf32>, memref<16x16xf32>
+    }
+  }
+  return
+}

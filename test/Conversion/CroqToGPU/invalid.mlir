@@ -1,0 +1,173 @@
+// RUN: croq-opt %s --convert-croq-to-gpu --split-input-file --verify-diagnostics
+
+// What convert-croq-to-gpu cannot lower is reported at the op, with what to
+// change.
+
+func.func @negative_event(%n: index) {
+  croq.parallel (%b) by [%n] : block {
+    // expected-error @below {{cannot be lowered to GPU code: events lower to mbarriers in the warp-specialization pipeline, which is not implemented yet}}
+    %e = croq.event.alloc : !croq.event<shared>
+  }
+  return
+}
+
+// -----
+
+func.func @negative_tma(%g: memref<64x64xf16>) {
+  %c1 = arith.constant 1 : index
+  croq.parallel (%b) by [%c1] : block {
+    %s = memref.alloc() : memref<64x64xf16, #gpu.address_space<workgroup>>
+    // expected-error @below {{cannot be lowered to GPU code: TMA copies lower in the Hopper pipeline, which is not implemented yet; use croq.dma.copy}}
+    croq.tma.copy %g to %s : memref<64x64xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
+  }
+  return
+}
+
+// -----
+
+func.func @negative_swizzled_copy(%g: memref<64x64xf16>) {
+  %c1 = arith.constant 1 : index
+  croq.parallel (%b) by [%c1] : block {
+    %s = memref.alloc() : memref<64x64xf16, #gpu.address_space<workgroup>>
+    // expected-error @below {{cannot be lowered to GPU code: swizzled cooperative copies are not implemented yet; drop swizzle(...)}}
+    croq.dma.copy swizzle(128) %g to %s : memref<64x64xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
+  }
+  return
+}
+
+// -----
+
+func.func @negative_dynamic_block_shape(%n: index) {
+  croq.parallel (%b) by [%n] : block {
+    // expected-error @below {{bound 0 of a thread parallel must be a compile-time constant: it sets the block size of the kernel}}
+    croq.parallel (%t) by [%n] : thread {
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @negative_sibling_shapes() {
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %c128 = arith.constant 128 : index
+  croq.parallel (%b) by [%c1] : block {
+    // expected-note @below {{and this one 64}}
+    croq.parallel (%t) by [%c64] : thread {
+    }
+    // expected-error @below {{sibling parallels in one block need equal thread counts: this one uses 128 threads}}
+    croq.parallel (%t) by [%c128] : thread {
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @negative_warpgroup_fill() {
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  croq.parallel (%b) by [%c1] : block {
+    // expected-error @below {{an instance of a 'warpgroup' parallel has 128 threads, but its nested parallels use 64; make the inner extents multiply to 128}}
+    croq.parallel (%g) by [%c1] : warpgroup {
+      croq.parallel (%t) by [%c64] : thread {
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @negative_kernel_level() {
+  %c32 = arith.constant 32 : index
+  // expected-error @below {{a kernel is a block-level parallel; wrap this 'thread' parallel in `croq.parallel (...) by [...] : block`}}
+  croq.parallel (%t) by [%c32] : thread {
+  }
+  return
+}
+
+// -----
+
+func.func @negative_too_many_threads() {
+  %c1 = arith.constant 1 : index
+  %c9 = arith.constant 9 : index
+  // expected-error @below {{needs 1152 threads per block; the limit is 1024}}
+  croq.parallel (%b) by [%c1] : block {
+    croq.parallel (%g) by [%c9] : warpgroup {
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @negative_copy_in_inthreads(%g: memref<64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  croq.parallel (%b) by [%c1] : block {
+    %s = memref.alloc() : memref<64xf32, #gpu.address_space<workgroup>>
+    croq.parallel (%p) by [%c2] : warpgroup {
+      %first = arith.cmpi eq, %p, %c0 : index
+      croq.inthreads async (%first) {
+        // expected-error @below {{a cooperative dma.copy inside croq.inthreads is lowered by warp specialization, which is not implemented yet; copy outside the inthreads region}}
+        croq.dma.copy %g to %s : memref<64xf32> to memref<64xf32, #gpu.address_space<workgroup>>
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @negative_warpgroup_mma(%a: memref<64x16xf16, #gpu.address_space<workgroup>>) {
+  %c1 = arith.constant 1 : index
+  croq.parallel (%b) by [%c1] : block {
+    croq.parallel (%g) by [%c1] : warpgroup {
+      // expected-error @below {{is lowered to warp-level mma.sync and must run in the body of a warp parallel (`: group`); at warpgroup scope it needs wgmma, which is not implemented yet}}
+      %fa = croq.mma.load %a : memref<64x16xf16, #gpu.address_space<workgroup>> -> !croq.frag<a, 64x16xf16>
+      %zero = arith.constant 0.0 : f32
+      %acc = croq.mma.fill %zero : f32 -> !croq.frag<acc, 64x64xf32>
+      %fb = croq.mma.load %a : memref<64x16xf16, #gpu.address_space<workgroup>> -> !croq.frag<b, 64x16xf16>
+      %r = croq.mma row_row %acc, %fa, %fb : !croq.frag<acc, 64x64xf32>, !croq.frag<a, 64x16xf16>, !croq.frag<b, 64x16xf16> -> !croq.frag<acc, 64x64xf32>
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @negative_mixed_layouts(%a: memref<16x16xf16>) {
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  croq.parallel (%b) by [%c1] : block {
+    croq.parallel (%w) by [%c1] : warp {
+      %acc = croq.mma.fill %zero : f32 -> !croq.frag<acc, 16x16xf32>
+      %fa = croq.mma.load %a : memref<16x16xf16> -> !croq.frag<a, 16x16xf16>
+      // expected-error @below {{is used by MMAs of layouts row_row and row_col, which read it in different orders; load the operand once per layout}}
+      %fb = croq.mma.load %a : memref<16x16xf16> -> !croq.frag<b, 16x16xf16>
+      %r0 = croq.mma row_row %acc, %fa, %fb : !croq.frag<acc, 16x16xf32>, !croq.frag<a, 16x16xf16>, !croq.frag<b, 16x16xf16> -> !croq.frag<acc, 16x16xf32>
+      %r1 = croq.mma row_col %r0, %fa, %fb : !croq.frag<acc, 16x16xf32>, !croq.frag<a, 16x16xf16>, !croq.frag<b, 16x16xf16> -> !croq.frag<acc, 16x16xf32>
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @negative_mma_operand_type(%a: memref<16x16xbf16>) {
+  %c1 = arith.constant 1 : index
+  croq.parallel (%b) by [%c1] : block {
+    croq.parallel (%w) by [%c1] : warp {
+      // expected-error @below {{mma.sync operands must be f16, got 'bf16'}}
+      %fa = croq.mma.load %a : memref<16x16xbf16> -> !croq.frag<a, 16x16xbf16>
+      %zero = arith.constant 0.0 : f32
+      %acc = croq.mma.fill %zero : f32 -> !croq.frag<acc, 16x16xf32>
+      %fb = croq.mma.load %a : memref<16x16xbf16> -> !croq.frag<b, 16x16xbf16>
+      %r = croq.mma row_row %acc, %fa, %fb : !croq.frag<acc, 16x16xf32>, !croq.frag<a, 16x16xbf16>, !croq.frag<b, 16x16xbf16> -> !croq.frag<acc, 16x16xf32>
+    }
+  }
+  return
+}
