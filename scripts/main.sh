@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The main job: set up, build croq, and run the worked examples through
-# croq-opt (parse, verify, print). Lowering to PTX and running on the GPU
-# join this job as they land (see README, "Status").
+# The main job: set up and build croq, compile every integration kernel
+# (test/Integration/kernels: the seed's and chapter 6's programs in croq IR)
+# to PTX for sm_90a and assemble it with ptxas, then, where an NVIDIA GPU is
+# present, build them with the croq runtime and run them against PyTorch
+# references, followed by the copy benchmark.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
@@ -9,7 +11,21 @@ BUILD_DIR=${BUILD_DIR:-build}
 scripts/setup.sh
 cmake --build "$BUILD_DIR"
 
-for example in examples/*.mlir; do
-  echo "== croq-opt $example"
-  "$BUILD_DIR/bin/croq-opt" "$example"
+ptx_dir="$BUILD_DIR/ptx"
+mkdir -p "$ptx_dir"
+ptxas=/usr/local/cuda/bin/ptxas
+for kernel in test/Integration/kernels/*.mlir; do
+  name=$(basename "$kernel" .mlir)
+  "$BUILD_DIR/bin/croq-translate" --croq-to-ptx "$kernel" -o "$ptx_dir/$name.ptx"
+  echo "== $kernel -> $ptx_dir/$name.ptx"
+  if [ -x "$ptxas" ]; then
+    python3 test/tools/ptxas-each.py "$ptxas" sm_90a "$ptx_dir/$name.ptx"
+  fi
 done
+
+if command -v nvidia-smi >/dev/null && nvidia-smi -L 2>/dev/null | grep -q GPU; then
+  test/Integration/gpu/build-bundle.sh "$BUILD_DIR" "$BUILD_DIR/gpu-bundle"
+  test/Integration/gpu/run.sh "$BUILD_DIR/gpu-bundle" all
+else
+  echo "no NVIDIA GPU here: kernels compiled to PTX only (see $ptx_dir)"
+fi
