@@ -486,12 +486,15 @@ struct NestedParallelLowering : ScopedPattern<ParallelOp> {
 
     bool barrierAfter = hasSuccessorWork(op);
     const LaunchAnalysis::Scope &outer = analysis.getScope(op);
+    // Each thread takes the values its own instance yields.
+    SmallVector<Value> yielded(
+        cast<YieldOp>(op.getBody().front().getTerminator()).getValues());
     inlineBody(rewriter, op.getBody(), op, indices);
     if (barrierAfter && !outer.inThreads) {
       rewriter.setInsertionPoint(op);
       emitScopeBarrier(rewriter, loc, outer);
     }
-    rewriter.eraseOp(op);
+    rewriter.replaceOp(op, yielded);
     return success();
   }
 };

@@ -164,6 +164,29 @@ func.func @negative_parallel_body_arg_type(%n: index) {
 
 // -----
 
+func.func @negative_block_results(%n: index) {
+  // expected-error @below {{a block-level parallel is a kernel launch and cannot yield values; write results to a tensor}}
+  %r = croq.parallel (%b) by [%n] : block -> (index) {
+    croq.yield %b : index
+  }
+  return
+}
+
+// -----
+
+func.func @negative_yield_types(%n: index) {
+  croq.parallel (%b) by [%n] : block {
+    %r = croq.parallel (%t) by [%n] : thread -> (index) {
+      %v = arith.constant 1 : i32
+      // expected-error @below {{yields 1 values of types (i32) but its parent croq.parallel returns (index)}}
+      croq.yield %v : i32
+    }
+  }
+  return
+}
+
+// -----
+
 //===----------------------------------------------------------------------===//
 // croq.inthreads
 //===----------------------------------------------------------------------===//

@@ -42,6 +42,22 @@ func.func @parallel_levels(%n: index, %s: !croq.stream) {
   return
 }
 
+// CHECK-LABEL: func.func @parallel_results
+func.func @parallel_results(%n: index) {
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  croq.parallel (%b) by [%n] : block {
+    %acc = croq.mma.fill %zero : f32 -> !croq.frag<acc, 64x64xf32>
+    // CHECK: %[[R:.*]]:2 = croq.parallel (%{{.*}}) by [%{{.*}}] : warpgroup -> (!croq.frag<acc, 64x64xf32>, index) {
+    // CHECK: croq.yield %{{.*}}, %{{.*}} : !croq.frag<acc, 64x64xf32>, index
+    // CHECK-NEXT: }
+    %r:2 = croq.parallel (%p) by [%c1] : warpgroup -> (!croq.frag<acc, 64x64xf32>, index) {
+      croq.yield %acc, %p : !croq.frag<acc, 64x64xf32>, index
+    }
+  }
+  return
+}
+
 // CHECK-LABEL: func.func @local_streams
 func.func @local_streams(%n: index) {
   // CHECK: %[[S0:.*]] = croq.stream.create : !croq.stream

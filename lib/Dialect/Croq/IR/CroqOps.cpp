@@ -231,7 +231,9 @@ static void printChunkList(OpAsmPrinter &printer, Operation *,
 //===----------------------------------------------------------------------===//
 
 void ParallelOp::build(OpBuilder &builder, OperationState &state, Level level,
-                       ValueRange bounds, bool async, Value stream) {
+                       ValueRange bounds, bool async, Value stream,
+                       TypeRange resultTypes) {
+  state.addTypes(resultTypes);
   state.addOperands(bounds);
   if (stream)
     state.addOperands(stream);
@@ -246,9 +248,11 @@ void ParallelOp::build(OpBuilder &builder, OperationState &state, Level level,
   body->push_back(block);
   for (Value bound : bounds)
     block->addArgument(builder.getIndexType(), bound.getLoc());
-  OpBuilder::InsertionGuard guard(builder);
-  builder.setInsertionPointToEnd(block);
-  YieldOp::create(builder, state.location);
+  if (resultTypes.empty()) {
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToEnd(block);
+    YieldOp::create(builder, state.location);
+  }
 }
 
 ParseResult ParallelOp::parse(OpAsmParser &parser, OperationState &result) {
@@ -302,6 +306,10 @@ ParseResult ParallelOp::parse(OpAsmParser &parser, OperationState &result) {
   }
   props.operandSegmentSizes = {static_cast<int32_t>(bounds.size()),
                                numStreams};
+  if (succeeded(parser.parseOptionalArrow()) &&
+      (parser.parseLParen() || parser.parseTypeList(result.types) ||
+       parser.parseRParen()))
+    return failure();
 
   Region *body = result.addRegion();
   if (parser.parseRegion(*body, indices))
@@ -320,9 +328,12 @@ void ParallelOp::print(OpAsmPrinter &printer) {
     printer << " async";
   if (Value stream = getStream())
     printer << " stream(" << stream << ")";
+  if (!getResults().empty()) {
+    printer << " -> (" << getResultTypes() << ")";
+  }
   printer << ' ';
   printer.printRegion(getBody(), /*printEntryBlockArgs=*/false,
-                      /*printBlockTerminators=*/false);
+                      /*printBlockTerminators=*/!getResults().empty());
   printer.printOptionalAttrDictWithKeyword(
       (*this)->getAttrs(),
       {getLevelAttrName(), getAsyncAttrName(), getOperandSegmentSizesAttrName()});
@@ -346,6 +357,9 @@ LogicalResult ParallelOp::verify() {
     return emitOpError("only a block-level parallel (a kernel launch) can "
                        "be async, not '")
            << stringifyLevel(getLevel()) << "'";
+  if (isBlock && !getResults().empty())
+    return emitOpError("a block-level parallel is a kernel launch and cannot "
+                       "yield values; write results to a tensor");
   if (ParallelOp parent = getParentParallel()) {
     if (getAsync())
       return emitOpError("only the outermost parallel can be async");
@@ -382,7 +396,8 @@ void ParallelOp::getSuccessorRegions(RegionBranchPoint point,
     regions.push_back(RegionSuccessor(&getBody()));
     return;
   }
-  regions.push_back(RegionSuccessor(getOperation(), getOperation()->getResults()));
+  regions.push_back(
+      RegionSuccessor(getOperation(), getOperation()->getResults()));
 }
 
 void ParallelOp::getRegionInvocationBounds(
@@ -476,6 +491,21 @@ void InThreadsOp::getEntrySuccessorRegions(
     return;
   }
   getSuccessorRegions(RegionBranchPoint::parent(), regions);
+}
+
+//===----------------------------------------------------------------------===//
+// YieldOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult YieldOp::verify() {
+  Operation *parent = (*this)->getParentOp();
+  TypeRange expected = parent->getResultTypes();
+  if (getValues().getTypes() != expected)
+    return emitOpError("yields ")
+           << getValues().size() << " values of types ("
+           << getValues().getTypes() << ") but its parent "
+           << parent->getName() << " returns (" << expected << ")";
+  return success();
 }
 
 //===----------------------------------------------------------------------===//

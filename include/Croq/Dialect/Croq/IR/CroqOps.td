@@ -48,8 +48,9 @@ def Croq_ParallelOp : Croq_Op<"parallel", [
 
     ```mlir
     croq.parallel (%bm, %bn) by [%gm, %gn] : block async stream(%s) {
-      croq.parallel (%p) by [%c2] : warpgroup {
+      %r = croq.parallel (%p) by [%c2] : warpgroup -> (index) {
         ...
+        croq.yield %v : index
       }
     }
     ```
@@ -60,6 +61,7 @@ def Croq_ParallelOp : Croq_Op<"parallel", [
     Croq_LevelAttr:$level,
     UnitAttr:$async
   );
+  let results = (outs Variadic<AnyType>:$results);
   let regions = (region SizedRegion<1>:$body);
   let hasCustomAssemblyFormat = 1;
   let hasVerifier = 1;
@@ -68,7 +70,8 @@ def Croq_ParallelOp : Croq_Op<"parallel", [
   let builders = [
     OpBuilder<(ins "::mlir::croq::Level":$level, "::mlir::ValueRange":$bounds,
                    CArg<"bool", "false">:$async,
-                   CArg<"::mlir::Value", "{}">:$stream)>
+                   CArg<"::mlir::Value", "{}">:$stream,
+                   CArg<"::mlir::TypeRange", "{}">:$resultTypes)>
   ];
   let extraClassDeclaration = [{
     /// The instance indices, one per bound.
@@ -123,14 +126,18 @@ def Croq_YieldOp : Croq_Op<"yield", [
   ]> {
   let summary = "terminator of croq region ops";
   let description = [{
-    Ends the body of `croq.parallel` and `croq.inthreads`. It carries no
-    values and is implicit in the custom assembly of both ops.
+    Ends the body of `croq.parallel` and `croq.inthreads`, and carries the
+    values a nested `croq.parallel` yields. An empty yield is implicit in the
+    custom assembly of both ops.
 
     ```mlir
-    croq.yield
+    croq.yield %acc : !croq.frag<acc, 64x64xf32>
     ```
   }];
-  let assemblyFormat = "attr-dict";
+  let arguments = (ins Variadic<AnyType>:$values);
+  let builders = [OpBuilder<(ins), [{ /* nothing to build */ }]>];
+  let assemblyFormat = "($values^ `:` type($values))? attr-dict";
+  let hasVerifier = 1;
 }
 
 def Croq_BarrierOp : Croq_Op<"barrier"> {
