@@ -178,7 +178,7 @@ func.func @negative_yield_types(%n: index) {
   croq.parallel (%b) by [%n] : block {
     %r = croq.parallel (%t) by [%n] : thread -> (index) {
       %v = arith.constant 1 : i32
-      // expected-error @below {{yields 1 values of types (i32) but its parent croq.parallel returns (index)}}
+      // expected-error @below {{yields 1 values of types ('i32') but its parent croq.parallel returns ('index')}}
       croq.yield %v : i32
     }
   }
