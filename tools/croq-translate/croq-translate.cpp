@@ -5,12 +5,14 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// `croq-translate` converts croq IR to PTX (`--croq-to-ptx`), a cubin
+// `croq-translate` imports Croqtile source (`--import-croqtile`), converts
+// croq IR to PTX (`--croq-to-ptx`), a cubin
 // (`--croq-to-cubin`) or C++ host code with the kernels embedded
 // (`--croq-to-host`), and carries the upstream MLIR <-> LLVM IR translations.
 //
 //===----------------------------------------------------------------------===//
 
+#include "Croq/Frontend/Croqtile/Importer.h"
 #include "Croq/Target/Translations.h"
 
 #include "mlir/InitAllTranslations.h"
@@ -20,6 +22,7 @@
 int main(int argc, char **argv) {
   mlir::registerAllTranslations();
   mlir::croq::registerCroqTranslations();
+  mlir::croq::registerCroqtileImport();
   return mlir::failed(
       mlir::mlirTranslateMain(argc, argv, "croq translation driver\n"));
 }

@@ -1,0 +1,179 @@
+//===- AST.h - Croqtile syntax tree -----------------------------*- C++ -*-===//
+//
+// Part of the croq project: an MLIR dialect for the Croqtile GPU kernel
+// language.
+//
+//===----------------------------------------------------------------------===//
+//
+// A small syntax tree for the `__co__` subset of Croqtile: expressions
+// (including views and bounded-variable operators), statements, and
+// functions. It keeps every node's source location for diagnostics.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CROQ_LIB_FRONTEND_CROQTILE_AST_H
+#define CROQ_LIB_FRONTEND_CROQTILE_AST_H
+
+#include "llvm/Support/SMLoc.h"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlir::croq::croqtile {
+
+struct Expr;
+using ExprPtr = std::unique_ptr<Expr>;
+
+struct Expr {
+  enum class Kind {
+    Int,      // 42
+    Float,    // 1.0f (isF32) or 1.0
+    Bool,     // true / false
+    Name,     // x, and `_`
+    Unary,    // op: ! - ~ ++ --
+    Postfix,  // x++ / x--
+    Binary,   // op: || && == != < > <= >= << >> + - * / % & ^ | # #+ #- #* #/ #%
+    Ternary,  // args: cond, then, else
+    Bound,    // #x
+    Count,    // |x.span|
+    Call,     // name(args): cdiv, __max, ...; x(lo:hi:st) is a Range
+    Member,   // base.name or base.name(args); typeArg for .name<T>
+    Index,    // base[args]
+    Range,    // name(lo : hi : step) in foreach; args may be null
+  };
+  Kind kind;
+  llvm::SMLoc loc;
+  std::string name;         // Name / op / callee / member
+  int64_t intValue = 0;
+  double floatValue = 0;
+  bool isF32 = false;
+  bool hasArgs = false;     // Member with a call list
+  std::vector<ExprPtr> args;
+  ExprPtr base;
+  std::vector<std::string> typeArgs; // .swiz<128>, .fill.f16
+
+  Expr(Kind kind, llvm::SMLoc loc) : kind(kind), loc(loc) {}
+};
+
+struct Stmt;
+using StmtPtr = std::unique_ptr<Stmt>;
+
+/// One level of a `parallel` chain.
+struct ParallelLevel {
+  llvm::SMLoc loc;
+  std::vector<std::string> names; // empty: anonymous
+  std::vector<llvm::SMLoc> nameLocs;
+  std::vector<ExprPtr> bounds;
+  std::string level; // "" when not annotated
+};
+
+/// `x in mdx` or `{a, b} in [m, n]` of with / foreach.
+struct Within {
+  llvm::SMLoc loc;
+  std::vector<std::string> names;
+  std::vector<ExprPtr> bounds;
+};
+
+struct Stmt {
+  enum class Kind {
+    Block,
+    ScalarDecl,  // [mutable] int|bool|ELEM name [= init]
+    TensorDecl,  // [storage] ELEM [dims] name[arr] ...
+    EventDecl,   // [storage] event[<N>] name[dims] [= ready]
+    StreamDecl,  // stream s;
+    Assign,      // target op= value  (op "=" declares a new name)
+    ExprStmt,    // x++ etc.
+    Dma,         // [result =] dma|tma ...
+    DmaAny,      // result = dma.any | tma.any
+    MmaFill,     // result = mma.fill[.T] value
+    MmaLoad,     // result = mma.load[.swiz<N>] view
+    Mma,         // [result =] mma.lay[.async] acc, a, b
+    MmaStore,    // mma.store acc, view
+    MmaCommit,   // mma.commit / mma.wait<N>
+    Wait,        // wait targets
+    Trigger,     // trigger targets [after futures]
+    Swap,        // swap(a, b) / rotate(a, b, ...)
+    Sync,        // sync.shared / sync.global / sync.barrier : level
+    Parallel,
+    With,
+    Foreach,
+    InThreads,
+    If,
+    While,
+    Break,
+    Continue,
+    Return,
+  };
+  Kind kind;
+  llvm::SMLoc loc;
+
+  // Names and types.
+  std::string name;             // declared / assigned / result name
+  llvm::SMLoc nameLoc;
+  std::string elemType;         // int, bool, f16, ... ; MmaFill accumulator type
+  std::string storage;          // global / shared / local / ""
+  bool isMutable = false;
+  std::vector<ExprPtr> dims;    // tensor dims
+  std::vector<ExprPtr> arrayDims; // name[ARR] of buffers / events
+  std::optional<int64_t> arrivals; // event<N>
+  bool ready = false;           // = ready
+  std::vector<StmtPtr> moreDecls; // `a[2], b[2]` in one declaration
+
+  // Assignments and expressions.
+  std::string op;               // "=", "+=", ...; engine ("dma"/"tma")
+  ExprPtr target;               // assignment target (Name or element)
+  ExprPtr value;                // init / value / mma.fill value / condition
+
+  // Copies.
+  std::string copyKind;         // copy / load
+  bool async = false;
+  ExprPtr boundEvent;           // D1 .async<ev[i]>
+  std::optional<int64_t> swizzle;
+  ExprPtr source, dest;         // dest null with destStorage
+  std::string destStorage;      // => shared / => local
+  std::vector<ExprPtr> operands; // mma acc/a/b, wait/trigger/swap targets
+  std::vector<std::string> after;
+  std::string layout;           // row.row ...
+
+  // Structure.
+  std::vector<ParallelLevel> levels; // parallel
+  std::string streamName;       // parallel<s>
+  std::vector<Within> withins;  // with / foreach
+  std::vector<ExprPtr> ranges;  // foreach over existing names
+  std::vector<StmtPtr> body;
+  std::vector<StmtPtr> elseBody;
+  bool hasElse = false;
+
+  Stmt(Kind kind, llvm::SMLoc loc) : kind(kind), loc(loc) {}
+};
+
+struct Param {
+  llvm::SMLoc loc;
+  std::string name;
+  std::string kind;      // tensor / scalar / stream
+  std::string storage;   // global / "" (host)
+  std::string elemType;
+  std::vector<ExprPtr> dims; // Int, Name or Name "?"
+  bool byRef = false;
+};
+
+struct Function {
+  llvm::SMLoc loc;
+  std::string name;
+  std::string returnKind; // void / auto / tensor
+  std::vector<Param> params;
+  std::vector<StmtPtr> body;
+};
+
+struct Program {
+  std::vector<Function> functions;
+  /// Host C++ outside `__co__` functions, kept verbatim.
+  std::vector<std::string> hostCode;
+};
+
+} // namespace mlir::croq::croqtile
+
+#endif // CROQ_LIB_FRONTEND_CROQTILE_AST_H

@@ -1,0 +1,81 @@
+//===- Importer.cpp - Croqtile source to croq IR --------------------------===//
+//
+// Part of the croq project: an MLIR dialect for the Croqtile GPU kernel
+// language.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Croq/Frontend/Croqtile/Importer.h"
+#include "Croq/InitAllDialects.h"
+
+#include "IRGen.h"
+#include "Lexer.h"
+#include "Parser.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Tools/mlir-translate/Translation.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/SourceMgr.h"
+
+using namespace mlir;
+using namespace mlir::croq;
+using namespace mlir::croq::croqtile;
+
+OwningOpRef<ModuleOp>
+mlir::croq::importCroqtile(llvm::SourceMgr &sourceMgr, MLIRContext *context,
+                           const CroqtileImportOptions &options) {
+  auto locate = [&](llvm::SMLoc smloc) -> Location {
+    unsigned id = smloc.isValid() ? sourceMgr.FindBufferContainingLoc(smloc) : 0;
+    if (!id)
+      return FileLineColLoc::get(
+          context,
+          sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())
+              ->getBufferIdentifier(),
+          1, 1);
+    auto [line, col] = sourceMgr.getLineAndColumn(smloc, id);
+    return FileLineColLoc::get(
+        context, sourceMgr.getMemoryBuffer(id)->getBufferIdentifier(), line,
+        col);
+  };
+  ErrorFn error = [&](llvm::SMLoc loc, const llvm::Twine &message) {
+    emitError(locate(loc), message);
+    return false;
+  };
+  ErrorFn warning = [&](llvm::SMLoc loc, const llvm::Twine &message) {
+    emitWarning(locate(loc), message);
+    return true;
+  };
+  PreprocessorOptions ppOptions{options.defines, options.includeDirs};
+  std::vector<Token> tokens;
+  if (!preprocess(sourceMgr, ppOptions, tokens, error, warning))
+    return nullptr;
+  Program program;
+  if (!parseProgram(sourceMgr, tokens, program, error))
+    return nullptr;
+  OwningOpRef<ModuleOp> module = generateIR(context, sourceMgr, program);
+  if (!module || failed(verify(*module)))
+    return nullptr;
+  return module;
+}
+
+void mlir::croq::registerCroqtileImport() {
+  static llvm::cl::list<std::string> defines(
+      "D", llvm::cl::Prefix,
+      llvm::cl::desc("Define a macro for --import-croqtile (NAME[=VALUE])"),
+      llvm::cl::value_desc("NAME[=VALUE]"));
+  static llvm::cl::list<std::string> includeDirs(
+      "I", llvm::cl::Prefix,
+      llvm::cl::desc("Add an #include directory for --import-croqtile"),
+      llvm::cl::value_desc("DIR"));
+  TranslateToMLIRRegistration registration(
+      "import-croqtile", "import Croqtile source (.co) as croq IR",
+      [](const std::shared_ptr<llvm::SourceMgr> &sourceMgr,
+         MLIRContext *context) -> OwningOpRef<Operation *> {
+        CroqtileImportOptions options;
+        options.defines.assign(defines.begin(), defines.end());
+        options.includeDirs.assign(includeDirs.begin(), includeDirs.end());
+        return importCroqtile(*sourceMgr, context, options);
+      },
+      [](DialectRegistry &registry) { registerCroqDialects(registry); });
+}

@@ -1,0 +1,1222 @@
+//===- Parser.cpp - Croqtile parser ---------------------------------------===//
+//
+// Part of the croq project: an MLIR dialect for the Croqtile GPU kernel
+// language.
+//
+//===----------------------------------------------------------------------===//
+//
+// A recursive-descent parser for `__co__` functions, following the grammar
+// and operator precedence of ../shared/reference/croqtile-language.md (which
+// differs from C: `&`, `^`, `|` bind tighter than unary operators and binary
+// `#` tighter than `*`). Nesting is bounded so that hostile input cannot
+// exhaust the stack.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Parser.h"
+
+#include "llvm/ADT/StringSwitch.h"
+
+using namespace mlir::croq::croqtile;
+using llvm::SMLoc;
+using llvm::StringRef;
+
+bool mlir::croq::croqtile::isElementTypeName(StringRef name) {
+  return llvm::StringSwitch<bool>(name)
+      .Cases({"f64", "tf32", "f32", "f16", "bf16", "f8", "f8_e4m3", "f8_e5m2"},
+             true)
+      .Cases({"u64", "s64", "u32", "s32", "u16", "s16", "u8", "s8"}, true)
+      .Cases({"half", "bfp16", "float", "double"}, true)
+      .Default(false);
+}
+
+namespace {
+
+constexpr unsigned kMaxDepth = 256;
+
+class Parser {
+public:
+  Parser(llvm::SourceMgr &sourceMgr, const std::vector<Token> &tokens,
+         const ErrorFn &error)
+      : sourceMgr(sourceMgr), toks(tokens), error(error) {
+    eof.kind = TokKind::Eof;
+    eof.loc = tokens.empty() ? SMLoc() : tokens.back().loc;
+  }
+
+  bool program(Program &out);
+
+private:
+  // Token access.
+  const Token &peek(size_t n = 0) const {
+    return pos + n < toks.size() ? toks[pos + n] : eof;
+  }
+  const Token &next() { return pos < toks.size() ? toks[pos++] : eof; }
+  bool at(StringRef text) const { return peek().is(text); }
+  bool accept(StringRef text) {
+    if (!at(text))
+      return false;
+    ++pos;
+    return true;
+  }
+  bool expect(StringRef text, StringRef what = "") {
+    if (accept(text))
+      return true;
+    const Token &tok = peek();
+    std::string found = tok.kind == TokKind::Eof ? "end of input"
+                                                  : "'" + tok.text + "'";
+    return error(tok.loc, "expected '" + text + "'" +
+                              (what.empty() ? "" : " " + what) +
+                              ", found " + found);
+  }
+  bool expectIdent(std::string &name, SMLoc *loc = nullptr,
+                   StringRef what = "a name") {
+    const Token &tok = peek();
+    if (!tok.isIdent()) {
+      std::string found = tok.kind == TokKind::Eof ? "end of input"
+                                                    : "'" + tok.text + "'";
+      return error(tok.loc, "expected " + what + ", found " + found);
+    }
+    name = tok.text;
+    if (loc)
+      *loc = tok.loc;
+    ++pos;
+    return true;
+  }
+  /// `.name` as a member keyword.
+  bool acceptMember(StringRef name) {
+    if (at(".") && peek(1).is(name)) {
+      pos += 2;
+      return true;
+    }
+    return false;
+  }
+  struct DepthGuard {
+    DepthGuard(Parser &p) : p(p) { ++p.depth; }
+    ~DepthGuard() { --p.depth; }
+    Parser &p;
+  };
+  bool tooDeep(SMLoc loc) {
+    if (depth <= kMaxDepth)
+      return false;
+    error(loc, "nesting is deeper than " + llvm::Twine(kMaxDepth) + " levels");
+    return true;
+  }
+
+  bool function(Function &fn);
+  bool param(Param &p);
+  bool block(std::vector<StmtPtr> &out);
+  bool body(std::vector<StmtPtr> &out);
+  StmtPtr statement();
+  StmtPtr declaration(SMLoc loc, std::string storage);
+  StmtPtr tensorOrScalarDecl(SMLoc loc, const std::string &storage,
+                             bool isMutable);
+  StmtPtr eventDecl(SMLoc loc, const std::string &storage);
+  StmtPtr parallel(SMLoc loc);
+  StmtPtr withOrForeach(SMLoc loc, bool isForeach);
+  bool within(Within &w);
+  StmtPtr dma(SMLoc loc, std::string result, SMLoc resultLoc);
+  StmtPtr mma(SMLoc loc, std::string result, SMLoc resultLoc);
+  StmtPtr assignment(SMLoc loc);
+  bool levelName(std::string &level);
+  bool intArg(std::optional<int64_t> &value);
+
+  ExprPtr expr();
+  ExprPtr ternary();
+  ExprPtr binary(int level);
+  ExprPtr unary();
+  ExprPtr bitwise();
+  ExprPtr compose();
+  ExprPtr tilde();
+  ExprPtr postfix();
+  ExprPtr primary();
+  bool exprList(std::vector<ExprPtr> &out, StringRef close);
+
+  llvm::SourceMgr &sourceMgr;
+  const std::vector<Token> &toks;
+  const ErrorFn &error;
+  Token eof;
+  size_t pos = 0;
+  unsigned depth = 0;
+};
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Program and functions
+//===----------------------------------------------------------------------===//
+
+bool Parser::program(Program &out) {
+  std::string host;
+  const char *hostStart = nullptr, *hostEnd = nullptr;
+  auto flushHost = [&]() {
+    if (hostStart && hostEnd > hostStart)
+      out.hostCode.emplace_back(hostStart, hostEnd);
+    hostStart = hostEnd = nullptr;
+  };
+  while (peek().kind != TokKind::Eof) {
+    if (at("__co__")) {
+      flushHost();
+      Function fn;
+      fn.loc = next().loc;
+      if (!function(fn))
+        return false;
+      out.functions.push_back(std::move(fn));
+      continue;
+    }
+    // Host C++: kept as text, token by token within one buffer.
+    const Token &tok = next();
+    const char *begin = tok.loc.getPointer();
+    if (!hostStart || sourceMgr.FindBufferContainingLoc(tok.loc) !=
+                          sourceMgr.FindBufferContainingLoc(
+                              SMLoc::getFromPointer(hostStart))) {
+      flushHost();
+      hostStart = begin;
+    }
+    if (begin >= hostStart)
+      hostEnd = std::max(hostEnd ? hostEnd : begin, begin + tok.text.size());
+  }
+  flushHost();
+  return true;
+}
+
+bool Parser::function(Function &fn) {
+  if (accept("void")) {
+    fn.returnKind = "void";
+  } else if (accept("auto")) {
+    fn.returnKind = "auto";
+  } else if (peek().isIdent() && isElementTypeName(peek().text)) {
+    fn.returnKind = "tensor";
+    next();
+    if (accept("[")) {
+      std::vector<ExprPtr> ignored;
+      if (!exprList(ignored, "]"))
+        return false;
+    }
+  } else {
+    return error(peek().loc, "expected the return type of a __co__ function "
+                             "(void, auto or a tensor type)");
+  }
+  if (!expectIdent(fn.name, nullptr, "the function name") ||
+      !expect("(", "after the function name"))
+    return false;
+  if (!accept(")")) {
+    do {
+      Param p;
+      if (!param(p))
+        return false;
+      fn.params.push_back(std::move(p));
+    } while (accept(","));
+    if (!expect(")", "after the parameters"))
+      return false;
+  }
+  return block(fn.body);
+}
+
+bool Parser::param(Param &p) {
+  p.loc = peek().loc;
+  if (at("shared") || at("local"))
+    return error(p.loc, "a parameter cannot be '" + peek().text +
+                            "': only global tensors are passed to __co__ "
+                            "functions");
+  if (accept("global"))
+    p.storage = "global";
+  if (accept("stream")) {
+    p.kind = "stream";
+    return expectIdent(p.name, &p.loc, "the stream parameter name");
+  }
+  std::string type;
+  if (!expectIdent(type, nullptr, "a parameter type"))
+    return false;
+  if (type == "int" || type == "bool" ||
+      (isElementTypeName(type) && !at("["))) {
+    if (!p.storage.empty())
+      return error(p.loc, "a scalar parameter cannot be global");
+    p.kind = "scalar";
+    p.elemType = type;
+    return expectIdent(p.name, &p.loc, "the parameter name");
+  }
+  if (!isElementTypeName(type))
+    return error(p.loc, "unknown parameter type '" + type + "'");
+  p.kind = "tensor";
+  p.elemType = type;
+  if (!expect("[", "before the tensor dimensions"))
+    return false;
+  do {
+    SMLoc loc = peek().loc;
+    if (accept("?")) {
+      auto dim = std::make_unique<Expr>(Expr::Kind::Name, loc);
+      dim->name = "?";
+      p.dims.push_back(std::move(dim));
+      continue;
+    }
+    ExprPtr dim = expr();
+    if (!dim)
+      return false;
+    p.dims.push_back(std::move(dim));
+  } while (accept(","));
+  if (!expect("]", "after the tensor dimensions"))
+    return false;
+  p.byRef = accept("&");
+  return expectIdent(p.name, &p.loc, "the parameter name");
+}
+
+bool Parser::block(std::vector<StmtPtr> &out) {
+  DepthGuard guard(*this);
+  if (tooDeep(peek().loc) || !expect("{"))
+    return false;
+  while (!accept("}")) {
+    if (peek().kind == TokKind::Eof)
+      return error(peek().loc, "expected '}' before the end of input");
+    StmtPtr stmt = statement();
+    if (!stmt)
+      return false;
+    out.push_back(std::move(stmt));
+  }
+  return true;
+}
+
+/// A braced block, a single statement, or `;`.
+bool Parser::body(std::vector<StmtPtr> &out) {
+  if (at("{"))
+    return block(out);
+  if (accept(";"))
+    return true;
+  DepthGuard guard(*this);
+  if (tooDeep(peek().loc))
+    return false;
+  StmtPtr stmt = statement();
+  if (!stmt)
+    return false;
+  out.push_back(std::move(stmt));
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Statements
+//===----------------------------------------------------------------------===//
+
+bool Parser::levelName(std::string &level) {
+  SMLoc loc = peek().loc;
+  std::string name;
+  if (!expectIdent(name, nullptr, "a parallel level"))
+    return false;
+  if (name != "block" && name != "group-4" && name != "group" &&
+      name != "thread")
+    return error(loc, "unknown parallel level '" + name +
+                          "'; expected block, group-4, group or thread");
+  level = name;
+  return true;
+}
+
+bool Parser::intArg(std::optional<int64_t> &value) {
+  ExprPtr e = expr();
+  if (!e)
+    return false;
+  if (e->kind != Expr::Kind::Int)
+    return error(e->loc, "expected an integer constant");
+  value = e->intValue;
+  return true;
+}
+
+StmtPtr Parser::statement() {
+  SMLoc loc = peek().loc;
+  const Token &tok = peek();
+  if (tok.is("{")) {
+    auto stmt = std::make_unique<Stmt>(Stmt::Kind::Block, loc);
+    if (!block(stmt->body))
+      return nullptr;
+    return stmt;
+  }
+  if (tok.is(";")) {
+    next();
+    return std::make_unique<Stmt>(Stmt::Kind::Block, loc);
+  }
+  if (tok.is("parallel")) {
+    next();
+    return parallel(loc);
+  }
+  if (tok.is("with")) {
+    next();
+    return withOrForeach(loc, false);
+  }
+  if (tok.is("foreach")) {
+    next();
+    return withOrForeach(loc, true);
+  }
+  if (tok.is("inthreads")) {
+    next();
+    auto stmt = std::make_unique<Stmt>(Stmt::Kind::InThreads, loc);
+    stmt->async = acceptMember("async");
+    if (!expect("(", "after inthreads") || !(stmt->value = expr()) ||
+        !expect(")") || !body(stmt->body))
+      return nullptr;
+    return stmt;
+  }
+  if (tok.is("if") || tok.is("while")) {
+    bool isIf = tok.is("if");
+    next();
+    auto stmt = std::make_unique<Stmt>(isIf ? Stmt::Kind::If : Stmt::Kind::While,
+                                       loc);
+    if (!expect("(") || !(stmt->value = expr()) || !expect(")") ||
+        !body(stmt->body))
+      return nullptr;
+    if (isIf && accept("else")) {
+      stmt->hasElse = true;
+      if (!body(stmt->elseBody))
+        return nullptr;
+    }
+    return stmt;
+  }
+  if (tok.is("break") || tok.is("continue")) {
+    next();
+    auto stmt = std::make_unique<Stmt>(
+        tok.is("break") ? Stmt::Kind::Break : Stmt::Kind::Continue, loc);
+    if (!expect(";"))
+      return nullptr;
+    return stmt;
+  }
+  if (tok.is("return")) {
+    next();
+    auto stmt = std::make_unique<Stmt>(Stmt::Kind::Return, loc);
+    if (!at(";") && !(stmt->value = expr()))
+      return nullptr;
+    if (!expect(";"))
+      return nullptr;
+    return stmt;
+  }
+  if (tok.is("global") || tok.is("shared") || tok.is("local")) {
+    std::string storage = next().text;
+    return declaration(loc, storage);
+  }
+  if (tok.is("event") || tok.is("mutable") || tok.is("int") ||
+      tok.is("bool") || (tok.isIdent() && isElementTypeName(tok.text) &&
+                         (peek(1).is("[") || peek(1).isIdent())))
+    return declaration(loc, "");
+  if (tok.is("stream") && peek(1).isIdent()) {
+    next();
+    auto stmt = std::make_unique<Stmt>(Stmt::Kind::StreamDecl, loc);
+    if (!expectIdent(stmt->name, &stmt->nameLoc) || !expect(";"))
+      return nullptr;
+    return stmt;
+  }
+  if ((tok.is("dma") || tok.is("tma")) && peek(1).is("."))
+    return dma(loc, "", SMLoc());
+  if (tok.is("mma") && peek(1).is("."))
+    return mma(loc, "", SMLoc());
+  if (tok.is("wait") || tok.is("trigger")) {
+    bool isWait = tok.is("wait");
+    next();
+    auto stmt = std::make_unique<Stmt>(
+        isWait ? Stmt::Kind::Wait : Stmt::Kind::Trigger, loc);
+    do {
+      ExprPtr target = postfix();
+      if (!target)
+        return nullptr;
+      stmt->operands.push_back(std::move(target));
+    } while (accept(","));
+    if (!isWait && accept("after")) {
+      do {
+        std::string name;
+        if (!expectIdent(name, nullptr, "a future after 'after'"))
+          return nullptr;
+        stmt->after.push_back(name);
+      } while (accept(","));
+    }
+    if (!expect(";"))
+      return nullptr;
+    return stmt;
+  }
+  if (tok.is("swap") || tok.is("rotate")) {
+    auto stmt = std::make_unique<Stmt>(Stmt::Kind::Swap, loc);
+    stmt->op = next().text;
+    bool paren = accept("(");
+    do {
+      ExprPtr operand = primary();
+      if (!operand)
+        return nullptr;
+      stmt->operands.push_back(std::move(operand));
+    } while (accept(","));
+    if ((paren && !expect(")")) || !expect(";"))
+      return nullptr;
+    return stmt;
+  }
+  if (tok.is("sync") && peek(1).is(".")) {
+    next();
+    next();
+    auto stmt = std::make_unique<Stmt>(Stmt::Kind::Sync, loc);
+    if (!expectIdent(stmt->op, nullptr, "shared, global, barrier or fence"))
+      return nullptr;
+    if (stmt->op == "barrier" || stmt->op == "fence") {
+      if (!expect(":") || !levelName(stmt->layout))
+        return nullptr;
+    } else if (stmt->op != "shared" && stmt->op != "global") {
+      error(loc, "unknown synchronisation 'sync." + stmt->op + "'");
+      return nullptr;
+    }
+    if (!expect(";"))
+      return nullptr;
+    return stmt;
+  }
+  return assignment(loc);
+}
+
+StmtPtr Parser::declaration(SMLoc loc, std::string storage) {
+  if (at("event")) {
+    next();
+    return eventDecl(loc, storage);
+  }
+  bool isMutable = accept("mutable");
+  return tensorOrScalarDecl(loc, storage, isMutable);
+}
+
+StmtPtr Parser::eventDecl(SMLoc loc, const std::string &storage) {
+  std::optional<int64_t> arrivals;
+  if (accept("<")) {
+    if (!intArg(arrivals) || !expect(">"))
+      return nullptr;
+  }
+  auto first = std::make_unique<Stmt>(Stmt::Kind::EventDecl, loc);
+  Stmt *current = first.get();
+  while (true) {
+    current->storage = storage;
+    current->arrivals = arrivals;
+    if (!expectIdent(current->name, &current->nameLoc, "an event name"))
+      return nullptr;
+    while (accept("[")) {
+      ExprPtr dim = expr();
+      if (!dim || !expect("]"))
+        return nullptr;
+      current->arrayDims.push_back(std::move(dim));
+    }
+    if (accept("=")) {
+      if (!accept("ready")) {
+        error(peek().loc, "an event can only be initialised with 'ready'");
+        return nullptr;
+      }
+      current->ready = true;
+    }
+    if (!accept(","))
+      break;
+    first->moreDecls.push_back(
+        std::make_unique<Stmt>(Stmt::Kind::EventDecl, peek().loc));
+    current = first->moreDecls.back().get();
+  }
+  if (!expect(";"))
+    return nullptr;
+  return first;
+}
+
+StmtPtr Parser::tensorOrScalarDecl(SMLoc loc, const std::string &storage,
+                                   bool isMutable) {
+  std::string type;
+  SMLoc typeLoc = peek().loc;
+  if (!expectIdent(type, nullptr, "a type"))
+    return nullptr;
+  if (type != "int" && type != "bool" && !isElementTypeName(type)) {
+    error(typeLoc, "unknown type '" + type + "'");
+    return nullptr;
+  }
+  std::vector<ExprPtr> dims;
+  bool isTensor = false;
+  if (accept("[")) {
+    isTensor = true;
+    if (!exprList(dims, "]"))
+      return nullptr;
+  }
+  if (isTensor && isMutable) {
+    error(loc, "'mutable' applies to scalars only");
+    return nullptr;
+  }
+  auto first = std::make_unique<Stmt>(
+      isTensor ? Stmt::Kind::TensorDecl : Stmt::Kind::ScalarDecl, loc);
+  Stmt *current = first.get();
+  while (true) {
+    current->storage = storage;
+    current->elemType = type;
+    current->isMutable = isMutable;
+    if (isTensor && current != first.get())
+      for (const ExprPtr &d : first->dims) {
+        // Later declarators share the first one's dimensions.
+        auto copy = std::make_unique<Expr>(d->kind, d->loc);
+        copy->name = d->name;
+        copy->intValue = d->intValue;
+        current->dims.push_back(std::move(copy));
+      }
+    if (current == first.get())
+      current->dims = std::move(dims);
+    if (!expectIdent(current->name, &current->nameLoc, "a name"))
+      return nullptr;
+    while (isTensor && accept("[")) {
+      ExprPtr dim = expr();
+      if (!dim || !expect("]"))
+        return nullptr;
+      current->arrayDims.push_back(std::move(dim));
+    }
+    if (accept("=")) {
+      if (isTensor) {
+        error(peek().loc, "tensors cannot be initialised in a declaration");
+        return nullptr;
+      }
+      if (!(current->value = expr()))
+        return nullptr;
+    } else if (isTensor && accept("{")) {
+      if (!(current->value = expr()) || !expect("}"))
+        return nullptr;
+    }
+    if (!accept(","))
+      break;
+    first->moreDecls.push_back(std::make_unique<Stmt>(first->kind, peek().loc));
+    current = first->moreDecls.back().get();
+  }
+  if (!expect(";"))
+    return nullptr;
+  return first;
+}
+
+StmtPtr Parser::parallel(SMLoc loc) {
+  auto stmt = std::make_unique<Stmt>(Stmt::Kind::Parallel, loc);
+  stmt->async = acceptMember("async");
+  if (accept("<")) {
+    if (!expectIdent(stmt->streamName, nullptr, "a stream name") ||
+        !expect(">"))
+      return nullptr;
+  } else if (at("(") && peek(1).isIdent() && peek(2).is(")")) {
+    // The older `parallel(s)` spelling of a stream binding.
+    next();
+    stmt->streamName = next().text;
+    next();
+  }
+  do {
+    ParallelLevel level;
+    level.loc = peek().loc;
+    if (peek().isIdent() && peek(1).is("=") && peek(2).is("{"))
+      pos += 2; // p = {a, b}: the tuple name is not needed.
+    if (accept("{")) {
+      do {
+        std::string name;
+        SMLoc nameLoc;
+        if (!expectIdent(name, &nameLoc, "an index name"))
+          return nullptr;
+        level.names.push_back(name);
+        level.nameLocs.push_back(nameLoc);
+      } while (accept(","));
+      if (!expect("}") || !expect("by") || !expect("["))
+        return nullptr;
+      if (!exprList(level.bounds, "]"))
+        return nullptr;
+      if (level.bounds.size() != level.names.size()) {
+        error(level.loc, "parallel declares " +
+                             llvm::Twine(level.names.size()) +
+                             " indices but " +
+                             llvm::Twine(level.bounds.size()) + " bounds");
+        return nullptr;
+      }
+    } else {
+      if (peek().isIdent() && !at("by")) {
+        level.names.push_back(peek().text);
+        level.nameLocs.push_back(peek().loc);
+        next();
+      }
+      if (!expect("by", "in a parallel level"))
+        return nullptr;
+      ExprPtr bound = expr();
+      if (!bound)
+        return nullptr;
+      level.bounds.push_back(std::move(bound));
+    }
+    if (accept(":") && !levelName(level.level))
+      return nullptr;
+    stmt->levels.push_back(std::move(level));
+  } while (accept(","));
+  if (!body(stmt->body))
+    return nullptr;
+  return stmt;
+}
+
+bool Parser::within(Within &w) {
+  w.loc = peek().loc;
+  if (accept("{")) {
+    do {
+      std::string name;
+      if (!expectIdent(name, nullptr, "an index name"))
+        return false;
+      w.names.push_back(name);
+    } while (accept(","));
+    if (!expect("}"))
+      return false;
+  } else {
+    std::string name;
+    if (!expectIdent(name, nullptr, "an index name"))
+      return false;
+    w.names.push_back(name);
+  }
+  if (!expect("in"))
+    return false;
+  if (accept("[")) {
+    if (!exprList(w.bounds, "]"))
+      return false;
+  } else {
+    ExprPtr bound = expr();
+    if (!bound)
+      return false;
+    w.bounds.push_back(std::move(bound));
+  }
+  if (w.bounds.size() != w.names.size())
+    return error(w.loc, "declares " + llvm::Twine(w.names.size()) +
+                            " indices but " + llvm::Twine(w.bounds.size()) +
+                            " bounds");
+  return true;
+}
+
+StmtPtr Parser::withOrForeach(SMLoc loc, bool isForeach) {
+  auto stmt = std::make_unique<Stmt>(
+      isForeach ? Stmt::Kind::Foreach : Stmt::Kind::With, loc);
+  do {
+    // foreach over an existing bounded name: `foreach k`, `foreach k(1:)`.
+    bool isRange = isForeach && peek().isIdent() &&
+                   !(peek(1).is("in")) &&
+                   (peek(1).is("(") || peek(1).is(",") || peek(1).is("{") ||
+                    peek(1).is(":"));
+    if (isRange) {
+      auto range = std::make_unique<Expr>(Expr::Kind::Range, peek().loc);
+      range->name = next().text;
+      if (accept("(")) {
+        for (int part = 0; part < 3; ++part) {
+          if (at(":") || at(")")) {
+            range->args.push_back(nullptr);
+          } else {
+            ExprPtr e = expr();
+            if (!e)
+              return nullptr;
+            range->args.push_back(std::move(e));
+          }
+          if (part < 2 && !accept(":"))
+            break;
+        }
+        if (!expect(")"))
+          return nullptr;
+      }
+      stmt->ranges.push_back(std::move(range));
+      continue;
+    }
+    Within w;
+    if (!within(w))
+      return nullptr;
+    stmt->withins.push_back(std::move(w));
+  } while (accept(","));
+  if (isForeach && accept(":")) {
+    // Loop attributes (unroll, vectorize) are hints; parse and ignore.
+    do {
+      std::string attr;
+      if (!expectIdent(attr, nullptr, "a foreach attribute"))
+        return nullptr;
+      if (accept("(")) {
+        std::vector<ExprPtr> ignored;
+        if (!exprList(ignored, ")"))
+          return nullptr;
+      }
+    } while (accept(","));
+  }
+  if (!body(stmt->body))
+    return nullptr;
+  return stmt;
+}
+
+StmtPtr Parser::dma(SMLoc loc, std::string result, SMLoc resultLoc) {
+  std::string engine = next().text; // dma / tma
+  if (acceptMember("any")) {
+    auto stmt = std::make_unique<Stmt>(Stmt::Kind::DmaAny, loc);
+    stmt->op = engine;
+    stmt->name = result;
+    stmt->nameLoc = resultLoc;
+    if (result.empty()) {
+      error(loc, engine + ".any makes a placeholder future; name it, as "
+                          "`f = " + engine + ".any;`");
+      return nullptr;
+    }
+    if (!expect(";"))
+      return nullptr;
+    return stmt;
+  }
+  auto stmt = std::make_unique<Stmt>(Stmt::Kind::Dma, loc);
+  stmt->op = engine;
+  stmt->name = result;
+  stmt->nameLoc = resultLoc;
+  if (!expect(".") || !expectIdent(stmt->copyKind, nullptr, "copy or load"))
+    return nullptr;
+  if (stmt->copyKind != "copy" && !(engine == "tma" && stmt->copyKind == "load")) {
+    error(loc, engine + "." + stmt->copyKind + " is not supported; use " +
+                   engine + ".copy");
+    return nullptr;
+  }
+  while (at(".")) {
+    SMLoc attrLoc = peek(1).loc;
+    next();
+    std::string attr;
+    if (!expectIdent(attr, nullptr, "a copy attribute"))
+      return nullptr;
+    if (attr == "async") {
+      stmt->async = true;
+      if (accept("<")) {
+        if (!(stmt->boundEvent = postfix()) || !expect(">"))
+          return nullptr;
+      }
+    } else if (attr == "swiz") {
+      stmt->swizzle = 128;
+      if (accept("<")) {
+        std::optional<int64_t> value;
+        if (!intArg(value) || !expect(">"))
+          return nullptr;
+        stmt->swizzle = value;
+      }
+    } else if (attr == "zfill" || attr == "evict_first" ||
+               attr == "evict_last") {
+      // Fill and cache hints do not change the copy's meaning.
+    } else {
+      error(attrLoc, "unsupported copy attribute '." + attr + "'");
+      return nullptr;
+    }
+  }
+  if (!(stmt->source = postfix()) || !expect("=>", "between source and destination"))
+    return nullptr;
+  if (at("shared") || at("local") || at("global")) {
+    stmt->destStorage = next().text;
+  } else if (!(stmt->dest = postfix())) {
+    return nullptr;
+  }
+  if (accept("after")) {
+    do {
+      std::string name;
+      if (!expectIdent(name, nullptr, "a future"))
+        return nullptr;
+      stmt->after.push_back(name);
+    } while (accept(","));
+  }
+  if (!expect(";"))
+    return nullptr;
+  return stmt;
+}
+
+StmtPtr Parser::mma(SMLoc loc, std::string result, SMLoc resultLoc) {
+  next(); // mma
+  if (!expect("."))
+    return nullptr;
+  std::string what;
+  SMLoc whatLoc = peek().loc;
+  if (!expectIdent(what, nullptr, "an mma operation"))
+    return nullptr;
+  auto need = [&](bool named) -> bool {
+    if (named && result.empty())
+      return error(loc, "mma." + what + " produces a fragment; name it, as "
+                                       "`x = mma." + what + " ...;`");
+    return true;
+  };
+  if (what == "fill") {
+    auto stmt = std::make_unique<Stmt>(Stmt::Kind::MmaFill, loc);
+    stmt->name = result;
+    stmt->nameLoc = resultLoc;
+    if (at(".") && peek(1).isIdent() && isElementTypeName(peek(1).text)) {
+      next();
+      stmt->elemType = next().text;
+    }
+    if (!need(true) || !(stmt->value = expr()) || !expect(";"))
+      return nullptr;
+    return stmt;
+  }
+  if (what == "load") {
+    auto stmt = std::make_unique<Stmt>(Stmt::Kind::MmaLoad, loc);
+    stmt->name = result;
+    stmt->nameLoc = resultLoc;
+    while (at(".") && (peek(1).is("swiz") || peek(1).is("frag"))) {
+      next();
+      if (next().text == "swiz") {
+        stmt->swizzle = 128;
+        if (accept("<")) {
+          std::optional<int64_t> value;
+          if (!intArg(value) || !expect(">"))
+            return nullptr;
+          stmt->swizzle = value;
+        }
+      }
+    }
+    if (!need(true) || !(stmt->source = postfix()) || !expect(";"))
+      return nullptr;
+    return stmt;
+  }
+  if (what == "store") {
+    auto stmt = std::make_unique<Stmt>(Stmt::Kind::MmaStore, loc);
+    while (acceptMember("async") || acceptMember("transp")) {
+    }
+    ExprPtr acc = postfix();
+    if (!acc || !expect(",") || !(stmt->dest = postfix()) || !expect(";"))
+      return nullptr;
+    stmt->operands.push_back(std::move(acc));
+    return stmt;
+  }
+  if (what == "commit" || what == "wait") {
+    auto stmt = std::make_unique<Stmt>(Stmt::Kind::MmaCommit, loc);
+    stmt->op = what;
+    if (what == "wait") {
+      std::optional<int64_t> pending;
+      if (!expect("<") || !intArg(pending) || !expect(">"))
+        return nullptr;
+      stmt->arrivals = pending;
+    }
+    if (!expect(";"))
+      return nullptr;
+    return stmt;
+  }
+  if (what == "row" || what == "col") {
+    auto stmt = std::make_unique<Stmt>(Stmt::Kind::Mma, loc);
+    stmt->name = result;
+    stmt->nameLoc = resultLoc;
+    std::string second;
+    if (!expect(".") || !expectIdent(second, nullptr, "row or col"))
+      return nullptr;
+    if (second != "row" && second != "col") {
+      error(whatLoc, "expected an MMA layout row.row, row.col, col.row or "
+                     "col.col");
+      return nullptr;
+    }
+    stmt->layout = what + "_" + second;
+    stmt->async = acceptMember("async");
+    if (stmt->async && result.empty()) {
+      error(loc, "an async MMA returns a future; name it, as `f = "
+                 "mma.row.row.async acc, a, b;`");
+      return nullptr;
+    }
+    for (int i = 0; i < 3; ++i) {
+      if (i && !expect(","))
+        return nullptr;
+      ExprPtr operand = postfix();
+      if (!operand)
+        return nullptr;
+      stmt->operands.push_back(std::move(operand));
+    }
+    if (!expect(";"))
+      return nullptr;
+    return stmt;
+  }
+  error(whatLoc, "unknown mma operation 'mma." + what + "'");
+  return nullptr;
+}
+
+StmtPtr Parser::assignment(SMLoc loc) {
+  // name = dma... / mma... / select(...) / expr
+  if (peek().isIdent() && peek(1).is("=")) {
+    std::string name = peek().text;
+    SMLoc nameLoc = peek().loc;
+    const Token &rhs = peek(2);
+    if ((rhs.is("dma") || rhs.is("tma")) && peek(3).is(".")) {
+      pos += 2;
+      return dma(loc, name, nameLoc);
+    }
+    if (rhs.is("mma") && peek(3).is(".")) {
+      pos += 2;
+      return mma(loc, name, nameLoc);
+    }
+  }
+  ExprPtr target = expr();
+  if (!target)
+    return nullptr;
+  std::string op = peek().text;
+  if (peek().kind == TokKind::Punct &&
+      (op == "=" || op == "+=" || op == "-=" || op == "*=" || op == "/=" ||
+       op == "%=")) {
+    next();
+    auto stmt = std::make_unique<Stmt>(Stmt::Kind::Assign, loc);
+    stmt->op = op;
+    stmt->target = std::move(target);
+    if (!(stmt->value = expr()) || !expect(";"))
+      return nullptr;
+    return stmt;
+  }
+  auto stmt = std::make_unique<Stmt>(Stmt::Kind::ExprStmt, loc);
+  stmt->value = std::move(target);
+  if (!expect(";", "after the statement"))
+    return nullptr;
+  return stmt;
+}
+
+//===----------------------------------------------------------------------===//
+// Expressions
+//===----------------------------------------------------------------------===//
+
+bool Parser::exprList(std::vector<ExprPtr> &out, StringRef close) {
+  if (accept(close))
+    return true;
+  do {
+    SMLoc loc = peek().loc;
+    if (at("_") && (peek(1).is(",") || peek(1).is(close))) {
+      next();
+      auto wildcard = std::make_unique<Expr>(Expr::Kind::Name, loc);
+      wildcard->name = "_";
+      out.push_back(std::move(wildcard));
+      continue;
+    }
+    ExprPtr e = expr();
+    if (!e)
+      return false;
+    out.push_back(std::move(e));
+  } while (accept(","));
+  return expect(close);
+}
+
+ExprPtr Parser::expr() {
+  DepthGuard guard(*this);
+  if (tooDeep(peek().loc))
+    return nullptr;
+  return ternary();
+}
+
+ExprPtr Parser::ternary() {
+  ExprPtr cond = binary(0);
+  if (!cond || !at("?"))
+    return cond;
+  SMLoc loc = next().loc;
+  auto e = std::make_unique<Expr>(Expr::Kind::Ternary, loc);
+  e->args.push_back(std::move(cond));
+  ExprPtr a = expr();
+  if (!a || !expect(":"))
+    return nullptr;
+  ExprPtr b = expr();
+  if (!b)
+    return nullptr;
+  e->args.push_back(std::move(a));
+  e->args.push_back(std::move(b));
+  return e;
+}
+
+/// Binary levels from loosest to tightest, above the unary operators.
+static const std::vector<std::vector<StringRef>> &binaryLevels() {
+  static const std::vector<std::vector<StringRef>> levels = {
+      {"||"},          {"&&"},          {"==", "!="},
+      {"<", ">", "<=", ">="}, {"<<", ">>"}, {"+", "-"},
+      {"*", "/", "%"}, {"#+", "#-"},    {"#*", "#/", "#%"}};
+  return levels;
+}
+
+ExprPtr Parser::binary(int level) {
+  if (level >= static_cast<int>(binaryLevels().size()))
+    return unary();
+  ExprPtr lhs = binary(level + 1);
+  while (lhs) {
+    const Token &tok = peek();
+    if (tok.kind != TokKind::Punct ||
+        !llvm::is_contained(binaryLevels()[level], StringRef(tok.text)))
+      break;
+    auto e = std::make_unique<Expr>(Expr::Kind::Binary, tok.loc);
+    e->name = next().text;
+    ExprPtr rhs = binary(level + 1);
+    if (!rhs)
+      return nullptr;
+    e->args.push_back(std::move(lhs));
+    e->args.push_back(std::move(rhs));
+    lhs = std::move(e);
+  }
+  return lhs;
+}
+
+ExprPtr Parser::unary() {
+  DepthGuard guard(*this);
+  if (tooDeep(peek().loc))
+    return nullptr;
+  SMLoc loc = peek().loc;
+  if (at("!") || at("-") || at("++") || at("--") || at("+")) {
+    std::string op = next().text;
+    ExprPtr operand = unary();
+    if (!operand)
+      return nullptr;
+    if (op == "+")
+      return operand;
+    auto e = std::make_unique<Expr>(Expr::Kind::Unary, loc);
+    e->name = op;
+    e->args.push_back(std::move(operand));
+    return e;
+  }
+  if (at("#")) {
+    next();
+    auto e = std::make_unique<Expr>(Expr::Kind::Bound, loc);
+    ExprPtr operand = unary();
+    if (!operand)
+      return nullptr;
+    e->args.push_back(std::move(operand));
+    return e;
+  }
+  return bitwise();
+}
+
+ExprPtr Parser::bitwise() {
+  ExprPtr lhs = compose();
+  while (lhs && (at("&") || at("^") || at("|")) && !at("||") && !at("&&")) {
+    // `|x.span|` opens a count, not a binary `|`: handled in primary.
+    auto e = std::make_unique<Expr>(Expr::Kind::Binary, peek().loc);
+    e->name = next().text;
+    ExprPtr rhs = compose();
+    if (!rhs)
+      return nullptr;
+    e->args.push_back(std::move(lhs));
+    e->args.push_back(std::move(rhs));
+    lhs = std::move(e);
+  }
+  return lhs;
+}
+
+ExprPtr Parser::compose() {
+  ExprPtr lhs = tilde();
+  while (lhs && at("#")) {
+    auto e = std::make_unique<Expr>(Expr::Kind::Binary, peek().loc);
+    e->name = next().text;
+    ExprPtr rhs = tilde();
+    if (!rhs)
+      return nullptr;
+    e->args.push_back(std::move(lhs));
+    e->args.push_back(std::move(rhs));
+    lhs = std::move(e);
+  }
+  return lhs;
+}
+
+ExprPtr Parser::tilde() {
+  if (!at("~"))
+    return postfix();
+  SMLoc loc = next().loc;
+  DepthGuard guard(*this);
+  if (tooDeep(loc))
+    return nullptr;
+  ExprPtr operand = tilde();
+  if (!operand)
+    return nullptr;
+  auto e = std::make_unique<Expr>(Expr::Kind::Unary, loc);
+  e->name = "~";
+  e->args.push_back(std::move(operand));
+  return e;
+}
+
+ExprPtr Parser::postfix() {
+  ExprPtr e = primary();
+  while (e) {
+    if (at(".") && peek(1).isIdent()) {
+      SMLoc loc = peek(1).loc;
+      next();
+      auto member = std::make_unique<Expr>(Expr::Kind::Member, loc);
+      member->name = next().text;
+      member->base = std::move(e);
+      if (accept("(")) {
+        member->hasArgs = true;
+        if (!exprList(member->args, ")"))
+          return nullptr;
+      }
+      e = std::move(member);
+      continue;
+    }
+    if (at("[")) {
+      auto index = std::make_unique<Expr>(Expr::Kind::Index, next().loc);
+      index->base = std::move(e);
+      if (!exprList(index->args, "]"))
+        return nullptr;
+      e = std::move(index);
+      continue;
+    }
+    if (at("++") || at("--")) {
+      auto post = std::make_unique<Expr>(Expr::Kind::Postfix, peek().loc);
+      post->name = next().text;
+      post->args.push_back(std::move(e));
+      e = std::move(post);
+      continue;
+    }
+    break;
+  }
+  return e;
+}
+
+ExprPtr Parser::primary() {
+  const Token &tok = peek();
+  SMLoc loc = tok.loc;
+  switch (tok.kind) {
+  case TokKind::Int: {
+    auto e = std::make_unique<Expr>(Expr::Kind::Int, loc);
+    StringRef digits = StringRef(tok.text).rtrim("uUlL");
+    uint64_t value;
+    if (digits.getAsInteger(0, value) || value > uint64_t(INT64_MAX)) {
+      error(loc, "integer literal '" + tok.text + "' does not fit in 64 bits");
+      return nullptr;
+    }
+    e->intValue = static_cast<int64_t>(value);
+    next();
+    return e;
+  }
+  case TokKind::Float: {
+    auto e = std::make_unique<Expr>(Expr::Kind::Float, loc);
+    StringRef text(tok.text);
+    e->isF32 = text.ends_with("f") || text.ends_with("F");
+    if (text.rtrim("fFlL").getAsDouble(e->floatValue)) {
+      error(loc, "malformed floating-point literal '" + tok.text + "'");
+      return nullptr;
+    }
+    next();
+    return e;
+  }
+  case TokKind::Ident: {
+    if (tok.is("true") || tok.is("false")) {
+      auto e = std::make_unique<Expr>(Expr::Kind::Bool, loc);
+      e->intValue = tok.is("true");
+      next();
+      return e;
+    }
+    std::string name = next().text;
+    if (accept("(")) {
+      auto call = std::make_unique<Expr>(Expr::Kind::Call, loc);
+      call->name = name;
+      if (!exprList(call->args, ")"))
+        return nullptr;
+      return call;
+    }
+    if (name == "__to" && at("<")) {
+      next();
+      auto call = std::make_unique<Expr>(Expr::Kind::Call, loc);
+      call->name = name;
+      std::string type;
+      if (!expectIdent(type, nullptr, "a type") || !expect(">") ||
+          !expect("(") || !exprList(call->args, ")"))
+        return nullptr;
+      call->typeArgs.push_back(type);
+      return call;
+    }
+    auto e = std::make_unique<Expr>(Expr::Kind::Name, loc);
+    e->name = name;
+    return e;
+  }
+  case TokKind::Punct:
+    if (tok.is("(")) {
+      next();
+      ExprPtr inner = expr();
+      if (!inner || !expect(")"))
+        return nullptr;
+      return inner;
+    }
+    if (tok.is("|")) {
+      next();
+      auto e = std::make_unique<Expr>(Expr::Kind::Count, loc);
+      ExprPtr inner = postfix();
+      if (!inner || !expect("|", "closing |x.span|"))
+        return nullptr;
+      e->args.push_back(std::move(inner));
+      return e;
+    }
+    break;
+  default:
+    break;
+  }
+  std::string found = tok.kind == TokKind::Eof ? "end of input"
+                                                : "'" + tok.text + "'";
+  error(loc, "expected an expression, found " + found);
+  return nullptr;
+}
+
+bool mlir::croq::croqtile::parseProgram(llvm::SourceMgr &sourceMgr,
+                                        const std::vector<Token> &tokens,
+                                        Program &program,
+                                        const ErrorFn &error) {
+  return Parser(sourceMgr, tokens, error).program(program);
+}
