@@ -397,8 +397,8 @@ struct KernelLaunchLowering : ScopedPattern<ParallelOp> {
     });
     for (memref::AllocOp alloc : sharedAllocs) {
       MemRefType type = alloc.getType();
-      if (!type.hasStaticShape() || !type.getLayout().isIdentity())
-        return rewriter.notifyMatchFailure(alloc, "dynamic shared buffer");
+      // verifyLowerable rejected dynamic shared buffers.
+      assert(type.hasStaticShape() && type.getLayout().isIdentity());
       // 1024-byte alignment suits every TMA swizzle mode.
       sharedBytes = llvm::alignTo(sharedBytes, 1024);
       offsets.push_back(sharedBytes);
@@ -1358,6 +1358,15 @@ static LogicalResult verifyLowerable(ModuleOp module,
     if (!analysis.hasScope(op))
       return WalkResult::advance();
     const LaunchAnalysis::Scope &scope = analysis.getScope(op);
+    if (auto alloc = dyn_cast<memref::AllocOp>(op);
+        alloc && getStorage(alloc.getType()) == Storage::Shared &&
+        (!alloc.getType().hasStaticShape() ||
+         !alloc.getType().getLayout().isIdentity())) {
+      alloc.emitOpError("a shared buffer needs a static shape to be placed "
+                        "in shared memory, got ")
+          << alloc.getType() << "; give its tensor static extents";
+      return WalkResult::interrupt();
+    }
     if (auto copy = dyn_cast<DmaCopyOp>(op)) {
       bool cooperative = !scope.copiesPerThread && scope.groupSize > 1;
       if (cooperative && scope.inThreads) {

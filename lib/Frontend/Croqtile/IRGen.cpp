@@ -32,6 +32,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Dominance.h"
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/StringSwitch.h"
@@ -94,6 +95,15 @@ private:
   void declare(StringRef name, Symbol symbol) {
     symbol.scope = scopes.size();
     scopes.back()[name] = symbol;
+  }
+  /// Declares a name written in the source: a second declaration in one
+  /// scope is an error.
+  LogicalResult declareNew(StringRef name, SMLoc at, Symbol symbol) {
+    if (scopes.back().count(name))
+      return fail(at, "'" + name + "' is already declared in this scope",
+                  "pick another name, or assign to a mutable variable");
+    declare(name, symbol);
+    return success();
   }
   /// Rebinds an existing name to a new value (keeps kind and origin).
   void rebind(StringRef name, Value value) {
@@ -1020,7 +1030,8 @@ LogicalResult IRGen::declaration(const Stmt &stmt) {
     }
     Symbol s{Symbol::Kind::Scalar, value};
     s.isMutable = stmt.isMutable;
-    declare(stmt.name, s);
+    if (failed(declareNew(stmt.name, stmt.nameLoc, s)))
+      return failure();
   } else if (stmt.kind == Stmt::Kind::TensorDecl) {
     Type element = elementType(stmt.elemType, stmt.loc);
     if (!element)
@@ -1067,7 +1078,9 @@ LogicalResult IRGen::declaration(const Stmt &stmt) {
       space = gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Private);
     auto type = MemRefType::get(shape, element, MemRefLayoutAttrInterface(), space);
     Value buffer = memref::AllocOp::create(builder, l, type, dynamic);
-    declare(stmt.name, Symbol{Symbol::Kind::Tensor, buffer});
+    if (failed(declareNew(stmt.name, stmt.nameLoc,
+                          Symbol{Symbol::Kind::Tensor, buffer})))
+      return failure();
   } else {
     std::string storage = stmt.storage.empty() ? "shared" : stmt.storage;
     MemoryKind kind = storage == "global"  ? MemoryKind::Global
@@ -1095,7 +1108,9 @@ LogicalResult IRGen::declaration(const Stmt &stmt) {
         return fail(stmt.loc, "event<N> needs a positive arrival count");
       alloc.setArrivals(*stmt.arrivals);
     }
-    declare(stmt.name, Symbol{Symbol::Kind::Event, alloc.getEvent()});
+    if (failed(declareNew(stmt.name, stmt.nameLoc,
+                          Symbol{Symbol::Kind::Event, alloc.getEvent()})))
+      return failure();
   }
   for (const StmtPtr &more : stmt.moreDecls)
     if (failed(declaration(*more)))
@@ -1665,18 +1680,19 @@ LogicalResult IRGen::copy(const Stmt &stmt) {
                    existing->value)
                    .getResult();
     } else {
-      if (!sourceType.hasStaticShape())
-        return fail(stmt.source->loc,
-                    "=> " + stmt.destStorage +
-                        " needs a source view with a static shape, got " +
-                        typeString(sourceType));
+      // A source with run-time extents gives a buffer with run-time extents
+      // (the lowering asks for static shapes where it needs them).
+      SmallVector<Value> dynamicSizes;
+      for (int64_t d = 0; d < sourceType.getRank(); ++d)
+        if (sourceType.isDynamicDim(d))
+          dynamicSizes.push_back(memref::DimOp::create(builder, l, *source, d));
       Attribute space = gpu::AddressSpaceAttr::get(
           context, stmt.destStorage == "shared" ? gpu::AddressSpace::Workgroup
                                                 : gpu::AddressSpace::Private);
       auto type = MemRefType::get(sourceType.getShape(),
                                   sourceType.getElementType(),
                                   MemRefLayoutAttrInterface(), space);
-      target = memref::AllocOp::create(builder, l, type);
+      target = memref::AllocOp::create(builder, l, type, dynamicSizes);
     }
   }
   auto targetType = cast<MemRefType>(target.getType());
@@ -1804,7 +1820,24 @@ LogicalResult IRGen::dmaAny(const Stmt &stmt) {
   }
   auto futureType = cast<FutureType>(type);
   auto memref = cast<MemRefType>(futureType.getDataType());
-  Value buffer = memref::AllocOp::create(builder, l, memref);
+  SmallVector<Value> dynamicSizes;
+  if (!memref.hasStaticShape()) {
+    // Run-time extents: those of the partner's buffer.
+    Symbol *partner = lookup(inference.anyPartners.lookup(&stmt));
+    if (!partner || partner->kind != Symbol::Kind::Future)
+      return fail(stmt.loc, "this " + stmt.op + ".any stands for a buffer "
+                                "with run-time extents, and no future to "
+                                "take them from is in scope",
+                  "declare the placeholder after the future it is swapped "
+                  "with");
+    Value data = FutureDataOp::create(
+        builder, l, cast<FutureType>(partner->value.getType()).getDataType(),
+        partner->value);
+    for (int64_t d = 0; d < memref.getRank(); ++d)
+      if (memref.isDynamicDim(d))
+        dynamicSizes.push_back(memref::DimOp::create(builder, l, data, d));
+  }
+  Value buffer = memref::AllocOp::create(builder, l, memref, dynamicSizes);
   auto placeholderType =
       FutureType::get(context, stmt.op == "tma" ? FutureKind::Tma
                                                 : FutureKind::Dma,
@@ -1833,9 +1866,11 @@ LogicalResult IRGen::swap(const Stmt &stmt) {
   if (!finalPass)
     for (Symbol *s : symbols)
       if (s->origin && s->origin->kind == Stmt::Kind::DmaAny)
-        for (Symbol *other : symbols)
-          if (!(other->origin && other->origin->kind == Stmt::Kind::DmaAny))
+        for (auto [i, other] : llvm::enumerate(symbols))
+          if (!(other->origin && other->origin->kind == Stmt::Kind::DmaAny)) {
             inference.anyTypes[s->origin] = other->value.getType();
+            inference.anyPartners[s->origin] = stmt.operands[i]->name;
+          }
   for (size_t i = 1; i < symbols.size(); ++i) {
     if (symbols[i]->value.getType() != symbols[0]->value.getType() && finalPass)
       return fail(stmt.operands[i]->loc,
@@ -2290,6 +2325,37 @@ LogicalResult IRGen::checkFuturesWaited(func::FuncOp func) {
     }
     return false;
   };
+  // Data of an async future is read only after a wait on that future.
+  DominanceInfo dominance(func);
+  WalkResult reads = func.walk([&](FutureDataOp data) {
+    Value future = data.getFuture();
+    if (!cast<FutureType>(future.getType()).getAsync())
+      return WalkResult::advance();
+    for (OpOperand &use : data.getData().getUses()) {
+      Operation *user = use.getOwner();
+      // Naming the buffer a new copy writes is not a read.
+      if (isa<DmaCopyOp, TmaCopyOp>(user) && use.getOperandNumber() == 1)
+        continue;
+      // Shape queries read no data.
+      if (isa<memref::DimOp>(user))
+        continue;
+      bool waited = llvm::any_of(future.getUsers(), [&](Operation *w) {
+        return isa<WaitOp>(w) && dominance.properlyDominates(w, user);
+      });
+      if (waited)
+        continue;
+      InFlightDiagnostic diag = emitError(
+          user->getLoc(), "reads the data of an async future before it is "
+                          "waited");
+      diag.attachNote(future.getLoc()) << "the future comes from here";
+      diag.attachNote() << "hint: add `wait` on the future first (chapter "
+                           "6's epilogue needs `wait lf0, rf0;`)";
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  if (reads.wasInterrupted())
+    return failure();
   WalkResult result = func.walk([&](Operation *op) {
     Value future;
     if (auto copy = dyn_cast<DmaCopyOp>(op); copy && copy.getAsync())
@@ -2300,8 +2366,8 @@ LogicalResult IRGen::checkFuturesWaited(func::FuncOp func) {
       future = mmaOp.getResult();
     if (!future || waited(future))
       return WalkResult::advance();
-    InFlightDiagnostic diag =
-        op->emitError("the future of this async operation is never waited");
+    InFlightDiagnostic diag = emitError(
+        op->getLoc(), "the future of this async operation is never waited");
     diag.attachNote() << "hint: add `wait` on its future before the data is "
                          "read (chapter 6's epilogue needs `wait lf0, rf0;`)";
     return WalkResult::interrupt();

@@ -23,6 +23,9 @@ struct Inference {
   llvm::DenseMap<const Stmt *, Type> fillTypes;
   llvm::DenseMap<const Stmt *, int> loadRoles;
   llvm::DenseMap<const Stmt *, Type> anyTypes;
+  /// The future a placeholder is swapped with; its buffer gives the
+  /// placeholder's run-time extents.
+  llvm::DenseMap<const Stmt *, std::string> anyPartners;
 };
 
 /// Builds the module for `program`, or reports errors and returns null.

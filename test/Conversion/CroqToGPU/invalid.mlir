@@ -171,3 +171,14 @@ func.func @negative_mma_operand_type(%a: memref<16x16xbf16>) {
   }
   return
 }
+
+// -----
+
+func.func @negative_dynamic_shared(%n: index) {
+  %c1 = arith.constant 1 : index
+  croq.parallel (%b) by [%c1] : block {
+    // expected-error @below {{a shared buffer needs a static shape to be placed in shared memory, got 'memref<?xf32, #gpu.address_space<workgroup>>'; give its tensor static extents}}
+    %s = memref.alloc(%n) : memref<?xf32, #gpu.address_space<workgroup>>
+  }
+  return
+}
