@@ -309,7 +309,8 @@ bool Parser::levelName(std::string &level) {
 }
 
 bool Parser::intArg(std::optional<int64_t> &value) {
-  ExprPtr e = expr();
+  // Inside <...> a full expression would swallow the closing '>'.
+  ExprPtr e = primary();
   if (!e)
     return false;
   if (e->kind != Expr::Kind::Int)
