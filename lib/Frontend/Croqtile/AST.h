@@ -54,6 +54,8 @@ struct Expr {
   std::vector<ExprPtr> args;
   ExprPtr base;
   std::vector<std::string> typeArgs; // .swiz<128>, .fill.f16
+  /// Height of the tree below this node (bounded by the parser).
+  unsigned height = 1;
 
   Expr(Kind kind, llvm::SMLoc loc) : kind(kind), loc(loc) {}
 };

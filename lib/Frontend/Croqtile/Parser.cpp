@@ -33,6 +33,7 @@ bool mlir::croq::croqtile::isElementTypeName(StringRef name) {
 namespace {
 
 constexpr unsigned kMaxDepth = 256;
+constexpr unsigned kMaxHeight = 1024;
 
 class Parser {
 public:
@@ -119,6 +120,21 @@ private:
   StmtPtr assignment(SMLoc loc);
   bool levelName(std::string &level);
   bool intArg(std::optional<int64_t> &value);
+
+  /// Sets `e`'s height from its children; false (after an error) when the
+  /// tree grows too tall for the recursive passes that follow.
+  bool measure(Expr &e) {
+    unsigned h = e.base ? e.base->height : 0;
+    for (const ExprPtr &arg : e.args)
+      if (arg)
+        h = std::max(h, arg->height);
+    e.height = h + 1;
+    if (e.height <= kMaxHeight)
+      return true;
+    error(e.loc, "expression is nested more than " + llvm::Twine(kMaxHeight) +
+                     " levels deep");
+    return false;
+  }
 
   ExprPtr expr();
   ExprPtr ternary();
@@ -985,6 +1001,8 @@ ExprPtr Parser::ternary() {
     return nullptr;
   e->args.push_back(std::move(a));
   e->args.push_back(std::move(b));
+  if (!measure(*e))
+    return nullptr;
   return e;
 }
 
@@ -1013,6 +1031,8 @@ ExprPtr Parser::binary(int level) {
       return nullptr;
     e->args.push_back(std::move(lhs));
     e->args.push_back(std::move(rhs));
+    if (!measure(*e))
+      return nullptr;
     lhs = std::move(e);
   }
   return lhs;
@@ -1033,6 +1053,8 @@ ExprPtr Parser::unary() {
     auto e = std::make_unique<Expr>(Expr::Kind::Unary, loc);
     e->name = op;
     e->args.push_back(std::move(operand));
+    if (!measure(*e))
+      return nullptr;
     return e;
   }
   if (at("#")) {
@@ -1042,6 +1064,8 @@ ExprPtr Parser::unary() {
     if (!operand)
       return nullptr;
     e->args.push_back(std::move(operand));
+    if (!measure(*e))
+      return nullptr;
     return e;
   }
   return bitwise();
@@ -1058,6 +1082,8 @@ ExprPtr Parser::bitwise() {
       return nullptr;
     e->args.push_back(std::move(lhs));
     e->args.push_back(std::move(rhs));
+    if (!measure(*e))
+      return nullptr;
     lhs = std::move(e);
   }
   return lhs;
@@ -1073,6 +1099,8 @@ ExprPtr Parser::compose() {
       return nullptr;
     e->args.push_back(std::move(lhs));
     e->args.push_back(std::move(rhs));
+    if (!measure(*e))
+      return nullptr;
     lhs = std::move(e);
   }
   return lhs;
@@ -1091,6 +1119,8 @@ ExprPtr Parser::tilde() {
   auto e = std::make_unique<Expr>(Expr::Kind::Unary, loc);
   e->name = "~";
   e->args.push_back(std::move(operand));
+  if (!measure(*e))
+    return nullptr;
   return e;
 }
 
@@ -1108,6 +1138,8 @@ ExprPtr Parser::postfix() {
         if (!exprList(member->args, ")"))
           return nullptr;
       }
+      if (!measure(*member))
+        return nullptr;
       e = std::move(member);
       continue;
     }
@@ -1116,6 +1148,8 @@ ExprPtr Parser::postfix() {
       index->base = std::move(e);
       if (!exprList(index->args, "]"))
         return nullptr;
+      if (!measure(*index))
+        return nullptr;
       e = std::move(index);
       continue;
     }
@@ -1123,6 +1157,8 @@ ExprPtr Parser::postfix() {
       auto post = std::make_unique<Expr>(Expr::Kind::Postfix, peek().loc);
       post->name = next().text;
       post->args.push_back(std::move(e));
+      if (!measure(*post))
+        return nullptr;
       e = std::move(post);
       continue;
     }
@@ -1169,7 +1205,7 @@ ExprPtr Parser::primary() {
     if (accept("(")) {
       auto call = std::make_unique<Expr>(Expr::Kind::Call, loc);
       call->name = name;
-      if (!exprList(call->args, ")"))
+      if (!exprList(call->args, ")") || !measure(*call))
         return nullptr;
       return call;
     }
@@ -1203,6 +1239,8 @@ ExprPtr Parser::primary() {
       if (!inner || !expect("|", "closing |x.span|"))
         return nullptr;
       e->args.push_back(std::move(inner));
+      if (!measure(*e))
+        return nullptr;
       return e;
     }
     break;
