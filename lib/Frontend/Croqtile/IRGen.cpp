@@ -2383,9 +2383,17 @@ OwningOpRef<ModuleOp> IRGen::run(const Program &program) {
       chunks.push_back(builder.getStringAttr(chunk));
     module->getOperation()->setAttr("croq.host_code", builder.getArrayAttr(chunks));
   }
-  for (const Function &fn : program.functions)
-    if (failed(function(fn)))
+  bool ok = true;
+  for (const Function &fn : program.functions) {
+    // The first pass learns from every function, even after a failure.
+    if (succeeded(function(fn)))
+      continue;
+    ok = false;
+    if (finalPass)
       return nullptr;
+  }
+  if (!ok)
+    return nullptr;
   return std::move(module);
 }
 
