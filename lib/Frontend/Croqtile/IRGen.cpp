@@ -121,6 +121,7 @@ private:
   LogicalResult foreach(const Stmt &stmt);
   LogicalResult with(const Stmt &stmt);
   LogicalResult ifStmt(const Stmt &stmt);
+  LogicalResult whileStmt(const Stmt &stmt);
   LogicalResult inthreads(const Stmt &stmt);
   LogicalResult copy(const Stmt &stmt);
   LogicalResult dmaAny(const Stmt &stmt);
@@ -979,11 +980,13 @@ LogicalResult IRGen::statement(const Stmt &stmt) {
   case Stmt::Kind::If:
     return ifStmt(stmt);
   case Stmt::Kind::While:
+    return whileStmt(stmt);
   case Stmt::Kind::Break:
   case Stmt::Kind::Continue:
-    return fail(stmt.loc, "while / break / continue are not supported by "
-                          "the importer yet",
-                "express the loop with foreach and an if guard");
+    return fail(stmt.loc, (stmt.kind == Stmt::Kind::Break ? "break" : "continue") +
+                              Twine(" is not supported by the importer yet"),
+                "put the rest of the loop body under an if, or make the "
+                "while condition false");
   case Stmt::Kind::Return: {
     if (!stmt.value) {
       hasReturn = true;
@@ -1136,10 +1139,53 @@ LogicalResult IRGen::assignment(const Stmt &stmt) {
                    : Value(builder.createOrFold<arith::SubIOp>(l, s->value, one));
     return success();
   }
+  const Expr &target = *stmt.target;
+  // f = select(c, f0, f1, ...): one of several futures.
+  if (stmt.value->kind == Expr::Kind::Call && stmt.value->name == "select" &&
+      target.kind == Expr::Kind::Name && stmt.op == "=") {
+    const Expr &call = *stmt.value;
+    if (call.args.size() < 3)
+      return fail(call.loc, "select takes a condition and at least two "
+                            "futures");
+    FailureOr<EVal> cond = expr(*call.args[0]);
+    if (failed(cond))
+      return failure();
+    SmallVector<Symbol *> choices;
+    for (size_t i = 1; i < call.args.size(); ++i) {
+      const Expr &arg = *call.args[i];
+      Symbol *f = arg.kind == Expr::Kind::Name ? lookup(arg.name) : nullptr;
+      if (!f || f->kind != Symbol::Kind::Future)
+        return fail(arg.loc, "select chooses among futures; this is not one");
+      if (!choices.empty() && f->value.getType() != choices[0]->value.getType())
+        return fail(arg.loc, "select needs futures of one type");
+      choices.push_back(f);
+    }
+    // With two futures the condition picks the first; with more it is an
+    // index.
+    Value picked = choices.back()->value;
+    Value c = cond->value;
+    for (int i = choices.size() - 2; i >= 0; --i) {
+      Value is;
+      if (c.getType().isInteger(1) && choices.size() == 2)
+        is = c;
+      else
+        is = builder.createOrFold<arith::CmpIOp>(
+            l, arith::CmpIPredicate::eq, coerce(c, builder.getIndexType(), l),
+            constIndex(i, l));
+      picked = arith::SelectOp::create(builder, l, is, choices[i]->value, picked);
+    }
+    Symbol s = *choices[0];
+    s.value = picked;
+    if (Symbol *existing = lookup(target.name);
+        existing && existing->kind == Symbol::Kind::Future) {
+      existing->value = picked;
+      return success();
+    }
+    return declareNew(target.name, target.loc, s);
+  }
   FailureOr<EVal> rhs = expr(*stmt.value);
   if (failed(rhs))
     return failure();
-  const Expr &target = *stmt.target;
   auto combine = [&](Value old, Value value) -> FailureOr<Value> {
     if (stmt.op == "=")
       return value;
@@ -1557,6 +1603,71 @@ LogicalResult IRGen::ifStmt(const Stmt &stmt) {
   if (ifOp.elseBlock() && failed(branch(ifOp.elseBlock(), stmt.elseBody)))
     return failure();
   for (auto [name, value] : llvm::zip_equal(carriedNames, ifOp.getResults()))
+    rebind(name, value);
+  return success();
+}
+
+LogicalResult IRGen::whileStmt(const Stmt &stmt) {
+  Location l = loc(stmt.loc);
+  SmallVector<std::string> carriedNames = carried(stmt.body);
+  SmallVector<Value> inits;
+  SmallVector<Type> types;
+  for (const std::string &name : carriedNames) {
+    inits.push_back(lookup(name)->value);
+    types.push_back(inits.back().getType());
+  }
+  LogicalResult result = success();
+  auto bind = [&](ValueRange args) {
+    push();
+    for (auto [j, name] : llvm::enumerate(carriedNames)) {
+      Symbol copy = *lookup(name);
+      unsigned scope = copy.scope;
+      copy.value = args[j];
+      declare(name, copy);
+      scopes.back()[name].scope = scope;
+    }
+  };
+  auto loop = scf::WhileOp::create(
+      builder, l, types, inits,
+      [&](OpBuilder &b, Location bl, ValueRange args) {
+        OpBuilder::InsertionGuard guard(builder);
+        builder.setInsertionPointToEnd(b.getInsertionBlock());
+        bind(args);
+        FailureOr<EVal> cond = expr(*stmt.value);
+        Value c;
+        if (succeeded(cond) && cond->value.getType().isInteger(1)) {
+          c = cond->value;
+        } else {
+          if (succeeded(cond))
+            result = fail(stmt.value->loc, "a while condition must be a "
+                                           "comparison or a bool");
+          else
+            result = failure();
+          c = arith::ConstantIntOp::create(builder, bl, builder.getI1Type(), 0);
+        }
+        scf::ConditionOp::create(builder, bl, c, args);
+        pop();
+      },
+      [&](OpBuilder &b, Location bl, ValueRange args) {
+        OpBuilder::InsertionGuard guard(builder);
+        builder.setInsertionPointToEnd(b.getInsertionBlock());
+        bind(args);
+        if (succeeded(result) && failed(statements(stmt.body)))
+          result = failure();
+        SmallVector<Value> values;
+        for (auto [j, name] : llvm::enumerate(carriedNames)) {
+          Value v = lookup(name)->value;
+          values.push_back(v.getType() == types[j] ? v : args[j]);
+          if (v.getType() != types[j] && succeeded(result))
+            result = fail(stmt.loc, "'" + name + "' changes type inside the "
+                                                 "loop");
+        }
+        scf::YieldOp::create(builder, bl, values);
+        pop();
+      });
+  if (failed(result))
+    return failure();
+  for (auto [name, value] : llvm::zip_equal(carriedNames, loop.getResults()))
     rebind(name, value);
   return success();
 }
