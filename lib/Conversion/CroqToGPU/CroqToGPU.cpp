@@ -1046,7 +1046,10 @@ static LogicalResult checkWarpFragment(Operation *op,
                                        const LaunchAnalysis &analysis,
                                        FragType type) {
   const LaunchAnalysis::Scope &scope = analysis.getScope(op);
-  if (scope.groupLevel != Level::Warp || scope.perThread)
+  // A block of exactly one warp is a warp.
+  bool warpScope = scope.groupLevel == Level::Warp ||
+                   (scope.groupLevel == Level::Block && scope.blockDim == 32);
+  if (!warpScope || scope.perThread)
     return op->emitOpError("is lowered to warp-level mma.sync and must run in "
                            "the body of a warp parallel (`: group`); at "
                            "warpgroup scope it needs wgmma, which is not "
@@ -1381,7 +1384,8 @@ static LogicalResult verifyLowerable(ModuleOp module,
       return WalkResult::interrupt();
     if (auto load = dyn_cast<MmaLoadOp>(op); load && failed(consumerLayout(load)))
       return WalkResult::interrupt();
-    if (isa<MmaCommitOp>(op) && scope.groupLevel != Level::Warp) {
+    if (isa<MmaCommitOp>(op) && scope.groupLevel != Level::Warp &&
+        !(scope.groupLevel == Level::Block && scope.blockDim == 32)) {
       op->emitOpError("commits warpgroup MMAs (wgmma), which are not "
                       "implemented yet; warp-level MMAs need no commit");
       return WalkResult::interrupt();

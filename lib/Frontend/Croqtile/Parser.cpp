@@ -188,8 +188,15 @@ bool Parser::program(Program &out) {
       flushHost();
       hostStart = begin;
     }
+    // A token from a macro expansion sits at its use, with the expansion's
+    // text: never reach past the end of the buffer it points into.
+    unsigned id = sourceMgr.FindBufferContainingLoc(tok.loc);
+    const char *bufferEnd =
+        id ? sourceMgr.getMemoryBuffer(id)->getBufferEnd() : begin;
+    const char *end =
+        begin + std::min<size_t>(tok.text.size(), bufferEnd - begin);
     if (begin >= hostStart)
-      hostEnd = std::max(hostEnd ? hostEnd : begin, begin + tok.text.size());
+      hostEnd = std::max(hostEnd ? hostEnd : begin, end);
   }
   flushHost();
   return true;

@@ -13,5 +13,11 @@ for kernel in "$root"/test/Integration/kernels/*.mlir; do
   name="$(basename "$kernel" .mlir)"
   "$build/bin/croq-translate" --croq-to-host "$kernel" -o "$bundle/$name.cpp"
 done
+# The same kernels written in Croqtile, through the importer.
+for source in "$root"/test/Integration/croqtile/*.co; do
+  name="$(basename "$source" .co)"
+  "$build/bin/croq-translate" --import-croqtile "$source" |
+    "$build/bin/croq-translate" --croq-to-host -o "$bundle/$name.cpp"
+done
 cp "$root"/runtime/include/croq_runtime.h "$root"/runtime/lib/croq_runtime.cpp "$bundle/"
 echo "bundle: $(ls "$bundle" | wc -l) files in $bundle"

@@ -25,6 +25,15 @@ SIGNATURES = {
     "spin_streams": [_TENSOR, _TENSOR, _INDEX],
     "spin_serial": [_TENSOR, _TENSOR, _INDEX],
     "spin_on": [_TENSOR, _INDEX, _STREAM],
+    # The same kernels imported from Croqtile (test/Integration/croqtile).
+    "divergent_co": [_TENSOR, _INDEX],
+    "copy_co": [_TENSOR, _TENSOR],
+    "add_co": [_TENSOR, _TENSOR, _TENSOR],
+    "matmul_db_co": [_TENSOR, _TENSOR, _TENSOR],
+    "mma_rr_co": [_TENSOR, _TENSOR, _TENSOR],
+    "mma_rc_co": [_TENSOR, _TENSOR, _TENSOR],
+    "matmul_persistent_co": [_TENSOR, _TENSOR, _TENSOR],
+    "spin_streams_co": [_TENSOR, _TENSOR, _INDEX],
 }
 
 

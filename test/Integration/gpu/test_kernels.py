@@ -40,12 +40,27 @@ def expect_equal(got, ref, what):
                              f"{ref[tuple(bad[0])]}")
 
 
-@test
-def divergent_glossary_kernel():
+def both(ir_name, co_name):
+    """Runs a test body once with the croq-IR kernel, once with the Croqtile one."""
+    def wrap(body):
+        def run_ir():
+            body(getattr(K, ir_name))
+        def run_co():
+            body(getattr(K, co_name))
+        run_ir.__name__ = body.__name__
+        run_co.__name__ = body.__name__ + "[croqtile]"
+        test(run_ir)
+        test(run_co)
+        return body
+    return wrap
+
+
+@both("divergent", "divergent_co")
+def divergent_glossary_kernel(kernel):
     for n in (1, 255, 256, 1000003):
         data = torch.rand(n + 64, device="cuda")
         x = data.clone()
-        K.divergent(data, n)
+        kernel(data, n)
         head = x[:n]
         ref = torch.where(head > 0.5, head * 4.0, head + 2.0)
         ref = ref * ref
@@ -54,12 +69,12 @@ def divergent_glossary_kernel():
         expect_equal(data[n:], x[n:], f"n={n} tail")
 
 
-@test
-def tiled_copy_f32_with_tails():
+@both("copy_f32", "copy_co")
+def tiled_copy_f32_with_tails(kernel):
     for shape in ((64, 64), (1000, 777), (129, 65), (3, 5), (4096, 4160)):
         src = torch.randn(shape, device="cuda")
         dst = poisoned(shape, torch.float32)
-        K.copy_f32(src, dst)
+        kernel(src, dst)
         expect_equal(dst, src, f"shape {shape}")
 
 
@@ -72,22 +87,22 @@ def tiled_copy_f16_with_tails():
         expect_equal(dst, src, f"shape {shape}")
 
 
-@test
-def elementwise_add_shared_local():
+@both("add", "add_co")
+def elementwise_add_shared_local(kernel):
     for shape in ((64, 64), (100, 77), (33, 1), (512, 1024)):
         a = torch.randn(shape, device="cuda")
         b = torch.randn(shape, device="cuda")
         c = poisoned(shape, torch.float32)
-        K.add(a, b, c)
+        kernel(a, b, c)
         expect_equal(c, a + b, f"shape {shape}")
 
 
-@test
-def double_buffered_matmul_swap():
+@both("matmul_db", "matmul_db_co")
+def double_buffered_matmul_swap(kernel):
     lhs = torch.randint(-8, 8, (128, 256), dtype=torch.int32, device="cuda")
     rhs = torch.randint(-8, 8, (256, 256), dtype=torch.int32, device="cuda")
     out = poisoned((128, 256), torch.int32)
-    K.matmul_db(lhs, rhs, out)
+    kernel(lhs, rhs, out)
     ref = (lhs.cpu().long() @ rhs.cpu().long()).int()
     expect_equal(out.cpu(), ref, "matmul")
 
@@ -99,36 +114,36 @@ def relative_error(got, ref):
     return ((got - ref).norm() / ref.norm()).item()
 
 
-@test
-def warp_mma_row_row():
+@both("matmul_rr", "mma_rr_co")
+def warp_mma_row_row(kernel):
     for m, n, k in ((16, 16, 16), (64, 48, 128), (256, 256, 512)):
         a = torch.randn(m, k, device="cuda").half()
         b = torch.randn(n, k, device="cuda").half()
         c = poisoned((m, n), torch.float32)
-        K.matmul_rr(a, b, c)
+        kernel(a, b, c)
         err = relative_error(c, a.double() @ b.double().T)
         assert err < 1e-3, f"{m}x{n}x{k}: relative error {err}"
 
 
-@test
-def warp_mma_row_col():
+@both("matmul_rc", "mma_rc_co")
+def warp_mma_row_col(kernel):
     for m, n, k in ((16, 16, 16), (64, 48, 128), (256, 256, 512)):
         a = torch.randn(m, k, device="cuda").half()
         b = torch.randn(k, n, device="cuda").half()
         c = poisoned((m, n), torch.float32)
-        K.matmul_rc(a, b, c)
+        kernel(a, b, c)
         err = relative_error(c, a.double() @ b.double())
         assert err < 1e-3, f"{m}x{n}x{k}: relative error {err}"
 
 
-@test
-def persistent_schedule_warp_mma():
+@both("matmul_persistent", "matmul_persistent_co")
+def persistent_schedule_warp_mma(kernel):
     # Tile counts below, at and above NUM_SMS = 132, and K tails.
     for m, n, k in ((16, 16, 64), (256, 128, 256), (400, 560, 200)):
         a = (torch.randn(m, k, device="cuda") / 4).half()
         b = (torch.randn(n, k, device="cuda") / 4).half()
         out = poisoned((m, n), torch.float16)
-        K.matmul_persistent(a, b, out)
+        kernel(a, b, out)
         err = relative_error(out, a.double() @ b.double().T)
         # An f16 accumulator, as in the seed.
         assert err < 1e-2, f"{m}x{n}x{k}: relative error {err}"
@@ -191,6 +206,18 @@ def parallel_async_streams_overlap():
     print(f"  spin_serial {serial * 1e3:.2f} ms; spin_streams "
           f"{overlapped * 1e3:.2f} ms")
     assert overlapped < 0.75 * serial, "local streams did not overlap"
+
+    # The Croqtile version (`parallel.async ... { stream s0; ... }`).
+    xc, yc = x.clone(), y.clone()
+    K.spin_streams_co(xc, yc, 200)
+    torch.testing.assert_close(xc.cpu(), xr, rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(yc.cpu(), yr, rtol=1e-5, atol=1e-6)
+    K.spin_streams_co(x.clone(), y.clone(), iters)
+    t0 = time.perf_counter()
+    K.spin_streams_co(x.clone(), y.clone(), iters)
+    overlapped_co = time.perf_counter() - t0
+    print(f"  spin_streams_co {overlapped_co * 1e3:.2f} ms")
+    assert overlapped_co < 0.75 * serial, "Croqtile local streams did not overlap"
 
 
 passed = sum(1 for _, e in results if e is None)
