@@ -510,7 +510,12 @@ FailureOr<EVal> IRGen::expr(const Expr &e) {
     return EVal{v->bound};
   }
   case Expr::Kind::Count: {
-    FailureOr<Value> v = view(*e.args[0]->base);
+    const Expr &inner = *e.args[0];
+    if (inner.kind != Expr::Kind::Member || inner.name != "span" ||
+        inner.hasArgs || !inner.base)
+      return fail(e.loc, "|...| counts the elements of a view: write "
+                         "|x.span|");
+    FailureOr<Value> v = view(*inner.base);
     if (failed(v))
       return failure();
     auto type = cast<MemRefType>(v->getType());

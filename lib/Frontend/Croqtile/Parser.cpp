@@ -30,6 +30,23 @@ bool mlir::croq::croqtile::isElementTypeName(StringRef name) {
       .Default(false);
 }
 
+/// A deep copy of an expression (heights are bounded, so is the recursion).
+static ExprPtr cloneExpr(const Expr &e) {
+  auto copy = std::make_unique<Expr>(e.kind, e.loc);
+  copy->name = e.name;
+  copy->intValue = e.intValue;
+  copy->floatValue = e.floatValue;
+  copy->isF32 = e.isF32;
+  copy->hasArgs = e.hasArgs;
+  copy->typeArgs = e.typeArgs;
+  copy->height = e.height;
+  if (e.base)
+    copy->base = cloneExpr(*e.base);
+  for (const ExprPtr &arg : e.args)
+    copy->args.push_back(arg ? cloneExpr(*arg) : nullptr);
+  return copy;
+}
+
 namespace {
 
 constexpr unsigned kMaxDepth = 256;
@@ -558,16 +575,12 @@ StmtPtr Parser::tensorOrScalarDecl(SMLoc loc, const std::string &storage,
     current->storage = storage;
     current->elemType = type;
     current->isMutable = isMutable;
-    if (isTensor && current != first.get())
-      for (const ExprPtr &d : first->dims) {
-        // Later declarators share the first one's dimensions.
-        auto copy = std::make_unique<Expr>(d->kind, d->loc);
-        copy->name = d->name;
-        copy->intValue = d->intValue;
-        current->dims.push_back(std::move(copy));
-      }
     if (current == first.get())
       current->dims = std::move(dims);
+    else if (isTensor)
+      // Later declarators share the first one's dimensions.
+      for (const ExprPtr &d : first->dims)
+        current->dims.push_back(cloneExpr(*d));
     if (!expectIdent(current->name, &current->nameLoc, "a name"))
       return nullptr;
     while (isTensor && accept("[")) {
