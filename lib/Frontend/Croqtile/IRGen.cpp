@@ -113,7 +113,12 @@ private:
 
   // Functions and statements.
   LogicalResult function(const Function &fn);
-  LogicalResult statements(const std::vector<StmtPtr> &body);
+  LogicalResult statements(ArrayRef<StmtPtr> body);
+  /// Runs `body` only where `cond` holds, threading reassigned names
+  /// through scf.if results.
+  LogicalResult guarded(Value cond, ArrayRef<StmtPtr> body, Location l);
+  /// Declares the flags of a loop whose body breaks or continues.
+  bool loopExits(ArrayRef<StmtPtr> body);
   LogicalResult statement(const Stmt &stmt);
   LogicalResult declaration(const Stmt &stmt);
   LogicalResult assignment(const Stmt &stmt);
@@ -133,7 +138,7 @@ private:
   LogicalResult swap(const Stmt &stmt);
 
   /// Names defined outside `body` that it reassigns, in a stable order.
-  SmallVector<std::string> carried(const std::vector<StmtPtr> &body);
+  SmallVector<std::string> carried(ArrayRef<StmtPtr> body);
 
   // Expressions.
   FailureOr<EVal> expr(const Expr &e);
@@ -829,7 +834,25 @@ FailureOr<Value> IRGen::viewMember(const Expr &e) {
 //===----------------------------------------------------------------------===//
 
 /// Collects names a statement list assigns, in first-seen order.
-static void collectAssigned(const std::vector<StmtPtr> &body,
+/// Pseudo-variables of break / continue: set when the loop breaks, or when
+/// the current iteration continues.
+static constexpr const char *kBreakFlag = "\x02break";
+static constexpr const char *kContinueFlag = "\x02continue";
+
+/// True when `body` breaks or continues its own loop (not a nested one).
+static bool mayExit(ArrayRef<StmtPtr> body) {
+  for (const StmtPtr &stmt : body) {
+    if (stmt->kind == Stmt::Kind::Break || stmt->kind == Stmt::Kind::Continue)
+      return true;
+    if (stmt->kind == Stmt::Kind::Foreach || stmt->kind == Stmt::Kind::While)
+      continue;
+    if (mayExit(stmt->body) || mayExit(stmt->elseBody))
+      return true;
+  }
+  return false;
+}
+
+static void collectAssigned(ArrayRef<StmtPtr> body,
                             SmallVectorImpl<std::string> &names,
                             llvm::StringSet<> &seen) {
   auto add = [&](const std::string &name) {
@@ -869,6 +892,13 @@ static void collectAssigned(const std::vector<StmtPtr> &body,
         if (operand->kind == Expr::Kind::Name)
           add(operand->name);
       break;
+    case Stmt::Kind::Break:
+      add(kBreakFlag);
+      add(kContinueFlag);
+      break;
+    case Stmt::Kind::Continue:
+      add(kContinueFlag);
+      break;
     default:
       break;
     }
@@ -877,7 +907,7 @@ static void collectAssigned(const std::vector<StmtPtr> &body,
   }
 }
 
-SmallVector<std::string> IRGen::carried(const std::vector<StmtPtr> &body) {
+SmallVector<std::string> IRGen::carried(ArrayRef<StmtPtr> body) {
   SmallVector<std::string> names, result;
   llvm::StringSet<> seen;
   collectAssigned(body, names, seen);
@@ -903,11 +933,81 @@ SmallVector<std::string> IRGen::carried(const std::vector<StmtPtr> &body) {
   return result;
 }
 
-LogicalResult IRGen::statements(const std::vector<StmtPtr> &body) {
-  for (const StmtPtr &stmt : body)
-    if (failed(statement(*stmt)))
+LogicalResult IRGen::statements(ArrayRef<StmtPtr> body) {
+  for (size_t i = 0; i < body.size(); ++i) {
+    if (failed(statement(*body[i])))
       return failure();
+    // After a statement that may break or continue, the rest of the body
+    // runs only while neither happened.
+    if (i + 1 < body.size() && mayExit(body.slice(i, 1)) &&
+        lookup(kContinueFlag)) {
+      Location l = loc(body[i + 1]->loc);
+      Value stop = builder.createOrFold<arith::OrIOp>(
+          l, lookup(kBreakFlag)->value, lookup(kContinueFlag)->value);
+      Value one = arith::ConstantIntOp::create(builder, l, builder.getI1Type(), 1);
+      Value go = builder.createOrFold<arith::XOrIOp>(l, stop, one);
+      return guarded(go, body.drop_front(i + 1), l);
+    }
+  }
   return success();
+}
+
+LogicalResult IRGen::guarded(Value cond, ArrayRef<StmtPtr> body, Location l) {
+  SmallVector<std::string> carriedNames = carried(body);
+  SmallVector<Type> types;
+  SmallVector<Value> before;
+  for (const std::string &name : carriedNames) {
+    before.push_back(lookup(name)->value);
+    types.push_back(before.back().getType());
+  }
+  auto ifOp = scf::IfOp::create(builder, l, types, cond,
+                                /*withElseRegion=*/!types.empty());
+  LogicalResult result = success();
+  {
+    OpBuilder::InsertionGuard guard(builder);
+    Block *block = ifOp.thenBlock();
+    if (block->mightHaveTerminator())
+      builder.setInsertionPoint(block->getTerminator());
+    else
+      builder.setInsertionPointToEnd(block);
+    push();
+    for (auto [j, name] : llvm::enumerate(carriedNames)) {
+      Symbol copy = *lookup(name);
+      unsigned scope = copy.scope;
+      copy.value = before[j];
+      declare(name, copy);
+      scopes.back()[name].scope = scope;
+    }
+    result = statements(body);
+    if (succeeded(result) && !types.empty()) {
+      SmallVector<Value> values;
+      for (const std::string &name : carriedNames)
+        values.push_back(lookup(name)->value);
+      scf::YieldOp::create(builder, l, values);
+    }
+    pop();
+  }
+  if (failed(result))
+    return failure();
+  if (!types.empty()) {
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToEnd(ifOp.elseBlock());
+    scf::YieldOp::create(builder, l, before);
+  }
+  for (auto [name, value] : llvm::zip_equal(carriedNames, ifOp.getResults()))
+    rebind(name, value);
+  return success();
+}
+
+bool IRGen::loopExits(ArrayRef<StmtPtr> body) {
+  if (!mayExit(body))
+    return false;
+  Location l = builder.getUnknownLoc();
+  Symbol flag{Symbol::Kind::Scalar,
+              arith::ConstantIntOp::create(builder, l, builder.getI1Type(), 0)};
+  flag.isMutable = true;
+  declare(kBreakFlag, flag);
+  return true;
 }
 
 LogicalResult IRGen::statement(const Stmt &stmt) {
@@ -987,11 +1087,19 @@ LogicalResult IRGen::statement(const Stmt &stmt) {
   case Stmt::Kind::While:
     return whileStmt(stmt);
   case Stmt::Kind::Break:
-  case Stmt::Kind::Continue:
-    return fail(stmt.loc, (stmt.kind == Stmt::Kind::Break ? "break" : "continue") +
-                              Twine(" is not supported by the importer yet"),
-                "put the rest of the loop body under an if, or make the "
-                "while condition false");
+  case Stmt::Kind::Continue: {
+    Symbol *brk = lookup(kBreakFlag), *cnt = lookup(kContinueFlag);
+    if (!brk || !cnt)
+      return fail(stmt.loc, (stmt.kind == Stmt::Kind::Break ? "break" : "continue") +
+                                Twine(" outside a loop"),
+                  "use it inside foreach or while");
+    Value yes = arith::ConstantIntOp::create(builder, loc(stmt.loc),
+                                             builder.getI1Type(), 1);
+    cnt->value = yes;
+    if (stmt.kind == Stmt::Kind::Break)
+      brk->value = yes;
+    return success();
+  }
   case Stmt::Kind::Return: {
     if (!stmt.value) {
       hasReturn = true;
@@ -1504,7 +1612,23 @@ LogicalResult IRGen::foreach(const Stmt &stmt) {
     }
     loops.push_back({range->name, lower, upper, step, s->bound, l});
   }
+  // A loop that breaks keeps a flag across iterations; once it is set, the
+  // remaining iterations do nothing.
+  push();
+  bool exits = loopExits(stmt.body);
   SmallVector<std::string> carriedNames = carried(stmt.body);
+  auto loopBody = [&](Location l) -> LogicalResult {
+    if (!exits)
+      return statements(stmt.body);
+    Symbol cont{Symbol::Kind::Scalar,
+                arith::ConstantIntOp::create(builder, l, builder.getI1Type(), 0)};
+    cont.isMutable = true;
+    declare(kContinueFlag, cont);
+    Value one = arith::ConstantIntOp::create(builder, l, builder.getI1Type(), 1);
+    Value running = builder.createOrFold<arith::XOrIOp>(
+        l, lookup(kBreakFlag)->value, one);
+    return guarded(running, stmt.body, l);
+  };
 
   std::function<LogicalResult(size_t)> build = [&](size_t i) -> LogicalResult {
     const LoopPlan &lp = loops[i];
@@ -1529,7 +1653,7 @@ LogicalResult IRGen::foreach(const Stmt &stmt) {
     }
     declare(lp.name, Symbol{Symbol::Kind::Scalar, loop.getInductionVar(), lp.bound});
     LogicalResult result = i + 1 < loops.size() ? build(i + 1)
-                                                : statements(stmt.body);
+                                                : loopBody(lp.loc);
     if (succeeded(result) && !carriedNames.empty()) {
       SmallVector<Value> values;
       for (auto [j, name] : llvm::enumerate(carriedNames)) {
@@ -1550,7 +1674,9 @@ LogicalResult IRGen::foreach(const Stmt &stmt) {
       rebind(name, value);
     return success();
   };
-  return build(0);
+  LogicalResult result = build(0);
+  pop();
+  return result;
 }
 
 LogicalResult IRGen::ifStmt(const Stmt &stmt) {
@@ -1614,6 +1740,8 @@ LogicalResult IRGen::ifStmt(const Stmt &stmt) {
 
 LogicalResult IRGen::whileStmt(const Stmt &stmt) {
   Location l = loc(stmt.loc);
+  push();
+  bool exits = loopExits(stmt.body);
   SmallVector<std::string> carriedNames = carried(stmt.body);
   SmallVector<Value> inits;
   SmallVector<Type> types;
@@ -1642,6 +1770,14 @@ LogicalResult IRGen::whileStmt(const Stmt &stmt) {
         Value c;
         if (succeeded(cond) && cond->value.getType().isInteger(1)) {
           c = cond->value;
+          if (exits) {
+            // Stop once the body broke.
+            Value one = arith::ConstantIntOp::create(builder, bl,
+                                                     builder.getI1Type(), 1);
+            Value running = builder.createOrFold<arith::XOrIOp>(
+                bl, lookup(kBreakFlag)->value, one);
+            c = builder.createOrFold<arith::AndIOp>(bl, running, c);
+          }
         } else {
           if (succeeded(cond))
             result = fail(stmt.value->loc, "a while condition must be a "
@@ -1657,6 +1793,13 @@ LogicalResult IRGen::whileStmt(const Stmt &stmt) {
         OpBuilder::InsertionGuard guard(builder);
         builder.setInsertionPointToEnd(b.getInsertionBlock());
         bind(args);
+        if (exits) {
+          Symbol cont{Symbol::Kind::Scalar,
+                      arith::ConstantIntOp::create(builder, bl,
+                                                   builder.getI1Type(), 0)};
+          cont.isMutable = true;
+          declare(kContinueFlag, cont);
+        }
         if (succeeded(result) && failed(statements(stmt.body)))
           result = failure();
         SmallVector<Value> values;
@@ -1670,11 +1813,11 @@ LogicalResult IRGen::whileStmt(const Stmt &stmt) {
         scf::YieldOp::create(builder, bl, values);
         pop();
       });
-  if (failed(result))
-    return failure();
-  for (auto [name, value] : llvm::zip_equal(carriedNames, loop.getResults()))
-    rebind(name, value);
-  return success();
+  if (succeeded(result))
+    for (auto [name, value] : llvm::zip_equal(carriedNames, loop.getResults()))
+      rebind(name, value);
+  pop();
+  return result;
 }
 
 /// True when `e` only combines parallel indices and constants.

@@ -34,6 +34,7 @@ SIGNATURES = {
     "mma_rc_co": [_TENSOR, _TENSOR, _TENSOR],
     "matmul_persistent_co": [_TENSOR, _TENSOR, _TENSOR],
     "spin_streams_co": [_TENSOR, _TENSOR, _INDEX],
+    "loops_co": [_TENSOR],
 }
 
 

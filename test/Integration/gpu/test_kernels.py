@@ -149,6 +149,15 @@ def persistent_schedule_warp_mma(kernel):
         assert err < 1e-2, f"{m}x{n}x{k}: relative error {err}"
 
 
+@test
+def break_and_continue_croqtile():
+    x = poisoned((32,), torch.int32)
+    K.loops_co(x)
+    ref = torch.tensor([sum(i for i in range(t) if i % 2 == 0) + t + 1
+                        for t in range(32)], dtype=torch.int32)
+    expect_equal(x.cpu(), ref, "break/continue")
+
+
 def spin_reference(x, iters):
     # The kernel's recurrence, applied in float32 on the CPU.
     v = x.cpu().clone()
