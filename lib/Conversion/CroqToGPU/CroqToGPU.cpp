@@ -950,22 +950,15 @@ struct WaitLowering : ScopedPattern<WaitOp> {
   }
 };
 
-struct FutureDataLowering : OpConversionPattern<FutureDataOp> {
-  using OpConversionPattern::OpConversionPattern;
+/// Ops that become their first operand: a future's data is the (converted)
+/// future itself, and a placeholder future is its buffer.
+template <typename OpTy>
+struct ForwardFirstOperand : OpConversionPattern<OpTy> {
+  using OpConversionPattern<OpTy>::OpConversionPattern;
   LogicalResult
-  matchAndRewrite(FutureDataOp op, OpAdaptor adaptor,
+  matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    rewriter.replaceOp(op, adaptor.getFuture());
-    return success();
-  }
-};
-
-struct DmaAnyLowering : OpConversionPattern<DmaAnyOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult
-  matchAndRewrite(DmaAnyOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    rewriter.replaceOp(op, adaptor.getBuffer());
+    rewriter.replaceOp(op, adaptor.getOperands().front());
     return success();
   }
 };
@@ -1317,7 +1310,8 @@ void mlir::croq::populateCroqToGPUConversionPatterns(
                MmaLoadLowering, MmaLowering, MmaStoreLowering,
                MmaCommitLowering>(converter, context, analysis);
   patterns.add<StreamCreateLowering, ChunkAtLowering, SubspanLowering,
-               FutureDataLowering, DmaAnyLowering, SwapLowering, RotateLowering,
+               ForwardFirstOperand<FutureDataOp>, ForwardFirstOperand<DmaAnyOp>,
+               SwapLowering, RotateLowering,
                LocalAllocLowering>(converter, context);
 }
 

@@ -146,6 +146,8 @@ private:
   FailureOr<int64_t> constantExpr(const Expr &e);
   FailureOr<Value> view(const Expr &e);
   FailureOr<Value> viewMember(const Expr &e);
+  /// The buffer and indices of an element access `view.at(i, ...)`.
+  FailureOr<std::pair<Value, SmallVector<Value>>> element(const Expr &at);
   FailureOr<EVal> binary(const Expr &e);
   Value coerce(Value value, Type type, Location l);
   Value constIndex(int64_t v, Location l) {
@@ -581,22 +583,11 @@ FailureOr<EVal> IRGen::expr(const Expr &e) {
       return EVal{memref::DimOp::create(builder, l, *v, *d)};
     }
     if (e.name == "at" && e.hasArgs) {
-      // Element access.
-      FailureOr<Value> v = view(*e.base);
-      if (failed(v))
+      auto access = element(e);
+      if (failed(access))
         return failure();
-      SmallVector<Value> indices;
-      for (const ExprPtr &arg : e.args) {
-        FailureOr<Value> i = indexExpr(*arg);
-        if (failed(i))
-          return failure();
-        indices.push_back(*i);
-      }
-      auto type = cast<MemRefType>(v->getType());
-      if (static_cast<int64_t>(indices.size()) != type.getRank())
-        return fail(e.loc, ".at takes " + Twine(type.getRank()) +
-                               " indices here, got " + Twine(indices.size()));
-      return EVal{memref::LoadOp::create(builder, l, *v, indices)};
+      return EVal{memref::LoadOp::create(builder, l, access->first,
+                                         access->second)};
     }
     return fail(e.loc, "'." + e.name + "' is not a scalar");
   }
@@ -605,6 +596,25 @@ FailureOr<EVal> IRGen::expr(const Expr &e) {
     break;
   }
   return fail(e.loc, "this expression is not a scalar");
+}
+
+FailureOr<std::pair<Value, SmallVector<Value>>>
+IRGen::element(const Expr &at) {
+  FailureOr<Value> buffer = view(*at.base);
+  if (failed(buffer))
+    return failure();
+  SmallVector<Value> indices;
+  for (const ExprPtr &arg : at.args) {
+    FailureOr<Value> i = indexExpr(*arg);
+    if (failed(i))
+      return failure();
+    indices.push_back(*i);
+  }
+  auto type = cast<MemRefType>(buffer->getType());
+  if (static_cast<int64_t>(indices.size()) != type.getRank())
+    return fail(at.loc, ".at takes " + Twine(type.getRank()) +
+                            " indices here, got " + Twine(indices.size()));
+  return std::make_pair(*buffer, std::move(indices));
 }
 
 /// Type of a tile of `source` with `shape` (strides kept, offset dynamic).
@@ -1338,20 +1348,12 @@ LogicalResult IRGen::assignment(const Stmt &stmt) {
     return success();
   }
   if (target.kind == Expr::Kind::Member && target.name == "at" && target.hasArgs) {
-    FailureOr<Value> buffer = view(*target.base);
-    if (failed(buffer))
+    auto access = element(target);
+    if (failed(access))
       return failure();
-    SmallVector<Value> indices;
-    for (const ExprPtr &arg : target.args) {
-      FailureOr<Value> i = indexExpr(*arg);
-      if (failed(i))
-        return failure();
-      indices.push_back(*i);
-    }
+    Value *buffer = &access->first;
+    SmallVector<Value> &indices = access->second;
     auto type = cast<MemRefType>(buffer->getType());
-    if (static_cast<int64_t>(indices.size()) != type.getRank())
-      return fail(target.loc, ".at takes " + Twine(type.getRank()) +
-                                  " indices here, got " + Twine(indices.size()));
     Value old;
     if (stmt.op != "=")
       old = memref::LoadOp::create(builder, l, *buffer, indices);

@@ -155,6 +155,9 @@ private:
 
   ExprPtr expr();
   ExprPtr ternary();
+  /// A left-associative chain `operand (op operand)*` over `ops`.
+  ExprPtr leftAssoc(llvm::function_ref<ExprPtr()> operand,
+                    llvm::ArrayRef<llvm::StringRef> ops);
   ExprPtr binary(int level);
   ExprPtr unary();
   ExprPtr bitwise();
@@ -1035,18 +1038,14 @@ static const std::vector<std::vector<StringRef>> &binaryLevels() {
   return levels;
 }
 
-ExprPtr Parser::binary(int level) {
-  if (level >= static_cast<int>(binaryLevels().size()))
-    return unary();
-  ExprPtr lhs = binary(level + 1);
-  while (lhs) {
-    const Token &tok = peek();
-    if (tok.kind != TokKind::Punct ||
-        !llvm::is_contained(binaryLevels()[level], StringRef(tok.text)))
-      break;
-    auto e = std::make_unique<Expr>(Expr::Kind::Binary, tok.loc);
+ExprPtr Parser::leftAssoc(llvm::function_ref<ExprPtr()> operand,
+                          llvm::ArrayRef<StringRef> ops) {
+  ExprPtr lhs = operand();
+  while (lhs && peek().kind == TokKind::Punct &&
+         llvm::is_contained(ops, StringRef(peek().text))) {
+    auto e = std::make_unique<Expr>(Expr::Kind::Binary, peek().loc);
     e->name = next().text;
-    ExprPtr rhs = binary(level + 1);
+    ExprPtr rhs = operand();
     if (!rhs)
       return nullptr;
     e->args.push_back(std::move(lhs));
@@ -1056,6 +1055,12 @@ ExprPtr Parser::binary(int level) {
     lhs = std::move(e);
   }
   return lhs;
+}
+
+ExprPtr Parser::binary(int level) {
+  if (level >= static_cast<int>(binaryLevels().size()))
+    return unary();
+  return leftAssoc([&] { return binary(level + 1); }, binaryLevels()[level]);
 }
 
 ExprPtr Parser::unary() {
@@ -1091,39 +1096,15 @@ ExprPtr Parser::unary() {
   return bitwise();
 }
 
+// `&`, `^` and `|` bind tighter than the unary operators; `|x.span|` is
+// told apart in primary().
 ExprPtr Parser::bitwise() {
-  ExprPtr lhs = compose();
-  while (lhs && (at("&") || at("^") || at("|")) && !at("||") && !at("&&")) {
-    // `|x.span|` opens a count, not a binary `|`: handled in primary.
-    auto e = std::make_unique<Expr>(Expr::Kind::Binary, peek().loc);
-    e->name = next().text;
-    ExprPtr rhs = compose();
-    if (!rhs)
-      return nullptr;
-    e->args.push_back(std::move(lhs));
-    e->args.push_back(std::move(rhs));
-    if (!measure(*e))
-      return nullptr;
-    lhs = std::move(e);
-  }
-  return lhs;
+  return leftAssoc([&] { return compose(); }, {"&", "^", "|"});
 }
 
+/// Binary `#` binds tighter than `*`.
 ExprPtr Parser::compose() {
-  ExprPtr lhs = tilde();
-  while (lhs && at("#")) {
-    auto e = std::make_unique<Expr>(Expr::Kind::Binary, peek().loc);
-    e->name = next().text;
-    ExprPtr rhs = tilde();
-    if (!rhs)
-      return nullptr;
-    e->args.push_back(std::move(lhs));
-    e->args.push_back(std::move(rhs));
-    if (!measure(*e))
-      return nullptr;
-    lhs = std::move(e);
-  }
-  return lhs;
+  return leftAssoc([&] { return tilde(); }, {"#"});
 }
 
 ExprPtr Parser::tilde() {
