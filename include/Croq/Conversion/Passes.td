@@ -21,8 +21,9 @@ def ConvertCroqToGPUPass : Pass<"convert-croq-to-gpu", "::mlir::ModuleOp"> {
     inlined with indices computed from `gpu.thread_id x` (a warpgroup index
     is `tid / 128`, a warp index `tid / 32`, thread indices linearised
     row-major), followed by a barrier of the enclosing scope when code
-    follows them. `croq.inthreads` becomes `scf.if` (plus a scope barrier
-    unless async).
+    follows them. Code between levels runs once per outer instance: a
+    `memref.store` there is made by one elected thread of the group.
+    `croq.inthreads` becomes `scf.if` (plus a scope barrier unless async).
 
     Views become `memref.subview`s. A synchronous `croq.dma.copy` is a
     cooperative copy by the threads of its scope (16-byte vector accesses

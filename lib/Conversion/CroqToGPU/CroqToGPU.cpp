@@ -1389,6 +1389,40 @@ static LogicalResult verifyLowerable(ModuleOp module,
   return failure(result.wasInterrupted());
 }
 
+/// Code between parallel levels runs once per instance of the outer level:
+/// a store there is made by one elected thread of the group (pure code may
+/// run redundantly, collective ops cooperate). Wraps each such store in
+/// `scf.if (rank == 0)`.
+static void electStores(ModuleOp module, const LaunchAnalysis &analysis) {
+  SmallVector<memref::StoreOp> stores;
+  module.walk([&](memref::StoreOp store) {
+    if (!analysis.hasScope(store))
+      return;
+    const LaunchAnalysis::Scope &scope = analysis.getScope(store);
+    if (scope.perThread || scope.groupSize <= 1)
+      return;
+    // Buffers private to a thread need no election.
+    if (getStorage(store.getMemRefType()) == Storage::Local)
+      return;
+    stores.push_back(store);
+  });
+  for (memref::StoreOp store : stores) {
+    const LaunchAnalysis::Scope &scope = analysis.getScope(store);
+    OpBuilder b(store);
+    Location loc = store.getLoc();
+    Value rank = groupRank(b, loc, scope);
+    Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, rank,
+                                        cIndex(b, loc, 0));
+    auto ifOp = scf::IfOp::create(b, loc, first, /*withElseRegion=*/false);
+    store->moveBefore(ifOp.thenBlock()->getTerminator());
+    // The rest of the group may read what the elected thread wrote.
+    if (!scope.inThreads) {
+      b.setInsertionPointAfter(ifOp);
+      emitScopeBarrier(b, loc, scope);
+    }
+  }
+}
+
 struct ConvertCroqToGPUPass
     : mlir::croq::impl::ConvertCroqToGPUPassBase<ConvertCroqToGPUPass> {
   void runOnOperation() override {
@@ -1398,6 +1432,7 @@ struct ConvertCroqToGPUPass
     std::unique_ptr<LaunchAnalysis> analysis = analyzeLaunches(module);
     if (!analysis || failed(verifyLowerable(module, *analysis)))
       return signalPassFailure();
+    electStores(module, *analysis);
 
     MLIRContext *context = &getContext();
     TypeConverter converter;

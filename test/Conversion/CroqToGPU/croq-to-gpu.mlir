@@ -246,3 +246,32 @@ func.func @warp_mma(%a: memref<16x16xf16>, %b: memref<16x16xf16>, %c: memref<16x
   }
   return
 }
+
+// -----
+
+// A store between levels runs once per instance: thread 0 of the block
+// makes it; a store inside the thread level is every thread's own.
+// CHECK-LABEL: func.func @elected_store
+// CHECK: %[[TID:.*]] = gpu.thread_id x
+// CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[TID]], %{{.*}} : index
+// CHECK: scf.if %[[FIRST]] {
+// CHECK-NEXT: memref.store %{{.*}}, %{{.*}}[%{{.*}}] : memref<?xi32>
+// CHECK-NEXT: }
+// CHECK-NEXT: gpu.barrier
+// CHECK: arith.remui
+// CHECK-NOT: scf.if
+// CHECK: memref.store %{{.*}}, %{{.*}}[%{{.*}}] : memref<?x64xi32>
+func.func @elected_store(%counts: memref<?xi32>, %all: memref<?x64xi32>, %n: index) {
+  %c64 = arith.constant 64 : index
+  croq.parallel (%b) by [%n] : block {
+    %old = memref.load %counts[%b] : memref<?xi32>
+    %one = arith.constant 1 : i32
+    %new = arith.addi %old, %one : i32
+    memref.store %new, %counts[%b] : memref<?xi32>
+    croq.parallel (%t) by [%c64] : thread {
+      %v = arith.index_cast %t : index to i32
+      memref.store %v, %all[%b, %t] : memref<?x64xi32>
+    }
+  }
+  return
+}

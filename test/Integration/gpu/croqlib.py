@@ -25,6 +25,7 @@ SIGNATURES = {
     "spin_streams": [_TENSOR, _TENSOR, _INDEX],
     "spin_serial": [_TENSOR, _TENSOR, _INDEX],
     "spin_on": [_TENSOR, _INDEX, _STREAM],
+    "count_blocks": [_TENSOR, _TENSOR],
     # The same kernels imported from Croqtile (test/Integration/croqtile).
     "divergent_co": [_TENSOR, _INDEX],
     "copy_co": [_TENSOR, _TENSOR],

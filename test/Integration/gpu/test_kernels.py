@@ -150,6 +150,17 @@ def persistent_schedule_warp_mma(kernel):
 
 
 @test
+def code_between_levels_runs_once():
+    n = 1000
+    counts = torch.randint(0, 100, (n,), dtype=torch.int32, device="cuda")
+    before = counts.clone()
+    seen = poisoned((n, 256), torch.int32)
+    K.count_blocks(counts, seen)
+    expect_equal(counts, before + 1, "counts")
+    expect_equal(seen, (before + 1)[:, None].expand(n, 256).contiguous(), "seen")
+
+
+@test
 def break_and_continue_croqtile():
     x = poisoned((32,), torch.int32)
     K.loops_co(x)
