@@ -7,8 +7,12 @@
 
 #include "Croq/InitAllPasses.h"
 #include "Croq/Conversion/Passes.h"
+#include "Croq/Dialect/Croq/Transforms/Passes.h"
 #include "Croq/Pipelines/Pipelines.h"
 
-void mlir::croq::registerCroqPasses() { registerCroqConversionPasses(); }
+void mlir::croq::registerCroqPasses() {
+  registerCroqConversionPasses();
+  registerCroqTransformsPasses();
+}
 
 void mlir::croq::registerCroqPipelines() { registerCroqToNVVMPipeline(); }

@@ -1,0 +1,41 @@
+//===- Passes.td - croq dialect passes ---------------------*- tablegen -*-===//
+//
+// Part of the croq project: an MLIR dialect for the Croqtile GPU kernel
+// language.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CROQ_DIALECT_CROQ_TRANSFORMS_PASSES_TD
+#define CROQ_DIALECT_CROQ_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def CroqReportDivergencePass : Pass<"croq-report-divergence"> {
+  let summary = "Report the uniformity of every branch, loop and croq region";
+  let description = [{
+    Runs the divergence analysis and emits one remark on every `scf.if`,
+    `scf.index_switch`, `scf.for`, `scf.while`, `croq.inthreads` and
+    `croq.parallel`: `uniform at <level>` (warp, warpgroup, block or grid)
+    when the condition, trip count or index that steers it is the same
+    across that level, else `divergent within warp`. A branch divergent
+    within a warp gets a note that both sides run one after the other, with
+    their op counts. Works on croq IR and on the gpu / nvgpu / nvvm IR it
+    lowers to.
+  }];
+}
+
+def CroqCheckDivergencePass : Pass<"croq-check-divergence"> {
+  let summary = "Reject collective operations under divergent control";
+  let description = [{
+    Errors, built on the divergence analysis, for:
+    - warp-collective operations (mma.sync, ldmatrix, shuffles, votes,
+      elect) under control that is not warp-uniform;
+    - warpgroup-collective operations (wgmma, setmaxnreg, warpgroup-scope
+      croq.mma) under control that is not warpgroup-uniform;
+    - block barriers under control that is not block-uniform;
+    - TMA copies and `mbarrier.arrive.expect_tx` executed by every thread
+      of a group instead of one.
+  }];
+}
+
+#endif // CROQ_DIALECT_CROQ_TRANSFORMS_PASSES_TD

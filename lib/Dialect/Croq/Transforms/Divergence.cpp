@@ -1,0 +1,166 @@
+//===- Divergence.cpp - divergence report and checks ----------------------===//
+//
+// Part of the croq project: an MLIR dialect for the Croqtile GPU kernel
+// language.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Croq/Analysis/DivergenceAnalysis.h"
+#include "Croq/Dialect/Croq/IR/CroqOps.h"
+#include "Croq/Dialect/Croq/Transforms/Passes.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+namespace mlir::croq {
+#define GEN_PASS_DEF_CROQREPORTDIVERGENCEPASS
+#define GEN_PASS_DEF_CROQCHECKDIVERGENCEPASS
+#include "Croq/Dialect/Croq/Transforms/Passes.h.inc"
+} // namespace mlir::croq
+
+using namespace mlir;
+using namespace mlir::croq;
+
+/// Ops in a region, terminators aside.
+static int64_t countOps(Region &region) {
+  int64_t count = 0;
+  region.walk([&](Operation *op) {
+    if (!op->hasTrait<OpTrait::IsTerminator>())
+      ++count;
+  });
+  return count;
+}
+
+namespace {
+
+struct CroqReportDivergencePass
+    : mlir::croq::impl::CroqReportDivergencePassBase<CroqReportDivergencePass> {
+  void runOnOperation() override {
+    DataFlowSolver solver;
+    if (failed(runDivergenceAnalysis(getOperation(), solver)))
+      return signalPassFailure();
+    getOperation()->walk([&](Operation *op) {
+      if (!isa<scf::IfOp, scf::IndexSwitchOp, scf::ForOp, scf::WhileOp,
+               InThreadsOp, ParallelOp>(op))
+        return;
+      std::optional<UniformScope> scope = getControlScope(solver, op);
+      if (!scope)
+        return;
+      if (*scope >= UniformScope::Warp) {
+        op->emitRemark() << "uniform at " << stringifyUniformScope(*scope);
+        return;
+      }
+      InFlightDiagnostic remark = op->emitRemark("divergent within warp");
+      if (auto ifOp = dyn_cast<scf::IfOp>(op)) {
+        int64_t thenOps = countOps(ifOp.getThenRegion());
+        int64_t elseOps = countOps(ifOp.getElseRegion());
+        remark.attachNote()
+            << "a warp whose lanes disagree runs both sides one after the "
+               "other: "
+            << thenOps << " ops then " << elseOps << " ops, "
+            << thenOps + elseOps << " in all";
+      } else if (auto sw = dyn_cast<scf::IndexSwitchOp>(op)) {
+        int64_t total = countOps(sw.getDefaultRegion());
+        for (Region &region : sw.getCaseRegions())
+          total += countOps(region);
+        remark.attachNote() << "a warp whose lanes disagree runs every case "
+                               "it takes one after the other: up to "
+                            << total << " ops";
+      }
+    });
+  }
+};
+
+/// The level a collective op needs its executing threads to agree at.
+static std::optional<UniformScope> requiredScope(Operation *op,
+                                                 DataFlowSolver &solver) {
+  if (isa<gpu::BarrierOp, NVVM::Barrier0Op>(op))
+    return UniformScope::Block;
+  if (auto barrier = dyn_cast<NVVM::BarrierOp>(op))
+    return barrier.getNumberOfThreads() ? std::nullopt
+                                        : std::optional(UniformScope::Block);
+  if (auto barrier = dyn_cast<BarrierOp>(op)) {
+    switch (barrier.getLevel()) {
+    case Level::Block:
+      return UniformScope::Block;
+    case Level::Warpgroup:
+      return UniformScope::Warpgroup;
+    case Level::Warp:
+      return UniformScope::Warp;
+    case Level::Thread:
+      return std::nullopt;
+    }
+  }
+  if (isa<nvgpu::WarpgroupMmaOp, nvgpu::WarpgroupMmaStoreOp,
+          nvgpu::WarpgroupGenerateDescriptorOp, NVVM::SetMaxRegisterOp,
+          NVVM::WgmmaMmaAsyncOp, NVVM::WgmmaFenceAlignedOp,
+          NVVM::WgmmaGroupSyncAlignedOp, NVVM::WgmmaWaitGroupSyncOp>(op))
+    return UniformScope::Warpgroup;
+  if (isa<nvgpu::MmaSyncOp, nvgpu::LdMatrixOp, gpu::ShuffleOp,
+          NVVM::ShflOp, NVVM::VoteSyncOp, NVVM::ElectSyncOp, NVVM::MmaOp>(op))
+    return UniformScope::Warp;
+  if (isa<MmaOp, MmaLoadOp, MmaStoreOp, MmaCommitOp>(op)) {
+    // A croq MMA is collective over the warp or warpgroup whose parallel
+    // body it is in.
+    for (ParallelOp p = op->getParentOfType<ParallelOp>(); p;
+         p = p->getParentOfType<ParallelOp>())
+      if (p.getLevel() == Level::Warpgroup)
+        return UniformScope::Warpgroup;
+      else if (p.getLevel() == Level::Warp)
+        return UniformScope::Warp;
+    return UniformScope::Warp;
+  }
+  return std::nullopt;
+}
+
+static bool isSingleThreadIssue(Operation *op) {
+  return isa<nvgpu::TmaAsyncLoadOp, nvgpu::TmaAsyncStoreOp,
+             nvgpu::MBarrierArriveExpectTxOp,
+             NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp,
+             NVVM::MBarrierArriveExpectTxOp>(op);
+}
+
+struct CroqCheckDivergencePass
+    : mlir::croq::impl::CroqCheckDivergencePassBase<CroqCheckDivergencePass> {
+  void runOnOperation() override {
+    DataFlowSolver solver;
+    if (failed(runDivergenceAnalysis(getOperation(), solver)))
+      return signalPassFailure();
+    bool failedAny = false;
+    getOperation()->walk([&](Operation *op) {
+      if (isSingleThreadIssue(op) && !isSingleThreaded(solver, op)) {
+        op->emitError("is meant to be issued by one thread, but every "
+                      "thread of its group executes it; guard it with a "
+                      "single-thread condition (tid == 0 or elect.sync)");
+        failedAny = true;
+        return;
+      }
+      std::optional<UniformScope> required = requiredScope(op, solver);
+      if (!required)
+        return;
+      UniformScope actual = getExecutionScope(solver, op);
+      if (actual >= *required)
+        return;
+      InFlightDiagnostic diag = op->emitError()
+                                << "is collective over a "
+                                << stringifyUniformScope(*required)
+                                << ", but the control around it is only "
+                                << (actual == UniformScope::Thread
+                                        ? std::string("per thread")
+                                        : "uniform at " +
+                                              stringifyUniformScope(actual).str());
+      diag.attachNote() << "hint: make the branches around it "
+                        << stringifyUniformScope(*required)
+                        << "-uniform (test a "
+                        << stringifyUniformScope(*required)
+                        << " index), or move it out of them";
+      failedAny = true;
+    });
+    if (failedAny)
+      signalPassFailure();
+  }
+};
+
+} // namespace
