@@ -15,12 +15,20 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/StringExtras.h"
 
 using namespace mlir;
 
 void mlir::croq::buildCroqToNVVMPipeline(
     OpPassManager &pm, const CroqToNVVMPipelineOptions &options) {
-  pm.addPass(createConvertCroqToGPUPass());
+  // elect.sync exists from sm_90 on.
+  ConvertCroqToGPUPassOptions toGPU;
+  StringRef chip = options.chip.getValue();
+  unsigned sm = 0;
+  toGPU.useElectSync = chip.consume_front("sm_") &&
+                       !chip.take_while(llvm::isDigit).getAsInteger(10, sm) &&
+                       sm >= 90;
+  pm.addPass(createConvertCroqToGPUPass(toGPU));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   // Constants stay inside kernels rather than becoming kernel arguments.

@@ -22,7 +22,10 @@ def ConvertCroqToGPUPass : Pass<"convert-croq-to-gpu", "::mlir::ModuleOp"> {
     is `tid / 128`, a warp index `tid / 32`, thread indices linearised
     row-major), followed by a barrier of the enclosing scope when code
     follows them. Code between levels runs once per outer instance: a
-    `memref.store` there is made by one elected thread of the group.
+    `memref.store` there is made by one elected thread of the group. With
+    `use-elect-sync`, where the divergence analysis shows the control around
+    the store is warp-uniform, the thread is chosen by `elect.sync` within
+    the group's first warp rather than by a `tid == 0` comparison.
     `croq.inthreads` becomes `scf.if` (plus a scope barrier unless async).
 
     Views become `memref.subview`s. A synchronous `croq.dma.copy` is a
@@ -38,6 +41,11 @@ def ConvertCroqToGPUPass : Pass<"convert-croq-to-gpu", "::mlir::ModuleOp"> {
     Ops this pass cannot lower (events, TMA, warpgroup MMA) are reported at
     their own location.
   }];
+  let options = [
+    Option<"useElectSync", "use-elect-sync", "bool", /*default=*/"false",
+           "Elect single threads with elect.sync (sm_90+) where the "
+           "divergence analysis proves the warp converged">
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::gpu::GPUDialect",

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Croq/Conversion/CroqToGPU/CroqToGPU.h"
+#include "Croq/Analysis/DivergenceAnalysis.h"
 #include "Croq/Conversion/Passes.h"
 #include "Croq/Dialect/Croq/IR/CroqOps.h"
 #include "Croq/Dialect/Croq/Utils/TileAlgebra.h"
@@ -1393,7 +1394,11 @@ static LogicalResult verifyLowerable(ModuleOp module,
 /// a store there is made by one elected thread of the group (pure code may
 /// run redundantly, collective ops cooperate). Wraps each such store in
 /// `scf.if (rank == 0)`.
-static void electStores(ModuleOp module, const LaunchAnalysis &analysis) {
+static void electStores(ModuleOp module, const LaunchAnalysis &analysis,
+                        bool useElectSync) {
+  DataFlowSolver solver;
+  if (useElectSync && failed(runDivergenceAnalysis(module, solver)))
+    useElectSync = false;
   SmallVector<memref::StoreOp> stores;
   module.walk([&](memref::StoreOp store) {
     if (!analysis.hasScope(store))
@@ -1411,10 +1416,27 @@ static void electStores(ModuleOp module, const LaunchAnalysis &analysis) {
     OpBuilder b(store);
     Location loc = store.getLoc();
     Value rank = groupRank(b, loc, scope);
-    Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, rank,
-                                        cIndex(b, loc, 0));
-    auto ifOp = scf::IfOp::create(b, loc, first, /*withElseRegion=*/false);
-    store->moveBefore(ifOp.thenBlock()->getTerminator());
+    scf::IfOp ifOp;
+    if (useElectSync &&
+        getExecutionScope(solver, store) >= UniformScope::Warp) {
+      // The warp is converged: let elect.sync pick a lane of the group's
+      // first warp (a warp-uniform test) instead of comparing thread ids.
+      Value warp = arith::DivUIOp::create(b, loc, rank, cIndex(b, loc, 32));
+      Value firstWarp = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                              warp, cIndex(b, loc, 0));
+      auto warpIf = scf::IfOp::create(b, loc, firstWarp, false);
+      b.setInsertionPoint(warpIf.thenBlock()->getTerminator());
+      Value elected = NVVM::ElectSyncOp::create(b, loc, b.getI1Type(), Value());
+      ifOp = scf::IfOp::create(b, loc, elected, /*withElseRegion=*/false);
+      b.setInsertionPointAfter(warpIf);
+      store->moveBefore(ifOp.thenBlock()->getTerminator());
+      ifOp = warpIf;
+    } else {
+      Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                          rank, cIndex(b, loc, 0));
+      ifOp = scf::IfOp::create(b, loc, first, /*withElseRegion=*/false);
+      store->moveBefore(ifOp.thenBlock()->getTerminator());
+    }
     // The rest of the group may read what the elected thread wrote.
     if (!scope.inThreads) {
       b.setInsertionPointAfter(ifOp);
@@ -1425,6 +1447,7 @@ static void electStores(ModuleOp module, const LaunchAnalysis &analysis) {
 
 struct ConvertCroqToGPUPass
     : mlir::croq::impl::ConvertCroqToGPUPassBase<ConvertCroqToGPUPass> {
+  using ConvertCroqToGPUPassBase::ConvertCroqToGPUPassBase;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     if (failed(reportUnsupported(module)))
@@ -1432,7 +1455,7 @@ struct ConvertCroqToGPUPass
     std::unique_ptr<LaunchAnalysis> analysis = analyzeLaunches(module);
     if (!analysis || failed(verifyLowerable(module, *analysis)))
       return signalPassFailure();
-    electStores(module, *analysis);
+    electStores(module, *analysis, useElectSync);
 
     MLIRContext *context = &getContext();
     TypeConverter converter;

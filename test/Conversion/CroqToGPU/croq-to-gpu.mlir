@@ -275,3 +275,26 @@ func.func @elected_store(%counts: memref<?xi32>, %all: memref<?x64xi32>, %n: ind
   }
   return
 }
+
+// -----
+
+// RUN: croq-opt %s --convert-croq-to-gpu="use-elect-sync=true" --split-input-file | FileCheck %s --check-prefix=ELECT
+// With use-elect-sync, a store between levels under warp-uniform control is
+// made by the lane elect.sync picks in the group's first warp.
+// ELECT-LABEL: func.func @elected_by_elect_sync
+// ELECT: %[[W:.*]] = arith.divui %{{.*}}, %{{.*}} : index
+// ELECT: %[[W0:.*]] = arith.cmpi eq, %[[W]], %{{.*}} : index
+// ELECT: scf.if %[[W0]] {
+// ELECT: %[[E:.*]] = nvvm.elect.sync -> i1
+// ELECT: scf.if %[[E]] {
+// ELECT: memref.store
+func.func @elected_by_elect_sync(%counts: memref<?xi32>, %n: index) {
+  %c64 = arith.constant 64 : index
+  croq.parallel (%b) by [%n] : block {
+    %one = arith.constant 1 : i32
+    memref.store %one, %counts[%b] : memref<?xi32>
+    croq.parallel (%t) by [%c64] : thread {
+    }
+  }
+  return
+}

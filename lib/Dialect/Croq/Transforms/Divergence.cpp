@@ -49,10 +49,13 @@ struct CroqReportDivergencePass
       if (!scope)
         return;
       if (*scope >= UniformScope::Warp) {
-        op->emitRemark() << "uniform at " << stringifyUniformScope(*scope);
+        // By location: attaching the op would print its whole kernel.
+        emitRemark(op->getLoc()) << "uniform at "
+                                 << stringifyUniformScope(*scope);
         return;
       }
-      InFlightDiagnostic remark = op->emitRemark("divergent within warp");
+      InFlightDiagnostic remark =
+          emitRemark(op->getLoc(), "divergent within warp");
       if (auto ifOp = dyn_cast<scf::IfOp>(op)) {
         int64_t thenOps = countOps(ifOp.getThenRegion());
         int64_t elseOps = countOps(ifOp.getElseRegion());
@@ -131,9 +134,10 @@ struct CroqCheckDivergencePass
     bool failedAny = false;
     getOperation()->walk([&](Operation *op) {
       if (isSingleThreadIssue(op) && !isSingleThreaded(solver, op)) {
-        op->emitError("is meant to be issued by one thread, but every "
-                      "thread of its group executes it; guard it with a "
-                      "single-thread condition (tid == 0 or elect.sync)");
+        emitError(op->getLoc(),
+                  "is meant to be issued by one thread, but every thread of "
+                  "its group executes it; guard it with a single-thread "
+                  "condition (tid == 0 or elect.sync)");
         failedAny = true;
         return;
       }
@@ -143,8 +147,8 @@ struct CroqCheckDivergencePass
       UniformScope actual = getExecutionScope(solver, op);
       if (actual >= *required)
         return;
-      InFlightDiagnostic diag = op->emitError()
-                                << "is collective over a "
+      InFlightDiagnostic diag = emitError(op->getLoc())
+                                << "'" << op->getName() << "' is collective over a "
                                 << stringifyUniformScope(*required)
                                 << ", but the control around it is only "
                                 << (actual == UniformScope::Thread
