@@ -121,6 +121,12 @@ LogicalResult DivergenceAnalysis::visitOperation(
     setAll(Uniformity(UniformScope::Block));
     return success();
   }
+  // A warp's index, and a value broadcast from one lane, are the same
+  // across the warp.
+  if (isa<gpu::SubgroupIdOp, NVVM::WarpIdOp, gpu::SubgroupBroadcastOp>(op)) {
+    setAll(Uniformity(UniformScope::Warp));
+    return success();
+  }
   if (isa<gpu::GridDimOp, gpu::BlockDimOp>(op)) {
     setAll(Uniformity(UniformScope::Grid));
     return success();
@@ -227,8 +233,15 @@ void DivergenceAnalysis::setToEntryState(UniformityLattice *lattice) {
   // anything else the analysis cannot see is per thread.
   auto arg = dyn_cast<BlockArgument>(lattice->getAnchor());
   Operation *owner = arg ? arg.getOwner()->getParentOp() : nullptr;
-  bool entryArg = arg && arg.getOwner()->isEntryBlock() &&
-                  isa_and_nonnull<func::FuncOp, gpu::GPUFuncOp>(owner);
+  bool entryArg = false;
+  if (arg && arg.getOwner()->isEntryBlock()) {
+    if (auto kernel = dyn_cast_or_null<gpu::GPUFuncOp>(owner))
+      entryArg = kernel.isKernel();
+    else if (isa_and_nonnull<func::FuncOp>(owner))
+      // A host function; a device function's arguments can differ per
+      // thread.
+      entryArg = !owner->getParentOfType<gpu::GPUModuleOp>();
+  }
   propagateIfChanged(lattice, lattice->join(Uniformity(
                                   entryArg ? UniformScope::Grid
                                            : UniformScope::Thread)));

@@ -188,3 +188,47 @@ func.func @temporal(%out: memref<256xindex>) {
   }
   return
 }
+
+// -----
+
+// Outlined kernels: kernel arguments are grid-uniform, a device function's
+// are not; the warp id and a lane broadcast are warp-uniform.
+gpu.module @kernels {
+  gpu.func @kernel(%n: index) kernel {
+    %c0 = arith.constant 0 : index
+    %big = arith.cmpi ugt, %n, %c0 : index
+    // expected-remark @below {{uniform at grid}}
+    scf.if %big {
+    }
+    %w = nvvm.read.ptx.sreg.warpid : i32
+    %c1 = arith.constant 1 : i32
+    %w1 = arith.cmpi eq, %w, %c1 : i32
+    // expected-remark @below {{uniform at warp}}
+    scf.if %w1 {
+    }
+    %tid = nvvm.read.ptx.sreg.tid.x : i32
+    %c32 = arith.constant 32 : i32
+    %warp = arith.divui %tid, %c32 : i32
+    %zero = arith.constant 0 : i32
+    %w0 = arith.cmpi eq, %warp, %zero : i32
+    // expected-remark @below {{uniform at warp}}
+    scf.if %w0 {
+    }
+    %odd = arith.andi %tid, %c1 : i32
+    %isodd = arith.cmpi eq, %odd, %c1 : i32
+    // expected-remark @below {{divergent within warp}}
+    // expected-note @below {{0 ops then 0 ops, 0 in all}}
+    scf.if %isodd {
+    }
+    gpu.return
+  }
+  func.func @device_function(%x: index) {
+    %c0 = arith.constant 0 : index
+    %p = arith.cmpi eq, %x, %c0 : index
+    // expected-remark @below {{divergent within warp}}
+    // expected-note @below {{0 ops then 0 ops, 0 in all}}
+    scf.if %p {
+    }
+    return
+  }
+}
