@@ -105,6 +105,26 @@ private:
     declare(name, symbol);
     return success();
   }
+  /// Declares, in the innermost scope, copies of the symbols `names` bound
+  /// to `values` (their current values when `values` is empty); each keeps
+  /// the scope of its declaration, which swap checks.
+  void shadow(ArrayRef<std::string> names, ValueRange values = {}) {
+    for (auto [j, name] : llvm::enumerate(names)) {
+      Symbol copy = *lookup(name);
+      unsigned scope = copy.scope;
+      if (!values.empty())
+        copy.value = values[j];
+      declare(name, copy);
+      scopes.back()[name].scope = scope;
+    }
+  }
+  /// The current values of `names`.
+  SmallVector<Value> currentValues(ArrayRef<std::string> names) {
+    SmallVector<Value> values;
+    for (const std::string &name : names)
+      values.push_back(lookup(name)->value);
+    return values;
+  }
   /// Rebinds an existing name to a new value (keeps kind and origin).
   void rebind(StringRef name, Value value) {
     if (Symbol *s = lookup(name))
@@ -981,20 +1001,10 @@ LogicalResult IRGen::guarded(Value cond, ArrayRef<StmtPtr> body, Location l) {
     else
       builder.setInsertionPointToEnd(block);
     push();
-    for (auto [j, name] : llvm::enumerate(carriedNames)) {
-      Symbol copy = *lookup(name);
-      unsigned scope = copy.scope;
-      copy.value = before[j];
-      declare(name, copy);
-      scopes.back()[name].scope = scope;
-    }
+    shadow(carriedNames, before);
     result = statements(body);
-    if (succeeded(result) && !types.empty()) {
-      SmallVector<Value> values;
-      for (const std::string &name : carriedNames)
-        values.push_back(lookup(name)->value);
-      scf::YieldOp::create(builder, l, values);
-    }
+    if (succeeded(result) && !types.empty())
+      scf::YieldOp::create(builder, l, currentValues(carriedNames));
     pop();
   }
   if (failed(result))
@@ -1516,12 +1526,7 @@ LogicalResult IRGen::parallel(const Stmt &stmt) {
     Block &block = op.getBody().front();
     builder.setInsertionPointToStart(&block);
     push();
-    for (const std::string &name : carriedNames) {
-      Symbol copy = *lookup(name);
-      unsigned scope = copy.scope;
-      declare(name, copy);
-      scopes.back()[name].scope = scope;
-    }
+    shadow(carriedNames);
     if (lp.source)
       for (auto [j, name] : llvm::enumerate(lp.source->names)) {
         Symbol s{Symbol::Kind::Scalar, block.getArgument(j), bounds[j]};
@@ -1532,13 +1537,8 @@ LogicalResult IRGen::parallel(const Stmt &stmt) {
       declare(localStream, Symbol{Symbol::Kind::Stream, stream});
     LogicalResult result = i + 1 < plan.size() ? build(i + 1)
                                                : statements(stmt.body);
-    if (succeeded(result)) {
-      SmallVector<Value> values;
-      for (const std::string &name : carriedNames)
-        values.push_back(lookup(name)->value);
-      if (!carriedNames.empty())
-        YieldOp::create(builder, l, values);
-    }
+    if (succeeded(result) && !carriedNames.empty())
+      YieldOp::create(builder, l, currentValues(carriedNames));
     pop();
     if (failed(result))
       return failure();
@@ -1646,13 +1646,7 @@ LogicalResult IRGen::foreach(const Stmt &stmt) {
     else
       builder.setInsertionPointToEnd(body);
     push();
-    for (auto [j, name] : llvm::enumerate(carriedNames)) {
-      Symbol copy = *lookup(name);
-      unsigned scope = copy.scope;
-      copy.value = loop.getRegionIterArg(j);
-      declare(name, copy);
-      scopes.back()[name].scope = scope;
-    }
+    shadow(carriedNames, loop.getRegionIterArgs());
     declare(lp.name, Symbol{Symbol::Kind::Scalar, loop.getInductionVar(), lp.bound});
     LogicalResult result = i + 1 < loops.size() ? build(i + 1)
                                                 : loopBody(lp.loc);
@@ -1714,20 +1708,10 @@ LogicalResult IRGen::ifStmt(const Stmt &stmt) {
     else
       builder.setInsertionPointToEnd(block);
     push();
-    for (auto [j, name] : llvm::enumerate(carriedNames)) {
-      Symbol copy = *lookup(name);
-      unsigned scope = copy.scope;
-      copy.value = before[j];
-      declare(name, copy);
-      scopes.back()[name].scope = scope;
-    }
+    shadow(carriedNames, before);
     LogicalResult result = statements(body);
-    if (succeeded(result) && !types.empty()) {
-      SmallVector<Value> values;
-      for (const std::string &name : carriedNames)
-        values.push_back(lookup(name)->value);
-      scf::YieldOp::create(builder, l, values);
-    }
+    if (succeeded(result) && !types.empty())
+      scf::YieldOp::create(builder, l, currentValues(carriedNames));
     pop();
     return result;
   };
@@ -1745,22 +1729,12 @@ LogicalResult IRGen::whileStmt(const Stmt &stmt) {
   push();
   bool exits = loopExits(stmt.body);
   SmallVector<std::string> carriedNames = carried(stmt.body);
-  SmallVector<Value> inits;
-  SmallVector<Type> types;
-  for (const std::string &name : carriedNames) {
-    inits.push_back(lookup(name)->value);
-    types.push_back(inits.back().getType());
-  }
+  SmallVector<Value> inits = currentValues(carriedNames);
+  SmallVector<Type> types(ValueRange(inits).getTypes());
   LogicalResult result = success();
   auto bind = [&](ValueRange args) {
     push();
-    for (auto [j, name] : llvm::enumerate(carriedNames)) {
-      Symbol copy = *lookup(name);
-      unsigned scope = copy.scope;
-      copy.value = args[j];
-      declare(name, copy);
-      scopes.back()[name].scope = scope;
-    }
+    shadow(carriedNames, args);
   };
   auto loop = scf::WhileOp::create(
       builder, l, types, inits,
