@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Croq/Conversion/Passes.h"
+#include "Croq/Dialect/Croq/Transforms/Passes.h"
 #include "Croq/Pipelines/Pipelines.h"
 
 #include "mlir/Conversion/Passes.h"
@@ -21,6 +22,9 @@ using namespace mlir;
 
 void mlir::croq::buildCroqToNVVMPipeline(
     OpPassManager &pm, const CroqToNVVMPipelineOptions &options) {
+  // Deadlocks and unwaited futures are compile errors, before anything is
+  // lowered.
+  pm.addPass(createCroqVerifyProtocolPass());
   // elect.sync exists from sm_90 on.
   ConvertCroqToGPUPassOptions toGPU;
   StringRef chip = options.chip.getValue();

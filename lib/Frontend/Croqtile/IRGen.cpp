@@ -24,6 +24,7 @@
 #include "Parser.h"
 
 #include "Croq/Dialect/Croq/IR/CroqOps.h"
+#include "Croq/Analysis/Futures.h"
 #include "Croq/Dialect/Croq/Utils/TileAlgebra.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -2531,35 +2532,6 @@ LogicalResult IRGen::function(const Function &fn) {
 LogicalResult IRGen::checkFuturesWaited(func::FuncOp func) {
   if (!finalPass)
     return success();
-  auto waited = [](Value start) {
-    SmallVector<Value> worklist{start};
-    llvm::SmallPtrSet<Value, 16> visited;
-    while (!worklist.empty()) {
-      Value v = worklist.pop_back_val();
-      if (!visited.insert(v).second)
-        continue;
-      for (OpOperand &use : v.getUses()) {
-        Operation *user = use.getOwner();
-        if (isa<WaitOp, EventTriggerOp>(user))
-          return true;
-        if (isa<SwapOp, RotateOp, arith::SelectOp>(user)) {
-          llvm::append_range(worklist, user->getResults());
-        } else if (auto loop = dyn_cast<scf::ForOp>(user)) {
-          unsigned n = use.getOperandNumber() - loop.getNumControlOperands();
-          worklist.push_back(loop.getRegionIterArg(n));
-          worklist.push_back(loop.getResult(n));
-        } else if (isa<scf::YieldOp, YieldOp>(user)) {
-          Operation *parent = user->getParentOp();
-          unsigned n = use.getOperandNumber();
-          if (n < parent->getNumResults())
-            worklist.push_back(parent->getResult(n));
-          if (auto loop = dyn_cast<scf::ForOp>(parent))
-            worklist.push_back(loop.getRegionIterArg(n));
-        }
-      }
-    }
-    return false;
-  };
   // Data of an async future is read only after a wait on that future.
   DominanceInfo dominance(func);
   WalkResult reads = func.walk([&](FutureDataOp data) {
@@ -2592,14 +2564,8 @@ LogicalResult IRGen::checkFuturesWaited(func::FuncOp func) {
   if (reads.wasInterrupted())
     return failure();
   WalkResult result = func.walk([&](Operation *op) {
-    Value future;
-    if (auto copy = dyn_cast<DmaCopyOp>(op); copy && copy.getAsync())
-      future = copy.getFuture();
-    if (auto copy = dyn_cast<TmaCopyOp>(op); copy && copy.getAsync())
-      future = copy.getFuture();
-    if (auto mmaOp = dyn_cast<MmaOp>(op); mmaOp && mmaOp.getAsync())
-      future = mmaOp.getResult();
-    if (!future || waited(future))
+    Value future = getAsyncFuture(op);
+    if (!future || isAwaited(future))
       return WalkResult::advance();
     InFlightDiagnostic diag = emitError(
         op->getLoc(), "the future of this async operation is never waited");

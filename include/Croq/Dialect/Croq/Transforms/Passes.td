@@ -38,4 +38,23 @@ def CroqCheckDivergencePass : Pass<"croq-check-divergence"> {
   }];
 }
 
+def CroqVerifyProtocolPass : Pass<"croq-verify-protocol"> {
+  let summary = "Check the event and future protocol of every kernel";
+  let description = [{
+    Runs on croq IR before lowering and reports, at the op:
+    - a deadlock: a `croq.event.wait` that no trigger can satisfy in the
+      first phase (e.g. a producer waiting on `empty` when the consumer
+      triggers `empty` only after waiting on `full`, without the bootstrap
+      triggers or `ready`);
+    - arrival counts that differ across roles: an event triggered by roles
+      of different thread counts never completes a generation consistently;
+    - a trigger that can run more than one phase ahead of its waiter: its
+      loop never waits on an event the waiting role triggers;
+    - an async future that is never waited.
+    Roles are the `croq.inthreads` regions of a kernel; their thread counts
+    are computed by evaluating the predicates over the parallel indices.
+    Event arrays are checked per array, not per element.
+  }];
+}
+
 #endif // CROQ_DIALECT_CROQ_TRANSFORMS_PASSES_TD

@@ -1,0 +1,340 @@
+//===- VerifyProtocol.cpp - event and future protocol checks --------------===//
+//
+// Part of the croq project: an MLIR dialect for the Croqtile GPU kernel
+// language.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Croq/Analysis/Futures.h"
+#include "Croq/Dialect/Croq/IR/CroqOps.h"
+#include "Croq/Dialect/Croq/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Matchers.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace mlir::croq {
+#define GEN_PASS_DEF_CROQVERIFYPROTOCOLPASS
+#include "Croq/Dialect/Croq/Transforms/Passes.h.inc"
+} // namespace mlir::croq
+
+using namespace mlir;
+using namespace mlir::croq;
+
+namespace {
+
+/// A role: the threads of one croq.inthreads region (or, for `region ==
+/// nullptr`, the kernel's code outside every inthreads).
+struct Role {
+  InThreadsOp region;
+  std::optional<int64_t> threads;
+  /// Event operations in program order, each loop body taken once.
+  SmallVector<Operation *> trace;
+};
+
+/// Threads in one instance of a level.
+static int64_t unitThreads(Level level) {
+  switch (level) {
+  case Level::Thread:
+    return 1;
+  case Level::Warp:
+    return 32;
+  case Level::Warpgroup:
+    return 128;
+  case Level::Block:
+    return 1;
+  }
+  return 1;
+}
+
+/// Evaluates an index / i1 expression over constants and `bindings`.
+static std::optional<int64_t> evaluate(Value v,
+                                       const DenseMap<Value, int64_t> &bindings,
+                                       unsigned depth = 0) {
+  if (depth > 64)
+    return std::nullopt;
+  if (auto it = bindings.find(v); it != bindings.end())
+    return it->second;
+  APInt constant;
+  if (matchPattern(v, m_ConstantInt(&constant)))
+    return constant.getSExtValue();
+  Operation *def = v.getDefiningOp();
+  if (!def)
+    return std::nullopt;
+  auto operand = [&](unsigned i) {
+    return evaluate(def->getOperand(i), bindings, depth + 1);
+  };
+  if (def->getNumOperands() == 2) {
+    std::optional<int64_t> a = operand(0), b = operand(1);
+    if (!a || !b)
+      return std::nullopt;
+    if (isa<arith::AddIOp>(def)) return *a + *b;
+    if (isa<arith::SubIOp>(def)) return *a - *b;
+    if (isa<arith::MulIOp>(def)) return *a * *b;
+    if (isa<arith::DivUIOp, arith::DivSIOp>(def)) return *b ? std::optional(*a / *b) : std::nullopt;
+    if (isa<arith::RemUIOp, arith::RemSIOp>(def)) return *b ? std::optional(*a % *b) : std::nullopt;
+    if (isa<arith::AndIOp>(def)) return *a & *b;
+    if (isa<arith::OrIOp>(def)) return *a | *b;
+    if (isa<arith::XOrIOp>(def)) return *a ^ *b;
+    if (auto cmp = dyn_cast<arith::CmpIOp>(def)) {
+      switch (cmp.getPredicate()) {
+      case arith::CmpIPredicate::eq: return *a == *b;
+      case arith::CmpIPredicate::ne: return *a != *b;
+      case arith::CmpIPredicate::slt: case arith::CmpIPredicate::ult: return *a < *b;
+      case arith::CmpIPredicate::sle: case arith::CmpIPredicate::ule: return *a <= *b;
+      case arith::CmpIPredicate::sgt: case arith::CmpIPredicate::ugt: return *a > *b;
+      case arith::CmpIPredicate::sge: case arith::CmpIPredicate::uge: return *a >= *b;
+      }
+    }
+  }
+  if (isa<arith::IndexCastOp, arith::ExtUIOp, arith::ExtSIOp>(def))
+    return operand(0);
+  return std::nullopt;
+}
+
+/// Threads for which the predicate of `region` holds, by enumerating the
+/// indices of the parallels around it (all bounds must be constants).
+static std::optional<int64_t> countThreads(InThreadsOp region) {
+  SmallVector<ParallelOp> levels;
+  for (ParallelOp p = region->getParentOfType<ParallelOp>();
+       p && p.getLevel() != Level::Block; p = p->getParentOfType<ParallelOp>())
+    levels.insert(levels.begin(), p);
+  SmallVector<std::pair<BlockArgument, int64_t>> indices;
+  for (ParallelOp p : levels)
+    for (auto [arg, bound] : llvm::zip_equal(p.getIndices(), p.getBounds())) {
+      APInt c;
+      if (!matchPattern(bound, m_ConstantInt(&c)))
+        return std::nullopt;
+      indices.push_back({arg, c.getSExtValue()});
+    }
+  int64_t unit = levels.empty() ? 1 : unitThreads(levels.back().getLevel());
+  int64_t combos = 1;
+  for (auto &[arg, bound] : indices)
+    combos *= bound;
+  if (combos > (1 << 16))
+    return std::nullopt;
+  int64_t count = 0;
+  DenseMap<Value, int64_t> bindings;
+  for (int64_t linear = 0; linear < combos; ++linear) {
+    int64_t rest = linear;
+    for (int i = indices.size() - 1; i >= 0; --i) {
+      bindings[indices[i].first] = rest % indices[i].second;
+      rest /= indices[i].second;
+    }
+    std::optional<int64_t> holds = evaluate(region.getPredicate(), bindings);
+    if (!holds)
+      return std::nullopt;
+    count += *holds ? unit : 0;
+  }
+  return count;
+}
+
+/// Appends the event operations under `op` in program order; each loop
+/// body is taken once (the first iteration) and both sides of a branch are
+/// assumed possible.
+static void traceEvents(Operation *op, SmallVectorImpl<Operation *> &trace) {
+  op->walk<WalkOrder::PreOrder>([&](Operation *inner) {
+    if (isa<EventWaitOp, EventTriggerOp>(inner))
+      trace.push_back(inner);
+    if (inner != op && isa<InThreadsOp>(inner))
+      return WalkResult::skip(); // Another role.
+    return WalkResult::advance();
+  });
+}
+
+/// True for a loop that triggers distinct elements, one per iteration
+/// (`foreach s in [S] trigger e[s]` with S no larger than the array): the
+/// bootstrap pattern, which cannot run ahead.
+static bool triggersEachSlotOnce(EventTriggerOp trigger, Operation *loop) {
+  auto forOp = dyn_cast<scf::ForOp>(loop);
+  auto type = cast<EventType>(trigger.getEvent().getType());
+  if (!forOp || trigger.getIndices().size() != 1 || type.getRank() != 1 ||
+      trigger.getIndices()[0] != forOp.getInductionVar())
+    return false;
+  APInt lb, ub, step;
+  return matchPattern(forOp.getLowerBound(), m_ConstantInt(&lb)) &&
+         matchPattern(forOp.getUpperBound(), m_ConstantInt(&ub)) &&
+         matchPattern(forOp.getStep(), m_ConstantInt(&step)) &&
+         lb.getSExtValue() == 0 && step.getSExtValue() == 1 &&
+         ub.getSExtValue() <= type.getShape()[0];
+}
+
+static Operation *innermostLoop(Operation *op, Operation *stop) {
+  for (Operation *p = op->getParentOp(); p && p != stop; p = p->getParentOp())
+    if (isa<scf::ForOp, scf::WhileOp>(p))
+      return p;
+  return nullptr;
+}
+
+struct CroqVerifyProtocolPass
+    : mlir::croq::impl::CroqVerifyProtocolPassBase<CroqVerifyProtocolPass> {
+  void runOnOperation() override {
+    bool failedAny = false;
+    getOperation()->walk([&](ParallelOp kernel) {
+      if (kernel.getLevel() != Level::Block || kernel.getParentParallel())
+        return;
+      if (failed(verifyKernel(kernel)))
+        failedAny = true;
+    });
+    getOperation()->walk([&](Operation *op) {
+      Value future = getAsyncFuture(op);
+      if (!future || isAwaited(future))
+        return;
+      InFlightDiagnostic diag = emitError(
+          op->getLoc(), "the future of this async operation is never waited");
+      diag.attachNote() << "hint: add croq.wait on it before its data is read";
+      failedAny = true;
+    });
+    if (failedAny)
+      signalPassFailure();
+  }
+
+  LogicalResult verifyKernel(ParallelOp kernel) {
+    // Roles.
+    SmallVector<Role> roles;
+    kernel.getBody().walk<WalkOrder::PreOrder>([&](InThreadsOp region) {
+      Role role;
+      role.region = region;
+      role.threads = countThreads(region);
+      traceEvents(region, role.trace);
+      roles.push_back(std::move(role));
+      return WalkResult::skip();
+    });
+    Role shared;
+    traceEvents(kernel, shared.trace);
+    if (!shared.trace.empty())
+      roles.push_back(std::move(shared));
+    auto roleOf = [&](Operation *op) -> Role * {
+      InThreadsOp region = op->getParentOfType<InThreadsOp>();
+      while (region && region->getParentOfType<InThreadsOp>())
+        region = region->getParentOfType<InThreadsOp>();
+      for (Role &role : roles)
+        if (role.region == region)
+          return &role;
+      return nullptr;
+    };
+
+    // Arrival counts: every role that triggers an event must bring the same
+    // number of threads.
+    llvm::MapVector<Value, SmallVector<Operation *>> triggers, waits;
+    kernel.walk([&](Operation *op) {
+      if (auto t = dyn_cast<EventTriggerOp>(op))
+        triggers[t.getEvent()].push_back(op);
+      if (auto w = dyn_cast<EventWaitOp>(op))
+        waits[w.getEvent()].push_back(op);
+    });
+    for (auto &[event, ops] : triggers) {
+      auto alloc = event.getDefiningOp<EventAllocOp>();
+      if (alloc && alloc.getArrivals())
+        continue; // event<N> fixes the count.
+      Operation *first = nullptr;
+      std::optional<int64_t> firstCount;
+      for (Operation *op : ops) {
+        Role *role = roleOf(op);
+        if (!role || !role->region || !role->threads)
+          continue;
+        if (!first) {
+          first = op;
+          firstCount = role->threads;
+          continue;
+        }
+        if (roleOf(first) != role && *role->threads != *firstCount) {
+          InFlightDiagnostic diag = emitError(
+              op->getLoc(), "arrival counts do not match across roles: ")
+              << *role->threads << " threads trigger this event here and "
+              << *firstCount << " in another role, so no count completes "
+                                "its generations";
+          diag.attachNote(first->getLoc()) << "the other role triggers it here";
+          diag.attachNote() << "hint: trigger the event from one role, or "
+                               "declare it event<N> with the total arrivals";
+          return failure();
+        }
+      }
+    }
+
+    // Deadlock: play the first phase. A role advances over triggers and over
+    // waits on events that some trigger (or `ready`) has completed.
+    llvm::DenseSet<Value> completed;
+    for (auto &[event, ops] : waits)
+      if (auto alloc = event.getDefiningOp<EventAllocOp>(); alloc && alloc.getReady())
+        completed.insert(event);
+    SmallVector<size_t> position(roles.size(), 0);
+    for (bool progress = true; progress;) {
+      progress = false;
+      for (auto [i, role] : llvm::enumerate(roles)) {
+        while (position[i] < role.trace.size()) {
+          Operation *op = role.trace[position[i]];
+          if (auto t = dyn_cast<EventTriggerOp>(op)) {
+            completed.insert(t.getEvent());
+          } else if (!completed.contains(cast<EventWaitOp>(op).getEvent())) {
+            break;
+          }
+          ++position[i];
+          progress = true;
+        }
+      }
+    }
+    for (auto [i, role] : llvm::enumerate(roles)) {
+      if (position[i] >= role.trace.size())
+        continue;
+      auto wait = cast<EventWaitOp>(role.trace[position[i]]);
+      InFlightDiagnostic diag = emitError(
+          wait.getLoc(), "deadlock: no trigger can satisfy this wait; every "
+                         "trigger of its event comes after a wait that is "
+                         "itself blocked");
+      if (Operation *alloc = wait.getEvent().getDefiningOp())
+        diag.attachNote(alloc->getLoc()) << "the event is declared here";
+      diag.attachNote() << "hint: give the event its first generation: "
+                           "trigger every slot once before the loop that "
+                           "waits on it (the bootstrap `foreach s in [S] "
+                           "trigger empty[s];`), or declare it `= ready`";
+      return failure();
+    }
+
+    // Run-ahead: a loop that triggers an event other roles wait on must also
+    // wait on something those roles trigger, or it can run more than one
+    // phase ahead (parity only tells two phases apart).
+    for (auto &[event, ops] : triggers) {
+      llvm::SetVector<Role *> waiterRoles;
+      for (Operation *w : waits.lookup(event))
+        if (Role *r = roleOf(w))
+          waiterRoles.insert(r);
+      for (Operation *trigger : ops) {
+        Role *role = roleOf(trigger);
+        if (!role || !role->region)
+          continue;
+        Operation *loop = innermostLoop(trigger, role->region);
+        if (!loop || triggersEachSlotOnce(cast<EventTriggerOp>(trigger), loop))
+          continue;
+        for (Role *waiter : waiterRoles) {
+          if (waiter == role)
+            continue;
+          bool backPressure = false;
+          loop->walk([&](EventWaitOp w) {
+            for (Operation *t : triggers.lookup(w.getEvent()))
+              if (roleOf(t) == waiter)
+                backPressure = true;
+          });
+          if (backPressure)
+            continue;
+          InFlightDiagnostic diag = emitError(
+              trigger->getLoc(), "this trigger can run more than one phase "
+                                 "ahead of its waiter: its loop never waits "
+                                 "on an event the waiting role triggers, and "
+                                 "a wait only tells two phases apart");
+          diag.attachNote(waits.lookup(event).front()->getLoc())
+              << "the waiter is here";
+          diag.attachNote() << "hint: wait in this loop on an event the "
+                               "waiter triggers once it has consumed the "
+                               "data (the full / empty pairing)";
+          return failure();
+        }
+      }
+    }
+    return success();
+  }
+};
+
+} // namespace
