@@ -1,0 +1,113 @@
+//===- Roles.cpp - threads of inthreads regions ---------------------------===//
+//
+// Part of the croq project: an MLIR dialect for the Croqtile GPU kernel
+// language.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Croq/Analysis/Roles.h"
+#include "Croq/Dialect/Croq/IR/CroqOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/Matchers.h"
+
+using namespace mlir;
+using namespace mlir::croq;
+
+/// Threads in one instance of a level.
+static int64_t unitThreads(Level level) {
+  switch (level) {
+  case Level::Thread:
+    return 1;
+  case Level::Warp:
+    return 32;
+  case Level::Warpgroup:
+    return 128;
+  case Level::Block:
+    return 1;
+  }
+  return 1;
+}
+
+/// Evaluates an index / i1 expression over constants and `bindings`.
+static std::optional<int64_t> evaluate(Value v,
+                                       const DenseMap<Value, int64_t> &bindings,
+                                       unsigned depth = 0) {
+  if (depth > 64)
+    return std::nullopt;
+  if (auto it = bindings.find(v); it != bindings.end())
+    return it->second;
+  APInt constant;
+  if (matchPattern(v, m_ConstantInt(&constant)))
+    return constant.getSExtValue();
+  Operation *def = v.getDefiningOp();
+  if (!def)
+    return std::nullopt;
+  auto operand = [&](unsigned i) {
+    return evaluate(def->getOperand(i), bindings, depth + 1);
+  };
+  if (def->getNumOperands() == 2) {
+    std::optional<int64_t> a = operand(0), b = operand(1);
+    if (!a || !b)
+      return std::nullopt;
+    if (isa<arith::AddIOp>(def)) return *a + *b;
+    if (isa<arith::SubIOp>(def)) return *a - *b;
+    if (isa<arith::MulIOp>(def)) return *a * *b;
+    if (isa<arith::DivUIOp, arith::DivSIOp>(def)) return *b ? std::optional(*a / *b) : std::nullopt;
+    if (isa<arith::RemUIOp, arith::RemSIOp>(def)) return *b ? std::optional(*a % *b) : std::nullopt;
+    if (isa<arith::AndIOp>(def)) return *a & *b;
+    if (isa<arith::OrIOp>(def)) return *a | *b;
+    if (isa<arith::XOrIOp>(def)) return *a ^ *b;
+    if (auto cmp = dyn_cast<arith::CmpIOp>(def)) {
+      switch (cmp.getPredicate()) {
+      case arith::CmpIPredicate::eq: return *a == *b;
+      case arith::CmpIPredicate::ne: return *a != *b;
+      case arith::CmpIPredicate::slt: case arith::CmpIPredicate::ult: return *a < *b;
+      case arith::CmpIPredicate::sle: case arith::CmpIPredicate::ule: return *a <= *b;
+      case arith::CmpIPredicate::sgt: case arith::CmpIPredicate::ugt: return *a > *b;
+      case arith::CmpIPredicate::sge: case arith::CmpIPredicate::uge: return *a >= *b;
+      }
+    }
+  }
+  if (isa<arith::IndexCastOp, arith::ExtUIOp, arith::ExtSIOp>(def))
+    return operand(0);
+  return std::nullopt;
+}
+
+/// Threads for which the predicate of `region` holds, by enumerating the
+/// indices of the parallels around it (all bounds must be constants).
+std::optional<int64_t> mlir::croq::countRoleThreads(InThreadsOp region) {
+  SmallVector<ParallelOp> levels;
+  for (ParallelOp p = region->getParentOfType<ParallelOp>();
+       p && p.getLevel() != Level::Block; p = p->getParentOfType<ParallelOp>())
+    levels.insert(levels.begin(), p);
+  SmallVector<std::pair<BlockArgument, int64_t>> indices;
+  for (ParallelOp p : levels)
+    for (auto [arg, bound] : llvm::zip_equal(p.getIndices(), p.getBounds())) {
+      APInt c;
+      if (!matchPattern(bound, m_ConstantInt(&c)))
+        return std::nullopt;
+      indices.push_back({arg, c.getSExtValue()});
+    }
+  int64_t unit = levels.empty() ? 1 : unitThreads(levels.back().getLevel());
+  int64_t combos = 1;
+  for (auto &[arg, bound] : indices)
+    combos *= bound;
+  if (combos > (1 << 16))
+    return std::nullopt;
+  int64_t count = 0;
+  DenseMap<Value, int64_t> bindings;
+  for (int64_t linear = 0; linear < combos; ++linear) {
+    int64_t rest = linear;
+    for (int i = indices.size() - 1; i >= 0; --i) {
+      bindings[indices[i].first] = rest % indices[i].second;
+      rest /= indices[i].second;
+    }
+    std::optional<int64_t> holds = evaluate(region.getPredicate(), bindings);
+    if (!holds)
+      return std::nullopt;
+    count += *holds ? unit : 0;
+  }
+  return count;
+}
+
