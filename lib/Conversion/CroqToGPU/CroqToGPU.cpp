@@ -7,6 +7,7 @@
 
 #include "Croq/Conversion/CroqToGPU/CroqToGPU.h"
 #include "Croq/Analysis/DivergenceAnalysis.h"
+#include "Croq/Analysis/Roles.h"
 #include "Croq/Conversion/Passes.h"
 #include "Croq/Dialect/Croq/IR/CroqOps.h"
 #include "Croq/Dialect/Croq/Utils/TileAlgebra.h"
@@ -1005,6 +1006,159 @@ struct LocalAllocLowering : OpConversionPattern<memref::AllocOp> {
 
 
 //===----------------------------------------------------------------------===//
+// Events: nvgpu mbarriers
+//===----------------------------------------------------------------------===//
+//
+// A shared event array is a group of mbarriers, one per element, initialised
+// by thread 0 with the event's arrival count (set by `assignArrivals` from
+// the threads that trigger it). A trigger is an arrive of each triggering
+// thread; a wait spins on the parity of the generation it is owed: for
+// `wait e[i]` inside a loop, generation `k / N` where k counts the loop's
+// iterations and N is the array size; for `wait e.at(o)`, slot `o % N` and
+// generation `o / N`. An event declared `ready` starts with generation 0
+// complete, so its waits use the opposite parity.
+
+static Type mbarrierGroupType(EventType type) {
+  MLIRContext *context = type.getContext();
+  return nvgpu::MBarrierGroupType::get(
+      context, gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Workgroup),
+      type.getNumElements());
+}
+
+/// The linear element selected by subscripts (missing ones are 0).
+/// The innermost scf.for or scf.while around `op` inside its kernel (loops
+/// around the launch do not count: every launch starts its events afresh).
+static Operation *innermostKernelLoop(Operation *op) {
+  for (Operation *parent = op->getParentOp(); parent;
+       parent = parent->getParentOp()) {
+    if (isa<scf::ForOp, scf::WhileOp>(parent))
+      return parent;
+    // The kernel, before or after it became a gpu.launch.
+    if (isa<gpu::LaunchOp>(parent))
+      return nullptr;
+    if (auto parallel = dyn_cast<ParallelOp>(parent);
+        parallel && !parallel.getParentParallel())
+      return nullptr;
+  }
+  return nullptr;
+}
+
+static Value linearSlot(OpBuilder &b, Location loc, EventType type,
+                        ValueRange indices) {
+  Value slot = cIndex(b, loc, 0);
+  for (auto [d, extent] : llvm::enumerate(type.getShape())) {
+    slot = arith::MulIOp::create(b, loc, slot, cIndex(b, loc, extent));
+    if (d < indices.size())
+      slot = arith::AddIOp::create(b, loc, slot, indices[d]);
+  }
+  return slot;
+}
+
+struct EventAllocLowering : ScopedPattern<EventAllocOp> {
+  using ScopedPattern::ScopedPattern;
+  LogicalResult
+  matchAndRewrite(EventAllocOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    EventType type = op.getEvent().getType();
+    auto group = nvgpu::MBarrierCreateOp::create(rewriter, loc,
+                                                 mbarrierGroupType(type));
+    // One thread initialises every element; then the block may use them.
+    Value tid = threadId(rewriter, loc);
+    Value first = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq,
+                                        tid, cIndex(rewriter, loc, 0));
+    auto ifOp = scf::IfOp::create(rewriter, loc, first, false);
+    {
+      OpBuilder::InsertionGuard guard(rewriter);
+      rewriter.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+      Value count = cIndex(rewriter, loc, *op.getArrivals());
+      for (int64_t i = 0; i < type.getNumElements(); ++i)
+        nvgpu::MBarrierInitOp::create(rewriter, loc, group, count,
+                                      cIndex(rewriter, loc, i), Value());
+    }
+    gpu::BarrierOp::create(rewriter, loc);
+    rewriter.replaceOp(op, group.getBarriers());
+    return success();
+  }
+};
+
+struct EventTriggerLowering : OpConversionPattern<EventTriggerOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(EventTriggerOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    EventType type = op.getEvent().getType();
+    auto tokenType = rewriter.getType<nvgpu::MBarrierTokenType>();
+    SmallVector<Value> slots;
+    if (Value order = adaptor.getOrder()) {
+      slots.push_back(arith::RemUIOp::create(
+          rewriter, loc, order, cIndex(rewriter, loc, type.getNumElements())));
+    } else if (adaptor.getIndices().size() == type.getRank()) {
+      slots.push_back(linearSlot(rewriter, loc, type, adaptor.getIndices()));
+    } else {
+      // Fewer subscripts: every remaining element.
+      int64_t rest = 1;
+      for (int64_t extent : type.getShape().drop_front(adaptor.getIndices().size()))
+        rest *= extent;
+      Value base = linearSlot(rewriter, loc, type, adaptor.getIndices());
+      for (int64_t i = 0; i < rest; ++i)
+        slots.push_back(arith::AddIOp::create(rewriter, loc, base,
+                                              cIndex(rewriter, loc, i)));
+    }
+    for (Value slot : slots)
+      nvgpu::MBarrierArriveOp::create(rewriter, loc, tokenType,
+                                      adaptor.getEvent(), slot);
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct EventWaitLowering : OpConversionPattern<EventWaitOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(EventWaitOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    EventType type = op.getEvent().getType();
+    Value n = cIndex(rewriter, loc, type.getNumElements());
+    Value slot, generation;
+    if (Value order = adaptor.getOrder()) {
+      slot = arith::RemUIOp::create(rewriter, loc, order, n);
+      generation = arith::DivUIOp::create(rewriter, loc, order, n);
+    } else {
+      slot = linearSlot(rewriter, loc, type, adaptor.getIndices());
+      // The D1 rule: the k-th iteration of the innermost loop waits for
+      // generation k / N.
+      if (auto loop =
+              dyn_cast_or_null<scf::ForOp>(innermostKernelLoop(op))) {
+        Value k = arith::DivUIOp::create(
+            rewriter, loc,
+            arith::SubIOp::create(rewriter, loc, loop.getInductionVar(),
+                                  loop.getLowerBound()),
+            loop.getStep());
+        generation = arith::DivUIOp::create(rewriter, loc, k, n);
+      } else {
+        generation = cIndex(rewriter, loc, 0);
+      }
+    }
+    auto alloc = op.getEvent().getDefiningOp<EventAllocOp>();
+    if (alloc && alloc.getReady())
+      generation = arith::AddIOp::create(rewriter, loc, generation,
+                                         cIndex(rewriter, loc, 1));
+    Value parity = arith::IndexCastOp::create(
+        rewriter, loc, rewriter.getI1Type(),
+        arith::RemUIOp::create(rewriter, loc, generation,
+                               cIndex(rewriter, loc, 2)));
+    nvgpu::MBarrierTryWaitParityOp::create(rewriter, loc, adaptor.getEvent(),
+                                           parity,
+                                           cIndex(rewriter, loc, 10000000), slot);
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
 // Warp-level MMA: nvgpu.mma.sync m16n8k16
 //===----------------------------------------------------------------------===//
 //
@@ -1297,6 +1451,9 @@ void mlir::croq::populateCroqToGPUTypeConversions(TypeConverter &converter) {
   converter.addConversion([](FragType type) -> Type {
     return fragVectorType(type);
   });
+  converter.addConversion([](EventType type) -> Type {
+    return mbarrierGroupType(type);
+  });
   converter.addConversion([](StreamType type) -> Type {
     return gpu::AsyncTokenType::get(type.getContext());
   });
@@ -1309,7 +1466,9 @@ void mlir::croq::populateCroqToGPUConversionPatterns(
   patterns.add<KernelLaunchLowering, NestedParallelLowering, InThreadsLowering,
                BarrierLowering, DmaCopyLowering, WaitLowering, MmaFillLowering,
                MmaLoadLowering, MmaLowering, MmaStoreLowering,
-               MmaCommitLowering>(converter, context, analysis);
+               MmaCommitLowering, EventAllocLowering>(converter, context,
+                                                      analysis);
+  patterns.add<EventTriggerLowering, EventWaitLowering>(converter, context);
   patterns.add<StreamCreateLowering, ChunkAtLowering, SubspanLowering,
                ForwardFirstOperand<FutureDataOp>, ForwardFirstOperand<DmaAnyOp>,
                SwapLowering, RotateLowering,
@@ -1318,13 +1477,62 @@ void mlir::croq::populateCroqToGPUConversionPatterns(
 
 namespace {
 
+/// True when `v` is `iv rem n` (signed or unsigned) for the constant `n`.
+static bool isInductionModulo(Value v, Value iv, int64_t n) {
+  Operation *def = v.getDefiningOp();
+  if (!isa_and_nonnull<arith::RemSIOp, arith::RemUIOp>(def))
+    return false;
+  std::optional<int64_t> divisor = getConstantIntValue(def->getOperand(1));
+  return def->getOperand(0) == iv && divisor && *divisor == n;
+}
+
+/// A subscripted wait (`wait e[i]`, no `at`) takes its generation from the
+/// loop around it (the D1 rule, lowered as (iv - lb) / N). That count is the
+/// number of earlier waits on the slot only when the slot is `iv % N` of the
+/// innermost loop with step 1, or when the event has a single slot; anything
+/// else would wait on the wrong phase, so it is rejected here.
+static LogicalResult checkInferredGeneration(EventWaitOp wait) {
+  if (wait.getOrder())
+    return success();
+  Operation *loop = innermostKernelLoop(wait);
+  auto forOp = dyn_cast_or_null<scf::ForOp>(loop);
+  if (loop && isa<scf::WhileOp>(loop)) {
+    return wait.emitOpError("waits inside a while loop, whose iteration "
+                            "count cannot give the event's generation; "
+                            "write the generation explicitly with at(order)");
+  }
+  EventType type = wait.getEvent().getType();
+  int64_t slots = type.getNumElements();
+  if (!forOp || slots == 1)
+    return success();
+  std::optional<int64_t> step = getConstantIntValue(forOp.getStep());
+  bool inferable = step && *step == 1 && type.getRank() == 1 &&
+                   wait.getIndices().size() == 1 &&
+                   isInductionModulo(wait.getIndices()[0],
+                                     forOp.getInductionVar(), slots);
+  if (inferable)
+    return success();
+  return wait.emitOpError("has its generation inferred from the enclosing "
+                          "loop, which needs the slot to be `iv % ")
+         << slots << "` of the innermost loop (step 1) over a 1-D event; "
+         << "write the generation explicitly with at(order)";
+}
+
 /// Ops that have no lowering yet; each is reported where it stands.
 static LogicalResult reportUnsupported(ModuleOp module) {
   WalkResult result = module.walk([](Operation *op) {
     StringRef why;
-    if (isa<EventAllocOp, EventTriggerOp, EventWaitOp>(op))
-      why = "events lower to mbarriers in the warp-specialization pipeline, "
-            "which is not implemented yet";
+    if (auto alloc = dyn_cast<EventAllocOp>(op);
+        alloc && alloc.getEvent().getType().getStorage() != MemoryKind::Shared)
+      why = "only shared events lower (to mbarriers); local and global "
+            "events are not implemented yet";
+    else if (auto trigger = dyn_cast<EventTriggerOp>(op);
+             trigger && !trigger.getAfter().empty())
+      why = "binding TMA bytes to an event needs the TMA lowering, which is "
+            "not implemented yet";
+    else if (auto wait = dyn_cast<EventWaitOp>(op);
+             wait && failed(checkInferredGeneration(wait)))
+      return WalkResult::interrupt();
     else if (isa<TmaCopyOp>(op))
       why = "TMA copies lower in the Hopper pipeline, which is not "
             "implemented yet; use croq.dma.copy";
@@ -1337,6 +1545,32 @@ static LogicalResult reportUnsupported(ModuleOp module) {
     return WalkResult::interrupt();
   });
   return failure(result.wasInterrupted());
+}
+
+/// True when every croq.inthreads around `op` tests only indices of
+/// parallels at `level` or above, so that it keeps or drops whole instances
+/// of that level (a cooperative op there still has all its threads).
+static bool selectsWholeGroups(Operation *op, Level level) {
+  for (auto region = op->getParentOfType<InThreadsOp>(); region;
+       region = region->getParentOfType<InThreadsOp>()) {
+    SmallVector<Value> worklist{region.getPredicate()};
+    llvm::SmallPtrSet<Value, 16> visited;
+    while (!worklist.empty()) {
+      Value v = worklist.pop_back_val();
+      if (!visited.insert(v).second)
+        continue;
+      if (auto arg = dyn_cast<BlockArgument>(v)) {
+        auto parallel = dyn_cast<ParallelOp>(arg.getOwner()->getParentOp());
+        if (!parallel || static_cast<int>(parallel.getLevel()) <
+                             static_cast<int>(level))
+          return false;
+        continue;
+      }
+      if (Operation *def = v.getDefiningOp())
+        llvm::append_range(worklist, def->getOperands());
+    }
+  }
+  return true;
 }
 
 /// Checks, before rewriting anything, the preconditions that depend on
@@ -1367,10 +1601,14 @@ static LogicalResult verifyLowerable(ModuleOp module,
     }
     if (auto copy = dyn_cast<DmaCopyOp>(op)) {
       bool cooperative = !scope.copiesPerThread && scope.groupSize > 1;
-      if (cooperative && scope.inThreads) {
-        copy.emitOpError("a cooperative dma.copy inside croq.inthreads is "
-                         "lowered by warp specialization, which is not "
-                         "implemented yet; copy outside the inthreads region");
+      if (cooperative && scope.inThreads &&
+          !selectsWholeGroups(copy, scope.groupLevel)) {
+        copy.emitOpError("is a cooperative copy by a ")
+            << stringifyLevel(scope.groupLevel)
+            << ", but the croq.inthreads around it selects only some of its "
+               "threads; select whole instances (test indices of the '"
+            << stringifyLevel(scope.groupLevel)
+            << "' level or above) or copy outside the inthreads region";
         return WalkResult::interrupt();
       }
       return WalkResult::advance();
@@ -1445,6 +1683,37 @@ static void electStores(ModuleOp module, const LaunchAnalysis &analysis,
   }
 }
 
+/// Gives every event without `event<N>` its arrival count: the threads of
+/// the role (croq.inthreads region) that triggers it, or the whole block.
+static LogicalResult assignArrivals(ModuleOp module,
+                                    const LaunchAnalysis &analysis) {
+  WalkResult result = module.walk([&](EventAllocOp alloc) {
+    if (alloc.getArrivals() || !analysis.hasScope(alloc))
+      return WalkResult::advance();
+    std::optional<int64_t> count;
+    for (Operation *user : alloc.getEvent().getUsers()) {
+      if (!isa<EventTriggerOp>(user))
+        continue;
+      InThreadsOp role = user->getParentOfType<InThreadsOp>();
+      while (role && role->getParentOfType<InThreadsOp>())
+        role = role->getParentOfType<InThreadsOp>();
+      std::optional<int64_t> threads =
+          role ? countRoleThreads(role)
+               : std::optional(analysis.getScope(user).blockDim);
+      if (!threads) {
+        alloc.emitOpError("cannot count the threads that trigger this "
+                          "event; declare it with an explicit arrival count "
+                          "(event<N>)");
+        return WalkResult::interrupt();
+      }
+      count = count ? count : threads;
+    }
+    alloc.setArrivals(count.value_or(1));
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}
+
 struct ConvertCroqToGPUPass
     : mlir::croq::impl::ConvertCroqToGPUPassBase<ConvertCroqToGPUPass> {
   using ConvertCroqToGPUPassBase::ConvertCroqToGPUPassBase;
@@ -1453,7 +1722,8 @@ struct ConvertCroqToGPUPass
     if (failed(reportUnsupported(module)))
       return signalPassFailure();
     std::unique_ptr<LaunchAnalysis> analysis = analyzeLaunches(module);
-    if (!analysis || failed(verifyLowerable(module, *analysis)))
+    if (!analysis || failed(verifyLowerable(module, *analysis)) ||
+        failed(assignArrivals(module, *analysis)))
       return signalPassFailure();
     electStores(module, *analysis, useElectSync);
 

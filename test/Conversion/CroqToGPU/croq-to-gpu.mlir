@@ -298,3 +298,92 @@ func.func @elected_by_elect_sync(%counts: memref<?xi32>, %n: index) {
   }
   return
 }
+
+// -----
+
+// A shared event is a group of mbarriers, one per element, initialised by
+// thread 0 with the arrivals of the role that triggers it (here the 128
+// threads of warpgroup 0) before the block goes on. A subscripted wait in a
+// loop waits for generation (iv - lb) / N, i.e. parity ((iv - lb) / N) % 2;
+// a trigger is one arrival per thread.
+// CHECK-LABEL: func.func @event_ring
+// CHECK: %[[BARS:.*]] = nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 2>
+// CHECK: %[[TID:.*]] = gpu.thread_id x
+// CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[TID]], %{{.*}} : index
+// CHECK: scf.if %[[FIRST]] {
+// CHECK: nvgpu.mbarrier.init %[[BARS]][%{{.*}}], %[[C128:.*]] :
+// CHECK: nvgpu.mbarrier.init %[[BARS]][%{{.*}}], %[[C128]] :
+// CHECK: }
+// CHECK-NEXT: gpu.barrier
+// CHECK: scf.for %[[IV:.*]] = %[[LB:.*]] to
+// CHECK: %[[SLOT:.*]] = arith.remsi %[[IV]], %{{.*}} : index
+// CHECK: %[[LIN:.*]] = arith.addi %{{.*}}, %[[SLOT]] : index
+// CHECK: nvgpu.mbarrier.arrive %[[BARS]][%[[LIN]]]
+// CHECK: scf.for %[[IV2:.*]] = %[[LB2:.*]] to
+// CHECK: %[[SLOT2:.*]] = arith.remsi %[[IV2]], %{{.*}} : index
+// CHECK: %[[LIN2:.*]] = arith.addi %{{.*}}, %[[SLOT2]] : index
+// CHECK: %[[OFF:.*]] = arith.subi %[[IV2]], %[[LB2]] : index
+// CHECK: %[[K:.*]] = arith.divui %[[OFF]], %{{.*}} : index
+// CHECK: %[[GEN:.*]] = arith.divui %[[K]], %{{.*}} : index
+// CHECK: %[[P:.*]] = arith.remui %[[GEN]], %{{.*}} : index
+// CHECK: %[[PARITY:.*]] = arith.index_cast %[[P]] : index to i1
+// CHECK: nvgpu.mbarrier.try_wait.parity %[[BARS]][%[[LIN2]]], %[[PARITY]],
+func.func @event_ring(%n: index, %out: memref<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c64 = arith.constant 64 : index
+  croq.parallel (%b) by [%n] : block {
+    %full = croq.event.alloc : !croq.event<shared, 2>
+    croq.parallel (%p) by [%c2] : warpgroup {
+      %producer = arith.cmpi eq, %p, %c0 : index
+      croq.inthreads async (%producer) {
+        scf.for %k = %c0 to %c64 step %c1 {
+          %s = arith.remsi %k, %c2 : index
+          croq.event.trigger %full[%s] : !croq.event<shared, 2>
+        }
+      }
+      %consumer = arith.cmpi eq, %p, %c1 : index
+      croq.inthreads async (%consumer) {
+        scf.for %k = %c0 to %c64 step %c1 {
+          %s = arith.remsi %k, %c2 : index
+          croq.event.wait %full[%s] : !croq.event<shared, 2>
+        }
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// An event declared `ready` has generation 0 complete: the first wait (in
+// explicit order 0) is for parity 1, which a fresh mbarrier reports done.
+// CHECK-LABEL: func.func @event_ready_at
+// CHECK-SAME: (%{{.*}}: index, %[[ORDER:.*]]: index)
+// CHECK: nvgpu.mbarrier.init
+// CHECK: %[[SLOT:.*]] = arith.remui %[[ORDER]], %[[N:.*]] : index
+// CHECK: %[[GEN:.*]] = arith.divui %[[ORDER]], %[[N]] : index
+// CHECK: %[[NEXT:.*]] = arith.addi %[[GEN]], %{{.*}} : index
+// CHECK: %[[P:.*]] = arith.remui %[[NEXT]], %{{.*}} : index
+// CHECK: %[[PARITY:.*]] = arith.index_cast %[[P]] : index to i1
+// CHECK: nvgpu.mbarrier.try_wait.parity %{{.*}}[%[[SLOT]]], %[[PARITY]],
+func.func @event_ready_at(%n: index, %o: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  croq.parallel (%b) by [%n] : block {
+    %empty = croq.event.alloc ready : !croq.event<shared, 2>
+    croq.parallel (%p) by [%c2] : warpgroup {
+      %producer = arith.cmpi eq, %p, %c0 : index
+      croq.inthreads async (%producer) {
+        croq.event.wait %empty at(%o) : !croq.event<shared, 2>
+      }
+      %consumer = arith.cmpi eq, %p, %c1 : index
+      croq.inthreads async (%consumer) {
+        croq.event.trigger %empty at(%o) : !croq.event<shared, 2>
+      }
+    }
+  }
+  return
+}

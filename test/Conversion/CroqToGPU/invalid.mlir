@@ -5,8 +5,8 @@
 
 func.func @negative_event(%n: index) {
   croq.parallel (%b) by [%n] : block {
-    // expected-error @below {{cannot be lowered to GPU code: events lower to mbarriers in the warp-specialization pipeline, which is not implemented yet}}
-    %e = croq.event.alloc : !croq.event<shared>
+    // expected-error @below {{cannot be lowered to GPU code: only shared events lower (to mbarriers); local and global events are not implemented yet}}
+    %e = croq.event.alloc : !croq.event<local>
   }
   return
 }
@@ -105,15 +105,18 @@ func.func @negative_too_many_threads() {
 
 func.func @negative_copy_in_inthreads(%g: memref<64xf32>) {
   %c0 = arith.constant 0 : index
+  %c128 = arith.constant 128 : index
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
   croq.parallel (%b) by [%c1] : block {
     %s = memref.alloc() : memref<64xf32, #gpu.address_space<workgroup>>
     croq.parallel (%p) by [%c2] : warpgroup {
-      %first = arith.cmpi eq, %p, %c0 : index
-      croq.inthreads async (%first) {
-        // expected-error @below {{a cooperative dma.copy inside croq.inthreads is lowered by warp specialization, which is not implemented yet; copy outside the inthreads region}}
-        croq.dma.copy %g to %s : memref<64xf32> to memref<64xf32, #gpu.address_space<workgroup>>
+      croq.parallel (%t) by [%c128] : thread {
+        %first = arith.cmpi eq, %t, %c0 : index
+        croq.inthreads async (%first) {
+          // expected-error @below {{is a cooperative copy by a warpgroup, but the croq.inthreads around it selects only some of its threads; select whole instances (test indices of the 'warpgroup' level or above) or copy outside the inthreads region}}
+          croq.dma.copy %g to %s : memref<64xf32> to memref<64xf32, #gpu.address_space<workgroup>>
+        }
       }
     }
   }
@@ -179,6 +182,70 @@ func.func @negative_dynamic_shared(%n: index) {
   croq.parallel (%b) by [%c1] : block {
     // expected-error @below {{a shared buffer needs a static shape to be placed in shared memory, got 'memref<?xf32, #gpu.address_space<workgroup>>'; give its tensor static extents}}
     %s = memref.alloc(%n) : memref<?xf32, #gpu.address_space<workgroup>>
+  }
+  return
+}
+
+// -----
+
+// The slot is not `iv % 2` of the loop, so (iv - lb) / 2 would not count the
+// earlier waits on it.
+func.func @negative_wait_slot_not_inferable(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c8 = arith.constant 8 : index
+  croq.parallel (%b) by [%n] : block {
+    %e = croq.event.alloc : !croq.event<shared, 2>
+    croq.parallel (%p) by [%c2] : warpgroup {
+      %first = arith.cmpi eq, %p, %c0 : index
+      croq.inthreads async (%first) {
+        scf.for %k = %c0 to %c8 step %c1 {
+          %half = arith.divui %k, %c2 : index
+          %s = arith.remui %half, %c2 : index
+          // expected-error @below {{has its generation inferred from the enclosing loop, which needs the slot to be `iv % 2` of the innermost loop (step 1) over a 1-D event; write the generation explicitly with at(order)}}
+          croq.event.wait %e[%s] : !croq.event<shared, 2>
+        }
+      }
+      %second = arith.cmpi eq, %p, %c1 : index
+      croq.inthreads async (%second) {
+        scf.for %k = %c0 to %c8 step %c1 {
+          %s = arith.remui %k, %c2 : index
+          croq.event.trigger %e[%s] : !croq.event<shared, 2>
+        }
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @negative_wait_in_while(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  croq.parallel (%b) by [%n] : block {
+    %e = croq.event.alloc : !croq.event<shared>
+    croq.parallel (%p) by [%c2] : warpgroup {
+      %first = arith.cmpi eq, %p, %c0 : index
+      croq.inthreads async (%first) {
+        %r = scf.while (%i = %c0) : (index) -> index {
+          %go = arith.cmpi ult, %i, %n : index
+          scf.condition(%go) %i : index
+        } do {
+        ^bb0(%i: index):
+          // expected-error @below {{waits inside a while loop, whose iteration count cannot give the event's generation; write the generation explicitly with at(order)}}
+          croq.event.wait %e : !croq.event<shared>
+          %next = arith.addi %i, %c1 : index
+          scf.yield %next : index
+        }
+      }
+      %second = arith.cmpi eq, %p, %c1 : index
+      croq.inthreads async (%second) {
+        croq.event.trigger %e : !croq.event<shared>
+      }
+    }
   }
   return
 }

@@ -36,6 +36,7 @@ SIGNATURES = {
     "matmul_persistent_co": [_TENSOR, _TENSOR, _TENSOR],
     "spin_streams_co": [_TENSOR, _TENSOR, _INDEX],
     "loops_co": [_TENSOR],
+    "ring_sum_co": [_TENSOR, _TENSOR],
 }
 
 

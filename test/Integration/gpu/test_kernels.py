@@ -169,6 +169,18 @@ def break_and_continue_croqtile():
     expect_equal(x.cpu(), ref, "break/continue")
 
 
+@test
+def event_ring_one_producer_one_consumer():
+    # 64 tiles per block through a two-slot ring: every slot's mbarrier
+    # completes 32 phases, so a wrong parity or arrival count hangs or
+    # reads a stale tile. Small integers keep the float sums exact.
+    for m in (128, 128 * 133):
+        x = torch.randint(-8, 8, (m, 4096), device="cuda").float()
+        out = poisoned((m,), torch.float32)
+        K.ring_sum_co(x, out)
+        expect_equal(out, x.sum(dim=1), f"ring sum, M = {m}")
+
+
 def spin_reference(x, iters):
     # The kernel's recurrence, applied in float32 on the CPU.
     v = x.cpu().clone()
