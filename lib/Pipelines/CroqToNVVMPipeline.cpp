@@ -25,19 +25,22 @@ void mlir::croq::buildCroqToNVVMPipeline(
   // Deadlocks and unwaited futures are compile errors, before anything is
   // lowered.
   pm.addPass(createCroqVerifyProtocolPass());
-  // elect.sync exists from sm_90 on.
+  // elect.sync exists from sm_90 on; setmaxnreg on sm_90a.
   ConvertCroqToGPUPassOptions toGPU;
   StringRef chip = options.chip.getValue();
   unsigned sm = 0;
   toGPU.useElectSync = chip.consume_front("sm_") &&
                        !chip.take_while(llvm::isDigit).getAsInteger(10, sm) &&
                        sm >= 90;
+  if (toGPU.useElectSync && chip.ends_with("a"))
+    pm.addPass(createCroqWarpSpecializePass());
   pm.addPass(createConvertCroqToGPUPass(toGPU));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   // Constants stay inside kernels rather than becoming kernel arguments.
   pm.addPass(createGpuLaunchSinkIndexComputationsPass());
   pm.addPass(createGpuKernelOutliningPass());
+  pm.addNestedPass<gpu::GPUModuleOp>(createCroqBoundKernelRegistersPass());
   // Drop host values that only fed the sunk kernel computations.
   pm.addPass(createCanonicalizerPass());
 

@@ -9,6 +9,7 @@
 #define CROQ_ANALYSIS_ROLES_H
 
 #include "mlir/Support/LLVM.h"
+#include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
 #include <optional>
@@ -21,6 +22,20 @@ class InThreadsOp;
 /// it; std::nullopt when a bound or the predicate is not a compile-time
 /// value.
 std::optional<int64_t> countRoleThreads(InThreadsOp region);
+
+/// Registers per thread that croq-warp-specialize gives a role: an integer
+/// attribute on the role's croq.inthreads, lowered to nvvm.setmaxregister.
+inline constexpr llvm::StringLiteral kMaxRegistersAttrName =
+    "croq.max_registers";
+
+/// Registers per thread at entry of a kernel bounded to one block of
+/// `blockThreads` per SM (what ptxas allocates under .maxntid and
+/// .minnctapersm 1): the 64K-register file divided evenly, in the
+/// allocation unit of 8, at most 255.
+inline int64_t entryRegisters(int64_t blockThreads) {
+  int64_t even = (64 * 1024 / blockThreads) / 8 * 8;
+  return even < 255 ? even : 255;
+}
 
 } // namespace mlir::croq
 

@@ -38,8 +38,10 @@ def ConvertCroqToGPUPass : Pass<"convert-croq-to-gpu", "::mlir::ModuleOp"> {
     `croq.mma` becomes `nvgpu.mma.sync` (m16n8k16, f16 operands, f16 or f32
     accumulators). Streams become `!gpu.async.token`s.
 
-    Ops this pass cannot lower (events, TMA, warpgroup MMA) are reported at
-    their own location.
+    Shared events become `nvgpu` mbarrier groups; `croq.max_registers` on a
+    role (from croq-warp-specialize) becomes `nvvm.setmaxregister` at its
+    entry. Ops this pass cannot lower (TMA, warpgroup MMA, local and global
+    events) are reported at their own location.
   }];
   let options = [
     Option<"useElectSync", "use-elect-sync", "bool", /*default=*/"false",
@@ -55,6 +57,20 @@ def ConvertCroqToGPUPass : Pass<"convert-croq-to-gpu", "::mlir::ModuleOp"> {
     "::mlir::scf::SCFDialect",
     "::mlir::vector::VectorDialect"
   ];
+}
+
+def CroqBoundKernelRegistersPass
+    : Pass<"croq-bound-kernel-registers", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Let ptxas know the entry register count of kernels that "
+                "move registers between warpgroups";
+  let description = [{
+    `setmaxnreg` takes effect only when ptxas knows how many registers each
+    thread has at kernel entry; otherwise it ignores the instruction. Every
+    kernel `gpu.func` that contains `nvvm.setmaxregister` and has a known
+    block size gets `nvvm.minctasm = 1`, which with the block size fixes
+    that count at the register file divided by the block's threads.
+  }];
+  let dependentDialects = ["::mlir::NVVM::NVVMDialect"];
 }
 
 #endif // CROQ_CONVERSION_PASSES_TD

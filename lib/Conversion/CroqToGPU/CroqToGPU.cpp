@@ -29,6 +29,7 @@
 
 namespace mlir::croq {
 #define GEN_PASS_DEF_CONVERTCROQTOGPUPASS
+#define GEN_PASS_DEF_CROQBOUNDKERNELREGISTERSPASS
 #include "Croq/Conversion/Passes.h.inc"
 } // namespace mlir::croq
 
@@ -512,6 +513,20 @@ struct InThreadsLowering : ScopedPattern<InThreadsOp> {
                                   /*withElseRegion=*/false);
     Block *thenBlock = ifOp.thenBlock();
     inlineBody(rewriter, op.getBody(), thenBlock->getTerminator(), {});
+    if (auto budget = op->getAttrOfType<IntegerAttr>(kMaxRegistersAttrName)) {
+      // A role moves from the kernel's entry count to its budget
+      // (croq-bound-kernel-registers makes that count known to ptxas).
+      int64_t entry = entryRegisters(analysis.getScope(op).blockDim);
+      int64_t regs = budget.getInt();
+      if (regs != entry) {
+        OpBuilder::InsertionGuard guard(rewriter);
+        rewriter.setInsertionPointToStart(thenBlock);
+        NVVM::SetMaxRegisterOp::create(
+            rewriter, loc, static_cast<int32_t>(regs),
+            regs < entry ? NVVM::SetMaxRegisterAction::decrease
+                         : NVVM::SetMaxRegisterAction::increase);
+      }
+    }
     if (!op.getAsync()) {
       rewriter.setInsertionPointAfter(ifOp);
       emitScopeBarrier(rewriter, loc, analysis.getScope(op));
@@ -1757,6 +1772,27 @@ struct ConvertCroqToGPUPass
                                                          target);
     if (failed(applyPartialConversion(module, target, std::move(patterns))))
       signalPassFailure();
+  }
+};
+
+} // namespace
+
+namespace {
+
+struct CroqBoundKernelRegistersPass
+    : mlir::croq::impl::CroqBoundKernelRegistersPassBase<
+          CroqBoundKernelRegistersPass> {
+  void runOnOperation() override {
+    for (auto func : getOperation().getOps<gpu::GPUFuncOp>()) {
+      if (!func.isKernel() || !func.getKnownBlockSizeAttr())
+        continue;
+      WalkResult moves = func.walk([](NVVM::SetMaxRegisterOp) {
+        return WalkResult::interrupt();
+      });
+      if (moves.wasInterrupted())
+        func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
+                      IntegerAttr::get(IntegerType::get(&getContext(), 32), 1));
+    }
   }
 };
 

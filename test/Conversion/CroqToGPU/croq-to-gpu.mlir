@@ -387,3 +387,29 @@ func.func @event_ready_at(%n: index, %o: index) {
   }
   return
 }
+
+// -----
+
+// A role's register budget becomes setmaxnreg at its entry: down from the
+// entry count (255 for 256 threads) for both roles here.
+// CHECK-LABEL: func.func @role_registers
+// CHECK: scf.if
+// CHECK-NEXT: nvvm.setmaxregister decrease 40
+// CHECK: scf.if
+// CHECK-NEXT: nvvm.setmaxregister decrease 240
+func.func @role_registers(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  croq.parallel (%b) by [%n] : block {
+    croq.parallel (%p) by [%c2] : warpgroup {
+      %producer = arith.cmpi eq, %p, %c0 : index
+      croq.inthreads async (%producer) {
+      } {croq.max_registers = 40 : i32}
+      %consumer = arith.cmpi eq, %p, %c1 : index
+      croq.inthreads async (%consumer) {
+      } {croq.max_registers = 240 : i32}
+    }
+  }
+  return
+}

@@ -57,4 +57,34 @@ def CroqVerifyProtocolPass : Pass<"croq-verify-protocol"> {
   }];
 }
 
+def CroqWarpSpecializePass : Pass<"croq-warp-specialize"> {
+  let summary = "Give the inthreads.async roles of a warpgroup parallel "
+                "register budgets";
+  let description = [{
+    Every `croq.inthreads async` directly in the body of a `warpgroup`
+    parallel is a role. The divergence analysis must prove each role's
+    predicate uniform across a warpgroup (a role is a set of whole
+    warpgroups); otherwise the pass fails at the role.
+
+    A role is a producer when it copies (`croq.dma.copy`, `croq.tma.copy`)
+    and does no MMA and no floating-point arithmetic; every other role is a
+    consumer. Producers get `producer-registers` per thread; consumers share
+    what is left of the 64K-register file, rounded down to a multiple of 8
+    and capped at `max-registers`. The budget is recorded as the
+    `croq.max_registers` attribute on each role, which convert-croq-to-gpu
+    lowers to `nvvm.setmaxregister` at the role's entry. The pass fails when
+    the roles cannot fit in the register file (fewer than 24 registers per
+    consumer thread).
+
+    Example: 1 producer and 2 consumer warpgroups get 40 and 232 registers.
+  }];
+  let options = [
+    Option<"producerRegisters", "producer-registers", "int64_t",
+           /*default=*/"40",
+           "registers per thread of a producer role (24 to 256, multiple of 8)">,
+    Option<"maxRegisters", "max-registers", "int64_t", /*default=*/"240",
+           "most registers per thread given to a consumer role">
+  ];
+}
+
 #endif // CROQ_DIALECT_CROQ_TRANSFORMS_PASSES_TD

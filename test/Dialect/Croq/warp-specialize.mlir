@@ -1,0 +1,96 @@
+// RUN: croq-opt %s --croq-warp-specialize --split-input-file --verify-diagnostics | FileCheck %s
+
+// 1P1C: the copying role is a producer (40 registers), the summing role a
+// consumer, which gets what is left, capped at 240.
+// CHECK-LABEL: func.func @one_producer_one_consumer
+// CHECK: croq.inthreads async (%{{.*}}) {
+// CHECK: croq.dma.copy
+// CHECK: } {croq.max_registers = 40 : i32}
+// CHECK: croq.inthreads async (%{{.*}}) {
+// CHECK: arith.addf
+// CHECK: } {croq.max_registers = 240 : i32}
+func.func @one_producer_one_consumer(%g: memref<64xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  croq.parallel (%b) by [%n] : block {
+    %s = memref.alloc() : memref<64xf32, #gpu.address_space<workgroup>>
+    croq.parallel (%p) by [%c2] : warpgroup {
+      %producer = arith.cmpi eq, %p, %c0 : index
+      croq.inthreads async (%producer) {
+        croq.dma.copy %g to %s : memref<64xf32> to memref<64xf32, #gpu.address_space<workgroup>>
+      }
+      %consumer = arith.cmpi eq, %p, %c1 : index
+      croq.inthreads async (%consumer) {
+        %v = memref.load %s[%c0] : memref<64xf32, #gpu.address_space<workgroup>>
+        %w = arith.addf %v, %v : f32
+        memref.store %w, %g[%c0] : memref<64xf32>
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// 1P2C (`p > 0`): two consumer warpgroups share 64K - 128 * 40 registers,
+// 236 each, rounded down to 232.
+// CHECK-LABEL: func.func @one_producer_two_consumers
+// CHECK: } {croq.max_registers = 40 : i32}
+// CHECK: } {croq.max_registers = 232 : i32}
+func.func @one_producer_two_consumers(%g: memref<64xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c3 = arith.constant 3 : index
+  croq.parallel (%b) by [%n] : block {
+    %s = memref.alloc() : memref<64xf32, #gpu.address_space<workgroup>>
+    croq.parallel (%p) by [%c3] : warpgroup {
+      %producer = arith.cmpi eq, %p, %c0 : index
+      croq.inthreads async (%producer) {
+        croq.dma.copy %g to %s : memref<64xf32> to memref<64xf32, #gpu.address_space<workgroup>>
+      }
+      %consumer = arith.cmpi ugt, %p, %c0 : index
+      croq.inthreads async (%consumer) {
+        %v = memref.load %s[%c0] : memref<64xf32, #gpu.address_space<workgroup>>
+        %w = arith.mulf %v, %v : f32
+        memref.store %w, %g[%c0] : memref<64xf32>
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// Plain inthreads (not async) and kernels without roles are left alone.
+// CHECK-LABEL: func.func @no_roles
+// CHECK-NOT: croq.max_registers
+func.func @no_roles(%g: memref<64xindex>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  croq.parallel (%b) by [%n] : block {
+    croq.parallel (%p) by [%c2] : warpgroup {
+      %first = arith.cmpi eq, %p, %c0 : index
+      croq.inthreads (%first) {
+        memref.store %b, %g[%c0] : memref<64xindex>
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @dynamic_warpgroups(%g: memref<64xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  croq.parallel (%b) by [%n] : block {
+    %s = memref.alloc() : memref<64xf32, #gpu.address_space<workgroup>>
+    // expected-error @below {{has inthreads.async roles but a warpgroup count that is not a constant; roles need a static block shape}}
+    croq.parallel (%p) by [%n] : warpgroup {
+      %producer = arith.cmpi eq, %p, %c0 : index
+      croq.inthreads async (%producer) {
+        croq.dma.copy %g to %s : memref<64xf32> to memref<64xf32, #gpu.address_space<workgroup>>
+      }
+    }
+  }
+  return
+}
