@@ -37,6 +37,7 @@ SIGNATURES = {
     "spin_streams_co": [_TENSOR, _TENSOR, _INDEX],
     "loops_co": [_TENSOR],
     "ring_sum_co": [_TENSOR, _TENSOR],
+    "ring_sum_1p2c_co": [_TENSOR, _TENSOR],
 }
 
 

@@ -181,6 +181,17 @@ def event_ring_one_producer_one_consumer():
         expect_equal(out, x.sum(dim=1), f"ring sum, M = {m}")
 
 
+@test
+def event_ring_one_producer_two_consumers():
+    # `empty` completes only when both consumer warpgroups (256 threads)
+    # have arrived; the consumers run with 232 registers, the producer 40.
+    for m in (256, 256 * 133):
+        x = torch.randint(-8, 8, (m, 4096), device="cuda").float()
+        out = poisoned((m,), torch.float32)
+        K.ring_sum_1p2c_co(x, out)
+        expect_equal(out, x.sum(dim=1), f"1P2C ring sum, M = {m}")
+
+
 def spin_reference(x, iters):
     # The kernel's recurrence, applied in float32 on the CPU.
     v = x.cpu().clone()
