@@ -169,27 +169,27 @@ def break_and_continue_croqtile():
     expect_equal(x.cpu(), ref, "break/continue")
 
 
-@test
-def event_ring_one_producer_one_consumer():
+def check_ring_sum(kernel, rows_per_block, what):
     # 64 tiles per block through a two-slot ring: every slot's mbarrier
     # completes 32 phases, so a wrong parity or arrival count hangs or
     # reads a stale tile. Small integers keep the float sums exact.
-    for m in (128, 128 * 133):
+    for m in (rows_per_block, rows_per_block * 133):
         x = torch.randint(-8, 8, (m, 4096), device="cuda").float()
         out = poisoned((m,), torch.float32)
-        K.ring_sum_co(x, out)
-        expect_equal(out, x.sum(dim=1), f"ring sum, M = {m}")
+        kernel(x, out)
+        expect_equal(out, x.sum(dim=1), f"{what}, M = {m}")
+
+
+@test
+def event_ring_one_producer_one_consumer():
+    check_ring_sum(K.ring_sum_co, 128, "1P1C ring sum")
 
 
 @test
 def event_ring_one_producer_two_consumers():
     # `empty` completes only when both consumer warpgroups (256 threads)
     # have arrived; the consumers run with 232 registers, the producer 40.
-    for m in (256, 256 * 133):
-        x = torch.randint(-8, 8, (m, 4096), device="cuda").float()
-        out = poisoned((m,), torch.float32)
-        K.ring_sum_1p2c_co(x, out)
-        expect_equal(out, x.sum(dim=1), f"1P2C ring sum, M = {m}")
+    check_ring_sum(K.ring_sum_1p2c_co, 256, "1P2C ring sum")
 
 
 def spin_reference(x, iters):
