@@ -15,5 +15,6 @@ if [ "$what" != bench ]; then
 fi
 if [ "$what" != tests ]; then
   python3 "$here/../../../bench/copy_bench.py" "$lib" || status=1
+  python3 "$here/../../../bench/gemm_bench.py" "$lib" || status=1
 fi
 exit $status

@@ -192,6 +192,30 @@ def event_ring_one_producer_two_consumers():
     check_ring_sum(K.ring_sum_1p2c_co, 256, "1P2C ring sum")
 
 
+def check_gemm_ws(kernel, what):
+    # Shapes are multiples of the 128x128x32 tile (the kernel divides
+    # exactly); K long enough for the ring to wrap many times.
+    for m, n, k in ((128, 128, 32), (256, 384, 1024), (1024, 512, 2048)):
+        a = torch.randn(m, k, device="cuda").half()
+        b = torch.randn(n, k, device="cuda").half()
+        c = poisoned((m, n), torch.float32)
+        kernel(a, b, c)
+        ref = a.float() @ b.float().T
+        err = relative_error(c, ref)
+        if err > 1e-5:
+            raise AssertionError(f"{what} {m}x{n}x{k}: relative error {err}")
+
+
+@test
+def warp_specialized_gemm_four_stages():
+    check_gemm_ws(K.gemm_ws4_co, "1P2C GEMM, STAGES 4")
+
+
+@test
+def warp_specialized_gemm_two_stages():
+    check_gemm_ws(K.gemm_ws2_co, "1P2C GEMM, STAGES 2")
+
+
 def spin_reference(x, iters):
     # The kernel's recurrence, applied in float32 on the CPU.
     v = x.cpu().clone()
