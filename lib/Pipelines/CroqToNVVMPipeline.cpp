@@ -55,6 +55,9 @@ void mlir::croq::buildCroqToNVVMPipeline(
   kernels.addPass(memref::createExpandStridedMetadataPass());
   kernels.addPass(createLowerAffinePass());
   kernels.addPass(createSCFToControlFlowPass());
+  // Fragments are n-D vectors; canonicalization can leave n-D shape casts
+  // and broadcasts of them, which the NVVM conversion does not unroll.
+  kernels.addPass(createCroqUnrollFragmentVectorsPass());
   kernels.addPass(createConvertGpuOpsToNVVMOps());
   kernels.addPass(createConvertNVVMToLLVMPass());
   kernels.addPass(createReconcileUnrealizedCastsPass());

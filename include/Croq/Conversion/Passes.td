@@ -73,4 +73,17 @@ def CroqBoundKernelRegistersPass
   let dependentDialects = ["::mlir::NVVM::NVVMDialect"];
 }
 
+def CroqUnrollFragmentVectorsPass
+    : Pass<"croq-unroll-fragment-vectors", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Unroll n-D vector shape casts and broadcasts in kernels";
+  let description = [{
+    MMA fragments are n-D vectors (`tiles x pairs x 2`). Canonicalization
+    folds some of their constructions into `vector.shape_cast` or
+    `vector.broadcast` of n-D vectors, which the NVVM conversion has no
+    pattern for. This pass rewrites them into extracts and inserts of 1-D
+    vectors with the upstream vector lowering patterns.
+  }];
+  let dependentDialects = ["::mlir::vector::VectorDialect"];
+}
+
 #endif // CROQ_CONVERSION_PASSES_TD

@@ -22,6 +22,8 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/Patterns.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/DialectConversion.h"
@@ -30,6 +32,7 @@
 namespace mlir::croq {
 #define GEN_PASS_DEF_CONVERTCROQTOGPUPASS
 #define GEN_PASS_DEF_CROQBOUNDKERNELREGISTERSPASS
+#define GEN_PASS_DEF_CROQUNROLLFRAGMENTVECTORSPASS
 #include "Croq/Conversion/Passes.h.inc"
 } // namespace mlir::croq
 
@@ -1318,43 +1321,114 @@ struct MmaLoadLowering : ScopedPattern<MmaLoadOp> {
       return op.emitOpError("fragment ")
              << type << " is not a whole number of m16n8k16 tiles";
     Location loc = op.getLoc();
-    Value lane = laneId(rewriter, loc);
-    Value g = arith::DivUIOp::create(rewriter, loc, lane, cIndex(rewriter, loc, 4));
-    Value c = arith::MulIOp::create(
-        rewriter, loc,
-        arith::RemUIOp::create(rewriter, loc, lane, cIndex(rewriter, loc, 4)),
-        cIndex(rewriter, loc, 2));
     Value source = adaptor.getSource();
-    auto element = [&](int64_t outerBase, Value outerLane, int64_t kBase,
-                       Value kLane) {
-      Value outer = arith::AddIOp::create(rewriter, loc, outerLane,
-                                          cIndex(rewriter, loc, outerBase));
-      Value k = arith::AddIOp::create(rewriter, loc, kLane,
-                                      cIndex(rewriter, loc, kBase));
-      SmallVector<Value> idx = geometry.kMajor ? SmallVector<Value>{k, outer}
-                                               : SmallVector<Value>{outer, k};
-      return memref::LoadOp::create(rewriter, loc, source, idx).getResult();
-    };
-    SmallVector<Value> elements;
+    VectorType vecType = fragVectorType(type);
     int64_t outerTiles = geometry.outer / tileOuter;
     int64_t kTiles = geometry.k / kTileK;
-    for (int64_t ot = 0; ot < outerTiles; ++ot)
-      for (int64_t kt = 0; kt < kTiles; ++kt) {
-        int64_t o0 = ot * tileOuter, k0 = kt * kTileK;
-        if (isA) {
-          // (g, c), (g + 8, c), (g, c + 8), (g + 8, c + 8), pairs along k.
-          for (auto [dm, dk] : {std::pair{0, 0}, {8, 0}, {0, 8}, {8, 8}})
-            for (int64_t e = 0; e < 2; ++e)
-              elements.push_back(element(o0 + dm, g, k0 + dk + e, c));
-        } else {
-          // (k = c, n = g) and (k = c + 8, n = g), pairs along k.
-          for (int64_t dk : {0, 8})
-            for (int64_t e = 0; e < 2; ++e)
-              elements.push_back(element(o0, g, k0 + dk + e, c));
+
+    // Per lane, element by element: any layout, any memory.
+    auto buildScalar = [&](OpBuilder &b) -> Value {
+      Value lane = laneId(b, loc);
+      Value g = arith::DivUIOp::create(b, loc, lane, cIndex(b, loc, 4));
+      Value c = arith::MulIOp::create(
+          b, loc, arith::RemUIOp::create(b, loc, lane, cIndex(b, loc, 4)),
+          cIndex(b, loc, 2));
+      auto element = [&](int64_t outerBase, Value outerLane, int64_t kBase,
+                         Value kLane) {
+        Value outer = arith::AddIOp::create(b, loc, outerLane,
+                                            cIndex(b, loc, outerBase));
+        Value k = arith::AddIOp::create(b, loc, kLane, cIndex(b, loc, kBase));
+        SmallVector<Value> idx = geometry.kMajor ? SmallVector<Value>{k, outer}
+                                                 : SmallVector<Value>{outer, k};
+        return memref::LoadOp::create(b, loc, source, idx).getResult();
+      };
+      SmallVector<Value> elements;
+      for (int64_t ot = 0; ot < outerTiles; ++ot)
+        for (int64_t kt = 0; kt < kTiles; ++kt) {
+          int64_t o0 = ot * tileOuter, k0 = kt * kTileK;
+          if (isA) {
+            // (g, c), (g + 8, c), (g, c + 8), (g + 8, c + 8), pairs along k.
+            for (auto [dm, dk] : {std::pair{0, 0}, {8, 0}, {0, 8}, {8, 8}})
+              for (int64_t e = 0; e < 2; ++e)
+                elements.push_back(element(o0 + dm, g, k0 + dk + e, c));
+          } else {
+            // (k = c, n = g) and (k = c + 8, n = g), pairs along k.
+            for (int64_t dk : {0, 8})
+              for (int64_t e = 0; e < 2; ++e)
+                elements.push_back(element(o0, g, k0 + dk + e, c));
+          }
         }
+      return vector::FromElementsOp::create(b, loc, vecType, elements);
+    };
+
+    // ldmatrix reads 8x8 b16 matrices whose rows are 16 contiguous bytes:
+    // each A tile is one x4 (the four 8x8 quadrants in the fragment's
+    // order), each B tile one x2; lane l points at row l % 8 of matrix
+    // l / 8. The lanes' pairs come out exactly as mma.sync wants them.
+    auto sourceType = cast<MemRefType>(source.getType());
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    bool contiguousK =
+        !geometry.kMajor && sourceType.getRank() == 2 &&
+        succeeded(sourceType.getStridesAndOffset(strides, offset)) &&
+        strides.back() == 1;
+    if (!contiguousK || getStorage(sourceType) != Storage::Shared ||
+        sourceType.getElementTypeBitWidth() != 16) {
+      rewriter.replaceOp(op, buildScalar(rewriter));
+      return success();
+    }
+    auto buildLdmatrix = [&](OpBuilder &b) -> Value {
+      Value lane = laneId(b, loc);
+      int64_t matrices = isA ? 4 : 2;
+      Value row = arith::RemUIOp::create(b, loc, lane, cIndex(b, loc, 8));
+      Value matrix = arith::RemUIOp::create(
+          b, loc, arith::DivUIOp::create(b, loc, lane, cIndex(b, loc, 8)),
+          cIndex(b, loc, matrices));
+      // A: matrix 1 and 3 are 8 rows down, 2 and 3 8 columns right; B:
+      // matrix 1 is 8 columns right.
+      Value rowOffset, colOffset;
+      if (isA) {
+        rowOffset = arith::MulIOp::create(
+            b, loc, arith::RemUIOp::create(b, loc, matrix, cIndex(b, loc, 2)),
+            cIndex(b, loc, 8));
+        colOffset = arith::MulIOp::create(
+            b, loc, arith::DivUIOp::create(b, loc, matrix, cIndex(b, loc, 2)),
+            cIndex(b, loc, 8));
+      } else {
+        rowOffset = cIndex(b, loc, 0);
+        colOffset = arith::MulIOp::create(b, loc, matrix, cIndex(b, loc, 8));
       }
-    rewriter.replaceOpWithNewOp<vector::FromElementsOp>(op, fragVectorType(type),
-                                                        elements);
+      Value laneRow = arith::AddIOp::create(b, loc, row, rowOffset);
+      auto tileType = VectorType::get({matrices, 2}, sourceType.getElementType());
+      // Assembled from scalars, like the per-lane form: inserting whole
+      // tiles folds to n-D broadcasts that the NVVM lowering lacks.
+      SmallVector<Value> elements;
+      for (int64_t ot = 0; ot < outerTiles; ++ot)
+        for (int64_t kt = 0; kt < kTiles; ++kt) {
+          Value outer = arith::AddIOp::create(
+              b, loc, laneRow, cIndex(b, loc, ot * tileOuter));
+          Value k = arith::AddIOp::create(b, loc, colOffset,
+                                          cIndex(b, loc, kt * kTileK));
+          Value pairs = nvgpu::LdMatrixOp::create(
+              b, loc, tileType, source, ValueRange{outer, k},
+              /*transpose=*/false, static_cast<uint32_t>(matrices));
+          for (int64_t m = 0; m < matrices; ++m)
+            for (int64_t e = 0; e < 2; ++e)
+              elements.push_back(vector::ExtractOp::create(
+                  b, loc, pairs, ArrayRef<int64_t>{m, e}));
+        }
+      return vector::FromElementsOp::create(b, loc, vecType, elements);
+    };
+    // Rows must start on 16 bytes: checked at run time, as views may have
+    // dynamic offsets; the scalar form covers the rest.
+    Value aligned = isAligned(rewriter, loc, source, 8);
+    auto ifOp = scf::IfOp::create(rewriter, loc, TypeRange{vecType}, aligned,
+                                  /*withElseRegion=*/true);
+    OpBuilder thenBuilder = ifOp.getThenBodyBuilder();
+    scf::YieldOp::create(thenBuilder, loc, buildLdmatrix(thenBuilder));
+    OpBuilder elseBuilder = ifOp.getElseBodyBuilder();
+    scf::YieldOp::create(elseBuilder, loc, buildScalar(elseBuilder));
+    rewriter.replaceOp(op, ifOp.getResults());
     return success();
   }
 };
@@ -1793,6 +1867,22 @@ struct CroqBoundKernelRegistersPass
         func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
                       IntegerAttr::get(IntegerType::get(&getContext(), 32), 1));
     }
+  }
+};
+
+} // namespace
+
+namespace {
+
+struct CroqUnrollFragmentVectorsPass
+    : mlir::croq::impl::CroqUnrollFragmentVectorsPassBase<
+          CroqUnrollFragmentVectorsPass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    vector::populateVectorShapeCastLoweringPatterns(patterns);
+    vector::populateVectorBroadcastLoweringPatterns(patterns);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
   }
 };
 
