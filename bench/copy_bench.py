@@ -1,31 +1,11 @@
 """Copy benchmark: f32 tiles global -> shared -> global through croq.dma.copy
 (@copy_f32), against a device-to-device copy (torch's copy_) measured in the
 same run. Prints a table; bandwidth counts bytes read plus bytes written."""
-import sys
-
 import torch
 
-sys.path.insert(0, __import__("os").path.join(
-    __import__("os").path.dirname(__file__), "..", "test", "Integration", "gpu"))
-from croqlib import Kernels  # noqa: E402
+from benchlib import bench, load_kernels
 
-K = Kernels(sys.argv[1])
-
-
-def bench(fn, reps=50):
-    for _ in range(5):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        fn()
-        e.record()
-        e.synchronize()
-        times.append(s.elapsed_time(e))
-    times.sort()
-    return times[len(times) // 2]
+K = load_kernels()
 
 
 rows = []

@@ -1,32 +1,12 @@
 """GEMM benchmark: croq's warp-specialized f16 GEMMs (gemm_ws4_co and
-gemm_ws2_co: 1 producer + 2 consumer warpgroups, mbarrier ring, mma.sync,
-f32 output) against cuBLAS (torch.matmul, f16 in and out) measured in the
-same run. TFLOP/s count 2*M*N*K per call."""
-import sys
-
+gemm_ws2_co: one cp.async producer and two consumer warpgroups, an mbarrier
+ring, ldmatrix + mma.sync, f32 output) against cuBLAS (torch.matmul, f16 in
+and out) measured in the same run. TFLOP/s count 2*M*N*K per call."""
 import torch
 
-sys.path.insert(0, __import__("os").path.join(
-    __import__("os").path.dirname(__file__), "..", "test", "Integration", "gpu"))
-from croqlib import Kernels  # noqa: E402
+from benchlib import bench, load_kernels
 
-K = Kernels(sys.argv[1])
-
-
-def bench(fn, reps=20):
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        fn()
-        e.record()
-        e.synchronize()
-        times.append(s.elapsed_time(e))
-    times.sort()
-    return times[len(times) // 2]
+K = load_kernels()
 
 
 print(f"{'M=N=K':<8}{'kernel':<14}{'croq TFLOP/s':>14}{'cuBLAS TFLOP/s':>16}{'ratio':>8}")
@@ -34,12 +14,12 @@ for size in (4096, 8192):
     a = torch.randn(size, size, device="cuda").half()
     b = torch.randn(size, size, device="cuda").half()
     flops = 2 * size ** 3
-    t_ref = bench(lambda: torch.matmul(a, b.T))
+    t_ref = bench(lambda: torch.matmul(a, b.T), reps=20, warmup=3)
     ref_tflops = flops / t_ref / 1e9
     for name in ("gemm_ws4_co", "gemm_ws2_co"):
         c = torch.empty(size, size, device="cuda")
         kernel = getattr(K, name)
-        t = bench(lambda: kernel(a, b, c))
+        t = bench(lambda: kernel(a, b, c), reps=20, warmup=3)
         tflops = flops / t / 1e9
         print(f"{size:<8}{name:<14}{tflops:>14.1f}{ref_tflops:>16.1f}"
               f"{tflops / ref_tflops:>8.3f}")
