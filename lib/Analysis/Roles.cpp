@@ -76,7 +76,8 @@ static std::optional<int64_t> evaluate(Value v,
 
 /// Threads for which the predicate of `region` holds, by enumerating the
 /// indices of the parallels around it (all bounds must be constants).
-std::optional<int64_t> mlir::croq::countRoleThreads(InThreadsOp region) {
+std::optional<llvm::BitVector>
+mlir::croq::roleSelection(InThreadsOp region) {
   SmallVector<ParallelOp> levels;
   for (ParallelOp p = region->getParentOfType<ParallelOp>();
        p && p.getLevel() != Level::Block; p = p->getParentOfType<ParallelOp>())
@@ -89,13 +90,12 @@ std::optional<int64_t> mlir::croq::countRoleThreads(InThreadsOp region) {
         return std::nullopt;
       indices.push_back({arg, c.getSExtValue()});
     }
-  int64_t unit = levels.empty() ? 1 : unitThreads(levels.back().getLevel());
   int64_t combos = 1;
   for (auto &[arg, bound] : indices)
     combos *= bound;
   if (combos > (1 << 16))
     return std::nullopt;
-  int64_t count = 0;
+  llvm::BitVector selected(combos);
   DenseMap<Value, int64_t> bindings;
   for (int64_t linear = 0; linear < combos; ++linear) {
     int64_t rest = linear;
@@ -106,8 +106,20 @@ std::optional<int64_t> mlir::croq::countRoleThreads(InThreadsOp region) {
     std::optional<int64_t> holds = evaluate(region.getPredicate(), bindings);
     if (!holds)
       return std::nullopt;
-    count += *holds ? unit : 0;
+    if (*holds)
+      selected.set(linear);
   }
-  return count;
+  return selected;
+}
+
+std::optional<int64_t> mlir::croq::countRoleThreads(InThreadsOp region) {
+  std::optional<llvm::BitVector> selected = roleSelection(region);
+  if (!selected)
+    return std::nullopt;
+  auto parent = region->getParentOfType<ParallelOp>();
+  int64_t unit = !parent || parent.getLevel() == Level::Block
+                     ? 1
+                     : unitThreads(parent.getLevel());
+  return static_cast<int64_t>(selected->count()) * unit;
 }
 

@@ -9,6 +9,7 @@
 #define CROQ_ANALYSIS_ROLES_H
 
 #include "mlir/Support/LLVM.h"
+#include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
@@ -22,6 +23,11 @@ class InThreadsOp;
 /// it; std::nullopt when a bound or the predicate is not a compile-time
 /// value.
 std::optional<int64_t> countRoleThreads(InThreadsOp region);
+
+/// Which instances of the parallels around `region` (below the block level,
+/// indices linearised row-major, outermost first) its predicate selects;
+/// none when a bound or the predicate is not a compile-time constant.
+std::optional<llvm::BitVector> roleSelection(InThreadsOp region);
 
 /// Registers per thread that croq-warp-specialize gives a role: an integer
 /// attribute on the role's croq.inthreads, lowered to nvvm.setmaxregister.
