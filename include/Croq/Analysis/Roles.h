@@ -34,6 +34,11 @@ std::optional<llvm::BitVector> roleSelection(InThreadsOp region);
 inline constexpr llvm::StringLiteral kMaxRegistersAttrName =
     "croq.max_registers";
 
+/// The position of a role among the adjacent, disjoint roles of its
+/// warpgroup parallel (croq-warp-specialize); the lowering turns all of them
+/// into one switch on the role index.
+inline constexpr llvm::StringLiteral kRoleIndexAttrName = "croq.role";
+
 /// Registers per thread at entry of a kernel bounded to one block of
 /// `blockThreads` per SM (what ptxas allocates under .maxntid and
 /// .minnctapersm 1): the 64K-register file divided evenly, in the

@@ -505,6 +505,27 @@ struct NestedParallelLowering : ScopedPattern<ParallelOp> {
   }
 };
 
+/// A role's register budget (croq-warp-specialize) as setmaxnreg at the
+/// start of `block`, relative to the kernel's entry count
+/// (croq-bound-kernel-registers makes that count known to ptxas).
+static void emitRoleRegisters(ConversionPatternRewriter &rewriter,
+                              Location loc, InThreadsOp role, Block *block,
+                              int64_t blockDim) {
+  auto budget = role->getAttrOfType<IntegerAttr>(kMaxRegistersAttrName);
+  if (!budget)
+    return;
+  int64_t entry = entryRegisters(blockDim);
+  int64_t regs = budget.getInt();
+  if (regs == entry)
+    return;
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPointToStart(block);
+  NVVM::SetMaxRegisterOp::create(
+      rewriter, loc, static_cast<int32_t>(regs),
+      regs < entry ? NVVM::SetMaxRegisterAction::decrease
+                   : NVVM::SetMaxRegisterAction::increase);
+}
+
 struct InThreadsLowering : ScopedPattern<InThreadsOp> {
   using ScopedPattern::ScopedPattern;
 
@@ -512,29 +533,67 @@ struct InThreadsLowering : ScopedPattern<InThreadsOp> {
   matchAndRewrite(InThreadsOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
+    int64_t blockDim = analysis.getScope(op).blockDim;
+    if (op->hasAttr(kRoleIndexAttrName))
+      return lowerRoles(op, rewriter, blockDim);
     auto ifOp = scf::IfOp::create(rewriter, loc, adaptor.getPredicate(),
                                   /*withElseRegion=*/false);
     Block *thenBlock = ifOp.thenBlock();
     inlineBody(rewriter, op.getBody(), thenBlock->getTerminator(), {});
-    if (auto budget = op->getAttrOfType<IntegerAttr>(kMaxRegistersAttrName)) {
-      // A role moves from the kernel's entry count to its budget
-      // (croq-bound-kernel-registers makes that count known to ptxas).
-      int64_t entry = entryRegisters(analysis.getScope(op).blockDim);
-      int64_t regs = budget.getInt();
-      if (regs != entry) {
-        OpBuilder::InsertionGuard guard(rewriter);
-        rewriter.setInsertionPointToStart(thenBlock);
-        NVVM::SetMaxRegisterOp::create(
-            rewriter, loc, static_cast<int32_t>(regs),
-            regs < entry ? NVVM::SetMaxRegisterAction::decrease
-                         : NVVM::SetMaxRegisterAction::increase);
-      }
-    }
+    emitRoleRegisters(rewriter, loc, op, thenBlock, blockDim);
     if (!op.getAsync()) {
       rewriter.setInsertionPointAfter(ifOp);
       emitScopeBarrier(rewriter, loc, analysis.getScope(op));
     }
     rewriter.eraseOp(op);
+    return success();
+  }
+
+  /// The adjacent, disjoint roles starting at `first` become one
+  /// scf.index_switch on the role the executing warpgroup plays.
+  LogicalResult lowerRoles(InThreadsOp first,
+                           ConversionPatternRewriter &rewriter,
+                           int64_t blockDim) const {
+    SmallVector<InThreadsOp> roles;
+    for (Operation *op = first; op; op = op->getNextNode()) {
+      auto role = dyn_cast<InThreadsOp>(op);
+      auto index = role ? role->getAttrOfType<IntegerAttr>(kRoleIndexAttrName)
+                        : IntegerAttr();
+      if (!index || index.getInt() != static_cast<int64_t>(roles.size()))
+        break;
+      roles.push_back(role);
+    }
+    if (roles.front() != first ||
+        first->getAttrOfType<IntegerAttr>(kRoleIndexAttrName).getInt() != 0)
+      return rewriter.notifyMatchFailure(first, "not the first role");
+    Location loc = first.getLoc();
+    // Role ids by predicate; warpgroups without a role get roles.size(),
+    // which no case matches.
+    Value id = cIndex(rewriter, loc, roles.size());
+    for (int64_t i = roles.size() - 1; i >= 0; --i) {
+      Value predicate = rewriter.getRemappedValue(roles[i].getPredicate());
+      id = arith::SelectOp::create(rewriter, loc, predicate,
+                                   cIndex(rewriter, loc, i), id);
+    }
+    auto cases = llvm::to_vector(
+        llvm::seq<int64_t>(0, static_cast<int64_t>(roles.size())));
+    auto dispatch = scf::IndexSwitchOp::create(
+        rewriter, loc, TypeRange(), id, cases, cases.size());
+    {
+      OpBuilder::InsertionGuard guard(rewriter);
+      Block *none = rewriter.createBlock(&dispatch.getDefaultRegion());
+      scf::YieldOp::create(rewriter, loc);
+      (void)none;
+    }
+    for (auto [i, role] : llvm::enumerate(roles)) {
+      OpBuilder::InsertionGuard guard(rewriter);
+      Block *block = rewriter.createBlock(&dispatch.getCaseRegions()[i]);
+      auto yield = scf::YieldOp::create(rewriter, role.getLoc());
+      inlineBody(rewriter, role.getBody(), yield, {});
+      emitRoleRegisters(rewriter, role.getLoc(), role, block, blockDim);
+    }
+    for (InThreadsOp role : roles)
+      rewriter.eraseOp(role);
     return success();
   }
 };

@@ -413,3 +413,44 @@ func.func @role_registers(%n: index) {
   }
   return
 }
+
+// -----
+
+// Numbered roles share one dispatch: the role id is chosen by the
+// predicates (2, no role, otherwise) and each case starts with its budget.
+// CHECK-LABEL: func.func @role_dispatch
+// CHECK: %[[P0:.*]] = arith.cmpi eq, %{{.*}}, %c0
+// CHECK: %[[P1:.*]] = arith.cmpi eq, %{{.*}}, %c1
+// CHECK: %[[NONE:.*]] = arith.constant 2 : index
+// CHECK: %[[ONE:.*]] = arith.constant 1 : index
+// CHECK: %[[ID1:.*]] = arith.select %[[P1]], %[[ONE]], %[[NONE]] : index
+// CHECK: %[[ZERO:.*]] = arith.constant 0 : index
+// CHECK: %[[ID:.*]] = arith.select %[[P0]], %[[ZERO]], %[[ID1]] : index
+// CHECK: scf.index_switch %[[ID]]
+// CHECK-NEXT: case 0 {
+// CHECK-NEXT: nvvm.setmaxregister decrease 40
+// CHECK: memref.store %{{.*}}, %{{.*}}[%c0]
+// CHECK: case 1 {
+// CHECK-NEXT: nvvm.setmaxregister decrease 240
+// CHECK: memref.store %{{.*}}, %{{.*}}[%c1]
+// CHECK: default {
+// CHECK-NOT: scf.if
+// CHECK: gpu.terminator
+func.func @role_dispatch(%n: index, %out: memref<2xindex>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  croq.parallel (%b) by [%n] : block {
+    croq.parallel (%p) by [%c2] : warpgroup {
+      %producer = arith.cmpi eq, %p, %c0 : index
+      %consumer = arith.cmpi eq, %p, %c1 : index
+      croq.inthreads async (%producer) {
+        memref.store %b, %out[%c0] : memref<2xindex>
+      } {croq.max_registers = 40 : i32, croq.role = 0 : i32}
+      croq.inthreads async (%consumer) {
+        memref.store %b, %out[%c1] : memref<2xindex>
+      } {croq.max_registers = 240 : i32, croq.role = 1 : i32}
+    }
+  }
+  return
+}

@@ -1,14 +1,18 @@
 // RUN: croq-opt %s --croq-warp-specialize --split-input-file --verify-diagnostics | FileCheck %s
 
 // 1P1C: the copying role is a producer (40 registers), the summing role a
-// consumer, which gets what is left, capped at 240.
+// consumer, which gets what is left, capped at 240. The roles are disjoint,
+// so they are numbered for one dispatch, and the consumer's predicate moves
+// up so that the roles are adjacent.
 // CHECK-LABEL: func.func @one_producer_one_consumer
-// CHECK: croq.inthreads async (%{{.*}}) {
+// CHECK: %[[PRODUCER:.*]] = arith.cmpi eq, %{{.*}}, %c0
+// CHECK-NEXT: %[[CONSUMER:.*]] = arith.cmpi eq, %{{.*}}, %c1
+// CHECK-NEXT: croq.inthreads async (%[[PRODUCER]]) {
 // CHECK: croq.dma.copy
-// CHECK: } {croq.max_registers = 40 : i32}
-// CHECK: croq.inthreads async (%{{.*}}) {
+// CHECK: } {croq.max_registers = 40 : i32, croq.role = 0 : i32}
+// CHECK-NEXT: croq.inthreads async (%[[CONSUMER]]) {
 // CHECK: arith.addf
-// CHECK: } {croq.max_registers = 240 : i32}
+// CHECK: } {croq.max_registers = 240 : i32, croq.role = 1 : i32}
 func.func @one_producer_one_consumer(%g: memref<64xf32>, %n: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -36,8 +40,8 @@ func.func @one_producer_one_consumer(%g: memref<64xf32>, %n: index) {
 // 1P2C (`p > 0`): two consumer warpgroups share 64K - 128 * 40 registers,
 // 236 each, rounded down to 232.
 // CHECK-LABEL: func.func @one_producer_two_consumers
-// CHECK: } {croq.max_registers = 40 : i32}
-// CHECK: } {croq.max_registers = 232 : i32}
+// CHECK: } {croq.max_registers = 40 : i32, croq.role = 0 : i32}
+// CHECK: } {croq.max_registers = 232 : i32, croq.role = 1 : i32}
 func.func @one_producer_two_consumers(%g: memref<64xf32>, %n: index) {
   %c0 = arith.constant 0 : index
   %c3 = arith.constant 3 : index
@@ -52,6 +56,35 @@ func.func @one_producer_two_consumers(%g: memref<64xf32>, %n: index) {
       croq.inthreads async (%consumer) {
         %v = memref.load %s[%c0] : memref<64xf32, #gpu.address_space<workgroup>>
         %w = arith.mulf %v, %v : f32
+        memref.store %w, %g[%c0] : memref<64xf32>
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// Roles that overlap (warpgroup 0 runs both) get budgets but no shared
+// dispatch: each stays its own branch.
+// CHECK-LABEL: func.func @overlapping_roles
+// CHECK: } {croq.max_registers = 40 : i32}
+// CHECK: } {croq.max_registers = 240 : i32}
+func.func @overlapping_roles(%g: memref<64xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  croq.parallel (%b) by [%n] : block {
+    %s = memref.alloc() : memref<64xf32, #gpu.address_space<workgroup>>
+    croq.parallel (%p) by [%c2] : warpgroup {
+      %producer = arith.cmpi eq, %p, %c0 : index
+      croq.inthreads async (%producer) {
+        croq.dma.copy %g to %s : memref<64xf32> to memref<64xf32, #gpu.address_space<workgroup>>
+      }
+      %all = arith.cmpi ult, %p, %c1 : index
+      croq.inthreads async (%all) {
+        %v = memref.load %s[%c0] : memref<64xf32, #gpu.address_space<workgroup>>
+        %w = arith.addf %v, %v : f32
         memref.store %w, %g[%c0] : memref<64xf32>
       }
     }

@@ -20,6 +20,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir::croq {
 #define GEN_PASS_DEF_CROQWARPSPECIALIZEPASS
@@ -133,12 +134,53 @@ struct CroqWarpSpecializePass
              << consumerRegisters
              << " registers per thread (at least 24 needed); use fewer "
                 "warpgroups or lower producer-registers";
+    auto i32 = IntegerType::get(&getContext(), 32);
     for (auto [role, isProducerRole] : llvm::zip_equal(roles, producer))
       role->setAttr(kMaxRegistersAttrName,
-                    IntegerAttr::get(IntegerType::get(&getContext(), 32),
-                                     isProducerRole ? producerRegisters
-                                                    : consumerRegisters));
+                    IntegerAttr::get(i32, isProducerRole ? producerRegisters
+                                                         : consumerRegisters));
+    if (canDispatchOnce(roles)) {
+      // Only pure ops stand between the roles: they move before the first,
+      // so that the roles are adjacent and lower to one switch.
+      for (Operation *op = roles.front()->getNextNode(); op != roles.back();) {
+        Operation *next = op->getNextNode();
+        if (!isa<InThreadsOp>(op) || !cast<InThreadsOp>(op).getAsync())
+          op->moveBefore(roles.front());
+        op = next;
+      }
+      for (auto [index, role] : llvm::enumerate(roles))
+        role->setAttr(kRoleIndexAttrName, IntegerAttr::get(i32, index));
+    }
     return success();
+  }
+
+  /// The roles can share one dispatch when no warpgroup runs two of them
+  /// and only pure, region-free ops stand between them.
+  static bool canDispatchOnce(ArrayRef<InThreadsOp> roles) {
+    if (roles.size() < 2)
+      return false;
+    std::optional<llvm::BitVector> taken;
+    for (InThreadsOp role : roles) {
+      std::optional<llvm::BitVector> selected = roleSelection(role);
+      if (!selected)
+        return false;
+      if (!taken) {
+        taken = *selected;
+        continue;
+      }
+      if (taken->anyCommon(*selected))
+        return false;
+      *taken |= *selected;
+    }
+    llvm::SmallPtrSet<Operation *, 4> isRole;
+    for (InThreadsOp role : roles)
+      isRole.insert(role);
+    for (Operation *op = roles.front()->getNextNode(); op != roles.back();
+         op = op->getNextNode())
+      if (!isRole.contains(op) &&
+          (op->getNumRegions() || !isMemoryEffectFree(op)))
+        return false;
+    return true;
   }
 };
 
