@@ -76,6 +76,13 @@ def CroqWarpSpecializePass : Pass<"croq-warp-specialize"> {
     the roles cannot fit in the register file (fewer than 24 registers per
     consumer thread).
 
+    When no warpgroup runs two roles (checked by evaluating the predicates
+    over the parallel indices) and only pure ops stand between them, those
+    ops move before the first role and the roles are numbered
+    (`croq.role`); convert-croq-to-gpu then dispatches them with a single
+    `scf.index_switch` on the role the warpgroup plays instead of one branch
+    per role.
+
     Example: 1 producer and 2 consumer warpgroups get 40 and 232 registers.
   }];
   let options = [
