@@ -14,8 +14,7 @@
 using namespace mlir;
 using namespace mlir::croq;
 
-/// Threads in one instance of a level.
-static int64_t unitThreads(Level level) {
+int64_t mlir::croq::levelThreads(Level level) {
   switch (level) {
   case Level::Thread:
     return 1;
@@ -24,9 +23,9 @@ static int64_t unitThreads(Level level) {
   case Level::Warpgroup:
     return 128;
   case Level::Block:
-    return 1;
+    break;
   }
-  return 1;
+  llvm_unreachable("a block instance has the kernel's block size");
 }
 
 /// Evaluates an index / i1 expression over constants and `bindings`.
@@ -119,7 +118,7 @@ std::optional<int64_t> mlir::croq::countRoleThreads(InThreadsOp region) {
   auto parent = region->getParentOfType<ParallelOp>();
   int64_t unit = !parent || parent.getLevel() == Level::Block
                      ? 1
-                     : unitThreads(parent.getLevel());
+                     : levelThreads(parent.getLevel());
   return static_cast<int64_t>(selected->count()) * unit;
 }
 

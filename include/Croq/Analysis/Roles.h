@@ -17,6 +17,11 @@
 
 namespace mlir::croq {
 class InThreadsOp;
+enum class Level : uint32_t;
+
+/// Threads in one instance of a thread-side level (thread, warp,
+/// warpgroup); a block instance has the kernel's block size instead.
+int64_t levelThreads(Level level);
 
 /// Threads of a block for which `region`'s predicate holds, found by
 /// evaluating it over every value of the indices of the parallels around

@@ -43,21 +43,6 @@ using namespace mlir::croq;
 // LaunchAnalysis
 //===----------------------------------------------------------------------===//
 
-/// Threads in one instance of a thread-side level.
-static int64_t unitThreads(Level level) {
-  switch (level) {
-  case Level::Thread:
-    return 1;
-  case Level::Warp:
-    return 32;
-  case Level::Warpgroup:
-    return 128;
-  case Level::Block:
-    break;
-  }
-  llvm_unreachable("a block instance has the kernel's block size");
-}
-
 namespace mlir::croq {
 class LaunchAnalysis {
 public:
@@ -137,7 +122,7 @@ FailureOr<int64_t> LaunchAnalysis::childThreads(ParallelOp op) {
     FailureOr<int64_t> extent = constantExtent(child);
     if (failed(extent))
       return failure();
-    int64_t unit = unitThreads(child.getLevel());
+    int64_t unit = levelThreads(child.getLevel());
     instanceThreads[child] = unit;
     // Children of this child must fill exactly one of its instances.
     for (ParallelOp grandChild : directChildren(child)) {
@@ -222,7 +207,7 @@ void LaunchAnalysis::recordScopes(ParallelOp kernel, int64_t blockDim) {
       }
       if (!foundGroup) {
         scope.groupLevel = parallel.getLevel();
-        scope.groupSize = unitThreads(parallel.getLevel());
+        scope.groupSize = levelThreads(parallel.getLevel());
         foundGroup = true;
       }
     }
@@ -475,7 +460,7 @@ struct NestedParallelLowering : ScopedPattern<ParallelOp> {
     if (op.getLevel() == Level::Block)
       return failure();
     Location loc = op.getLoc();
-    int64_t unit = unitThreads(op.getLevel());
+    int64_t unit = levelThreads(op.getLevel());
     SmallVector<Value> extents(adaptor.getBounds());
     Value total = extents.front();
     for (Value e : ArrayRef(extents).drop_front())
@@ -607,7 +592,7 @@ struct BarrierLowering : ScopedPattern<BarrierOp> {
     const LaunchAnalysis::Scope &scope = analysis.getScope(op);
     int64_t size = op.getLevel() == Level::Block
                        ? scope.blockDim
-                       : unitThreads(op.getLevel());
+                       : levelThreads(op.getLevel());
     emitGroupBarrier(rewriter, op.getLoc(), op.getLevel(), size,
                      scope.blockDim);
     rewriter.eraseOp(op);

@@ -31,7 +31,6 @@ using namespace mlir;
 using namespace mlir::croq;
 
 static constexpr int64_t kRegisterFile = 64 * 1024;
-static constexpr int64_t kWarpgroupThreads = 128;
 static constexpr int64_t kMinRegisters = 24;
 
 /// A producer moves data and computes nothing worth registers.
@@ -96,6 +95,7 @@ struct CroqWarpSpecializePass
                                  "a static block shape");
       warpgroups *= *extent;
     }
+    int64_t blockThreads = warpgroups * levelThreads(Level::Warpgroup);
     int64_t producerThreads = 0, consumerThreads = 0;
     SmallVector<bool> producer;
     for (InThreadsOp role : roles) {
@@ -113,15 +113,15 @@ struct CroqWarpSpecializePass
       producer.push_back(isProducer(role));
       (producer.back() ? producerThreads : consumerThreads) += *threads;
     }
-    if (producerThreads + consumerThreads > warpgroups * kWarpgroupThreads)
+    if (producerThreads + consumerThreads > blockThreads)
       return group.emitOpError("has roles that overlap: they select ")
              << producerThreads + consumerThreads << " threads of "
-             << warpgroups * kWarpgroupThreads
+             << blockThreads
              << "; give each warpgroup at most one role";
     int64_t idleThreads =
-        warpgroups * kWarpgroupThreads - producerThreads - consumerThreads;
+        blockThreads - producerThreads - consumerThreads;
     // Warpgroups outside every role keep the entry budget.
-    int64_t entry = entryRegisters(warpgroups * kWarpgroupThreads);
+    int64_t entry = entryRegisters(blockThreads);
     int64_t left = kRegisterFile - producerThreads * producerRegisters -
                    idleThreads * entry;
     int64_t consumerRegisters =
