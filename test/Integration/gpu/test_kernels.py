@@ -114,26 +114,30 @@ def relative_error(got, ref):
     return ((got - ref).norm() / ref.norm()).item()
 
 
-@both("matmul_rr", "mma_rr_co")
-def warp_mma_row_row(kernel):
-    for m, n, k in ((16, 16, 16), (64, 48, 128), (256, 256, 512)):
+def check_matmul(kernel, shapes, rhs_is_nk, tolerance, what):
+    """f16 lhs [M, K] times rhs ([N, K] when rhs_is_nk, else [K, N]) into a
+    poisoned f32 output, against a float64 reference."""
+    for m, n, k in shapes:
         a = torch.randn(m, k, device="cuda").half()
-        b = torch.randn(n, k, device="cuda").half()
+        b = torch.randn(*((n, k) if rhs_is_nk else (k, n)), device="cuda").half()
         c = poisoned((m, n), torch.float32)
         kernel(a, b, c)
-        err = relative_error(c, a.double() @ b.double().T)
-        assert err < 1e-3, f"{m}x{n}x{k}: relative error {err}"
+        ref = a.double() @ (b.double().T if rhs_is_nk else b.double())
+        err = relative_error(c, ref)
+        assert err < tolerance, f"{what} {m}x{n}x{k}: relative error {err}"
+
+
+WARP_MMA_SHAPES = ((16, 16, 16), (64, 48, 128), (256, 256, 512))
+
+
+@both("matmul_rr", "mma_rr_co")
+def warp_mma_row_row(kernel):
+    check_matmul(kernel, WARP_MMA_SHAPES, True, 1e-3, "row.row")
 
 
 @both("matmul_rc", "mma_rc_co")
 def warp_mma_row_col(kernel):
-    for m, n, k in ((16, 16, 16), (64, 48, 128), (256, 256, 512)):
-        a = torch.randn(m, k, device="cuda").half()
-        b = torch.randn(k, n, device="cuda").half()
-        c = poisoned((m, n), torch.float32)
-        kernel(a, b, c)
-        err = relative_error(c, a.double() @ b.double())
-        assert err < 1e-3, f"{m}x{n}x{k}: relative error {err}"
+    check_matmul(kernel, WARP_MMA_SHAPES, False, 1e-3, "row.col")
 
 
 @both("matmul_persistent", "matmul_persistent_co")
@@ -192,28 +196,19 @@ def event_ring_one_producer_two_consumers():
     check_ring_sum(K.ring_sum_1p2c_co, 256, "1P2C ring sum")
 
 
-def check_gemm_ws(kernel, what):
-    # Shapes are multiples of the 128x128x32 tile (the kernel divides
-    # exactly); K long enough for the ring to wrap many times.
-    for m, n, k in ((128, 128, 32), (256, 384, 1024), (1024, 512, 2048)):
-        a = torch.randn(m, k, device="cuda").half()
-        b = torch.randn(n, k, device="cuda").half()
-        c = poisoned((m, n), torch.float32)
-        kernel(a, b, c)
-        ref = a.float() @ b.float().T
-        err = relative_error(c, ref)
-        if err > 1e-5:
-            raise AssertionError(f"{what} {m}x{n}x{k}: relative error {err}")
+# Shapes are multiples of the 128x128x32 tile (the kernel divides exactly);
+# K long enough for the ring to wrap many times.
+GEMM_WS_SHAPES = ((128, 128, 32), (256, 384, 1024), (1024, 512, 2048))
 
 
 @test
 def warp_specialized_gemm_four_stages():
-    check_gemm_ws(K.gemm_ws4_co, "1P2C GEMM, STAGES 4")
+    check_matmul(K.gemm_ws4_co, GEMM_WS_SHAPES, True, 1e-5, "1P2C GEMM, STAGES 4")
 
 
 @test
 def warp_specialized_gemm_two_stages():
-    check_gemm_ws(K.gemm_ws2_co, "1P2C GEMM, STAGES 2")
+    check_matmul(K.gemm_ws2_co, GEMM_WS_SHAPES, True, 1e-5, "1P2C GEMM, STAGES 2")
 
 
 def spin_reference(x, iters):
