@@ -187,6 +187,18 @@ private:
            (isa<ParallelOp>(builder.getInsertionBlock()->getParentOp()) ||
             builder.getInsertionBlock()->getParentOp()->getParentOfType<ParallelOp>());
   }
+  /// The scope that holds fragments made here: the nearest parallel level
+  /// above `thread` (a `group-4` body, also through its `thread` level,
+  /// makes warpgroup fragments; anything else warp fragments).
+  Level fragmentScope() {
+    if (!insideParallel())
+      return Level::Warp;
+    for (ParallelOp p = enclosingParallel(); p; p = p.getParentParallel())
+      if (p.getLevel() != Level::Thread)
+        return p.getLevel() == Level::Warpgroup ? Level::Warpgroup
+                                                : Level::Warp;
+    return Level::Warp;
+  }
   ParallelOp enclosingParallel() {
     Operation *op = builder.getInsertionBlock()->getParentOp();
     if (auto p = dyn_cast<ParallelOp>(op))
@@ -2277,7 +2289,8 @@ LogicalResult IRGen::mmaFill(const Stmt &stmt) {
                                          : elementType(stmt.elemType, stmt.loc);
     if (!element)
       return failure();
-    type = FragType::get(context, FragRole::Acc, {16, 16}, element);
+    type = FragType::get(context, FragRole::Acc, {16, 16}, element,
+                         fragmentScope());
   }
   Value value = v->value;
   if (value.getType().isIndex())
@@ -2307,7 +2320,7 @@ LogicalResult IRGen::mmaLoad(const Stmt &stmt) {
                               "', so its operand role is unknown",
                 "pass it to mma.row.row / mma.row.col, or drop the load");
   auto fragType = FragType::get(context, role, type.getShape(),
-                                type.getElementType());
+                                type.getElementType(), fragmentScope());
   auto op = MmaLoadOp::create(builder, l, fragType, *source,
                               stmt.swizzle ? builder.getI64IntegerAttr(*stmt.swizzle)
                                            : IntegerAttr());
@@ -2345,8 +2358,9 @@ LogicalResult IRGen::mma(const Stmt &stmt) {
     auto type = cast<MemRefType>(v->getType());
     if (!type.hasStaticShape() || type.getRank() != 2)
       return fail(e.loc, "an MMA operand view needs a static 2-D shape");
-    auto fragType = FragType::get(context, i == 1 ? FragRole::A : FragRole::B,
-                                  type.getShape(), type.getElementType());
+    auto fragType =
+        FragType::get(context, i == 1 ? FragRole::A : FragRole::B,
+                      type.getShape(), type.getElementType(), fragmentScope());
     operands.push_back(MmaLoadOp::create(builder, l, fragType, *v, IntegerAttr()));
     operandSymbols.push_back(nullptr);
   }
@@ -2368,8 +2382,8 @@ LogicalResult IRGen::mma(const Stmt &stmt) {
       Type element = acc->origin->elemType.empty()
                          ? a.getElementType()
                          : elementType(acc->origin->elemType, acc->origin->loc);
-      inference.fillTypes[acc->origin] =
-          FragType::get(context, FragRole::Acc, {m, n}, element);
+      inference.fillTypes[acc->origin] = FragType::get(
+          context, FragRole::Acc, {m, n}, element, fragmentScope());
     }
   }
   std::string layoutName = stmt.layout;

@@ -820,6 +820,19 @@ func.func @negative_mma_element_types(%c: !croq.frag<acc, 16x16xf32>, %a: !croq.
 
 // -----
 
+func.func @negative_mma_scopes(%c: !croq.frag<acc, 64x16xf32, warpgroup>, %a: !croq.frag<a, 64x16xf16, warpgroup>, %b: !croq.frag<b, 16x16xf16>) {
+  // expected-error @below {{the accumulator and the operands must be held by the same scope}}
+  %r = croq.mma row_row %c, %a, %b : !croq.frag<acc, 64x16xf32, warpgroup>, !croq.frag<a, 64x16xf16, warpgroup>, !croq.frag<b, 16x16xf16> -> !croq.frag<acc, 64x16xf32, warpgroup>
+  return
+}
+
+// -----
+
+// expected-error @below {{a fragment is held by a warp or a warpgroup, not a block}}
+func.func @negative_frag_scope(%c: !croq.frag<acc, 64x16xf32, block>)
+
+// -----
+
 // row.row takes B as [N, K]: a [K, N] = 32x16 B does not fit a 16x16 result.
 func.func @negative_mma_shapes(%c: !croq.frag<acc, 16x16xf32>, %a: !croq.frag<a, 16x32xf16>, %b: !croq.frag<b, 32x16xf16>) {
   // expected-error @below {{operand shapes do not agree for row_row: accumulator 16x16, A is [M, K] = '!croq.frag<a, 16x32xf16>', B is [N, K] = '!croq.frag<b, 32x16xf16>'}}

@@ -229,7 +229,10 @@ func.func @tma(%lhs: memref<?x?xf16>, %out: memref<?x?xf16>, %bm: index, %k: ind
 // CHECK-LABEL: func.func @mma
 func.func @mma(%a: memref<16x16xf16, #gpu.address_space<workgroup>>,
                %bt: memref<16x16xf16, #gpu.address_space<workgroup>>,
-               %out: memref<16x16xf32>) {
+               %out: memref<16x16xf32>,
+               %wacc: !croq.frag<acc, 64x32xf32, warpgroup>,
+               %wa: !croq.frag<a, 64x16xf16, warpgroup>,
+               %wb: !croq.frag<b, 32x16xf16, warpgroup>) {
   %c1 = arith.constant 1 : index
   %zero = arith.constant 0.0 : f32
   croq.parallel (%b) by [%c1] : block {
@@ -242,6 +245,9 @@ func.func @mma(%a: memref<16x16xf16, #gpu.address_space<workgroup>>,
       %mb = croq.mma.load swizzle(32) %bt : memref<16x16xf16, #gpu.address_space<workgroup>> -> !croq.frag<b, 16x16xf16>
       // CHECK: %[[R:.*]] = croq.mma row_row %[[ACC]], %[[MA]], %[[MB]] : <acc, 16x16xf32>, <a, 16x16xf16>, <b, 16x16xf16> -> !croq.frag<acc, 16x16xf32>
       %r = croq.mma row_row %acc, %ma, %mb : !croq.frag<acc, 16x16xf32>, !croq.frag<a, 16x16xf16>, !croq.frag<b, 16x16xf16> -> !croq.frag<acc, 16x16xf32>
+      // The scope is printed only when it is not the default (warp).
+      // CHECK: croq.mma row_row %{{.*}} : <acc, 64x32xf32, warpgroup>, <a, 64x16xf16, warpgroup>, <b, 32x16xf16, warpgroup> -> !croq.frag<acc, 64x32xf32, warpgroup>
+      %wr = croq.mma row_row %wacc, %wa, %wb : !croq.frag<acc, 64x32xf32, warpgroup>, !croq.frag<a, 64x16xf16, warpgroup>, !croq.frag<b, 32x16xf16, warpgroup> -> !croq.frag<acc, 64x32xf32, warpgroup>
       // CHECK: croq.mma row_col
       %r2 = croq.mma row_col %r, %ma, %mb : !croq.frag<acc, 16x16xf32>, !croq.frag<a, 16x16xf16>, !croq.frag<b, 16x16xf16> -> !croq.frag<acc, 16x16xf32>
       // CHECK: croq.mma col_row

@@ -894,6 +894,10 @@ LogicalResult MmaOp::verify() {
   if (a.getElementType() != b.getElementType())
     return emitOpError("operand element types differ: ")
            << a.getElementType() << " and " << b.getElementType();
+  if (a.getScope() != acc.getScope() || b.getScope() != acc.getScope())
+    return emitOpError("the accumulator and the operands must be held by "
+                       "the same scope, got ")
+           << acc << ", " << a << " and " << b;
 
   MmaLayout layout = getLayout();
   bool aRow = layout == MmaLayout::RowRow || layout == MmaLayout::RowCol;

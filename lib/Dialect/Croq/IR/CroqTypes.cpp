@@ -217,21 +217,39 @@ Type FragType::parse(AsmParser &parser) {
   Type elementType;
   if (parser.parseDimensionList(shape, /*allowDynamic=*/false,
                                 /*withTrailingX=*/true) ||
-      parser.parseType(elementType) || parser.parseGreater())
+      parser.parseType(elementType))
+    return {};
+  Level scope = Level::Warp;
+  if (succeeded(parser.parseOptionalComma())) {
+    FailureOr<Level> parsed = parseEnumKeyword<Level>(
+        parser, [](StringRef s) { return symbolizeLevel(s); },
+        "fragment scope", "warp or warpgroup");
+    if (failed(parsed))
+      return {};
+    scope = *parsed;
+  }
+  if (parser.parseGreater())
     return {};
   return getChecked([&] { return parser.emitError(loc); },
-                    parser.getContext(), *role, shape, elementType);
+                    parser.getContext(), *role, shape, elementType, scope);
 }
 
 void FragType::print(AsmPrinter &printer) const {
   printer << "<" << stringifyFragRole(getRole()) << ", ";
   printShape(printer, getShape());
-  printer << "x" << getElementType() << ">";
+  printer << "x" << getElementType();
+  if (getScope() != Level::Warp)
+    printer << ", " << stringifyLevel(getScope());
+  printer << ">";
 }
 
 LogicalResult FragType::verify(function_ref<InFlightDiagnostic()> emitError,
                                FragRole role, ArrayRef<int64_t> shape,
-                               Type elementType) {
+                               Type elementType, Level scope) {
+  if (scope != Level::Warp && scope != Level::Warpgroup)
+    return emitError() << "a fragment is held by a warp or a warpgroup, not "
+                          "a "
+                       << stringifyLevel(scope);
   if (shape.size() != 2)
     return emitError() << "a fragment is a 2-D tile, got rank "
                        << shape.size();

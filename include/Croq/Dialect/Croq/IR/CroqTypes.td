@@ -72,20 +72,35 @@ def Croq_FutureType : Croq_Type<"Future", "future"> {
 def Croq_FragType : Croq_Type<"Frag", "frag"> {
   let summary = "register fragment of an MMA operand or accumulator";
   let description = [{
-    A 2-D tile held in the registers of the executing warp (scope `group`) or
-    warpgroup (scope `group-4`). The role says which MMA operand it is; the
-    shape is the logical tile, e.g. A is `[M, K]` for a `row` layout.
+    A 2-D tile distributed over the registers of a warp (`group`, the
+    default) or of a warpgroup (`group-4`, written `warpgroup`). The role
+    says which MMA operand it is; the shape is the logical tile, e.g. A is
+    `[M, K]` for a `row` layout. The scope is part of the type because it
+    fixes which thread holds which element: a warp fragment is a set of
+    mma.sync tiles, a warpgroup accumulator the wgmma register layout, and
+    a warpgroup operand a shared-memory matrix descriptor.
 
     ```mlir
     !croq.frag<acc, 64x64xf16>
     !croq.frag<a, 16x16xf16>
+    !croq.frag<acc, 64x128xf32, warpgroup>
     ```
   }];
   let parameters = (ins
     "::mlir::croq::FragRole":$role,
     ArrayRefParameter<"int64_t", "logical tile shape">:$shape,
-    "::mlir::Type":$elementType
+    "::mlir::Type":$elementType,
+    DefaultValuedParameter<"::mlir::croq::Level", "::mlir::croq::Level::Warp",
+                           "the scope whose threads hold the fragment">:$scope
   );
+  let builders = [
+    TypeBuilder<(ins "::mlir::croq::FragRole":$role,
+                     "::llvm::ArrayRef<int64_t>":$shape,
+                     "::mlir::Type":$elementType), [{
+      return $_get($_ctxt, role, shape, elementType, ::mlir::croq::Level::Warp);
+    }]>
+  ];
+  let skipDefaultBuilders = 0;
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
 }
