@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Func/Transforms/FuncConversions.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
@@ -257,6 +258,11 @@ std::unique_ptr<LaunchAnalysis> mlir::croq::analyzeLaunches(ModuleOp module) {
 // Helpers
 //===----------------------------------------------------------------------===//
 
+/// Marks a shared buffer read by warpgroup MMAs with its swizzle span.
+static constexpr StringLiteral kSwizzleAttrName = "croq.swizzle";
+/// Marks a trigger whose role issues warpgroup MMAs.
+static constexpr StringLiteral kWaitWgmmaAttrName = "croq.wait_wgmma";
+
 static Value cIndex(OpBuilder &b, Location loc, int64_t v) {
   return arith::ConstantIndexOp::create(b, loc, v);
 }
@@ -433,8 +439,10 @@ struct KernelLaunchLowering : ScopedPattern<ParallelOp> {
     for (auto [alloc, offset] : llvm::zip_equal(sharedAllocs, offsets)) {
       rewriter.setInsertionPoint(alloc);
       Value byteOffset = cIndex(rewriter, alloc.getLoc(), offset);
-      rewriter.replaceOpWithNewOp<memref::ViewOp>(alloc, alloc.getType(), base,
-                                                  byteOffset, ValueRange());
+      auto view = rewriter.replaceOpWithNewOp<memref::ViewOp>(
+          alloc, alloc.getType(), base, byteOffset, ValueRange());
+      if (Attribute swizzle = alloc->getAttr(kSwizzleAttrName))
+        view->setAttr(kSwizzleAttrName, swizzle);
     }
 
     if (!op.getAsync() && adaptor.getStream()) {
@@ -706,6 +714,432 @@ struct SubspanLowering : OpConversionPattern<SubspanOp> {
 };
 
 //===----------------------------------------------------------------------===//
+// Warpgroup MMA: wgmma over swizzled shared tiles
+//===----------------------------------------------------------------------===//
+//
+// A warpgroup operand fragment is a wgmma shared-memory matrix descriptor of
+// a K-major tile. wgmma reads such tiles only in the layouts TMA writes, so
+// every shared buffer that warpgroup MMAs read is stored swizzled with span
+// S bytes (`planSwizzledBuffers` picks S and marks the buffer
+// `croq.swizzle`): its columns are cut into panels of S / e elements (e
+// bytes each), a panel is an [R, S / e] tile, and 16-byte chunk c of row r
+// of a panel sits at chunk c ^ ((r * S / 128) % (S / 16)). That is the
+// TMA `.swiz<S>` layout of an [R, S / e] box, so TMA and cooperative copies
+// may both fill the buffer. Only copies into it and MMA operand loads may
+// touch it (checked by the plan).
+//
+// A warpgroup accumulator is the wgmma register layout: per thread, N / 2
+// f32 (or N / 4 packed f16x2) of an LLVM struct. Each croq.mma issues its
+// K / 16 wgmma.mma_async between a fence and a commit; the groups stay in
+// flight until an `mma.commit`, an MMA future's `wait`, a trigger of the
+// role that issued them, or an `mma.store` waits for them.
+
+
+static constexpr int64_t kWgmmaM = 64, kWgmmaK = 16;
+
+static bool isWarpgroupFrag(Type type) {
+  auto frag = dyn_cast<FragType>(type);
+  return frag && frag.getScope() == Level::Warpgroup;
+}
+
+static Type wgmmaAccType(FragType type) {
+  MLIRContext *context = type.getContext();
+  int64_t n = type.getShape()[1];
+  if (type.getElementType().isF16())
+    return LLVM::LLVMStructType::getLiteral(
+        context, SmallVector<Type>(n / 4, IntegerType::get(context, 32)));
+  return LLVM::LLVMStructType::getLiteral(
+      context, SmallVector<Type>(n / 2, type.getElementType()));
+}
+
+/// The shared buffer a croq-level view looks into, through croq.subspan,
+/// croq.chunkat and memref.subview; null when it is not a buffer's view.
+static memref::AllocOp viewedBuffer(Value view) {
+  while (Operation *def = view.getDefiningOp()) {
+    if (auto alloc = dyn_cast<memref::AllocOp>(def))
+      return alloc;
+    if (!isa<SubspanOp, ChunkAtOp, memref::SubViewOp>(def))
+      return nullptr;
+    view = def->getOperand(0);
+  }
+  return nullptr;
+}
+
+static int64_t elementBytes(MemRefType type) {
+  return type.getElementTypeBitWidth() / 8;
+}
+
+/// Picks the swizzle span of every shared buffer that warpgroup MMAs read
+/// and checks that nothing else reads or writes such a buffer.
+static LogicalResult planSwizzledBuffers(ModuleOp module) {
+  WalkResult result = module.walk([&](MmaLoadOp load) {
+    if (load.getResult().getType().getScope() != Level::Warpgroup)
+      return WalkResult::advance();
+    memref::AllocOp alloc = viewedBuffer(load.getSource());
+    if (!alloc || getStorage(alloc.getType()) != Storage::Shared) {
+      load.emitOpError("is a warpgroup MMA operand, which wgmma reads from "
+                       "shared memory; load it from a view of a shared "
+                       "buffer");
+      return WalkResult::interrupt();
+    }
+    MemRefType type = alloc.getType();
+    int64_t rowBytes = type.getShape().back() * elementBytes(type);
+    int64_t span = rowBytes % 128 == 0 ? 128
+                   : rowBytes == 64    ? 64
+                   : rowBytes == 32    ? 32
+                                       : 0;
+    if (!span || type.getRank() < 2 || type.getShape()[type.getRank() - 2] % 8) {
+      load.emitOpError("reads buffer ")
+          << type << " with wgmma, which needs rows of 32, 64 or a multiple "
+          << "of 128 bytes and a multiple of 8 rows; reshape the buffer";
+      return WalkResult::interrupt();
+    }
+    if (std::optional<int64_t> swizzle = load.getSwizzle();
+        swizzle && *swizzle != span) {
+      load.emitOpError("reads with swizzle(")
+          << *swizzle << "), but the buffer's rows of " << rowBytes
+          << " bytes are stored with swizzle " << span
+          << "; write swizzle(" << span << ")";
+      return WalkResult::interrupt();
+    }
+    alloc->setAttr(kSwizzleAttrName,
+                   IntegerAttr::get(IntegerType::get(load.getContext(), 64),
+                                    span));
+    return WalkResult::advance();
+  });
+  if (result.wasInterrupted())
+    return failure();
+  result = module.walk([&](Operation *op) {
+    if (isa<SubspanOp, ChunkAtOp, memref::SubViewOp>(op))
+      return WalkResult::advance();
+    for (OpOperand &operand : op->getOpOperands()) {
+      if (!isa<MemRefType>(operand.get().getType()))
+        continue;
+      memref::AllocOp alloc = viewedBuffer(operand.get());
+      if (!alloc || alloc == op || !alloc->hasAttr(kSwizzleAttrName))
+        continue;
+      int64_t span = cast<IntegerAttr>(alloc->getAttr(kSwizzleAttrName)).getInt();
+      if (isa<MmaLoadOp>(op))
+        continue;
+      if (auto copy = dyn_cast<DmaCopyOp>(op);
+          copy && &operand == &copy.getTargetMutable())
+        continue;
+      if (auto copy = dyn_cast<TmaCopyOp>(op);
+          copy && &operand == &copy.getTargetMutable()) {
+        if (copy.getSwizzle() &&
+            static_cast<int64_t>(*copy.getSwizzle()) == span)
+          continue;
+        op->emitOpError("fills a buffer that warpgroup MMAs read, which is "
+                        "stored with swizzle ")
+            << span << "; write tma.copy.swiz<" << span << ">";
+        return WalkResult::interrupt();
+      }
+      op->emitOpError("accesses a shared buffer that warpgroup MMAs read, "
+                      "which is stored in the swizzled wgmma layout; only "
+                      "copies into it and MMA operand loads may use it, so "
+                      "give this access a buffer of its own");
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}
+
+/// A converted view traced through memref.subview to the buffer it views:
+/// the buffer, the view's origin in it, and the buffer dimension of each
+/// view dimension.
+struct RootedView {
+  Value root;
+  SmallVector<Value> origin;
+  SmallVector<unsigned> dims;
+};
+
+static FailureOr<RootedView> rootView(OpBuilder &b, Location loc, Value view) {
+  unsigned rank = cast<MemRefType>(view.getType()).getRank();
+  RootedView result{view, SmallVector<Value>(rank, cIndex(b, loc, 0)),
+                    llvm::to_vector(llvm::seq<unsigned>(0, rank))};
+  while (auto subview = result.root.getDefiningOp<memref::SubViewOp>()) {
+    if (!llvm::all_of(subview.getStaticStrides(),
+                      [](int64_t s) { return s == 1; }))
+      return failure();
+    llvm::SmallBitVector dropped = subview.getDroppedDims();
+    SmallVector<OpFoldResult> offsets = subview.getMixedOffsets();
+    SmallVector<Value> origin;
+    SmallVector<unsigned> sourceDim; // result dim -> source dim
+    for (auto [d, offset] : llvm::enumerate(offsets)) {
+      Value o = getValueOrCreateConstantIndexOp(b, loc, offset);
+      if (!dropped[d]) {
+        o = arith::AddIOp::create(b, loc, o, result.origin[sourceDim.size()]);
+        sourceDim.push_back(d);
+      }
+      origin.push_back(o);
+    }
+    for (unsigned &d : result.dims)
+      d = sourceDim[d];
+    result.origin = std::move(origin);
+    result.root = subview.getSource();
+  }
+  return result;
+}
+
+/// The swizzle span of the buffer a converted view looks into, or 0.
+static int64_t swizzleSpan(Value view) {
+  while (auto subview = view.getDefiningOp<memref::SubViewOp>())
+    view = subview.getSource();
+  Operation *def = view.getDefiningOp();
+  if (!def)
+    return 0;
+  auto attr = def->getAttrOfType<IntegerAttr>(kSwizzleAttrName);
+  return attr ? attr.getInt() : 0;
+}
+
+/// Element offset of buffer index `index` in the swizzled layout of span
+/// `span` (see the section comment).
+static Value swizzledOffset(OpBuilder &b, Location loc, MemRefType type,
+                            ArrayRef<Value> index, int64_t span) {
+  ArrayRef<int64_t> shape = type.getShape();
+  int64_t rank = shape.size(), rows = shape[rank - 2], cols = shape[rank - 1];
+  int64_t perRow = span / elementBytes(type);
+  int64_t perChunk = 16 / elementBytes(type);
+  auto c = [&](int64_t v) { return cIndex(b, loc, v); };
+  Value lead = c(0);
+  for (int64_t d = 0; d < rank - 2; ++d)
+    lead = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, lead, c(shape[d])), index[d]);
+  Value r = index[rank - 2], col = index[rank - 1];
+  Value panel = arith::DivUIOp::create(b, loc, col, c(perRow));
+  Value inPanel = arith::RemUIOp::create(b, loc, col, c(perRow));
+  Value chunk = arith::DivUIOp::create(b, loc, inPanel, c(perChunk));
+  Value inChunk = arith::RemUIOp::create(b, loc, inPanel, c(perChunk));
+  Value pattern = arith::RemUIOp::create(
+      b, loc,
+      arith::DivUIOp::create(b, loc, arith::MulIOp::create(b, loc, r, c(span)),
+                             c(128)),
+      c(span / 16));
+  Value swizzled = arith::XOrIOp::create(b, loc, chunk, pattern);
+  Value offset = arith::MulIOp::create(b, loc, lead, c(rows * cols));
+  offset = arith::AddIOp::create(
+      b, loc, offset, arith::MulIOp::create(b, loc, panel, c(rows * perRow)));
+  offset = arith::AddIOp::create(b, loc, offset,
+                                 arith::MulIOp::create(b, loc, r, c(perRow)));
+  offset = arith::AddIOp::create(
+      b, loc, offset, arith::MulIOp::create(b, loc, swizzled, c(perChunk)));
+  return arith::AddIOp::create(b, loc, offset, inChunk);
+}
+
+/// Where element `index` of a view of a swizzled buffer lives: the buffer
+/// and its (row-major) indices.
+static SmallVector<Value> swizzledIndices(OpBuilder &b, Location loc,
+                                          const RootedView &view,
+                                          ArrayRef<Value> index, int64_t span) {
+  auto type = cast<MemRefType>(view.root.getType());
+  SmallVector<Value> full(view.origin);
+  for (auto [d, i] : llvm::zip_equal(view.dims, index))
+    full[d] = arith::AddIOp::create(b, loc, full[d], i);
+  Value linear = swizzledOffset(b, loc, type, full, span);
+  SmallVector<Value> extents;
+  for (int64_t extent : type.getShape())
+    extents.push_back(cIndex(b, loc, extent));
+  return delinearize(b, loc, linear, extents);
+}
+
+/// The wgmma shared-memory descriptor of the K-major tile whose first
+/// element is at `view`'s origin (whose row is a multiple of 8, so the
+/// swizzle pattern starts there): start address, leading offset 1 (unused
+/// by K-major swizzled tiles), stride 8 rows of the span between row
+/// groups, and the swizzle mode.
+static Value wgmmaDescriptor(OpBuilder &b, Location loc,
+                             const RootedView &view, int64_t span) {
+  auto type = cast<MemRefType>(view.root.getType());
+  Value offset = swizzledOffset(b, loc, type, view.origin, span);
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, view.root);
+  Value address = arith::AddIOp::create(
+      b, loc, base,
+      arith::MulIOp::create(b, loc, offset, cIndex(b, loc, elementBytes(type))));
+  Type i64 = b.getI64Type();
+  auto c64 = [&](int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, i64, v);
+  };
+  Value start = arith::IndexCastUIOp::create(b, loc, i64, address);
+  start = arith::ShRUIOp::create(
+      b, loc, arith::AndIOp::create(b, loc, start, c64(0x3FFFF)), c64(4));
+  int64_t mode = span == 128 ? 1 : span == 64 ? 2 : 3;
+  uint64_t fields = (uint64_t(1) << 16) | (uint64_t((8 * span) >> 4) << 32) |
+                    (uint64_t(mode) << 62);
+  return arith::OrIOp::create(b, loc, start, c64(static_cast<int64_t>(fields)));
+}
+
+/// Static facts about the buffer behind a warpgroup operand fragment.
+struct OperandBuffer {
+  int64_t span;
+  int64_t rows;
+  int64_t elementBytes;
+};
+
+static FailureOr<OperandBuffer> operandBuffer(Value fragment) {
+  auto load = fragment.getDefiningOp<MmaLoadOp>();
+  if (!load)
+    return failure();
+  memref::AllocOp alloc = viewedBuffer(load.getSource());
+  if (!alloc || !alloc->hasAttr(kSwizzleAttrName))
+    return failure();
+  MemRefType type = alloc.getType();
+  return OperandBuffer{
+      cast<IntegerAttr>(alloc->getAttr(kSwizzleAttrName)).getInt(),
+      type.getShape()[type.getRank() - 2], elementBytes(type)};
+}
+
+/// The descriptor advanced to the tile's K columns [k, k + 16): within a
+/// swizzle row by bytes, across panels by whole panels.
+static Value advanceDescriptor(OpBuilder &b, Location loc, Value descriptor,
+                               const OperandBuffer &buffer, int64_t k) {
+  int64_t bytes = k * buffer.elementBytes;
+  int64_t offset =
+      (bytes / buffer.span) * buffer.rows * buffer.span + bytes % buffer.span;
+  if (offset == 0)
+    return descriptor;
+  return arith::AddIOp::create(
+      b, loc, descriptor,
+      arith::ConstantIntOp::create(b, loc, b.getI64Type(), offset >> 4));
+}
+
+static void waitWarpgroupMmas(OpBuilder &b, Location loc) {
+  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, uint64_t(0));
+}
+
+/// True when the role (outermost croq.inthreads) around `op`, or its kernel
+/// when it has none, issues warpgroup MMAs.
+static bool roleIssuesWgmma(Operation *op) {
+  Operation *scope = nullptr;
+  for (Operation *p = op->getParentOp(); p; p = p->getParentOp()) {
+    if (isa<InThreadsOp>(p))
+      scope = p;
+    if (isa<gpu::LaunchOp>(p) ||
+        (isa<ParallelOp>(p) && !cast<ParallelOp>(p).getParentParallel())) {
+      scope = scope ? scope : p;
+      break;
+    }
+  }
+  if (!scope)
+    return false;
+  bool found = false;
+  scope->walk([&](MmaOp mma) {
+    found |= isWarpgroupFrag(mma.getAcc().getType());
+  });
+  return found;
+}
+
+static Value fillWarpgroupAcc(OpBuilder &b, Location loc, FragType type,
+                              Value value) {
+  auto structType = cast<LLVM::LLVMStructType>(wgmmaAccType(type));
+  Value element = value;
+  if (type.getElementType().isF16()) {
+    // Two f16 per 32-bit register.
+    Value pair = vector::BroadcastOp::create(
+        b, loc, VectorType::get({2}, b.getF16Type()), value);
+    element = LLVM::BitcastOp::create(b, loc, b.getI32Type(), pair);
+  }
+  Value result = LLVM::PoisonOp::create(b, loc, structType);
+  for (int64_t i = 0, e = structType.getBody().size(); i < e; ++i)
+    result = LLVM::InsertValueOp::create(b, loc, result, element, i);
+  return result;
+}
+
+static LogicalResult lowerWarpgroupLoad(MmaLoadOp op, Value source,
+                                        ConversionPatternRewriter &rewriter) {
+  Location loc = op.getLoc();
+  int64_t span = swizzleSpan(source);
+  FailureOr<RootedView> view = failure();
+  if (!span || failed(view = rootView(rewriter, loc, source)))
+    return op.emitOpError("cannot trace this operand to a swizzled shared "
+                          "buffer through unit-stride views");
+  rewriter.replaceOp(op, wgmmaDescriptor(rewriter, loc, *view, span));
+  return success();
+}
+
+static LogicalResult lowerWarpgroupMma(MmaOp op, Value acc, Value a, Value b,
+                                       ConversionPatternRewriter &rewriter) {
+  Location loc = op.getLoc();
+  FragType accType = op.getAcc().getType();
+  FragType aType = op.getA().getType();
+  FailureOr<OperandBuffer> aBuffer = operandBuffer(op.getA());
+  FailureOr<OperandBuffer> bBuffer = operandBuffer(op.getB());
+  if (failed(aBuffer) || failed(bBuffer))
+    return op.emitOpError("operands of a warpgroup MMA must come from "
+                          "croq.mma.load of a shared buffer");
+  MLIRContext *context = op.getContext();
+  auto wgmmaType = [&](Type t) {
+    NVVM::WGMMATypes kind = t.isF16()    ? NVVM::WGMMATypes::f16
+                            : t.isBF16() ? NVVM::WGMMATypes::bf16
+                                         : NVVM::WGMMATypes::f32;
+    return NVVM::WGMMATypesAttr::get(context, kind);
+  };
+  int64_t n = accType.getShape()[1], k = aType.getShape()[1];
+  auto shape = NVVM::MMAShapeAttr::get(context, kWgmmaM, n, kWgmmaK);
+  auto scaleOut = NVVM::WGMMAScaleOutAttr::get(context, NVVM::WGMMAScaleOut::one);
+  auto scaleIn = NVVM::WGMMAScaleInAttr::get(context, NVVM::WGMMAScaleIn::one);
+  // Both operands K-major: A row-major [M, K], B [N, K] (no transpose).
+  auto layoutA = NVVM::MMALayoutAttr::get(context, NVVM::MMALayout::row);
+  auto layoutB = NVVM::MMALayoutAttr::get(context, NVVM::MMALayout::col);
+  Type structType = acc.getType();
+  NVVM::WgmmaFenceAlignedOp::create(rewriter, loc);
+  Value d = acc;
+  for (int64_t kk = 0; kk < k; kk += kWgmmaK) {
+    Value da = advanceDescriptor(rewriter, loc, a, *aBuffer, kk);
+    Value db = advanceDescriptor(rewriter, loc, b, *bBuffer, kk);
+    d = NVVM::WgmmaMmaAsyncOp::create(
+        rewriter, loc, structType, d, da, db, shape,
+        wgmmaType(aType.getElementType()), wgmmaType(aType.getElementType()),
+        wgmmaType(accType.getElementType()), scaleOut, scaleIn, scaleIn,
+        layoutA, layoutB, NVVM::MMAIntOverflowAttr());
+  }
+  NVVM::WgmmaGroupSyncAlignedOp::create(rewriter, loc);
+  rewriter.replaceOp(op, d);
+  return success();
+}
+
+/// Stores a wgmma accumulator: warp w of the warpgroup holds rows
+/// [16w, 16w + 16); lane l holds, for each 8-column block j, rows
+/// 16w + l / 4 (+ 8) and columns 8j + 2 (l % 4) (+ 1), registers 4j + 2h + e
+/// (f32) or half e of register 2j + h (f16).
+static void storeWarpgroupAcc(OpBuilder &b, Location loc, FragType type,
+                              Value acc, Value target) {
+  waitWarpgroupMmas(b, loc);
+  Value rank = arith::RemUIOp::create(b, loc, threadId(b, loc), cIndex(b, loc, 128));
+  Value warp = arith::DivUIOp::create(b, loc, rank, cIndex(b, loc, 32));
+  Value lane = arith::RemUIOp::create(b, loc, rank, cIndex(b, loc, 32));
+  Value rowBase = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, warp, cIndex(b, loc, 16)),
+      arith::DivUIOp::create(b, loc, lane, cIndex(b, loc, 4)));
+  Value colBase = arith::MulIOp::create(
+      b, loc, arith::RemUIOp::create(b, loc, lane, cIndex(b, loc, 4)),
+      cIndex(b, loc, 2));
+  Type from = type.getElementType();
+  Type to = cast<MemRefType>(target.getType()).getElementType();
+  bool f16 = from.isF16();
+  for (int64_t j = 0; j < type.getShape()[1] / 8; ++j)
+    for (int64_t h = 0; h < 2; ++h) {
+      Value pair;
+      if (f16)
+        pair = LLVM::BitcastOp::create(
+            b, loc, VectorType::get({2}, b.getF16Type()),
+            LLVM::ExtractValueOp::create(b, loc, acc, 2 * j + h));
+      for (int64_t e = 0; e < 2; ++e) {
+        Value v = f16 ? Value(vector::ExtractOp::create(b, loc, pair, e))
+                      : Value(LLVM::ExtractValueOp::create(b, loc, acc,
+                                                           4 * j + 2 * h + e));
+        if (from != to)
+          v = from.getIntOrFloatBitWidth() > to.getIntOrFloatBitWidth()
+                  ? Value(arith::TruncFOp::create(b, loc, to, v))
+                  : Value(arith::ExtFOp::create(b, loc, to, v));
+        Value row = arith::AddIOp::create(b, loc, rowBase, cIndex(b, loc, 8 * h));
+        Value col = arith::AddIOp::create(b, loc, colBase, cIndex(b, loc, 8 * j + e));
+        memref::StoreOp::create(b, loc, v, target, ValueRange{row, col});
+      }
+    }
+}
+
+//===----------------------------------------------------------------------===//
 // Copies and futures
 //===----------------------------------------------------------------------===//
 
@@ -904,10 +1338,24 @@ struct DmaCopyLowering : ScopedPattern<DmaCopyOp> {
     bool async = op.getAsync() && getStorage(targetType) == Storage::Shared &&
                  getStorage(sourceType) == Storage::Global;
 
+    // A buffer that warpgroup MMAs read is written in its swizzled layout
+    // (16-byte chunks stay whole, so the vector path still applies).
+    int64_t span = swizzleSpan(target);
+    FailureOr<RootedView> targetRoot = failure();
+    if (span && failed(targetRoot = rootView(rewriter, loc, target)))
+      return op.emitOpError("cannot trace the destination to its swizzled "
+                            "buffer through unit-stride views");
+    auto at = [&](OpBuilder &b, ArrayRef<Value> idx)
+        -> std::pair<Value, SmallVector<Value>> {
+      if (!span)
+        return {target, SmallVector<Value>(idx)};
+      return {targetRoot->root, swizzledIndices(b, loc, *targetRoot, idx, span)};
+    };
     auto vectorAccess = [&](OpBuilder &b, ArrayRef<Value> idx, int64_t width) {
+      auto [dst, dstIdx] = at(b, idx);
       if (async) {
         nvgpu::DeviceAsyncCopyOp::create(
-            b, loc, b.getType<nvgpu::DeviceAsyncTokenType>(), target, idx,
+            b, loc, b.getType<nvgpu::DeviceAsyncTokenType>(), dst, dstIdx,
             source, idx, b.getIndexAttr(width), Value(), UnitAttr());
         return;
       }
@@ -915,7 +1363,7 @@ struct DmaCopyLowering : ScopedPattern<DmaCopyOp> {
       unsigned bytes = width * sourceType.getElementTypeBitWidth() / 8;
       Value v = vector::LoadOp::create(b, loc, vecType, source, idx,
                                        /*nontemporal=*/false, llvm::MaybeAlign(bytes));
-      vector::StoreOp::create(b, loc, v, target, idx, /*nontemporal=*/false,
+      vector::StoreOp::create(b, loc, v, dst, dstIdx, /*nontemporal=*/false,
                               llvm::MaybeAlign(bytes));
     };
     std::optional<SmallVector<Value>> sourceValid =
@@ -923,15 +1371,16 @@ struct DmaCopyLowering : ScopedPattern<DmaCopyOp> {
     std::optional<SmallVector<Value>> targetValid =
         validExtents(rewriter, loc, op.getTarget());
     auto plainAccess = [&](OpBuilder &b, ArrayRef<Value> idx) {
+      auto [dst, dstIdx] = at(b, idx);
       // cp.async moves 4, 8 or 16 bytes; narrower elements go synchronously.
       if (async && sourceType.getElementTypeBitWidth() == 32) {
         nvgpu::DeviceAsyncCopyOp::create(
-            b, loc, b.getType<nvgpu::DeviceAsyncTokenType>(), target, idx,
+            b, loc, b.getType<nvgpu::DeviceAsyncTokenType>(), dst, dstIdx,
             source, idx, b.getIndexAttr(1), Value(), UnitAttr());
         return;
       }
       Value v = memref::LoadOp::create(b, loc, source, idx);
-      memref::StoreOp::create(b, loc, v, target, idx);
+      memref::StoreOp::create(b, loc, v, dst, dstIdx);
     };
     // Tail tiles: elements past the end of the destination are skipped,
     // elements past the end of the source are filled with zero.
@@ -952,7 +1401,8 @@ struct DmaCopyLowering : ScopedPattern<DmaCopyOp> {
       OpBuilder zeroBuilder = pick.getElseBodyBuilder();
       Value zero = arith::ConstantOp::create(
           zeroBuilder, loc, zeroBuilder.getZeroAttr(elementType));
-      memref::StoreOp::create(zeroBuilder, loc, zero, target, idx);
+      auto [dst, dstIdx] = at(zeroBuilder, idx);
+      memref::StoreOp::create(zeroBuilder, loc, zero, dst, dstIdx);
     };
 
     // A cooperative write into shared memory must not overtake the group's
@@ -984,10 +1434,17 @@ struct DmaCopyLowering : ScopedPattern<DmaCopyOp> {
                     scalarAccess);
     }
 
-    if (async)
+    if (async) {
       NVVM::CpAsyncCommitGroupOp::create(rewriter, loc);
-    else
+    } else {
+      // wgmma reads a swizzled buffer through the async proxy.
+      if (span)
+        NVVM::FenceProxyOp::create(
+            rewriter, loc, NVVM::ProxyKind::async_shared,
+            NVVM::SharedSpaceAttr::get(rewriter.getContext(),
+                                       NVVM::SharedSpace::shared_cta));
       emitScopeBarrier(rewriter, loc, scope);
+    }
     if (op.getFuture())
       rewriter.replaceOp(op, target);
     else
@@ -1007,8 +1464,24 @@ struct WaitLowering : ScopedPattern<WaitOp> {
     });
     if (anyCopy) {
       NVVM::CpAsyncWaitGroupOp::create(rewriter, op.getLoc(), 0);
+      // cp.async writes are generic-proxy writes; wgmma reads swizzled
+      // buffers through the async proxy.
+      bool intoSwizzled = llvm::any_of(adaptor.getFutures(), [&](Value f) {
+        return isa<MemRefType>(f.getType()) && swizzleSpan(f) != 0;
+      });
+      if (intoSwizzled)
+        NVVM::FenceProxyOp::create(
+            rewriter, op.getLoc(), NVVM::ProxyKind::async_shared,
+            NVVM::SharedSpaceAttr::get(rewriter.getContext(),
+                                       NVVM::SharedSpace::shared_cta));
       emitScopeBarrier(rewriter, op.getLoc(), analysis.getScope(op));
     }
+    if (llvm::any_of(op.getFutures(), [](Value f) {
+          auto type = cast<FutureType>(f.getType());
+          return type.getKind() == FutureKind::Mma &&
+                 isWarpgroupFrag(type.getDataType());
+        }))
+      waitWarpgroupMmas(rewriter, op.getLoc());
     rewriter.eraseOp(op);
     return success();
   }
@@ -1168,6 +1641,10 @@ struct EventTriggerLowering : OpConversionPattern<EventTriggerOp> {
         slots.push_back(arith::AddIOp::create(rewriter, loc, base,
                                               cIndex(rewriter, loc, i)));
     }
+    // A role's trigger publishes what its MMAs computed or releases the
+    // tiles they read: its wgmma groups complete first.
+    if (op->hasAttr(kWaitWgmmaAttrName))
+      waitWarpgroupMmas(rewriter, loc);
     for (Value slot : slots)
       nvgpu::MBarrierArriveOp::create(rewriter, loc, tokenType,
                                       adaptor.getEvent(), slot);
@@ -1329,7 +1806,9 @@ struct MmaFillLowering : ScopedPattern<MmaFillOp> {
   matchAndRewrite(MmaFillOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     FragType type = op.getResult().getType();
-    VectorType vectorType = fragVectorType(type);
+    VectorType vectorType = type.getScope() == Level::Warp
+                                ? fragVectorType(type)
+                                : VectorType();
     Location loc = op.getLoc();
     Type element = type.getElementType();
     Value value = adaptor.getValue();
@@ -1345,6 +1824,10 @@ struct MmaFillLowering : ScopedPattern<MmaFillOp> {
         return op.emitOpError("cannot fill a ") << element << " fragment with "
                                                 << from;
     }
+    if (type.getScope() == Level::Warpgroup) {
+      rewriter.replaceOp(op, fillWarpgroupAcc(rewriter, loc, type, value));
+      return success();
+    }
     rewriter.replaceOpWithNewOp<vector::BroadcastOp>(op, vectorType, value);
     return success();
   }
@@ -1356,6 +1839,8 @@ struct MmaLoadLowering : ScopedPattern<MmaLoadOp> {
   matchAndRewrite(MmaLoadOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     FragType type = op.getResult().getType();
+    if (type.getScope() == Level::Warpgroup)
+      return lowerWarpgroupLoad(op, adaptor.getSource(), rewriter);
     // verifyLowerable checked the scope, element types and the layout.
     MmaLayout layout = *consumerLayout(op);
     OperandGeometry geometry = operandGeometry(type, layout);
@@ -1483,6 +1968,9 @@ struct MmaLowering : ScopedPattern<MmaOp> {
   matchAndRewrite(MmaOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     FragType acc = op.getAcc().getType();
+    if (acc.getScope() == Level::Warpgroup)
+      return lowerWarpgroupMma(op, adaptor.getAcc(), adaptor.getA(),
+                               adaptor.getB(), rewriter);
     OperandGeometry a = operandGeometry(op.getA().getType(), op.getLayout());
     int64_t m = acc.getShape()[0], n = acc.getShape()[1];
     if (m % kTileM || n % kTileN || a.k % kTileK)
@@ -1518,6 +2006,15 @@ struct MmaStoreLowering : ScopedPattern<MmaStoreOp> {
   matchAndRewrite(MmaStoreOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     FragType type = op.getValue().getType();
+    if (type.getScope() == Level::Warpgroup) {
+      storeWarpgroupAcc(rewriter, op.getLoc(), type, adaptor.getValue(),
+                        adaptor.getTarget());
+      if (getStorage(cast<MemRefType>(adaptor.getTarget().getType())) ==
+          Storage::Shared)
+        emitScopeBarrier(rewriter, op.getLoc(), analysis.getScope(op));
+      rewriter.eraseOp(op);
+      return success();
+    }
     int64_t m = type.getShape()[0], n = type.getShape()[1];
     if (m % kTileM || n % kTileN)
       return op.emitOpError("fragment ")
@@ -1559,12 +2056,15 @@ struct MmaStoreLowering : ScopedPattern<MmaStoreOp> {
   }
 };
 
-/// mma.sync is synchronous: a commit has nothing left to wait for.
+/// mma.sync is synchronous: a commit has nothing left to wait for. At
+/// warpgroup scope it waits for every wgmma group in flight.
 struct MmaCommitLowering : ScopedPattern<MmaCommitOp> {
   using ScopedPattern::ScopedPattern;
   LogicalResult
   matchAndRewrite(MmaCommitOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
+    if (analysis.getScope(op).groupLevel == Level::Warpgroup)
+      waitWarpgroupMmas(rewriter, op.getLoc());
     rewriter.eraseOp(op);
     return success();
   }
@@ -1582,7 +2082,13 @@ void mlir::croq::populateCroqToGPUTypeConversions(TypeConverter &converter) {
     return converter.convertType(type.getDataType());
   });
   converter.addConversion([](FragType type) -> Type {
-    return fragVectorType(type);
+    if (type.getScope() == Level::Warp)
+      return fragVectorType(type);
+    // A warpgroup accumulator lives in wgmma registers; an operand is the
+    // shared-memory descriptor of its tile.
+    if (type.getRole() == FragRole::Acc)
+      return wgmmaAccType(type);
+    return IntegerType::get(type.getContext(), 64);
   });
   converter.addConversion([](EventType type) -> Type {
     return mbarrierGroupType(type);
@@ -1706,6 +2212,40 @@ static bool selectsWholeGroups(Operation *op, Level level) {
   return true;
 }
 
+/// Checks that a warpgroup executes `op` and that `type` fits wgmma.
+static LogicalResult checkWarpgroupFragment(Operation *op,
+                                            const LaunchAnalysis &analysis,
+                                            FragType type) {
+  const LaunchAnalysis::Scope &scope = analysis.getScope(op);
+  if (scope.groupLevel != Level::Warpgroup)
+    return op->emitOpError("uses warpgroup fragment ")
+           << type << ", which must be used in the body of a group-4 parallel";
+  if (scope.inThreads && !selectsWholeGroups(op, Level::Warpgroup))
+    return op->emitOpError("is a warpgroup MMA, but the croq.inthreads "
+                           "around it selects only some of the warpgroup's "
+                           "threads; select whole warpgroups");
+  Type element = type.getElementType();
+  ArrayRef<int64_t> shape = type.getShape();
+  if (type.getRole() == FragRole::Acc) {
+    if (!element.isF16() && !element.isF32())
+      return op->emitOpError("wgmma accumulates in f16 or f32, got ")
+             << element;
+    if (shape[0] != kWgmmaM || shape[1] % 8 || shape[1] > 256)
+      return op->emitOpError("a warpgroup accumulator is 64 x N with N a "
+                             "multiple of 8 up to 256 (one wgmma), got ")
+             << type << "; split the tile across warpgroups";
+    return success();
+  }
+  if (!element.isF16() && !element.isBF16())
+    return op->emitOpError("wgmma operands here must be f16 or bf16, got ")
+           << element;
+  if (shape[1] % kWgmmaK)
+    return op->emitOpError("wgmma consumes K in steps of 16, got ") << type;
+  if (type.getRole() == FragRole::A && shape[0] != kWgmmaM)
+    return op->emitOpError("a warpgroup A operand is 64 x K, got ") << type;
+  return success();
+}
+
 /// Checks, before rewriting anything, the preconditions that depend on
 /// where ops run, so that each failure is reported once at its op.
 static LogicalResult verifyLowerable(ModuleOp module,
@@ -1715,7 +2255,9 @@ static LogicalResult verifyLowerable(ModuleOp module,
     llvm::append_range(types, op->getResultTypes());
     for (Type type : types)
       if (auto frag = dyn_cast<FragType>(type))
-        if (failed(checkWarpFragment(op, analysis, frag)))
+        if (failed(frag.getScope() == Level::Warpgroup
+                       ? checkWarpgroupFragment(op, analysis, frag)
+                       : checkWarpFragment(op, analysis, frag)))
           return failure();
     return success();
   };
@@ -1750,10 +2292,12 @@ static LogicalResult verifyLowerable(ModuleOp module,
       return WalkResult::interrupt();
     if (auto load = dyn_cast<MmaLoadOp>(op); load && failed(consumerLayout(load)))
       return WalkResult::interrupt();
-    if (isa<MmaCommitOp>(op) && scope.groupLevel != Level::Warp &&
-        !(scope.groupLevel == Level::Block && scope.blockDim == 32)) {
-      op->emitOpError("commits warpgroup MMAs (wgmma), which are not "
-                      "implemented yet; warp-level MMAs need no commit");
+    if (auto mma = dyn_cast<MmaOp>(op);
+        mma && isWarpgroupFrag(mma.getAcc().getType()) &&
+        mma.getLayout() != MmaLayout::RowRow) {
+      mma.emitOpError("is a warpgroup MMA, which reads K-major tiles: A as "
+                      "[M, K] and B as [N, K]; use mma.row.row and store B "
+                      "as [N, K]");
       return WalkResult::interrupt();
     }
     return WalkResult::advance();
@@ -1852,8 +2396,13 @@ struct ConvertCroqToGPUPass
   using ConvertCroqToGPUPassBase::ConvertCroqToGPUPassBase;
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (failed(reportUnsupported(module)))
+    if (failed(reportUnsupported(module)) ||
+        failed(planSwizzledBuffers(module)))
       return signalPassFailure();
+    module.walk([](EventTriggerOp trigger) {
+      if (roleIssuesWgmma(trigger))
+        trigger->setAttr(kWaitWgmmaAttrName, UnitAttr::get(trigger.getContext()));
+    });
     std::unique_ptr<LaunchAnalysis> analysis = analyzeLaunches(module);
     if (!analysis || failed(verifyLowerable(module, *analysis)) ||
         failed(assignArrivals(module, *analysis)))
@@ -1867,7 +2416,8 @@ struct ConvertCroqToGPUPass
     ConversionTarget target(*context);
     target.addIllegalDialect<CroqDialect>();
     target.addLegalDialect<arith::ArithDialect, gpu::GPUDialect,
-                           memref::MemRefDialect, NVVM::NVVMDialect,
+                           LLVM::LLVMDialect, memref::MemRefDialect,
+                           NVVM::NVVMDialect,
                            nvgpu::NVGPUDialect, scf::SCFDialect,
                            vector::VectorDialect>();
     target.addDynamicallyLegalOp<memref::AllocOp>([](memref::AllocOp op) {
@@ -1889,7 +2439,8 @@ struct ConvertCroqToGPUPass
     scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns,
                                                          target);
     if (failed(applyPartialConversion(module, target, std::move(patterns))))
-      signalPassFailure();
+      return signalPassFailure();
+    module.walk([](memref::ViewOp view) { view->removeAttr(kSwizzleAttrName); });
   }
 };
 

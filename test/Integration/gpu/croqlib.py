@@ -40,6 +40,8 @@ SIGNATURES = {
     "ring_sum_1p2c_co": [_TENSOR, _TENSOR],
     "gemm_ws4_co": [_TENSOR, _TENSOR, _TENSOR],
     "gemm_ws2_co": [_TENSOR, _TENSOR, _TENSOR],
+    "matmul_1p1c_co": [_TENSOR, _TENSOR, _TENSOR],
+    "matmul_1p1c_s4_co": [_TENSOR, _TENSOR, _TENSOR],
 }
 
 

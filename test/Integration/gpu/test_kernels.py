@@ -114,13 +114,14 @@ def relative_error(got, ref):
     return ((got - ref).norm() / ref.norm()).item()
 
 
-def check_matmul(kernel, shapes, rhs_is_nk, tolerance, what):
+def check_matmul(kernel, shapes, rhs_is_nk, tolerance, what,
+                 out_dtype=torch.float32):
     """f16 lhs [M, K] times rhs ([N, K] when rhs_is_nk, else [K, N]) into a
-    poisoned f32 output, against a float64 reference."""
+    poisoned output, against a float64 reference."""
     for m, n, k in shapes:
         a = torch.randn(m, k, device="cuda").half()
         b = torch.randn(*((n, k) if rhs_is_nk else (k, n)), device="cuda").half()
-        c = poisoned((m, n), torch.float32)
+        c = poisoned((m, n), out_dtype)
         kernel(a, b, c)
         ref = a.double() @ (b.double().T if rhs_is_nk else b.double())
         err = relative_error(c, ref)
@@ -209,6 +210,24 @@ def warp_specialized_gemm_four_stages():
 @test
 def warp_specialized_gemm_two_stages():
     check_matmul(K.gemm_ws2_co, GEMM_WS_SHAPES, True, 1e-5, "1P2C GEMM, STAGES 2")
+
+
+# The seed's 1P1C matmul tiles 64x64 with K slices of 128; the last two
+# shapes have tails in M, N and K (zero-filled copies, clipped stores).
+SEED_1P1C_SHAPES = ((64, 64, 128), (192, 320, 1024), (100, 72, 200))
+
+
+@test
+def seed_1p1c_wgmma_two_stages():
+    # f16 accumulation, as the seed declares (mma.fill.f16).
+    check_matmul(K.matmul_1p1c_co, SEED_1P1C_SHAPES, True, 1e-2,
+                 "seed 1P1C wgmma, STAGES 2", torch.float16)
+
+
+@test
+def seed_1p1c_wgmma_four_stages():
+    check_matmul(K.matmul_1p1c_s4_co, SEED_1P1C_SHAPES, True, 1e-2,
+                 "seed 1P1C wgmma, STAGES 4", torch.float16)
 
 
 def spin_reference(x, iters):
