@@ -102,10 +102,16 @@ mlir::croq::roleSelection(InThreadsOp region) {
       bindings[indices[i].first] = rest % indices[i].second;
       rest /= indices[i].second;
     }
-    std::optional<int64_t> holds = evaluate(region.getPredicate(), bindings);
-    if (!holds)
-      return std::nullopt;
-    if (*holds)
+    // A thread runs the region when its predicate and those of every
+    // croq.inthreads around it hold.
+    bool all = true;
+    for (InThreadsOp r = region; r && all; r = r->getParentOfType<InThreadsOp>()) {
+      std::optional<int64_t> holds = evaluate(r.getPredicate(), bindings);
+      if (!holds)
+        return std::nullopt;
+      all = *holds != 0;
+    }
+    if (all)
       selected.set(linear);
   }
   return selected;

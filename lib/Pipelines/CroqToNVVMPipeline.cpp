@@ -40,6 +40,7 @@ void mlir::croq::buildCroqToNVVMPipeline(
   // Constants stay inside kernels rather than becoming kernel arguments.
   pm.addPass(createGpuLaunchSinkIndexComputationsPass());
   pm.addPass(createGpuKernelOutliningPass());
+  pm.addPass(createCroqPassTensorMapsByPointerPass());
   pm.addNestedPass<gpu::GPUModuleOp>(createCroqBoundKernelRegistersPass());
   // Drop host values that only fed the sunk kernel computations.
   pm.addPass(createCanonicalizerPass());

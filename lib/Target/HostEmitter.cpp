@@ -26,7 +26,9 @@
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/StringExtras.h"
@@ -49,6 +51,7 @@ private:
   LogicalResult emitFunction(func::FuncOp func);
   LogicalResult emitOp(Operation &op);
   LogicalResult emitLaunch(gpu::LaunchFuncOp launch);
+  LogicalResult emitTensorMap(nvgpu::TmaCreateDescriptorOp create);
 
   FailureOr<std::string> cType(Operation *at, Type type);
   std::string define(Value value);
@@ -88,6 +91,8 @@ FailureOr<std::string> HostEmitter::cType(Operation *at, Type type) {
     return std::string("double");
   if (isa<gpu::AsyncTokenType>(type))
     return std::string("CUstream");
+  if (isa<LLVM::LLVMPointerType, nvgpu::TensorMapDescriptorType>(type))
+    return std::string("void *");
   return at->emitError("host code cannot hold a value of type ")
          << type << "; host scalars are integers, index, f32 or f64";
 }
@@ -317,6 +322,26 @@ LogicalResult HostEmitter::emitOp(Operation &op) {
   }
   if (auto launch = dyn_cast<gpu::LaunchFuncOp>(op))
     return emitLaunch(launch);
+  if (auto cast = dyn_cast<memref::CastOp>(op)) {
+    // A tensor argument seen as unranked (for a tensor map): the same one.
+    auto it = extents.find(cast.getSource());
+    if (it == extents.end())
+      return op.emitError("host code casts only tensor arguments");
+    names[cast] = use(cast.getSource());
+    SmallVector<std::string> dims = it->second;
+    extents[cast] = std::move(dims);
+    return success();
+  }
+  if (auto cast = dyn_cast<UnrealizedConversionCastOp>(op)) {
+    // A tensor map passed to a kernel by pointer: the same pointer.
+    if (cast.getNumOperands() != 1 || cast.getNumResults() != 1 ||
+        !isa<nvgpu::TensorMapDescriptorType>(cast.getOperand(0).getType()))
+      return op.emitError("host code casts only tensor maps to pointers");
+    names[cast.getResult(0)] = use(cast.getOperand(0));
+    return success();
+  }
+  if (auto create = dyn_cast<nvgpu::TmaCreateDescriptorOp>(op))
+    return emitTensorMap(create);
   if (auto wait = dyn_cast<gpu::WaitOp>(op)) {
     if (wait.getAsyncToken() && wait.getAsyncDependencies().empty()) {
       // A stream owned by this call: created here, joined before returning.
@@ -360,6 +385,57 @@ LogicalResult HostEmitter::emitOp(Operation &op) {
          << op.getName()
          << "': host code computes scalars and launches kernels; move this "
             "into a croq.parallel";
+}
+
+/// A tensor map over a whole tensor argument, its box the descriptor's tile:
+/// dimensions innermost first, as cuTensorMapEncodeTiled takes them.
+LogicalResult HostEmitter::emitTensorMap(nvgpu::TmaCreateDescriptorOp create) {
+  auto it = extents.find(create.getTensor());
+  if (it == extents.end())
+    return create.emitError("tensor maps are built over tensor arguments");
+  nvgpu::TensorMapDescriptorType type = create.getTensorMap().getType();
+  MemRefType box = type.getTensor();
+  Type element = box.getElementType();
+  StringRef dataType = element.isF16()        ? "CU_TENSOR_MAP_DATA_TYPE_FLOAT16"
+                       : element.isBF16()     ? "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16"
+                       : element.isF32()      ? "CU_TENSOR_MAP_DATA_TYPE_FLOAT32"
+                       : element.isF64()      ? "CU_TENSOR_MAP_DATA_TYPE_FLOAT64"
+                       : element.isInteger(8) ? "CU_TENSOR_MAP_DATA_TYPE_UINT8"
+                       : element.isInteger(16) ? "CU_TENSOR_MAP_DATA_TYPE_UINT16"
+                       : element.isInteger(32) ? "CU_TENSOR_MAP_DATA_TYPE_INT32"
+                       : element.isInteger(64) ? "CU_TENSOR_MAP_DATA_TYPE_INT64"
+                                               : "";
+  if (dataType.empty())
+    return create.emitError("no TMA data type for ") << element;
+  int swizzle = 0;
+  switch (type.getSwizzle()) {
+  case nvgpu::TensorMapSwizzleKind::SWIZZLE_NONE:
+    break;
+  case nvgpu::TensorMapSwizzleKind::SWIZZLE_32B:
+    swizzle = 32;
+    break;
+  case nvgpu::TensorMapSwizzleKind::SWIZZLE_64B:
+    swizzle = 64;
+    break;
+  case nvgpu::TensorMapSwizzleKind::SWIZZLE_128B:
+    swizzle = 128;
+    break;
+  }
+  std::string name = define(create.getTensorMap());
+  SmallVector<std::string> dims(llvm::reverse(it->second));
+  SmallVector<std::string> boxDims;
+  for (int64_t d : llvm::reverse(box.getShape()))
+    boxDims.push_back(std::to_string(d));
+  os << "  void *" << name << " = nullptr;\n"
+     << "  {\n"
+     << "    const int64_t dims[] = {" << llvm::join(dims, ", ") << "};\n"
+     << "    const int64_t box[] = {" << llvm::join(boxDims, ", ") << "};\n"
+     << "    if (int err = croq_rt_tensor_map(&" << name << ", "
+     << use(create.getTensor()) << ", " << dims.size() << ", " << dataType
+     << ", " << box.getElementTypeBitWidth() / 8 << ", dims, box, " << swizzle
+     << ", \"" << function << "\")) return err;\n"
+     << "  }\n";
+  return success();
 }
 
 LogicalResult HostEmitter::emitLaunch(gpu::LaunchFuncOp launch) {

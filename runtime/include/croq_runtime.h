@@ -51,6 +51,16 @@ extern "C" int croq_rt_stream_sync(CUstream stream, const char *caller);
 /// Waits for an owned stream and destroys it.
 extern "C" int croq_rt_stream_join(CUstream stream, const char *caller);
 
+/// A TMA tensor map over the row-major tensor at `data` with `rank`
+/// extents `dims` and tile `box` (both innermost first), swizzle 0, 32, 64
+/// or 128 bytes, out-of-range elements read as zero. The map is placed in
+/// device memory (cached by content, so a repeated call costs a lookup) and
+/// `*map` receives its device address, for a kernel's tensor-map argument.
+extern "C" int croq_rt_tensor_map(void **map, void *data, int rank,
+                                  CUtensorMapDataType type, int elementBytes,
+                                  const int64_t *dims, const int64_t *box,
+                                  int swizzle, const char *caller);
+
 /// Prints `croq: caller: <message>` and returns CUDA_ERROR_INVALID_VALUE.
 extern "C" int croq_rt_fail(const char *caller, const char *format, ...);
 

@@ -10,7 +10,9 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <mutex>
+#include <string>
 
 namespace {
 
@@ -134,6 +136,67 @@ extern "C" int croq_rt_stream_join(CUstream stream, const char *caller) {
   return result == CUDA_SUCCESS
              ? 0
              : report(result, caller, "destroying a stream", nullptr);
+}
+
+extern "C" int croq_rt_tensor_map(void **map, void *data, int rank,
+                                  CUtensorMapDataType type, int elementBytes,
+                                  const int64_t *dims, const int64_t *box,
+                                  int swizzle, const char *caller) {
+  if (rank < 1 || rank > 5)
+    return croq_rt_fail(caller, "a tensor map has rank 1 to 5, got %d", rank);
+  cuuint64_t globalDims[5], globalStrides[4];
+  cuuint32_t boxDims[5], elementStrides[5];
+  int64_t stride = elementBytes;
+  for (int d = 0; d < rank; ++d) {
+    if (dims[d] < 1)
+      return croq_rt_fail(caller, "TMA needs non-empty tensors; dimension %d "
+                          "(innermost first) is %lld", d, (long long)dims[d]);
+    globalDims[d] = static_cast<cuuint64_t>(dims[d]);
+    boxDims[d] = static_cast<cuuint32_t>(box[d]);
+    elementStrides[d] = 1;
+    if (d > 0)
+      globalStrides[d - 1] = static_cast<cuuint64_t>(stride);
+    stride *= dims[d];
+  }
+  CUtensorMapSwizzle swizzleMode =
+      swizzle == 128  ? CU_TENSOR_MAP_SWIZZLE_128B
+      : swizzle == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
+      : swizzle == 32 ? CU_TENSOR_MAP_SWIZZLE_32B
+                      : CU_TENSOR_MAP_SWIZZLE_NONE;
+  std::lock_guard<std::mutex> lock(runtimeMutex());
+  CUresult result = ensureContext();
+  if (result != CUDA_SUCCESS)
+    return report(result, caller, "initialising CUDA", nullptr);
+  CUtensorMap encoded;
+  result = cuTensorMapEncodeTiled(
+      &encoded, type, rank, data, globalDims, globalStrides, boxDims,
+      elementStrides, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzleMode,
+      CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (result != CUDA_SUCCESS) {
+    std::fprintf(stderr,
+                 "croq: %s: cannot build a TMA tensor map for the tensor at "
+                 "%p: it must be 16-byte aligned with rows (every dimension "
+                 "but the innermost) a multiple of 16 bytes apart\n",
+                 caller, data);
+    return report(result, caller, "cuTensorMapEncodeTiled", nullptr);
+  }
+  // Kernels read the map from device memory; identical maps share a copy.
+  static std::map<std::string, CUdeviceptr> copies;
+  CUcontext context = nullptr;
+  cuCtxGetCurrent(&context);
+  std::string key(reinterpret_cast<const char *>(&context), sizeof(context));
+  key.append(reinterpret_cast<const char *>(&encoded), sizeof(encoded));
+  auto it = copies.find(key);
+  if (it == copies.end()) {
+    CUdeviceptr copy = 0;
+    if ((result = cuMemAlloc(&copy, sizeof(encoded))) != CUDA_SUCCESS ||
+        (result = cuMemcpyHtoD(copy, &encoded, sizeof(encoded))) !=
+            CUDA_SUCCESS)
+      return report(result, caller, "placing a tensor map", nullptr);
+    it = copies.emplace(std::move(key), copy).first;
+  }
+  *map = reinterpret_cast<void *>(it->second);
+  return 0;
 }
 
 extern "C" int croq_rt_fail(const char *caller, const char *format, ...) {

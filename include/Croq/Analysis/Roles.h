@@ -30,7 +30,8 @@ int64_t levelThreads(Level level);
 std::optional<int64_t> countRoleThreads(InThreadsOp region);
 
 /// Which instances of the parallels around `region` (below the block level,
-/// indices linearised row-major, outermost first) its predicate selects;
+/// indices linearised row-major, outermost first) run it: those for which
+/// its predicate and the predicates of the croq.inthreads around it hold;
 /// none when a bound or the predicate is not a compile-time constant.
 std::optional<llvm::BitVector> roleSelection(InThreadsOp region);
 

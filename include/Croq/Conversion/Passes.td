@@ -73,6 +73,21 @@ def CroqBoundKernelRegistersPass
   let dependentDialects = ["::mlir::NVVM::NVVMDialect"];
 }
 
+def CroqPassTensorMapsByPointerPass
+    : Pass<"croq-pass-tensor-maps-by-pointer", "::mlir::ModuleOp"> {
+  let summary = "Pass TMA tensor maps to kernels as pointers";
+  let description = [{
+    After kernel outlining, a `!nvgpu.tensormap.descriptor` kernel argument
+    stands for a pointer to the 128-byte tensor map in global memory (the
+    host runtime places it there). The GPU-to-NVVM signature conversion
+    does not know nvgpu types, so this pass makes such arguments
+    `!llvm.ptr`, casts them back to the descriptor type at kernel entry
+    (the NVGPU-to-NVVM conversion folds the casts away), and casts the
+    matching `gpu.launch_func` operands on the host.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 def CroqUnrollFragmentVectorsPass
     : Pass<"croq-unroll-fragment-vectors", "::mlir::gpu::GPUModuleOp"> {
   let summary = "Unroll n-D vector shape casts and broadcasts in kernels";

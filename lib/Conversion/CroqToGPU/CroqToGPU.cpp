@@ -26,6 +26,7 @@
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Dominance.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/DialectConversion.h"
 #include "llvm/ADT/SmallPtrSet.h"
@@ -33,6 +34,7 @@
 namespace mlir::croq {
 #define GEN_PASS_DEF_CONVERTCROQTOGPUPASS
 #define GEN_PASS_DEF_CROQBOUNDKERNELREGISTERSPASS
+#define GEN_PASS_DEF_CROQPASSTENSORMAPSBYPOINTERPASS
 #define GEN_PASS_DEF_CROQUNROLLFRAGMENTVECTORSPASS
 #include "Croq/Conversion/Passes.h.inc"
 } // namespace mlir::croq
@@ -45,8 +47,20 @@ using namespace mlir::croq;
 //===----------------------------------------------------------------------===//
 
 namespace mlir::croq {
+/// What the TMA lowering needs, computed before rewriting (planTmaCopies).
+struct TmaPlan {
+  /// The host-built tensor map of each TMA copy.
+  DenseMap<Operation *, Value> descriptors;
+  /// D2: the trigger that names a TMA load's future with `after`.
+  DenseMap<Operation *, EventTriggerOp> boundTrigger;
+  /// The TMA bytes each trigger expects.
+  DenseMap<Operation *, int64_t> expectBytes;
+};
+
 class LaunchAnalysis {
 public:
+  TmaPlan tma;
+
   /// Where an op inside a kernel runs.
   struct Scope {
     /// Threads per block of the enclosing kernel.
@@ -263,6 +277,7 @@ static constexpr StringLiteral kSwizzleAttrName = "croq.swizzle";
 /// Marks a trigger whose role issues warpgroup MMAs.
 static constexpr StringLiteral kWaitWgmmaAttrName = "croq.wait_wgmma";
 
+
 static Value cIndex(OpBuilder &b, Location loc, int64_t v) {
   return arith::ConstantIndexOp::create(b, loc, v);
 }
@@ -308,6 +323,55 @@ static void emitGroupBarrier(OpBuilder &b, Location loc, Level level,
 static void emitScopeBarrier(OpBuilder &b, Location loc,
                              const LaunchAnalysis::Scope &scope) {
   emitGroupBarrier(b, loc, scope.groupLevel, scope.groupSize, scope.blockDim);
+}
+
+static Value linearSlot(OpBuilder &b, Location loc, EventType type,
+                        ValueRange indices) {
+  Value slot = cIndex(b, loc, 0);
+  for (auto [d, extent] : llvm::enumerate(type.getShape())) {
+    slot = arith::MulIOp::create(b, loc, slot, cIndex(b, loc, extent));
+    if (d < indices.size())
+      slot = arith::AddIOp::create(b, loc, slot, indices[d]);
+  }
+  return slot;
+}
+
+/// True when every croq.inthreads around `op` tests only indices of
+/// parallels at `level` or above, so that it keeps or drops whole instances
+/// of that level (a cooperative op there still has all its threads).
+static bool selectsWholeGroups(Operation *op, Level level) {
+  for (auto region = op->getParentOfType<InThreadsOp>(); region;
+       region = region->getParentOfType<InThreadsOp>()) {
+    SmallVector<Value> worklist{region.getPredicate()};
+    llvm::SmallPtrSet<Value, 16> visited;
+    while (!worklist.empty()) {
+      Value v = worklist.pop_back_val();
+      if (!visited.insert(v).second)
+        continue;
+      if (auto arg = dyn_cast<BlockArgument>(v)) {
+        auto parallel = dyn_cast<ParallelOp>(arg.getOwner()->getParentOp());
+        if (!parallel || static_cast<int>(parallel.getLevel()) <
+                             static_cast<int>(level))
+          return false;
+        continue;
+      }
+      if (Operation *def = v.getDefiningOp())
+        llvm::append_range(worklist, def->getOperands());
+    }
+  }
+  return true;
+}
+
+/// True when every index lies below its valid extent.
+static Value inBounds(OpBuilder &b, Location loc, ArrayRef<Value> indices,
+                      ArrayRef<Value> valid) {
+  Value acc = arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1);
+  for (auto [index, extent] : llvm::zip_equal(indices, valid))
+    acc = arith::AndIOp::create(
+        b, loc, acc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, index,
+                              extent));
+  return acc;
 }
 
 /// Row-major delinearisation of `linear` over `extents`.
@@ -1103,7 +1167,8 @@ static LogicalResult lowerWarpgroupMma(MmaOp op, Value acc, Value a, Value b,
 /// 16w + l / 4 (+ 8) and columns 8j + 2 (l % 4) (+ 1), registers 4j + 2h + e
 /// (f32) or half e of register 2j + h (f16).
 static void storeWarpgroupAcc(OpBuilder &b, Location loc, FragType type,
-                              Value acc, Value target) {
+                              Value acc, Value target,
+                              std::optional<SmallVector<Value>> valid) {
   waitWarpgroupMmas(b, loc);
   Value rank = arith::RemUIOp::create(b, loc, threadId(b, loc), cIndex(b, loc, 128));
   Value warp = arith::DivUIOp::create(b, loc, rank, cIndex(b, loc, 32));
@@ -1134,10 +1199,377 @@ static void storeWarpgroupAcc(OpBuilder &b, Location loc, FragType type,
                   : Value(arith::ExtFOp::create(b, loc, to, v));
         Value row = arith::AddIOp::create(b, loc, rowBase, cIndex(b, loc, 8 * h));
         Value col = arith::AddIOp::create(b, loc, colBase, cIndex(b, loc, 8 * j + e));
-        memref::StoreOp::create(b, loc, v, target, ValueRange{row, col});
+        if (!valid) {
+          memref::StoreOp::create(b, loc, v, target, ValueRange{row, col});
+          continue;
+        }
+        // A tail tile: elements past the end of the tensor are dropped.
+        auto guard = scf::IfOp::create(b, loc, inBounds(b, loc, {row, col}, *valid),
+                                       /*withElseRegion=*/false);
+        OpBuilder inner = guard.getThenBodyBuilder();
+        memref::StoreOp::create(inner, loc, v, target, ValueRange{row, col});
       }
     }
 }
+
+//===----------------------------------------------------------------------===//
+// TMA: tensor maps built by the host, cp.async.bulk.tensor on the device
+//===----------------------------------------------------------------------===//
+//
+// Each TMA copy gets a tensor map over its whole global tensor, with the
+// shared tile as the box, created on the host before the launch
+// (`nvgpu.tma.create.descriptor`, which the host emitter turns into a
+// cuTensorMapEncodeTiled call) and passed to the kernel. The coordinates
+// of a copy are its global view's origin, innermost first. Out-of-range
+// boxes (tail tiles) are zero-filled on loads and clipped on stores by
+// the hardware.
+//
+// Loads complete on an mbarrier: the event the copy is bound to (D1
+// `bind e[i]`, D2 the trigger that names its future with `after`), whose
+// trigger by the issuing thread becomes `arrive.expect_tx` with the bytes
+// of every copy bound to it; a synchronous load uses a barrier of its own
+// and a per-thread phase. The issuing thread is each executing thread when
+// a croq.inthreads picks single threads (`t == 0`), else the group's
+// first thread.
+
+/// The global tensor a croq-level view looks into: a value defined outside
+/// the kernel (a function argument), or null.
+static Value viewedTensor(Value view, ParallelOp kernel) {
+  while (Operation *def = view.getDefiningOp()) {
+    if (!isa<SubspanOp, ChunkAtOp, memref::SubViewOp>(def))
+      break;
+    view = def->getOperand(0);
+  }
+  if (kernel->isAncestor(view.getParentRegion()->getParentOp()))
+    return nullptr;
+  auto type = dyn_cast<MemRefType>(view.getType());
+  if (!type || !type.getLayout().isIdentity())
+    return nullptr;
+  return view;
+}
+
+static ParallelOp kernelOf(Operation *op) {
+  ParallelOp kernel = op->getParentOfType<ParallelOp>();
+  while (kernel && kernel.getParentParallel())
+    kernel = kernel.getParentParallel();
+  return kernel;
+}
+
+static int64_t tileBytes(MemRefType type) {
+  return type.getNumElements() * type.getElementTypeBitWidth() / 8;
+}
+
+/// True when the croq.inthreads around `op` picks single threads, so each
+/// executing thread issues its own TMA.
+static bool issuedPerThread(Operation *op, const LaunchAnalysis &analysis) {
+  const LaunchAnalysis::Scope &scope = analysis.getScope(op);
+  return scope.groupSize <= 1 ||
+         (scope.perThread && !selectsWholeGroups(op, scope.groupLevel));
+}
+
+/// The condition under which the executing thread issues (null: always).
+static Value issuer(OpBuilder &b, Location loc, Operation *op,
+                    const LaunchAnalysis &analysis) {
+  if (issuedPerThread(op, analysis))
+    return Value();
+  Value rank = groupRank(b, loc, analysis.getScope(op));
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, rank,
+                               cIndex(b, loc, 0));
+}
+
+/// Runs `body` on the issuing thread only.
+static void onIssuer(OpBuilder &b, Location loc, Value condition,
+                     function_ref<void(OpBuilder &)> body) {
+  if (!condition) {
+    body(b);
+    return;
+  }
+  auto ifOp = scf::IfOp::create(b, loc, condition, /*withElseRegion=*/false);
+  OpBuilder inner = ifOp.getThenBodyBuilder();
+  body(inner);
+}
+
+/// Builds the tensor maps on the host and binds every TMA load to the
+/// event it completes; records the bytes each trigger expects.
+static LogicalResult planTmaCopies(ModuleOp module, TmaPlan &plan) {
+  DenseMap<std::tuple<Operation *, Value, Type>, Value> cache;
+  WalkResult result = module.walk([&](TmaCopyOp copy) {
+    ParallelOp kernel = kernelOf(copy);
+    if (!kernel)
+      return WalkResult::advance();
+    bool load = copy.isLoad();
+    Value globalView = load ? copy.getSource() : copy.getTarget();
+    Value sharedView = load ? copy.getTarget() : copy.getSource();
+    Value tensor = viewedTensor(globalView, kernel);
+    if (!tensor) {
+      copy.emitOpError("TMA needs a view of a row-major tensor argument of "
+                       "the kernel, to build its tensor map on the host");
+      return WalkResult::interrupt();
+    }
+    auto tileType = cast<MemRefType>(sharedView.getType());
+    if (!tileType.hasStaticShape()) {
+      copy.emitOpError("a TMA box needs a static shape, got ") << tileType;
+      return WalkResult::interrupt();
+    }
+    if (llvm::any_of(tileType.getShape(), [](int64_t d) { return d > 256; }) ||
+        tileType.getShape().back() * tileType.getElementTypeBitWidth() % 128) {
+      copy.emitOpError("a TMA box has at most 256 elements per dimension and "
+                       "an innermost extent of a multiple of 16 bytes, got ")
+          << tileType;
+      return WalkResult::interrupt();
+    }
+    if (copy.getSwizzle() && load) {
+      memref::AllocOp buffer = viewedBuffer(sharedView);
+      if (!buffer || !buffer->hasAttr(kSwizzleAttrName)) {
+        copy.emitOpError("writes a swizzled tile that only warpgroup MMAs can "
+                         "read, but none reads this buffer; drop the swizzle");
+        return WalkResult::interrupt();
+      }
+    }
+    MLIRContext *context = copy.getContext();
+    int64_t swizzle = copy.getSwizzle() ? *copy.getSwizzle() : 0;
+    auto swizzleKind = swizzle == 128 ? nvgpu::TensorMapSwizzleKind::SWIZZLE_128B
+                       : swizzle == 64 ? nvgpu::TensorMapSwizzleKind::SWIZZLE_64B
+                       : swizzle == 32 ? nvgpu::TensorMapSwizzleKind::SWIZZLE_32B
+                                       : nvgpu::TensorMapSwizzleKind::SWIZZLE_NONE;
+    auto box = MemRefType::get(
+        tileType.getShape(), tileType.getElementType(), MemRefLayoutAttrInterface(),
+        gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Workgroup));
+    auto descriptorType = nvgpu::TensorMapDescriptorType::get(
+        context, box, swizzleKind, nvgpu::TensorMapL2PromoKind::L2PROMO_128B,
+        nvgpu::TensorMapOOBKind::OOB_ZERO,
+        nvgpu::TensorMapInterleaveKind::INTERLEAVE_NONE);
+    Value &descriptor = cache[{kernel, tensor, descriptorType}];
+    if (!descriptor) {
+      OpBuilder b(kernel);
+      Location loc = copy.getLoc();
+      auto tensorType = cast<MemRefType>(tensor.getType());
+      Value unranked = memref::CastOp::create(
+          b, loc,
+          UnrankedMemRefType::get(tensorType.getElementType(),
+                                  tensorType.getMemorySpace()),
+          tensor);
+      SmallVector<Value> boxDims;
+      for (int64_t d : tileType.getShape())
+        boxDims.push_back(cIndex(b, loc, d));
+      descriptor = nvgpu::TmaCreateDescriptorOp::create(b, loc, descriptorType,
+                                                        unranked, boxDims);
+    }
+    plan.descriptors[copy] = descriptor;
+    if (!load)
+      return WalkResult::advance();
+
+    // D1: the next trigger of the bound element in the same block expects
+    // the bytes.
+    if (Value event = copy.getEvent()) {
+      EventTriggerOp trigger;
+      for (Operation *op = copy->getNextNode(); op && !trigger;
+           op = op->getNextNode())
+        if (auto t = dyn_cast<EventTriggerOp>(op);
+            t && t.getEvent() == event && t.getAfter().empty() &&
+            t.getIndices() == copy.getEventIndices() && !t.getOrder())
+          trigger = t;
+      if (!trigger) {
+        copy.emitOpError("is bound to an event element that is not "
+                         "triggered after it in the same block; the trigger "
+                         "is what expects the copy's bytes, so add `trigger` "
+                         "of the same element after the copy");
+        return WalkResult::interrupt();
+      }
+      plan.expectBytes[trigger] += tileBytes(tileType);
+    }
+    return WalkResult::advance();
+  });
+  if (result.wasInterrupted())
+    return failure();
+
+  // D2: `trigger e after f...` binds each TMA future to e's element.
+  DominanceInfo dominance(module);
+  result = module.walk([&](EventTriggerOp trigger) {
+    for (Value future : trigger.getAfter()) {
+      auto copy = future.getDefiningOp<TmaCopyOp>();
+      if (!copy || !copy.isLoad() || copy.getEvent()) {
+        trigger.emitOpError("`after` takes futures of unbound asynchronous "
+                            "TMA loads");
+        return WalkResult::interrupt();
+      }
+      if (plan.boundTrigger.count(copy)) {
+        trigger.emitOpError("binds a TMA future that another trigger already "
+                            "bound; each copy completes one event element");
+        return WalkResult::interrupt();
+      }
+      SmallVector<Value> slotValues(trigger.getIndices());
+      if (trigger.getOrder())
+        slotValues.push_back(trigger.getOrder());
+      for (Value v : slotValues)
+        if (!dominance.properlyDominates(v, copy)) {
+          trigger.emitOpError("selects its event element with a value "
+                              "computed after the TMA copy it binds; the copy "
+                              "needs the element when it is issued, so compute "
+                              "the index before the copy");
+          return WalkResult::interrupt();
+        }
+      plan.boundTrigger[copy] = trigger;
+      plan.expectBytes[trigger] +=
+          tileBytes(cast<MemRefType>(copy.getTarget().getType()));
+    }
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}
+
+static Value eventSlot(OpBuilder &b, Location loc, EventType type,
+                       Value order, ValueRange indices) {
+  if (order)
+    return arith::RemUIOp::create(b, loc, order,
+                                  cIndex(b, loc, type.getNumElements()));
+  return linearSlot(b, loc, type, indices);
+}
+
+static FailureOr<SmallVector<Value>> tmaCoordinates(OpBuilder &b, Location loc,
+                                                    Value globalView) {
+  FailureOr<RootedView> view = rootView(b, loc, globalView);
+  if (failed(view))
+    return failure();
+  // Innermost dimension first, as the tensor map lists them.
+  return llvm::to_vector(llvm::reverse(view->origin));
+}
+
+/// A barrier and a per-thread phase for one synchronous TMA load, made at
+/// the start of its kernel.
+static std::pair<Value, Value> syncTmaBarrier(OpBuilder &b, Location loc,
+                                              gpu::LaunchOp launch) {
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&launch.getBody().front());
+  MLIRContext *context = b.getContext();
+  auto groupType = nvgpu::MBarrierGroupType::get(
+      context, gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Workgroup),
+      1);
+  Value group = nvgpu::MBarrierCreateOp::create(b, loc, groupType);
+  Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                      threadId(b, loc), cIndex(b, loc, 0));
+  auto ifOp = scf::IfOp::create(b, loc, first, /*withElseRegion=*/false);
+  {
+    OpBuilder inner = ifOp.getThenBodyBuilder();
+    nvgpu::MBarrierInitOp::create(inner, loc, group, cIndex(inner, loc, 1),
+                                  cIndex(inner, loc, 0), Value());
+  }
+  gpu::BarrierOp::create(b, loc);
+  Value phase = memref::AllocaOp::create(
+      b, loc, MemRefType::get({1}, b.getI1Type()));
+  memref::StoreOp::create(
+      b, loc, arith::ConstantIntOp::create(b, loc, b.getI1Type(), 0), phase,
+      ValueRange{cIndex(b, loc, 0)});
+  return {group, phase};
+}
+
+struct TmaCopyLowering : ScopedPattern<TmaCopyOp> {
+  using ScopedPattern::ScopedPattern;
+  LogicalResult
+  matchAndRewrite(TmaCopyOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    const TmaPlan &plan = analysis.tma;
+    Value descriptor = plan.descriptors.lookup(op);
+    bool load = op.isLoad();
+    Value globalView = load ? adaptor.getSource() : adaptor.getTarget();
+    Value sharedView = load ? adaptor.getTarget() : adaptor.getSource();
+    FailureOr<SmallVector<Value>> coords =
+        tmaCoordinates(rewriter, loc, globalView);
+    if (!descriptor || failed(coords))
+      return op.emitOpError("cannot take TMA coordinates from this view; "
+                            "TMA needs unit-stride tiles of a tensor argument");
+    LaunchAnalysis::Scope scope = analysis.getScope(op);
+    Value issues = issuer(rewriter, loc, op, analysis);
+    bool cooperative = !issuedPerThread(op, analysis);
+
+    if (!load) {
+      // The group's shared writes become visible to the async proxy, then
+      // one thread stores and waits until the tile has been read.
+      NVVM::FenceProxyOp::create(
+          rewriter, loc, NVVM::ProxyKind::async_shared,
+          NVVM::SharedSpaceAttr::get(rewriter.getContext(),
+                                     NVVM::SharedSpace::shared_cta));
+      if (cooperative)
+        emitScopeBarrier(rewriter, loc, scope);
+      onIssuer(rewriter, loc, issues, [&](OpBuilder &b) {
+        nvgpu::TmaAsyncStoreOp::create(b, loc, sharedView, descriptor, *coords,
+                                       Value());
+        NVVM::CpAsyncBulkCommitGroupOp::create(b, loc);
+        NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, 0, b.getUnitAttr());
+      });
+      if (cooperative)
+        emitScopeBarrier(rewriter, loc, scope);
+      rewriter.eraseOp(op);
+      return success();
+    }
+
+    Value group, slot;
+    if (op.getEvent()) {
+      group = adaptor.getEvent();
+      slot = eventSlot(rewriter, loc, op.getEvent().getType(), Value(),
+                       adaptor.getEventIndices());
+    } else if (EventTriggerOp trigger = plan.boundTrigger.lookup(op)) {
+      group = rewriter.getRemappedValue(trigger.getEvent());
+      SmallVector<Value> indices;
+      for (Value v : trigger.getIndices())
+        indices.push_back(rewriter.getRemappedValue(v));
+      Value order =
+          trigger.getOrder() ? rewriter.getRemappedValue(trigger.getOrder())
+                             : Value();
+      slot = eventSlot(rewriter, loc, trigger.getEvent().getType(), order,
+                       indices);
+    } else if (op.getAsync()) {
+      return op.emitOpError("is an asynchronous TMA load that completes no "
+                            "event; name its future in `trigger e after f` "
+                            "or bind it with tma.copy.async<e>");
+    }
+
+    if (group) {
+      onIssuer(rewriter, loc, issues, [&](OpBuilder &b) {
+        nvgpu::TmaAsyncLoadOp::create(b, loc, sharedView, group, descriptor,
+                                      *coords, slot, Value(), Value());
+      });
+      if (op.getFuture())
+        rewriter.replaceOp(op, sharedView);
+      else
+        rewriter.eraseOp(op);
+      return success();
+    }
+
+    // Synchronous: the group's earlier reads of the tile finish, one thread
+    // issues with its own barrier expecting the bytes, and everyone waits.
+    auto launch = op->getParentOfType<gpu::LaunchOp>();
+    if (!launch)
+      return op.emitOpError("synchronous TMA outside a kernel");
+    if (cooperative && !scope.inThreads)
+      emitScopeBarrier(rewriter, loc, scope);
+    Value barrier, phase;
+    std::tie(barrier, phase) = syncTmaBarrier(rewriter, loc, launch);
+    Value zero = cIndex(rewriter, loc, 0);
+    int64_t bytes = tileBytes(cast<MemRefType>(sharedView.getType()));
+    onIssuer(rewriter, loc, issues, [&](OpBuilder &b) {
+      nvgpu::MBarrierArriveExpectTxOp::create(b, loc, barrier,
+                                              cIndex(b, loc, bytes), zero,
+                                              Value());
+      nvgpu::TmaAsyncLoadOp::create(b, loc, sharedView, barrier, descriptor,
+                                    *coords, zero, Value(), Value());
+    });
+    Value parity = memref::LoadOp::create(rewriter, loc, phase, zero);
+    nvgpu::MBarrierTryWaitParityOp::create(rewriter, loc, barrier, parity,
+                                           cIndex(rewriter, loc, 10000000),
+                                           zero);
+    Value flipped = arith::XOrIOp::create(
+        rewriter, loc, parity,
+        arith::ConstantIntOp::create(rewriter, loc, rewriter.getI1Type(), 1));
+    memref::StoreOp::create(rewriter, loc, flipped, phase, zero);
+    if (op.getFuture())
+      rewriter.replaceOp(op, sharedView);
+    else
+      rewriter.eraseOp(op);
+    return success();
+  }
+};
 
 //===----------------------------------------------------------------------===//
 // Copies and futures
@@ -1290,18 +1722,6 @@ validExtents(ConversionPatternRewriter &rewriter, Location loc, Value view) {
         arith::MinSIOp::create(rewriter, loc, extentValue, remaining));
   }
   return result;
-}
-
-/// True when every index lies below its valid extent.
-static Value inBounds(OpBuilder &b, Location loc, ArrayRef<Value> indices,
-                      ArrayRef<Value> valid) {
-  Value acc = arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1);
-  for (auto [index, extent] : llvm::zip_equal(indices, valid))
-    acc = arith::AndIOp::create(
-        b, loc, acc,
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, index,
-                              extent));
-  return acc;
 }
 
 /// True when the valid extents cover the whole tile.
@@ -1578,17 +1998,6 @@ static Operation *innermostKernelLoop(Operation *op) {
   return nullptr;
 }
 
-static Value linearSlot(OpBuilder &b, Location loc, EventType type,
-                        ValueRange indices) {
-  Value slot = cIndex(b, loc, 0);
-  for (auto [d, extent] : llvm::enumerate(type.getShape())) {
-    slot = arith::MulIOp::create(b, loc, slot, cIndex(b, loc, extent));
-    if (d < indices.size())
-      slot = arith::AddIOp::create(b, loc, slot, indices[d]);
-  }
-  return slot;
-}
-
 struct EventAllocLowering : ScopedPattern<EventAllocOp> {
   using ScopedPattern::ScopedPattern;
   LogicalResult
@@ -1617,8 +2026,8 @@ struct EventAllocLowering : ScopedPattern<EventAllocOp> {
   }
 };
 
-struct EventTriggerLowering : OpConversionPattern<EventTriggerOp> {
-  using OpConversionPattern::OpConversionPattern;
+struct EventTriggerLowering : ScopedPattern<EventTriggerOp> {
+  using ScopedPattern::ScopedPattern;
   LogicalResult
   matchAndRewrite(EventTriggerOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
@@ -1645,6 +2054,30 @@ struct EventTriggerLowering : OpConversionPattern<EventTriggerOp> {
     // tiles they read: its wgmma groups complete first.
     if (op->hasAttr(kWaitWgmmaAttrName))
       waitWarpgroupMmas(rewriter, loc);
+    if (int64_t bytes = analysis.tma.expectBytes.lookup(op)) {
+      // The thread that issued the bound TMA loads expects their bytes;
+      // the rest of the role (if any) arrives plainly.
+      assert(slots.size() == 1 && "a TMA-bound trigger names one element");
+      Value issues = issuer(rewriter, loc, op, analysis);
+      auto expect = [&](OpBuilder &b) {
+        nvgpu::MBarrierArriveExpectTxOp::create(b, loc, adaptor.getEvent(),
+                                                cIndex(b, loc, bytes),
+                                                slots.front(), Value());
+      };
+      if (!issues) {
+        expect(rewriter);
+      } else {
+        auto ifOp = scf::IfOp::create(rewriter, loc, issues,
+                                      /*withElseRegion=*/true);
+        OpBuilder thenBuilder = ifOp.getThenBodyBuilder();
+        expect(thenBuilder);
+        OpBuilder elseBuilder = ifOp.getElseBodyBuilder();
+        nvgpu::MBarrierArriveOp::create(elseBuilder, loc, tokenType,
+                                        adaptor.getEvent(), slots.front());
+      }
+      rewriter.eraseOp(op);
+      return success();
+    }
     for (Value slot : slots)
       nvgpu::MBarrierArriveOp::create(rewriter, loc, tokenType,
                                       adaptor.getEvent(), slot);
@@ -1739,8 +2172,9 @@ static LogicalResult checkWarpFragment(Operation *op,
   if (!warpScope || scope.perThread)
     return op->emitOpError("is lowered to warp-level mma.sync and must run in "
                            "the body of a warp parallel (`: group`); at "
-                           "warpgroup scope it needs wgmma, which is not "
-                           "implemented yet");
+                           "warpgroup scope use warpgroup fragments "
+                           "(!croq.frag<..., warpgroup>), which lower to "
+                           "wgmma");
   Type element = type.getElementType();
   if (type.getRole() != FragRole::Acc && !element.isF16())
     return op->emitOpError("mma.sync operands must be f16, got ") << element;
@@ -2008,7 +2442,8 @@ struct MmaStoreLowering : ScopedPattern<MmaStoreOp> {
     FragType type = op.getValue().getType();
     if (type.getScope() == Level::Warpgroup) {
       storeWarpgroupAcc(rewriter, op.getLoc(), type, adaptor.getValue(),
-                        adaptor.getTarget());
+                        adaptor.getTarget(),
+                        validExtents(rewriter, op.getLoc(), op.getTarget()));
       if (getStorage(cast<MemRefType>(adaptor.getTarget().getType())) ==
           Storage::Shared)
         emitScopeBarrier(rewriter, op.getLoc(), analysis.getScope(op));
@@ -2105,9 +2540,9 @@ void mlir::croq::populateCroqToGPUConversionPatterns(
   patterns.add<KernelLaunchLowering, NestedParallelLowering, InThreadsLowering,
                BarrierLowering, DmaCopyLowering, WaitLowering, MmaFillLowering,
                MmaLoadLowering, MmaLowering, MmaStoreLowering,
-               MmaCommitLowering, EventAllocLowering>(converter, context,
-                                                      analysis);
-  patterns.add<EventTriggerLowering, EventWaitLowering>(converter, context);
+               MmaCommitLowering, EventAllocLowering, EventTriggerLowering,
+               TmaCopyLowering>(converter, context, analysis);
+  patterns.add<EventWaitLowering>(converter, context);
   patterns.add<StreamCreateLowering, ChunkAtLowering, SubspanLowering,
                ForwardFirstOperand<FutureDataOp>, ForwardFirstOperand<DmaAnyOp>,
                SwapLowering, RotateLowering,
@@ -2165,16 +2600,13 @@ static LogicalResult reportUnsupported(ModuleOp module) {
         alloc && alloc.getEvent().getType().getStorage() != MemoryKind::Shared)
       why = "only shared events lower (to mbarriers); local and global "
             "events are not implemented yet";
-    else if (auto trigger = dyn_cast<EventTriggerOp>(op);
-             trigger && !trigger.getAfter().empty())
-      why = "binding TMA bytes to an event needs the TMA lowering, which is "
-            "not implemented yet";
     else if (auto wait = dyn_cast<EventWaitOp>(op);
              wait && failed(checkInferredGeneration(wait)))
       return WalkResult::interrupt();
-    else if (isa<TmaCopyOp>(op))
-      why = "TMA copies lower in the Hopper pipeline, which is not "
-            "implemented yet; use croq.dma.copy";
+    else if (auto copy = dyn_cast<TmaCopyOp>(op);
+             copy && copy.getAsync() && !copy.isLoad())
+      why = "asynchronous TMA stores are not supported; use a synchronous "
+            "tma.copy for the store";
     else if (auto copy = dyn_cast<DmaCopyOp>(op); copy && copy.getSwizzle())
       why = "swizzled cooperative copies are not implemented yet; drop "
             "swizzle(...)";
@@ -2184,32 +2616,6 @@ static LogicalResult reportUnsupported(ModuleOp module) {
     return WalkResult::interrupt();
   });
   return failure(result.wasInterrupted());
-}
-
-/// True when every croq.inthreads around `op` tests only indices of
-/// parallels at `level` or above, so that it keeps or drops whole instances
-/// of that level (a cooperative op there still has all its threads).
-static bool selectsWholeGroups(Operation *op, Level level) {
-  for (auto region = op->getParentOfType<InThreadsOp>(); region;
-       region = region->getParentOfType<InThreadsOp>()) {
-    SmallVector<Value> worklist{region.getPredicate()};
-    llvm::SmallPtrSet<Value, 16> visited;
-    while (!worklist.empty()) {
-      Value v = worklist.pop_back_val();
-      if (!visited.insert(v).second)
-        continue;
-      if (auto arg = dyn_cast<BlockArgument>(v)) {
-        auto parallel = dyn_cast<ParallelOp>(arg.getOwner()->getParentOp());
-        if (!parallel || static_cast<int>(parallel.getLevel()) <
-                             static_cast<int>(level))
-          return false;
-        continue;
-      }
-      if (Operation *def = v.getDefiningOp())
-        llvm::append_range(worklist, def->getOperands());
-    }
-  }
-  return true;
 }
 
 /// Checks that a warpgroup executes `op` and that `type` fits wgmma.
@@ -2371,9 +2777,9 @@ static LogicalResult assignArrivals(ModuleOp module,
     for (Operation *user : alloc.getEvent().getUsers()) {
       if (!isa<EventTriggerOp>(user))
         continue;
+      // The threads that run the trigger: those of its innermost region
+      // (whose count includes the regions around it).
       InThreadsOp role = user->getParentOfType<InThreadsOp>();
-      while (role && role->getParentOfType<InThreadsOp>())
-        role = role->getParentOfType<InThreadsOp>();
       std::optional<int64_t> threads =
           role ? countRoleThreads(role)
                : std::optional(analysis.getScope(user).blockDim);
@@ -2405,7 +2811,8 @@ struct ConvertCroqToGPUPass
     });
     std::unique_ptr<LaunchAnalysis> analysis = analyzeLaunches(module);
     if (!analysis || failed(verifyLowerable(module, *analysis)) ||
-        failed(assignArrivals(module, *analysis)))
+        failed(assignArrivals(module, *analysis)) ||
+        failed(planTmaCopies(module, analysis->tma)))
       return signalPassFailure();
     electStores(module, *analysis, useElectSync);
 
@@ -2447,6 +2854,44 @@ struct ConvertCroqToGPUPass
 } // namespace
 
 namespace {
+
+struct CroqPassTensorMapsByPointerPass
+    : mlir::croq::impl::CroqPassTensorMapsByPointerPassBase<
+          CroqPassTensorMapsByPointerPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto pointerType = LLVM::LLVMPointerType::get(&getContext());
+    module.walk([&](gpu::GPUFuncOp func) {
+      if (!func.isKernel() || func.isExternal())
+        return;
+      Block &entry = func.getBody().front();
+      OpBuilder b = OpBuilder::atBlockBegin(&entry);
+      SmallVector<Type> inputs(func.getArgumentTypes());
+      for (BlockArgument arg : entry.getArguments()) {
+        Type type = arg.getType();
+        if (!isa<nvgpu::TensorMapDescriptorType>(type))
+          continue;
+        arg.setType(pointerType);
+        inputs[arg.getArgNumber()] = pointerType;
+        auto cast = UnrealizedConversionCastOp::create(b, arg.getLoc(), type,
+                                                       ValueRange{arg});
+        arg.replaceAllUsesExcept(cast.getResult(0), cast);
+      }
+      func.setFunctionType(FunctionType::get(&getContext(), inputs,
+                                             func.getResultTypes()));
+    });
+    module.walk([&](gpu::LaunchFuncOp launch) {
+      OpBuilder b(launch);
+      for (OpOperand &operand : launch->getOpOperands()) {
+        if (!isa<nvgpu::TensorMapDescriptorType>(operand.get().getType()))
+          continue;
+        operand.set(UnrealizedConversionCastOp::create(
+                        b, launch.getLoc(), pointerType, operand.get())
+                        .getResult(0));
+      }
+    });
+  }
+};
 
 struct CroqBoundKernelRegistersPass
     : mlir::croq::impl::CroqBoundKernelRegistersPassBase<

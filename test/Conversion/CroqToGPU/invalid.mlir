@@ -13,12 +13,52 @@ func.func @negative_event(%n: index) {
 
 // -----
 
-func.func @negative_tma(%g: memref<64x64xf16>) {
+func.func @negative_tma_async_store(%g: memref<64x64xf16>) {
   %c1 = arith.constant 1 : index
   croq.parallel (%b) by [%c1] : block {
     %s = memref.alloc() : memref<64x64xf16, #gpu.address_space<workgroup>>
-    // expected-error @below {{cannot be lowered to GPU code: TMA copies lower in the Hopper pipeline, which is not implemented yet; use croq.dma.copy}}
-    croq.tma.copy %g to %s : memref<64x64xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
+    // expected-error @below {{cannot be lowered to GPU code: asynchronous TMA stores are not supported; use a synchronous tma.copy for the store}}
+    %f = croq.tma.copy async %s to %g : memref<64x64xf16, #gpu.address_space<workgroup>> to memref<64x64xf16> -> !croq.future<tma, async, memref<64x64xf16>>
+    croq.wait %f : !croq.future<tma, async, memref<64x64xf16>>
+  }
+  return
+}
+
+// -----
+
+// A swizzled tile is only readable by wgmma.
+func.func @negative_tma_swizzle_unread(%g: memref<64x64xf16>) {
+  %c1 = arith.constant 1 : index
+  croq.parallel (%b) by [%c1] : block {
+    %s = memref.alloc() : memref<64x64xf16, #gpu.address_space<workgroup>>
+    // expected-error @below {{writes a swizzled tile that only warpgroup MMAs can read, but none reads this buffer; drop the swizzle}}
+    croq.tma.copy swizzle(128) %g to %s : memref<64x64xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
+  }
+  return
+}
+
+// -----
+
+func.func @negative_tma_unbound_trigger(%g: memref<64x64xf16>) {
+  %c1 = arith.constant 1 : index
+  croq.parallel (%b) by [%c1] : block {
+    %e = croq.event.alloc : !croq.event<shared>
+    %s = memref.alloc() : memref<64x64xf16, #gpu.address_space<workgroup>>
+    // expected-error @below {{is bound to an event element that is not triggered after it in the same block}}
+    croq.tma.copy async %g to %s bind %e : memref<64x64xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>, !croq.event<shared>
+    croq.event.wait %e : !croq.event<shared>
+  }
+  return
+}
+
+// -----
+
+func.func @negative_tma_box(%g: memref<512x64xf16>) {
+  %c1 = arith.constant 1 : index
+  croq.parallel (%b) by [%c1] : block {
+    %s = memref.alloc() : memref<512x64xf16, #gpu.address_space<workgroup>>
+    // expected-error @below {{a TMA box has at most 256 elements per dimension}}
+    croq.tma.copy %g to %s : memref<512x64xf16> to memref<512x64xf16, #gpu.address_space<workgroup>>
   }
   return
 }
@@ -129,7 +169,7 @@ func.func @negative_warpgroup_mma(%a: memref<64x16xf16, #gpu.address_space<workg
   %c1 = arith.constant 1 : index
   croq.parallel (%b) by [%c1] : block {
     croq.parallel (%g) by [%c1] : warpgroup {
-      // expected-error @below {{is lowered to warp-level mma.sync and must run in the body of a warp parallel (`: group`); at warpgroup scope it needs wgmma, which is not implemented yet}}
+      // expected-error @below {{is lowered to warp-level mma.sync and must run in the body of a warp parallel (`: group`); at warpgroup scope use warpgroup fragments (!croq.frag<..., warpgroup>), which lower to wgmma}}
       %fa = croq.mma.load %a : memref<64x16xf16, #gpu.address_space<workgroup>> -> !croq.frag<a, 64x16xf16>
       %zero = arith.constant 0.0 : f32
       %acc = croq.mma.fill %zero : f32 -> !croq.frag<acc, 64x64xf32>

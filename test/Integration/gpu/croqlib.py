@@ -42,6 +42,10 @@ SIGNATURES = {
     "gemm_ws2_co": [_TENSOR, _TENSOR, _TENSOR],
     "matmul_1p1c_co": [_TENSOR, _TENSOR, _TENSOR],
     "matmul_1p1c_s4_co": [_TENSOR, _TENSOR, _TENSOR],
+    "tma_copy_co": [_TENSOR, _TENSOR],
+    "tma_ws_d1_co": [_TENSOR, _TENSOR, _TENSOR],
+    "tma_ws_d2_co": [_TENSOR, _TENSOR, _TENSOR],
+    "gemm_tma_co": [_TENSOR, _TENSOR, _TENSOR],
 }
 
 

@@ -237,6 +237,39 @@ def seed_1p1c_wgmma_four_stages():
                  "seed 1P1C wgmma, STAGES 4", torch.float16)
 
 
+@test
+def tma_copy_both_ways():
+    # Tails in both dimensions: the load zero-fills, the store clips.
+    for m, n in ((64, 64), (100, 72), (257, 36)):
+        src = torch.randn(m, n, device="cuda")
+        dst = poisoned((m, n), torch.float32)
+        K.tma_copy_co(src, dst)
+        expect_equal(dst, src + 1, f"TMA copy {m}x{n}")
+
+
+# Tiles of 64x64x64; the last shape has tails in M, N and K.
+TMA_WS_SHAPES = ((64, 64, 64), (192, 320, 1024), (100, 72, 200))
+
+
+@test
+def tma_warp_specialized_d1():
+    check_matmul(K.tma_ws_d1_co, TMA_WS_SHAPES, True, 1e-2,
+                 "TMA 1P1C (D1 forms, f16 accumulation)", torch.float16)
+
+
+@test
+def tma_warp_specialized_d2():
+    check_matmul(K.tma_ws_d2_co, TMA_WS_SHAPES, True, 1e-5,
+                 "TMA 1P1C (D2 forms, f32 accumulation)")
+
+
+@test
+def tma_wgmma_gemm_one_producer_two_consumers():
+    check_matmul(K.gemm_tma_co,
+                 ((128, 256, 64), (256, 512, 1024), (300, 200, 136)), True,
+                 1e-5, "TMA 1P2C GEMM 128x256x64")
+
+
 def spin_reference(x, iters):
     # The kernel's recurrence, applied in float32 on the CPU.
     v = x.cpu().clone()

@@ -79,12 +79,34 @@ struct CroqWarpSpecializePass
   }
 
   LogicalResult specialize(ParallelOp group, DataFlowSolver &solver) {
+    // Roles sit in the warpgroup body, or in the body of its thread level
+    // in the comma form `parallel p by n : group-4, t by 128 : thread`.
+    Block *body = &group.getBody().front();
+    for (Operation &op : *body)
+      if (auto child = dyn_cast<ParallelOp>(op);
+          child && child.getLevel() == Level::Thread)
+        body = &child.getBody().front();
     SmallVector<InThreadsOp> roles;
-    for (Operation &op : group.getBody().front())
+    for (Operation &op : *body)
       if (auto role = dyn_cast<InThreadsOp>(op); role && role.getAsync())
         roles.push_back(role);
     if (roles.empty())
       return success();
+    // A role of single threads (`p == 0 && t == 0`) occupies its whole
+    // warpgroup: the warpgroup test becomes the role, the thread test a
+    // region inside it, so that setmaxnreg runs on the whole warpgroup.
+    bool split = false;
+    for (InThreadsOp role : roles) {
+      FailureOr<bool> didSplit = splitThreadSelection(role, solver);
+      if (failed(didSplit))
+        return failure();
+      split |= *didSplit;
+    }
+    // The new predicates need the analysis too.
+    DataFlowSolver fresh;
+    if (split && failed(runDivergenceAnalysis(getOperation(), fresh)))
+      return failure();
+    DataFlowSolver &uniformity = split ? fresh : solver;
     // The warpgroups of the block: this parallel's extents.
     int64_t warpgroups = 1;
     for (Value bound : group.getBounds()) {
@@ -99,7 +121,7 @@ struct CroqWarpSpecializePass
     int64_t producerThreads = 0, consumerThreads = 0;
     SmallVector<bool> producer;
     for (InThreadsOp role : roles) {
-      UniformScope scope = getUniformScope(solver, role.getPredicate());
+      UniformScope scope = getUniformScope(uniformity, role.getPredicate());
       if (scope < UniformScope::Warpgroup)
         return role.emitOpError("is a warp-specialized role but its "
                                 "predicate is uniform only at ")
@@ -152,6 +174,50 @@ struct CroqWarpSpecializePass
         role->setAttr(kRoleIndexAttrName, IntegerAttr::get(i32, index));
     }
     return success();
+  }
+
+  /// Splits a role whose predicate is `uniform && rest` (conjuncts uniform
+  /// at warpgroup and conjuncts that are not) into `inthreads.async
+  /// (uniform) { inthreads (rest) { body } }`. Roles already uniform are
+  /// left alone; roles with no uniform conjunct are reported by the caller.
+  FailureOr<bool> splitThreadSelection(InThreadsOp role,
+                                       DataFlowSolver &solver) {
+    SmallVector<Value> conjuncts{role.getPredicate()}, uniform, rest;
+    while (!conjuncts.empty()) {
+      Value c = conjuncts.pop_back_val();
+      if (getUniformScope(solver, c) >= UniformScope::Warpgroup) {
+        uniform.push_back(c);
+        continue;
+      }
+      if (auto andOp = c.getDefiningOp<arith::AndIOp>()) {
+        conjuncts.push_back(andOp.getRhs());
+        conjuncts.push_back(andOp.getLhs());
+        continue;
+      }
+      rest.push_back(c);
+    }
+    if (rest.empty() || uniform.empty())
+      return false;
+    OpBuilder b(role);
+    Location loc = role.getLoc();
+    auto conjunction = [&](ArrayRef<Value> values) {
+      Value acc = values.front();
+      for (Value v : values.drop_front())
+        acc = arith::AndIOp::create(b, loc, acc, v);
+      return acc;
+    };
+    Value outer = conjunction(uniform);
+    Value inner = conjunction(rest);
+    role.getPredicateMutable().assign(outer);
+    Block &block = role.getBody().front();
+    b.setInsertionPointToStart(&block);
+    auto selection = InThreadsOp::create(b, loc, inner, /*async=*/false);
+    Block &selected = selection.getBody().front();
+    // Everything but the two terminators moves into the selection.
+    while (&block.back() != selection.getOperation() &&
+           selection->getNextNode() != block.getTerminator())
+      selection->getNextNode()->moveBefore(selected.getTerminator());
+    return true;
   }
 
   /// The roles can share one dispatch when no warpgroup runs two of them
