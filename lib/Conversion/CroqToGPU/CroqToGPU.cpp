@@ -60,6 +60,9 @@ struct TmaPlan {
 class LaunchAnalysis {
 public:
   TmaPlan tma;
+  /// Per-thread phase bits of events whose waits count at run time, made
+  /// by the event's lowering for the waits that follow it.
+  mutable DenseMap<Operation *, Value> phaseBits;
 
   /// Where an op inside a kernel runs.
   struct Scope {
@@ -274,6 +277,9 @@ std::unique_ptr<LaunchAnalysis> mlir::croq::analyzeLaunches(ModuleOp module) {
 
 /// Marks a shared buffer read by warpgroup MMAs with its swizzle span.
 static constexpr StringLiteral kSwizzleAttrName = "croq.swizzle";
+/// Marks a wait whose generation is counted at run time (hasLoopGeneration
+/// is false; decided before rewriting, while loops are intact).
+static constexpr StringLiteral kCountPhasesAttrName = "croq.count_phases";
 /// Marks a trigger whose role issues warpgroup MMAs.
 static constexpr StringLiteral kWaitWgmmaAttrName = "croq.wait_wgmma";
 
@@ -1998,6 +2004,41 @@ static Operation *innermostKernelLoop(Operation *op) {
   return nullptr;
 }
 
+/// True when `v` is `iv rem n` (signed or unsigned) for the constant `n`.
+static bool isInductionModulo(Value v, Value iv, int64_t n) {
+  Operation *def = v.getDefiningOp();
+  if (!isa_and_nonnull<arith::RemSIOp, arith::RemUIOp>(def))
+    return false;
+  std::optional<int64_t> divisor = getConstantIntValue(def->getOperand(1));
+  return def->getOperand(0) == iv && divisor && *divisor == n;
+}
+
+/// True when the D1 rule, generation (iv - lb) / N of the loop around a
+/// subscripted wait, is the number of earlier waits on its slot: the wait
+/// runs once per iteration (directly in the body, step 1) of the only kernel
+/// loop around it, on slot `iv % N` or the event's only slot; or it runs at
+/// most once (no loop). Other waits count at run time: each thread keeps a
+/// phase bit per slot and flips it after each wait (the model's "waiter's
+/// own counter"), e.g. in persistent kernels whose K loop restarts per tile.
+static bool hasLoopGeneration(EventWaitOp wait) {
+  Operation *loop = innermostKernelLoop(wait);
+  if (!loop)
+    return true;
+  auto forOp = dyn_cast<scf::ForOp>(loop);
+  if (!forOp || wait->getBlock() != forOp.getBody() ||
+      innermostKernelLoop(forOp))
+    return false;
+  std::optional<int64_t> step = getConstantIntValue(forOp.getStep());
+  if (!step || *step != 1)
+    return false;
+  EventType type = wait.getEvent().getType();
+  int64_t slots = type.getNumElements();
+  return slots == 1 ||
+         (type.getRank() == 1 && wait.getIndices().size() == 1 &&
+          isInductionModulo(wait.getIndices()[0], forOp.getInductionVar(),
+                            slots));
+}
+
 struct EventAllocLowering : ScopedPattern<EventAllocOp> {
   using ScopedPattern::ScopedPattern;
   LogicalResult
@@ -2021,6 +2062,22 @@ struct EventAllocLowering : ScopedPattern<EventAllocOp> {
                                       cIndex(rewriter, loc, i), Value());
     }
     gpu::BarrierOp::create(rewriter, loc);
+    bool counts = llvm::any_of(op.getEvent().getUsers(), [](Operation *user) {
+      return user->hasAttr(kCountPhasesAttrName);
+    });
+    if (counts) {
+      // Each thread's phase bit per slot: the parity of the generation it
+      // waits for next (a `ready` event starts one generation ahead).
+      int64_t n = type.getNumElements();
+      Value bits = memref::AllocaOp::create(
+          rewriter, loc, MemRefType::get({n}, rewriter.getI1Type()));
+      Value start = arith::ConstantIntOp::create(
+          rewriter, loc, rewriter.getI1Type(), op.getReady() ? 1 : 0);
+      for (int64_t i = 0; i < n; ++i)
+        memref::StoreOp::create(rewriter, loc, start, bits,
+                                ValueRange{cIndex(rewriter, loc, i)});
+      analysis.phaseBits[op] = bits;
+    }
     rewriter.replaceOp(op, group.getBarriers());
     return success();
   }
@@ -2086,8 +2143,8 @@ struct EventTriggerLowering : ScopedPattern<EventTriggerOp> {
   }
 };
 
-struct EventWaitLowering : OpConversionPattern<EventWaitOp> {
-  using OpConversionPattern::OpConversionPattern;
+struct EventWaitLowering : ScopedPattern<EventWaitOp> {
+  using ScopedPattern::ScopedPattern;
   LogicalResult
   matchAndRewrite(EventWaitOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
@@ -2098,6 +2155,24 @@ struct EventWaitLowering : OpConversionPattern<EventWaitOp> {
     if (Value order = adaptor.getOrder()) {
       slot = arith::RemUIOp::create(rewriter, loc, order, n);
       generation = arith::DivUIOp::create(rewriter, loc, order, n);
+    } else if (op->hasAttr(kCountPhasesAttrName)) {
+      slot = linearSlot(rewriter, loc, type, adaptor.getIndices());
+      Value bits = analysis.phaseBits.lookup(
+          op.getEvent().getDefiningOp<EventAllocOp>());
+      if (!bits)
+        return op.emitOpError("needs per-thread phase bits, which only events "
+                              "allocated in the kernel have");
+      Value parity = memref::LoadOp::create(rewriter, loc, bits, slot);
+      nvgpu::MBarrierTryWaitParityOp::create(rewriter, loc, adaptor.getEvent(),
+                                             parity,
+                                             cIndex(rewriter, loc, 10000000),
+                                             slot);
+      Value flipped = arith::XOrIOp::create(
+          rewriter, loc, parity,
+          arith::ConstantIntOp::create(rewriter, loc, rewriter.getI1Type(), 1));
+      memref::StoreOp::create(rewriter, loc, flipped, bits, slot);
+      rewriter.eraseOp(op);
+      return success();
     } else {
       slot = linearSlot(rewriter, loc, type, adaptor.getIndices());
       // The D1 rule: the k-th iteration of the innermost loop waits for
@@ -2541,8 +2616,8 @@ void mlir::croq::populateCroqToGPUConversionPatterns(
                BarrierLowering, DmaCopyLowering, WaitLowering, MmaFillLowering,
                MmaLoadLowering, MmaLowering, MmaStoreLowering,
                MmaCommitLowering, EventAllocLowering, EventTriggerLowering,
-               TmaCopyLowering>(converter, context, analysis);
-  patterns.add<EventWaitLowering>(converter, context);
+               TmaCopyLowering, EventWaitLowering>(converter, context,
+                                                   analysis);
   patterns.add<StreamCreateLowering, ChunkAtLowering, SubspanLowering,
                ForwardFirstOperand<FutureDataOp>, ForwardFirstOperand<DmaAnyOp>,
                SwapLowering, RotateLowering,
@@ -2550,47 +2625,6 @@ void mlir::croq::populateCroqToGPUConversionPatterns(
 }
 
 namespace {
-
-/// True when `v` is `iv rem n` (signed or unsigned) for the constant `n`.
-static bool isInductionModulo(Value v, Value iv, int64_t n) {
-  Operation *def = v.getDefiningOp();
-  if (!isa_and_nonnull<arith::RemSIOp, arith::RemUIOp>(def))
-    return false;
-  std::optional<int64_t> divisor = getConstantIntValue(def->getOperand(1));
-  return def->getOperand(0) == iv && divisor && *divisor == n;
-}
-
-/// A subscripted wait (`wait e[i]`, no `at`) takes its generation from the
-/// loop around it (the D1 rule, lowered as (iv - lb) / N). That count is the
-/// number of earlier waits on the slot only when the slot is `iv % N` of the
-/// innermost loop with step 1, or when the event has a single slot; anything
-/// else would wait on the wrong phase, so it is rejected here.
-static LogicalResult checkInferredGeneration(EventWaitOp wait) {
-  if (wait.getOrder())
-    return success();
-  Operation *loop = innermostKernelLoop(wait);
-  auto forOp = dyn_cast_or_null<scf::ForOp>(loop);
-  if (loop && isa<scf::WhileOp>(loop)) {
-    return wait.emitOpError("waits inside a while loop, whose iteration "
-                            "count cannot give the event's generation; "
-                            "write the generation explicitly with at(order)");
-  }
-  EventType type = wait.getEvent().getType();
-  int64_t slots = type.getNumElements();
-  if (!forOp || slots == 1)
-    return success();
-  std::optional<int64_t> step = getConstantIntValue(forOp.getStep());
-  bool inferable = step && *step == 1 && type.getRank() == 1 &&
-                   wait.getIndices().size() == 1 &&
-                   isInductionModulo(wait.getIndices()[0],
-                                     forOp.getInductionVar(), slots);
-  if (inferable)
-    return success();
-  return wait.emitOpError("has its generation inferred from the enclosing "
-                          "loop, which needs the slot to be `iv % ")
-         << slots << "` of the innermost loop (step 1) over a 1-D event; "
-         << "write the generation explicitly with at(order)";
-}
 
 /// Ops that have no lowering yet; each is reported where it stands.
 static LogicalResult reportUnsupported(ModuleOp module) {
@@ -2600,9 +2634,6 @@ static LogicalResult reportUnsupported(ModuleOp module) {
         alloc && alloc.getEvent().getType().getStorage() != MemoryKind::Shared)
       why = "only shared events lower (to mbarriers); local and global "
             "events are not implemented yet";
-    else if (auto wait = dyn_cast<EventWaitOp>(op);
-             wait && failed(checkInferredGeneration(wait)))
-      return WalkResult::interrupt();
     else if (auto copy = dyn_cast<TmaCopyOp>(op);
              copy && copy.getAsync() && !copy.isLoad())
       why = "asynchronous TMA stores are not supported; use a synchronous "
@@ -2805,6 +2836,10 @@ struct ConvertCroqToGPUPass
     if (failed(reportUnsupported(module)) ||
         failed(planSwizzledBuffers(module)))
       return signalPassFailure();
+    module.walk([](EventWaitOp wait) {
+      if (!wait.getOrder() && !hasLoopGeneration(wait))
+        wait->setAttr(kCountPhasesAttrName, UnitAttr::get(wait.getContext()));
+    });
     module.walk([](EventTriggerOp trigger) {
       if (roleIssuesWgmma(trigger))
         trigger->setAttr(kWaitWgmmaAttrName, UnitAttr::get(trigger.getContext()));

@@ -454,3 +454,79 @@ func.func @role_dispatch(%n: index, %out: memref<2xindex>) {
   }
   return
 }
+
+// -----
+
+// The slot is not `iv % 2` of the loop, so (iv - lb) / 2 would not count the
+// earlier waits on it: each thread keeps a phase bit per slot instead.
+// CHECK-LABEL: func.func @wait_counts_phases
+// CHECK: %[[BITS:.*]] = memref.alloca() : memref<2xi1>
+// CHECK: memref.store %false, %[[BITS]]
+// CHECK: scf.for
+// CHECK: %[[P:.*]] = memref.load %[[BITS]][%[[S:.*]]] : memref<2xi1>
+// CHECK: nvgpu.mbarrier.try_wait.parity %{{.*}}[%[[S]]], %[[P]]
+// CHECK: %[[F:.*]] = arith.xori %[[P]], %true
+// CHECK: memref.store %[[F]], %[[BITS]][%[[S]]]
+func.func @wait_counts_phases(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c8 = arith.constant 8 : index
+  croq.parallel (%b) by [%n] : block {
+    %e = croq.event.alloc : !croq.event<shared, 2>
+    croq.parallel (%p) by [%c2] : warpgroup {
+      %first = arith.cmpi eq, %p, %c0 : index
+      croq.inthreads async (%first) {
+        scf.for %k = %c0 to %c8 step %c1 {
+          %half = arith.divui %k, %c2 : index
+          %s = arith.remui %half, %c2 : index
+          croq.event.wait %e[%s] : !croq.event<shared, 2>
+        }
+      }
+      %second = arith.cmpi eq, %p, %c1 : index
+      croq.inthreads async (%second) {
+        scf.for %k = %c0 to %c8 step %c1 {
+          %s = arith.remui %k, %c2 : index
+          croq.event.trigger %e[%s] : !croq.event<shared, 2>
+        }
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// A wait in a while loop counts its phases at run time too.
+// CHECK-LABEL: func.func @wait_in_while
+// CHECK: memref.alloca() : memref<1xi1>
+// CHECK: scf.while
+// CHECK: nvgpu.mbarrier.try_wait.parity
+// CHECK: arith.xori
+func.func @wait_in_while(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  croq.parallel (%b) by [%n] : block {
+    %e = croq.event.alloc : !croq.event<shared>
+    croq.parallel (%p) by [%c2] : warpgroup {
+      %first = arith.cmpi eq, %p, %c0 : index
+      croq.inthreads async (%first) {
+        %r = scf.while (%i = %c0) : (index) -> index {
+          %go = arith.cmpi ult, %i, %n : index
+          scf.condition(%go) %i : index
+        } do {
+        ^bb0(%i: index):
+          croq.event.wait %e : !croq.event<shared>
+          %next = arith.addi %i, %c1 : index
+          scf.yield %next : index
+        }
+      }
+      %second = arith.cmpi eq, %p, %c1 : index
+      croq.inthreads async (%second) {
+        croq.event.trigger %e : !croq.event<shared>
+      }
+    }
+  }
+  return
+}
