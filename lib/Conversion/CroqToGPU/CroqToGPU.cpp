@@ -2573,7 +2573,9 @@ struct MmaCommitLowering : ScopedPattern<MmaCommitOp> {
   LogicalResult
   matchAndRewrite(MmaCommitOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    if (analysis.getScope(op).groupLevel == Level::Warpgroup)
+    const LaunchAnalysis::Scope &scope = analysis.getScope(op);
+    if (scope.groupLevel == Level::Warpgroup ||
+        (scope.groupLevel == Level::Block && scope.blockDim == 128))
       waitWarpgroupMmas(rewriter, op.getLoc());
     rewriter.eraseOp(op);
     return success();
@@ -2654,7 +2656,11 @@ static LogicalResult checkWarpgroupFragment(Operation *op,
                                             const LaunchAnalysis &analysis,
                                             FragType type) {
   const LaunchAnalysis::Scope &scope = analysis.getScope(op);
-  if (scope.groupLevel != Level::Warpgroup)
+  // A block of exactly one warpgroup is a warpgroup.
+  bool warpgroupScope =
+      scope.groupLevel == Level::Warpgroup ||
+      (scope.groupLevel == Level::Block && scope.blockDim == 128);
+  if (!warpgroupScope)
     return op->emitOpError("uses warpgroup fragment ")
            << type << ", which must be used in the body of a group-4 parallel";
   if (scope.inThreads && !selectsWholeGroups(op, Level::Warpgroup))

@@ -46,6 +46,8 @@ SIGNATURES = {
     "tma_ws_d1_co": [_TENSOR, _TENSOR, _TENSOR],
     "tma_ws_d2_co": [_TENSOR, _TENSOR, _TENSOR],
     "gemm_tma_co": [_TENSOR, _TENSOR, _TENSOR],
+    "persistent_wgmma_co": [_TENSOR, _TENSOR, _TENSOR],
+    "gemm_tma_persistent_co": [_TENSOR, _TENSOR, _TENSOR],
 }
 
 

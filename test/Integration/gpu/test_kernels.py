@@ -270,6 +270,26 @@ def tma_wgmma_gemm_one_producer_two_consumers():
                  1e-5, "TMA 1P2C GEMM 128x256x64")
 
 
+@test
+def seed_persistent_wgmma():
+    # 256 tiles over 132 blocks: the second tile_iter runs on some blocks
+    # only (the guard); M and N have tails.
+    check_matmul(K.persistent_wgmma_co,
+                 ((64, 64, 64), (640, 704, 256), (1000, 1000, 192)), True,
+                 1e-2, "seed persistent wgmma (f16 accumulation)",
+                 torch.float16)
+
+
+@test
+def tma_wgmma_gemm_persistent_warp_specialized():
+    # 64 tiles (one per block), 256 tiles (two rounds, the ring's phases
+    # continue across tiles), and tails in M, N and K.
+    check_matmul(K.gemm_tma_persistent_co,
+                 ((128, 256, 64), (1024, 2048, 512), (2048, 4096, 256),
+                  (300, 520, 136)), True, 1e-5,
+                 "persistent warp-specialized TMA GEMM")
+
+
 def spin_reference(x, iters):
     # The kernel's recurrence, applied in float32 on the CPU.
     v = x.cpu().clone()
