@@ -11,7 +11,7 @@ from benchlib import bench, load_kernels
 K = load_kernels()
 
 
-print(f"{'M=N=K':<8}{"kernel":<24}{'croq TFLOP/s':>14}{'cuBLAS TFLOP/s':>16}{'ratio':>8}")
+print(f"{'M=N=K':<8}{'kernel':<24}{'croq TFLOP/s':>14}{'cuBLAS TFLOP/s':>16}{'ratio':>8}")
 for size in (4096, 8192):
     a = torch.randn(size, size, device="cuda").half()
     b = torch.randn(size, size, device="cuda").half()

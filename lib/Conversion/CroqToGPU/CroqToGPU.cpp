@@ -27,6 +27,7 @@
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Dominance.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/DialectConversion.h"
 #include "llvm/ADT/SmallPtrSet.h"
@@ -280,6 +281,11 @@ static constexpr StringLiteral kSwizzleAttrName = "croq.swizzle";
 /// Marks a wait whose generation is counted at run time (hasLoopGeneration
 /// is false; decided before rewriting, while loops are intact).
 static constexpr StringLiteral kCountPhasesAttrName = "croq.count_phases";
+/// Marks a warpgroup mma.commit that waits only until this many wgmma
+/// groups remain in flight (deferWarpgroupMmaWaits).
+static constexpr StringLiteral kPendingGroupsAttrName = "croq.wgmma_pending";
+/// Marks a trigger released one iteration late, after a deferred wait.
+static constexpr StringLiteral kDeferredAttrName = "croq.deferred_release";
 /// Marks a trigger whose role issues warpgroup MMAs.
 static constexpr StringLiteral kWaitWgmmaAttrName = "croq.wait_wgmma";
 
@@ -2575,8 +2581,11 @@ struct MmaCommitLowering : ScopedPattern<MmaCommitOp> {
                   ConversionPatternRewriter &rewriter) const override {
     const LaunchAnalysis::Scope &scope = analysis.getScope(op);
     if (scope.groupLevel == Level::Warpgroup ||
-        (scope.groupLevel == Level::Block && scope.blockDim == 128))
-      waitWarpgroupMmas(rewriter, op.getLoc());
+        (scope.groupLevel == Level::Block && scope.blockDim == 128)) {
+      auto pending = op->getAttrOfType<IntegerAttr>(kPendingGroupsAttrName);
+      NVVM::WgmmaWaitGroupSyncOp::create(
+          rewriter, op.getLoc(), uint64_t(pending ? pending.getInt() : 0));
+    }
     rewriter.eraseOp(op);
     return success();
   }
@@ -2627,6 +2636,150 @@ void mlir::croq::populateCroqToGPUConversionPatterns(
 }
 
 namespace {
+
+
+/// Clones the pure computation of `v` inside `loop` with `map` (which maps
+/// the induction variable); values from outside the loop are kept.
+static FailureOr<Value> cloneSlice(OpBuilder &b, Value v, scf::ForOp loop,
+                                   IRMapping &map) {
+  if (Value mapped = map.lookupOrNull(v))
+    return mapped;
+  Operation *def = v.getDefiningOp();
+  if (!def || !loop->isAncestor(def))
+    return isa<BlockArgument>(v) && loop->isAncestor(
+                                        cast<BlockArgument>(v).getOwner()->getParentOp())
+               ? FailureOr<Value>(failure())
+               : FailureOr<Value>(v);
+  if (!isMemoryEffectFree(def) || def->getNumRegions())
+    return failure();
+  for (Value operand : def->getOperands())
+    if (failed(cloneSlice(b, operand, loop, map)))
+      return failure();
+  Operation *clone = b.clone(*def, map);
+  return clone->getResult(cast<OpResult>(v).getResultNumber());
+}
+
+/// Warpgroup MMA groups one iteration of `loop` issues, or std::nullopt
+/// when a loop between them has a non-constant trip count.
+static std::optional<int64_t> groupsPerIteration(scf::ForOp loop) {
+  int64_t groups = 0;
+  bool countable = true;
+  loop.getBody()->walk([&](MmaOp mma) {
+    if (!isWarpgroupFrag(mma.getAcc().getType()))
+      return;
+    int64_t trips = 1;
+    for (Operation *p = mma->getParentOp(); p != loop; p = p->getParentOp()) {
+      auto inner = dyn_cast<scf::ForOp>(p);
+      if (!inner)
+        continue;
+      std::optional<int64_t> lb = getConstantIntValue(inner.getLowerBound());
+      std::optional<int64_t> ub = getConstantIntValue(inner.getUpperBound());
+      std::optional<int64_t> step = getConstantIntValue(inner.getStep());
+      if (!lb || !ub || !step || *step <= 0) {
+        countable = false;
+        return;
+      }
+      trips *= *ub > *lb ? (*ub - *lb + *step - 1) / *step : 0;
+    }
+    groups += trips;
+  });
+  if (!countable)
+    return std::nullopt;
+  return groups;
+}
+
+/// Keeps one K iteration of wgmma in flight while the next is issued. In a
+/// consumer loop that ends `mma.commit; trigger e[slot(iv)]` (releasing the
+/// tiles its MMAs read), the commit waits only for the groups of earlier
+/// iterations (wgmma.wait_group G, G the groups one iteration issues) and
+/// the triggers release the previous iteration's slots; after the loop a
+/// full commit releases the last. Rings of one slot keep the plain form,
+/// where the producer would wait for a release that comes after the
+/// consumer's next wait.
+static void deferWarpgroupMmaWaits(ModuleOp module) {
+  SmallVector<MmaCommitOp> commits;
+  module.walk([&](MmaCommitOp commit) { commits.push_back(commit); });
+  for (MmaCommitOp commit : commits) {
+    auto loop = dyn_cast<scf::ForOp>(commit->getParentOp());
+    if (!loop)
+      continue;
+    std::optional<int64_t> groups = groupsPerIteration(loop);
+    if (groups && *groups == 0)
+      continue;
+    SmallVector<EventTriggerOp> triggers;
+    bool movable = true;
+    for (Operation *op = commit->getNextNode(); op != loop.getBody()->getTerminator();
+         op = op->getNextNode()) {
+      if (auto trigger = dyn_cast<EventTriggerOp>(op)) {
+        movable &= trigger.getAfter().empty() &&
+                   trigger.getEvent().getType().getNumElements() >= 2;
+        triggers.push_back(trigger);
+        continue;
+      }
+      movable &= isMemoryEffectFree(op) && op->getNumRegions() == 0;
+    }
+    if (!movable || triggers.empty())
+      continue;
+
+    Location loc = commit.getLoc();
+    Value iv = loop.getInductionVar();
+    OpBuilder b(loop.getBody()->getTerminator());
+    // In the loop: release the previous iteration's slots.
+    Value notFirst = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                           iv, loop.getLowerBound());
+    auto ifOp = scf::IfOp::create(b, loc, notFirst, /*withElseRegion=*/false);
+    OpBuilder inLoop = ifOp.getThenBodyBuilder();
+    IRMapping previous;
+    previous.map(iv, arith::SubIOp::create(inLoop, loc, iv, loop.getStep()));
+    // After the loop: a full commit, then the last iteration's slots.
+    b.setInsertionPointAfter(loop);
+    MmaCommitOp::create(b, loc);
+    Value ran = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                      loop.getLowerBound(),
+                                      loop.getUpperBound());
+    auto lastIf = scf::IfOp::create(b, loc, ran, /*withElseRegion=*/false);
+    OpBuilder after = lastIf.getThenBodyBuilder();
+    Value span = arith::SubIOp::create(
+        after, loc,
+        arith::SubIOp::create(after, loc, loop.getUpperBound(),
+                              loop.getLowerBound()),
+        cIndex(after, loc, 1));
+    Value lastIv = arith::AddIOp::create(
+        after, loc, loop.getLowerBound(),
+        arith::MulIOp::create(
+            after, loc,
+            arith::DivUIOp::create(after, loc, span, loop.getStep()),
+            loop.getStep()));
+    IRMapping last;
+    last.map(iv, lastIv);
+    bool cloned = true;
+    for (EventTriggerOp trigger : triggers) {
+      for (auto [builder, map] :
+           {std::pair<OpBuilder *, IRMapping *>{&inLoop, &previous},
+            {&after, &last}}) {
+        for (Value operand : trigger->getOperands())
+          cloned &= succeeded(cloneSlice(*builder, operand, loop, *map));
+        if (!cloned)
+          break;
+        Operation *copy = builder->clone(*trigger, *map);
+        if (builder == &inLoop)
+          copy->setAttr(kDeferredAttrName, b.getUnitAttr());
+      }
+    }
+    if (!cloned) {
+      // A slot that is not a pure function of the iteration: keep the plain
+      // form.
+      lastIf.erase();
+      loop->getNextNode()->erase();
+      ifOp.erase();
+      continue;
+    }
+    for (EventTriggerOp trigger : triggers)
+      trigger.erase();
+    commit->setAttr(kPendingGroupsAttrName,
+                    b.getI64IntegerAttr(groups ? *groups : 1));
+  }
+}
 
 /// Ops that have no lowering yet; each is reported where it stands.
 static LogicalResult reportUnsupported(ModuleOp module) {
@@ -2842,12 +2995,13 @@ struct ConvertCroqToGPUPass
     if (failed(reportUnsupported(module)) ||
         failed(planSwizzledBuffers(module)))
       return signalPassFailure();
+    deferWarpgroupMmaWaits(module);
     module.walk([](EventWaitOp wait) {
       if (!wait.getOrder() && !hasLoopGeneration(wait))
         wait->setAttr(kCountPhasesAttrName, UnitAttr::get(wait.getContext()));
     });
     module.walk([](EventTriggerOp trigger) {
-      if (roleIssuesWgmma(trigger))
+      if (!trigger->hasAttr(kDeferredAttrName) && roleIssuesWgmma(trigger))
         trigger->setAttr(kWaitWgmmaAttrName, UnitAttr::get(trigger.getContext()));
     });
     std::unique_ptr<LaunchAnalysis> analysis = analyzeLaunches(module);
