@@ -286,6 +286,11 @@ static constexpr StringLiteral kCountPhasesAttrName = "croq.count_phases";
 static constexpr StringLiteral kPendingGroupsAttrName = "croq.wgmma_pending";
 /// Marks a trigger released one iteration late, after a deferred wait.
 static constexpr StringLiteral kDeferredAttrName = "croq.deferred_release";
+/// Marks a TMA copy or TMA-bound trigger whose single issuing thread may be
+/// picked with elect.sync (its execution is warp-converged).
+static constexpr StringLiteral kElectSyncAttrName = "croq.elect_sync";
+/// Marks a TMA copy or trigger that every executing thread issues itself.
+static constexpr StringLiteral kPerThreadIssueAttrName = "croq.per_thread";
 /// Marks a trigger whose role issues warpgroup MMAs.
 static constexpr StringLiteral kWaitWgmmaAttrName = "croq.wait_wgmma";
 
@@ -1272,21 +1277,51 @@ static int64_t tileBytes(MemRefType type) {
 }
 
 /// True when the croq.inthreads around `op` picks single threads, so each
-/// executing thread issues its own TMA.
+/// executing thread issues its own TMA. Decided before rewriting, while the
+/// croq.inthreads regions still stand (markPerThreadIssues).
 static bool issuedPerThread(Operation *op, const LaunchAnalysis &analysis) {
-  const LaunchAnalysis::Scope &scope = analysis.getScope(op);
-  return scope.groupSize <= 1 ||
-         (scope.perThread && !selectsWholeGroups(op, scope.groupLevel));
+  return op->hasAttr(kPerThreadIssueAttrName);
+}
+
+static void markPerThreadIssues(ModuleOp module,
+                                const LaunchAnalysis &analysis) {
+  module.walk([&](Operation *op) {
+    if (!isa<TmaCopyOp, EventTriggerOp>(op) || !analysis.hasScope(op))
+      return;
+    const LaunchAnalysis::Scope &scope = analysis.getScope(op);
+    if (scope.groupSize <= 1 ||
+        (scope.perThread && !selectsWholeGroups(op, scope.groupLevel)))
+      op->setAttr(kPerThreadIssueAttrName, UnitAttr::get(op->getContext()));
+  });
 }
 
 /// The condition under which the executing thread issues (null: always).
+/// Where the divergence analysis proved the op runs warp-converged
+/// (kElectSyncAttrName), a lane of the group's first warp is picked with
+/// elect.sync instead of comparing thread ids.
 static Value issuer(OpBuilder &b, Location loc, Operation *op,
                     const LaunchAnalysis &analysis) {
   if (issuedPerThread(op, analysis))
     return Value();
   Value rank = groupRank(b, loc, analysis.getScope(op));
-  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, rank,
-                               cIndex(b, loc, 0));
+  if (!op->hasAttr(kElectSyncAttrName))
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, rank,
+                                 cIndex(b, loc, 0));
+  Value warp = arith::DivUIOp::create(b, loc, rank, cIndex(b, loc, 32));
+  Value firstWarp = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                          warp, cIndex(b, loc, 0));
+  // elect.sync needs the whole warp: only the first warp evaluates it.
+  auto ifOp = scf::IfOp::create(b, loc, TypeRange{b.getI1Type()}, firstWarp,
+                                /*withElseRegion=*/true);
+  OpBuilder thenBuilder = ifOp.getThenBodyBuilder();
+  scf::YieldOp::create(thenBuilder, loc,
+                       ValueRange{NVVM::ElectSyncOp::create(
+                           thenBuilder, loc, thenBuilder.getI1Type(), Value())});
+  OpBuilder elseBuilder = ifOp.getElseBodyBuilder();
+  scf::YieldOp::create(elseBuilder, loc,
+                       ValueRange{arith::ConstantIntOp::create(
+                           elseBuilder, loc, elseBuilder.getI1Type(), 0)});
+  return ifOp.getResult(0);
 }
 
 /// Runs `body` on the issuing thread only.
@@ -2922,6 +2957,13 @@ static void electStores(ModuleOp module, const LaunchAnalysis &analysis,
       return;
     stores.push_back(store);
   });
+  // TMA issues and their expect_tx triggers elect their thread the same way.
+  if (useElectSync)
+    module.walk([&](Operation *op) {
+      if (isa<TmaCopyOp, EventTriggerOp>(op) && analysis.hasScope(op) &&
+          getExecutionScope(solver, op) >= UniformScope::Warp)
+        op->setAttr(kElectSyncAttrName, UnitAttr::get(op->getContext()));
+    });
   for (memref::StoreOp store : stores) {
     const LaunchAnalysis::Scope &scope = analysis.getScope(store);
     OpBuilder b(store);
@@ -3009,6 +3051,7 @@ struct ConvertCroqToGPUPass
         failed(assignArrivals(module, *analysis)) ||
         failed(planTmaCopies(module, analysis->tma)))
       return signalPassFailure();
+    markPerThreadIssues(module, *analysis);
     electStores(module, *analysis, useElectSync);
 
     MLIRContext *context = &getContext();
