@@ -391,6 +391,37 @@ static Value inBounds(OpBuilder &b, Location loc, ArrayRef<Value> indices,
   return acc;
 }
 
+/// True when the valid extents cover the whole tile.
+static Value coversTile(OpBuilder &b, Location loc, ArrayRef<Value> valid,
+                        ArrayRef<Value> sizes) {
+  Value acc = arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1);
+  for (auto [extent, size] : llvm::zip_equal(valid, sizes))
+    acc = arith::AndIOp::create(
+        b, loc, acc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, extent, size));
+  return acc;
+}
+
+/// True at run time when every row of `memref` starts `width`-aligned:
+/// its offset and outer strides are multiples of `width` elements.
+static Value isAligned(OpBuilder &b, Location loc, Value memref,
+                       int64_t width) {
+  auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, memref);
+  Value widthValue = cIndex(b, loc, width);
+  Value zero = cIndex(b, loc, 0);
+  Value acc = arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1);
+  SmallVector<Value> checks{metadata.getOffset()};
+  for (Value stride : metadata.getStrides().drop_back())
+    checks.push_back(stride);
+  for (Value v : checks) {
+    Value rem = arith::RemUIOp::create(b, loc, v, widthValue);
+    Value ok =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, rem, zero);
+    acc = arith::AndIOp::create(b, loc, acc, ok);
+  }
+  return acc;
+}
+
 /// Row-major delinearisation of `linear` over `extents`.
 static SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value linear,
                                       ArrayRef<Value> extents) {
@@ -1197,36 +1228,76 @@ static void storeWarpgroupAcc(OpBuilder &b, Location loc, FragType type,
       b, loc, arith::RemUIOp::create(b, loc, lane, cIndex(b, loc, 4)),
       cIndex(b, loc, 2));
   Type from = type.getElementType();
-  Type to = cast<MemRefType>(target.getType()).getElementType();
-  bool f16 = from.isF16();
-  for (int64_t j = 0; j < type.getShape()[1] / 8; ++j)
-    for (int64_t h = 0; h < 2; ++h) {
-      Value pair;
-      if (f16)
-        pair = LLVM::BitcastOp::create(
-            b, loc, VectorType::get({2}, b.getF16Type()),
-            LLVM::ExtractValueOp::create(b, loc, acc, 2 * j + h));
-      for (int64_t e = 0; e < 2; ++e) {
-        Value v = f16 ? Value(vector::ExtractOp::create(b, loc, pair, e))
-                      : Value(LLVM::ExtractValueOp::create(b, loc, acc,
-                                                           4 * j + 2 * h + e));
-        if (from != to)
-          v = from.getIntOrFloatBitWidth() > to.getIntOrFloatBitWidth()
-                  ? Value(arith::TruncFOp::create(b, loc, to, v))
-                  : Value(arith::ExtFOp::create(b, loc, to, v));
+  auto targetType = cast<MemRefType>(target.getType());
+  Type to = targetType.getElementType();
+  int64_t n = type.getShape()[1];
+  auto element = [&](OpBuilder &b, int64_t j, int64_t h, int64_t e) -> Value {
+    Value v;
+    if (from.isF16()) {
+      Value pair = LLVM::BitcastOp::create(
+          b, loc, VectorType::get({2}, b.getF16Type()),
+          LLVM::ExtractValueOp::create(b, loc, acc, 2 * j + h));
+      v = vector::ExtractOp::create(b, loc, pair, e);
+    } else {
+      v = LLVM::ExtractValueOp::create(b, loc, acc, 4 * j + 2 * h + e);
+    }
+    if (from == to)
+      return v;
+    return from.getIntOrFloatBitWidth() > to.getIntOrFloatBitWidth()
+               ? Value(arith::TruncFOp::create(b, loc, to, v))
+               : Value(arith::ExtFOp::create(b, loc, to, v));
+  };
+  // Each thread holds pairs of adjacent columns: one vector store each where
+  // the target rows are contiguous and pairs aligned, else element stores,
+  // guarded in a tail tile (elements past the end of the tensor dropped).
+  auto emit = [&](OpBuilder &b, bool guarded, bool paired) {
+    for (int64_t j = 0; j < n / 8; ++j)
+      for (int64_t h = 0; h < 2; ++h) {
         Value row = arith::AddIOp::create(b, loc, rowBase, cIndex(b, loc, 8 * h));
-        Value col = arith::AddIOp::create(b, loc, colBase, cIndex(b, loc, 8 * j + e));
-        if (!valid) {
-          memref::StoreOp::create(b, loc, v, target, ValueRange{row, col});
+        Value col = arith::AddIOp::create(b, loc, colBase, cIndex(b, loc, 8 * j));
+        if (paired) {
+          Value pair = vector::FromElementsOp::create(
+              b, loc, VectorType::get({2}, to),
+              ValueRange{element(b, j, h, 0), element(b, j, h, 1)});
+          vector::StoreOp::create(
+              b, loc, pair, target, ValueRange{row, col}, /*nontemporal=*/false,
+              llvm::MaybeAlign(2 * to.getIntOrFloatBitWidth() / 8));
           continue;
         }
-        // A tail tile: elements past the end of the tensor are dropped.
-        auto guard = scf::IfOp::create(b, loc, inBounds(b, loc, {row, col}, *valid),
-                                       /*withElseRegion=*/false);
-        OpBuilder inner = guard.getThenBodyBuilder();
-        memref::StoreOp::create(inner, loc, v, target, ValueRange{row, col});
+        for (int64_t e = 0; e < 2; ++e) {
+          Value c = arith::AddIOp::create(b, loc, col, cIndex(b, loc, e));
+          Value v = element(b, j, h, e);
+          if (!guarded) {
+            memref::StoreOp::create(b, loc, v, target, ValueRange{row, c});
+            continue;
+          }
+          auto guard = scf::IfOp::create(
+              b, loc, inBounds(b, loc, {row, c}, *valid), /*withElseRegion=*/false);
+          OpBuilder inner = guard.getThenBodyBuilder();
+          memref::StoreOp::create(inner, loc, v, target, ValueRange{row, c});
+        }
       }
-    }
+  };
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  bool contiguous = succeeded(targetType.getStridesAndOffset(strides, offset)) &&
+                    strides.back() == 1;
+  if (!valid && !contiguous) {
+    emit(b, /*guarded=*/false, /*paired=*/false);
+    return;
+  }
+  Value fast = arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1);
+  if (valid)
+    fast = arith::AndIOp::create(
+        b, loc, fast,
+        coversTile(b, loc, *valid, {cIndex(b, loc, kWgmmaM), cIndex(b, loc, n)}));
+  if (contiguous)
+    fast = arith::AndIOp::create(b, loc, fast, isAligned(b, loc, target, 2));
+  auto ifOp = scf::IfOp::create(b, loc, fast, /*withElseRegion=*/true);
+  OpBuilder thenBuilder = ifOp.getThenBodyBuilder();
+  emit(thenBuilder, /*guarded=*/false, contiguous);
+  OpBuilder elseBuilder = ifOp.getElseBodyBuilder();
+  emit(elseBuilder, valid.has_value(), /*paired=*/false);
 }
 
 //===----------------------------------------------------------------------===//
@@ -1643,26 +1714,6 @@ static int64_t vectorWidth(MemRefType source, MemRefType target) {
   return width;
 }
 
-/// True at run time when every row of `memref` starts `width`-aligned:
-/// its offset and outer strides are multiples of `width` elements.
-static Value isAligned(OpBuilder &b, Location loc, Value memref,
-                       int64_t width) {
-  auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, memref);
-  Value widthValue = cIndex(b, loc, width);
-  Value zero = cIndex(b, loc, 0);
-  Value acc = arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1);
-  SmallVector<Value> checks{metadata.getOffset()};
-  for (Value stride : metadata.getStrides().drop_back())
-    checks.push_back(stride);
-  for (Value v : checks) {
-    Value rem = arith::RemUIOp::create(b, loc, v, widthValue);
-    Value ok =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, rem, zero);
-    acc = arith::AndIOp::create(b, loc, acc, ok);
-  }
-  return acc;
-}
-
 /// The loop `for (i = rank; i < count; i += stride)` with `body(i)`.
 static void buildStridedLoop(OpBuilder &b, Location loc, Value rank,
                              Value count, Value stride,
@@ -1769,17 +1820,6 @@ validExtents(ConversionPatternRewriter &rewriter, Location loc, Value view) {
         arith::MinSIOp::create(rewriter, loc, extentValue, remaining));
   }
   return result;
-}
-
-/// True when the valid extents cover the whole tile.
-static Value coversTile(OpBuilder &b, Location loc, ArrayRef<Value> valid,
-                        ArrayRef<Value> sizes) {
-  Value acc = arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1);
-  for (auto [extent, size] : llvm::zip_equal(valid, sizes))
-    acc = arith::AndIOp::create(
-        b, loc, acc,
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, extent, size));
-  return acc;
 }
 
 struct DmaCopyLowering : ScopedPattern<DmaCopyOp> {
