@@ -281,9 +281,6 @@ static constexpr StringLiteral kSwizzleAttrName = "croq.swizzle";
 /// Marks a wait whose generation is counted at run time (hasLoopGeneration
 /// is false; decided before rewriting, while loops are intact).
 static constexpr StringLiteral kCountPhasesAttrName = "croq.count_phases";
-/// Marks a warpgroup mma.commit that waits only until this many wgmma
-/// groups remain in flight (deferWarpgroupMmaWaits).
-static constexpr StringLiteral kPendingGroupsAttrName = "croq.wgmma_pending";
 /// Marks a trigger released one iteration late, after a deferred wait.
 static constexpr StringLiteral kDeferredAttrName = "croq.deferred_release";
 /// Marks a TMA copy or TMA-bound trigger whose single issuing thread may be
@@ -842,9 +839,10 @@ struct SubspanLowering : OpConversionPattern<SubspanOp> {
 //
 // A warpgroup accumulator is the wgmma register layout: per thread, N / 2
 // f32 (or N / 4 packed f16x2) of an LLVM struct. Each croq.mma issues its
-// K / 16 wgmma.mma_async between a fence and a commit; the groups stay in
-// flight until an `mma.commit`, an MMA future's `wait`, a trigger of the
-// role that issued them, or an `mma.store` waits for them.
+// K / 16 wgmma.mma_async after a fence; they stay in flight until a commit
+// closes the batch (one wgmma commit group) and waits: `mma.commit [pending
+// N]` waits until N batches remain, while an MMA future's `wait`, a trigger
+// of the role that issued them and an `mma.store` wait for all.
 
 
 static constexpr int64_t kWgmmaM = 64, kWgmmaK = 16;
@@ -1115,8 +1113,12 @@ static Value advanceDescriptor(OpBuilder &b, Location loc, Value descriptor,
       arith::ConstantIntOp::create(b, loc, b.getI64Type(), offset >> 4));
 }
 
-static void waitWarpgroupMmas(OpBuilder &b, Location loc) {
-  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, uint64_t(0));
+/// Closes the batch of issued wgmma (a commit group) and waits until at
+/// most `pending` batches are in flight.
+static void waitWarpgroupMmas(OpBuilder &b, Location loc,
+                              uint64_t pending = 0) {
+  NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, pending);
 }
 
 /// True when the role (outermost croq.inthreads) around `op`, or its kernel
@@ -1205,7 +1207,6 @@ static LogicalResult lowerWarpgroupMma(MmaOp op, Value acc, Value a, Value b,
         wgmmaType(accType.getElementType()), scaleOut, scaleIn, scaleIn,
         layoutA, layoutB, NVVM::MMAIntOverflowAttr());
   }
-  NVVM::WgmmaGroupSyncAlignedOp::create(rewriter, loc);
   rewriter.replaceOp(op, d);
   return success();
 }
@@ -2657,9 +2658,7 @@ struct MmaCommitLowering : ScopedPattern<MmaCommitOp> {
     const LaunchAnalysis::Scope &scope = analysis.getScope(op);
     if (scope.groupLevel == Level::Warpgroup ||
         (scope.groupLevel == Level::Block && scope.blockDim == 128)) {
-      auto pending = op->getAttrOfType<IntegerAttr>(kPendingGroupsAttrName);
-      NVVM::WgmmaWaitGroupSyncOp::create(
-          rewriter, op.getLoc(), uint64_t(pending ? pending.getInt() : 0));
+      waitWarpgroupMmas(rewriter, op.getLoc(), op.getPending());
     }
     rewriter.eraseOp(op);
     return success();
@@ -2734,41 +2733,12 @@ static FailureOr<Value> cloneSlice(OpBuilder &b, Value v, scf::ForOp loop,
   return clone->getResult(cast<OpResult>(v).getResultNumber());
 }
 
-/// Warpgroup MMA groups one iteration of `loop` issues, or std::nullopt
-/// when a loop between them has a non-constant trip count.
-static std::optional<int64_t> groupsPerIteration(scf::ForOp loop) {
-  int64_t groups = 0;
-  bool countable = true;
-  loop.getBody()->walk([&](MmaOp mma) {
-    if (!isWarpgroupFrag(mma.getAcc().getType()))
-      return;
-    int64_t trips = 1;
-    for (Operation *p = mma->getParentOp(); p != loop; p = p->getParentOp()) {
-      auto inner = dyn_cast<scf::ForOp>(p);
-      if (!inner)
-        continue;
-      std::optional<int64_t> lb = getConstantIntValue(inner.getLowerBound());
-      std::optional<int64_t> ub = getConstantIntValue(inner.getUpperBound());
-      std::optional<int64_t> step = getConstantIntValue(inner.getStep());
-      if (!lb || !ub || !step || *step <= 0) {
-        countable = false;
-        return;
-      }
-      trips *= *ub > *lb ? (*ub - *lb + *step - 1) / *step : 0;
-    }
-    groups += trips;
-  });
-  if (!countable)
-    return std::nullopt;
-  return groups;
-}
-
 /// Keeps one K iteration of wgmma in flight while the next is issued. In a
 /// consumer loop that ends `mma.commit; trigger e[slot(iv)]` (releasing the
-/// tiles its MMAs read), the commit waits only for the groups of earlier
-/// iterations (wgmma.wait_group G, G the groups one iteration issues) and
-/// the triggers release the previous iteration's slots; after the loop a
-/// full commit releases the last. Rings of one slot keep the plain form,
+/// tiles its MMAs read), the commit becomes `mma.commit pending 1` (the
+/// previous iteration's batch is complete) and the triggers release the
+/// previous iteration's slots; after the loop a full commit releases the
+/// last. Rings of one slot keep the plain form,
 /// where the producer would wait for a release that comes after the
 /// consumer's next wait.
 static void deferWarpgroupMmaWaits(ModuleOp module) {
@@ -2776,10 +2746,14 @@ static void deferWarpgroupMmaWaits(ModuleOp module) {
   module.walk([&](MmaCommitOp commit) { commits.push_back(commit); });
   for (MmaCommitOp commit : commits) {
     auto loop = dyn_cast<scf::ForOp>(commit->getParentOp());
-    if (!loop)
+    // An explicit depth (mma.wait<N>) is the program's choice.
+    if (!loop || commit.getPending() != 0)
       continue;
-    std::optional<int64_t> groups = groupsPerIteration(loop);
-    if (groups && *groups == 0)
+    bool issuesWgmma = false;
+    loop.getBody()->walk([&](MmaOp mma) {
+      issuesWgmma |= isWarpgroupFrag(mma.getAcc().getType());
+    });
+    if (!issuesWgmma)
       continue;
     SmallVector<EventTriggerOp> triggers;
     bool movable = true;
@@ -2851,8 +2825,7 @@ static void deferWarpgroupMmaWaits(ModuleOp module) {
     }
     for (EventTriggerOp trigger : triggers)
       trigger.erase();
-    commit->setAttr(kPendingGroupsAttrName,
-                    b.getI64IntegerAttr(groups ? *groups : 1));
+    commit.setPending(1);
   }
 }
 
