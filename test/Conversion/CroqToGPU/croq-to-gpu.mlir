@@ -530,3 +530,79 @@ func.func @wait_in_while(%n: index) {
   }
   return
 }
+
+// -----
+
+// Warpgroup MMA. The buffers that wgmma reads are stored swizzled (span 128):
+// the cooperative copies into them write the swizzled layout (an xor of the
+// 16-byte chunk with the row) and fence the async proxy. An operand is a
+// descriptor built from the buffer's address; the MMA is a fence and four
+// m64n64k16 wgmma (K = 64) advancing both descriptors by 32 bytes (2 in
+// descriptor units); the store waits for the batch first.
+// CHECK-LABEL: func.func @warpgroup_mma
+// CHECK: arith.xori
+// CHECK: vector.store
+// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK: %[[A:.*]] = memref.extract_aligned_pointer_as_index
+// CHECK: %[[B:.*]] = memref.extract_aligned_pointer_as_index
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: nvvm.wgmma.mma_async %{{.*}}, %{{.*}}, %{{.*}}, <m = 64, n = 64, k = 16>, D[<f32>, <one>], A[<f16>, <one>, <row>], B[<f16>, <one>, <col>]
+// CHECK: arith.addi %{{.*}}, %c2_i64
+// CHECK: nvvm.wgmma.mma_async
+// CHECK: nvvm.wgmma.mma_async
+// CHECK: nvvm.wgmma.mma_async
+// CHECK-NOT: nvvm.wgmma.mma_async
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: llvm.extractvalue
+func.func @warpgroup_mma(%a: memref<64x64xf16>, %b: memref<64x64xf16>,
+                         %out: memref<64x64xf32>) {
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  croq.parallel (%blk) by [%c1] : block {
+    %sa = memref.alloc() : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %sb = memref.alloc() : memref<64x64xf16, #gpu.address_space<workgroup>>
+    croq.parallel (%g) by [%c1] : warpgroup {
+      croq.dma.copy %a to %sa : memref<64x64xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
+      croq.dma.copy %b to %sb : memref<64x64xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
+      %acc = croq.mma.fill %zero : f32 -> !croq.frag<acc, 64x64xf32, warpgroup>
+      %fa = croq.mma.load %sa : memref<64x64xf16, #gpu.address_space<workgroup>> -> !croq.frag<a, 64x64xf16, warpgroup>
+      %fb = croq.mma.load %sb : memref<64x64xf16, #gpu.address_space<workgroup>> -> !croq.frag<b, 64x64xf16, warpgroup>
+      %r = croq.mma row_row %acc, %fa, %fb : !croq.frag<acc, 64x64xf32, warpgroup>, !croq.frag<a, 64x64xf16, warpgroup>, !croq.frag<b, 64x64xf16, warpgroup> -> !croq.frag<acc, 64x64xf32, warpgroup>
+      croq.mma.store %r, %out : !croq.frag<acc, 64x64xf32, warpgroup>, memref<64x64xf32>
+    }
+  }
+  return
+}
+
+// -----
+
+// A synchronous TMA load at block scope: a barrier of its own (count 1), a
+// per-thread phase, the first thread expects the bytes and issues the copy
+// with the tile's origin as coordinates (innermost first), everyone waits
+// and flips its phase. The tensor map is built before the launch.
+// CHECK-LABEL: func.func @tma_sync_load
+// CHECK: %[[U:.*]] = memref.cast %{{.*}} : memref<?x?xf32> to memref<*xf32>
+// CHECK: %[[MAP:.*]] = nvgpu.tma.create.descriptor %[[U]] box[%c32{{.*}}, %c32{{.*}}] : memref<*xf32> -> <tensor = memref<32x32xf32, #gpu.address_space<workgroup>>, swizzle = none
+// CHECK: gpu.launch
+// CHECK: %[[BAR:.*]] = nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>>
+// CHECK: nvgpu.mbarrier.init %[[BAR]][%{{.*}}], %c1
+// CHECK: %[[PHASE:.*]] = memref.alloca() : memref<1xi1>
+// CHECK: nvgpu.mbarrier.arrive.expect_tx %[[BAR]][%{{.*}}], %c4096
+// CHECK-NEXT: nvgpu.tma.async.load %[[MAP]][%[[COL:.*]], %[[ROW:.*]]], %[[BAR]]
+// CHECK: %[[P:.*]] = memref.load %[[PHASE]]
+// CHECK: nvgpu.mbarrier.try_wait.parity %[[BAR]][%{{.*}}], %[[P]]
+func.func @tma_sync_load(%g: memref<?x?xf32>, %n: index) {
+  %c32 = arith.constant 32 : index
+  %c128 = arith.constant 128 : index
+  croq.parallel (%bm, %bn) by [%n, %n] : block {
+    %s = memref.alloc() : memref<32x32xf32, #gpu.address_space<workgroup>>
+    %tile = croq.subspan %g[32, 32] at [%bm, %bn] : memref<?x?xf32> -> memref<32x32xf32, strided<[?, 1], offset: ?>>
+    croq.tma.copy %tile to %s : memref<32x32xf32, strided<[?, 1], offset: ?>> to memref<32x32xf32, #gpu.address_space<workgroup>>
+    croq.parallel (%t) by [%c128] : thread {
+      %c0 = arith.constant 0 : index
+      %v = memref.load %s[%c0, %c0] : memref<32x32xf32, #gpu.address_space<workgroup>>
+    }
+  }
+  return
+}

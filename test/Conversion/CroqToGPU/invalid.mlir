@@ -225,3 +225,92 @@ func.func @negative_dynamic_shared(%n: index) {
   }
   return
 }
+
+// -----
+
+// wgmma reads K-major tiles only.
+func.func @negative_wgmma_layout(%out: memref<64x64xf32>) {
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  croq.parallel (%blk) by [%c1] : block {
+    %sa = memref.alloc() : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %sb = memref.alloc() : memref<64x64xf16, #gpu.address_space<workgroup>>
+    croq.parallel (%g) by [%c1] : warpgroup {
+      %acc = croq.mma.fill %zero : f32 -> !croq.frag<acc, 64x64xf32, warpgroup>
+      %fa = croq.mma.load %sa : memref<64x64xf16, #gpu.address_space<workgroup>> -> !croq.frag<a, 64x64xf16, warpgroup>
+      %fb = croq.mma.load %sb : memref<64x64xf16, #gpu.address_space<workgroup>> -> !croq.frag<b, 64x64xf16, warpgroup>
+      // expected-error @below {{is a warpgroup MMA, which reads K-major tiles: A as [M, K] and B as [N, K]; use mma.row.row and store B as [N, K]}}
+      %r = croq.mma row_col %acc, %fa, %fb : !croq.frag<acc, 64x64xf32, warpgroup>, !croq.frag<a, 64x64xf16, warpgroup>, !croq.frag<b, 64x64xf16, warpgroup> -> !croq.frag<acc, 64x64xf32, warpgroup>
+      croq.mma.store %r, %out : !croq.frag<acc, 64x64xf32, warpgroup>, memref<64x64xf32>
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @negative_wgmma_rows(%out: memref<128x64xf32>) {
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  croq.parallel (%blk) by [%c1] : block {
+    croq.parallel (%g) by [%c1] : warpgroup {
+      %acc = croq.mma.fill %zero : f32 -> !croq.frag<acc, 128x64xf32, warpgroup>
+      // expected-error @below {{a warpgroup accumulator is 64 x N with N a multiple of 8 up to 256 (one wgmma), got '!croq.frag<acc, 128x64xf32, warpgroup>'; split the tile across warpgroups}}
+      croq.mma.store %acc, %out : !croq.frag<acc, 128x64xf32, warpgroup>, memref<128x64xf32>
+    }
+  }
+  return
+}
+
+// -----
+
+// A buffer that wgmma reads is stored swizzled: plain reads of it would see
+// scrambled elements.
+func.func @negative_swizzled_buffer_read(%out: memref<64x64xf32>, %o: memref<f16>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  croq.parallel (%blk) by [%c1] : block {
+    %sa = memref.alloc() : memref<64x64xf16, #gpu.address_space<workgroup>>
+    croq.parallel (%g) by [%c1] : warpgroup {
+      %acc = croq.mma.fill %zero : f32 -> !croq.frag<acc, 64x64xf32, warpgroup>
+      %fa = croq.mma.load %sa : memref<64x64xf16, #gpu.address_space<workgroup>> -> !croq.frag<a, 64x64xf16, warpgroup>
+      %fb = croq.mma.load %sa : memref<64x64xf16, #gpu.address_space<workgroup>> -> !croq.frag<b, 64x64xf16, warpgroup>
+      %r = croq.mma row_row %acc, %fa, %fb : !croq.frag<acc, 64x64xf32, warpgroup>, !croq.frag<a, 64x64xf16, warpgroup>, !croq.frag<b, 64x64xf16, warpgroup> -> !croq.frag<acc, 64x64xf32, warpgroup>
+      croq.mma.store %r, %out : !croq.frag<acc, 64x64xf32, warpgroup>, memref<64x64xf32>
+      // expected-error @below {{accesses a shared buffer that warpgroup MMAs read, which is stored in the swizzled wgmma layout; only copies into it and MMA operand loads may use it, so give this access a buffer of its own}}
+      %v = memref.load %sa[%c0, %c0] : memref<64x64xf16, #gpu.address_space<workgroup>>
+      memref.store %v, %o[] : memref<f16>
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @negative_wgmma_swizzle_mismatch(%out: memref<64x64xf32>) {
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  croq.parallel (%blk) by [%c1] : block {
+    %sa = memref.alloc() : memref<64x64xf16, #gpu.address_space<workgroup>>
+    croq.parallel (%g) by [%c1] : warpgroup {
+      // expected-error @below {{reads with swizzle(64), but the buffer's rows of 128 bytes are stored with swizzle 128; write swizzle(128)}}
+      %fa = croq.mma.load swizzle(64) %sa : memref<64x64xf16, #gpu.address_space<workgroup>> -> !croq.frag<a, 64x64xf16, warpgroup>
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @negative_wgmma_row_bytes(%out: memref<64x64xf32>) {
+  %c1 = arith.constant 1 : index
+  croq.parallel (%blk) by [%c1] : block {
+    %sa = memref.alloc() : memref<64x48xf16, #gpu.address_space<workgroup>>
+    croq.parallel (%g) by [%c1] : warpgroup {
+      // expected-error @below {{reads buffer 'memref<64x48xf16, #gpu.address_space<workgroup>>' with wgmma, which needs rows of 32, 64 or a multiple of 128 bytes and a multiple of 8 rows; reshape the buffer}}
+      %fa = croq.mma.load %sa : memref<64x48xf16, #gpu.address_space<workgroup>> -> !croq.frag<a, 64x48xf16, warpgroup>
+    }
+  }
+  return
+}

@@ -127,3 +127,45 @@ func.func @dynamic_warpgroups(%g: memref<64xf32>, %n: index) {
   }
   return
 }
+
+// -----
+
+// A single-thread producer (`p == 0 && t == 0`, the TMA form) in the comma
+// form's thread level: the warpgroup test becomes the role, so that the
+// whole warpgroup moves its registers, and the thread test a region inside
+// it. The consumer role (`p == 1`) is uniform already and stays as it is.
+// CHECK-LABEL: func.func @single_thread_producer
+// CHECK: croq.parallel (%[[T:.*]]) by [%{{.*}}] : thread {
+// CHECK: %[[WG:.*]] = arith.cmpi eq, %{{.*}}, %c0
+// CHECK: %[[LANE:.*]] = arith.cmpi eq, %[[T]], %c0
+// CHECK: croq.inthreads async (%[[WG]]) {
+// CHECK-NEXT: croq.inthreads (%[[LANE]]) {
+// CHECK-NEXT: croq.dma.copy
+// CHECK: } {croq.max_registers = 40 : i32, croq.role = 0 : i32}
+// CHECK: } {croq.max_registers = 240 : i32, croq.role = 1 : i32}
+func.func @single_thread_producer(%g: memref<64xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c128 = arith.constant 128 : index
+  croq.parallel (%b) by [%n] : block {
+    %s = memref.alloc() : memref<64xf32, #gpu.address_space<workgroup>>
+    croq.parallel (%p) by [%c2] : warpgroup {
+      croq.parallel (%t) by [%c128] : thread {
+        %wg = arith.cmpi eq, %p, %c0 : index
+        %lane = arith.cmpi eq, %t, %c0 : index
+        %producer = arith.andi %wg, %lane : i1
+        croq.inthreads async (%producer) {
+          croq.dma.copy %g to %s : memref<64xf32> to memref<64xf32, #gpu.address_space<workgroup>>
+        }
+        %consumer = arith.cmpi eq, %p, %c1 : index
+        croq.inthreads async (%consumer) {
+          %v = memref.load %s[%c0] : memref<64xf32, #gpu.address_space<workgroup>>
+          %w = arith.addf %v, %v : f32
+          memref.store %w, %g[%t] : memref<64xf32>
+        }
+      }
+    }
+  }
+  return
+}
