@@ -1121,26 +1121,32 @@ static void waitWarpgroupMmas(OpBuilder &b, Location loc,
   NVVM::WgmmaWaitGroupSyncOp::create(b, loc, pending);
 }
 
-/// True when the role (outermost croq.inthreads) around `op`, or its kernel
-/// when it has none, issues warpgroup MMAs.
-static bool roleIssuesWgmma(Operation *op) {
-  Operation *scope = nullptr;
-  for (Operation *p = op->getParentOp(); p; p = p->getParentOp()) {
-    if (isa<InThreadsOp>(p))
-      scope = p;
-    if (isa<gpu::LaunchOp>(p) ||
-        (isa<ParallelOp>(p) && !cast<ParallelOp>(p).getParentParallel())) {
-      scope = scope ? scope : p;
-      break;
-    }
-  }
-  if (!scope)
-    return false;
+static bool containsWgmma(Operation *op) {
   bool found = false;
-  scope->walk([&](MmaOp mma) {
+  op->walk([&](MmaOp mma) {
     found |= isWarpgroupFrag(mma.getAcc().getType());
   });
   return found;
+}
+
+/// True when warpgroup MMAs may have been issued before `op` runs, within
+/// its role (outermost croq.inthreads) or kernel: an earlier op of an
+/// enclosing block holds one, or a loop around `op` does (the previous
+/// iteration's).
+static bool followsWgmma(Operation *op) {
+  for (Operation *at = op; at; at = at->getParentOp()) {
+    for (Operation *prev = at->getPrevNode(); prev; prev = prev->getPrevNode())
+      if (containsWgmma(prev))
+        return true;
+    Operation *parent = at->getParentOp();
+    if (!parent || isa<gpu::LaunchOp>(parent) ||
+        (isa<ParallelOp>(parent) && !cast<ParallelOp>(parent).getParentParallel()) ||
+        (isa<InThreadsOp>(parent) && !parent->getParentOfType<InThreadsOp>()))
+      return false;
+    if (isa<LoopLikeOpInterface>(parent) && containsWgmma(parent))
+      return true;
+  }
+  return false;
 }
 
 static Value fillWarpgroupAcc(OpBuilder &b, Location loc, FragType type,
@@ -3056,7 +3062,7 @@ struct ConvertCroqToGPUPass
         wait->setAttr(kCountPhasesAttrName, UnitAttr::get(wait.getContext()));
     });
     module.walk([](EventTriggerOp trigger) {
-      if (!trigger->hasAttr(kDeferredAttrName) && roleIssuesWgmma(trigger))
+      if (!trigger->hasAttr(kDeferredAttrName) && followsWgmma(trigger))
         trigger->setAttr(kWaitWgmmaAttrName, UnitAttr::get(trigger.getContext()));
     });
     std::unique_ptr<LaunchAnalysis> analysis = analyzeLaunches(module);
