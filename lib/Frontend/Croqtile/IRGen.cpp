@@ -920,7 +920,9 @@ static void collectAssigned(ArrayRef<StmtPtr> body,
       add(stmt->name);
       break;
     case Stmt::Kind::Mma:
-      if (!stmt->async && stmt->operands[0]->kind == Expr::Kind::Name)
+      // The accumulator changes here, or at the `wait` on the async form's
+      // future (which may be declared in the same body).
+      if (stmt->operands[0]->kind == Expr::Kind::Name)
         add(stmt->operands[0]->name);
       add(stmt->name);
       break;
@@ -2560,10 +2562,24 @@ LogicalResult IRGen::checkFuturesWaited(func::FuncOp func) {
       // Shape queries read no data.
       if (isa<memref::DimOp>(user))
         continue;
-      bool waited = llvm::any_of(future.getUsers(), [&](Operation *w) {
-        return isa<WaitOp>(w) && dominance.properlyDominates(w, user);
-      });
-      if (waited)
+      // Waited before the read, or, for a future carried out of a loop,
+      // waited in the body before every iteration yields it.
+      std::function<bool(Value, Operation *, unsigned)> waitedBefore =
+          [&](Value f, Operation *at, unsigned depth) {
+            if (llvm::any_of(f.getUsers(), [&](Operation *w) {
+                  return isa<WaitOp>(w) && dominance.properlyDominates(w, at);
+                }))
+              return true;
+            auto result = dyn_cast<OpResult>(f);
+            auto loop = result ? dyn_cast<scf::ForOp>(result.getOwner())
+                               : scf::ForOp();
+            if (!loop || depth > 8)
+              return false;
+            Operation *yield = loop.getBody()->getTerminator();
+            return waitedBefore(yield->getOperand(result.getResultNumber()),
+                                yield, depth + 1);
+          };
+      if (waitedBefore(future, user, 0))
         continue;
       InFlightDiagnostic diag = emitError(
           user->getLoc(), "reads the data of an async future before it is "

@@ -48,6 +48,7 @@ SIGNATURES = {
     "gemm_tma_co": [_TENSOR, _TENSOR, _TENSOR],
     "persistent_wgmma_co": [_TENSOR, _TENSOR, _TENSOR],
     "gemm_tma_persistent_co": [_TENSOR, _TENSOR, _TENSOR],
+    "tma_mma_async_co": [_TENSOR, _TENSOR, _TENSOR],
 }
 
 

@@ -264,6 +264,12 @@ def tma_warp_specialized_d2():
 
 
 @test
+def tma_async_mma_d2():
+    check_matmul(K.tma_mma_async_co, TMA_WS_SHAPES, True, 1e-5,
+                 "D2 async MMA with `wait f` (f32 accumulation)")
+
+
+@test
 def tma_wgmma_gemm_one_producer_two_consumers():
     check_matmul(K.gemm_tma_co,
                  ((128, 256, 64), (256, 512, 1024), (300, 200, 136)), True,
