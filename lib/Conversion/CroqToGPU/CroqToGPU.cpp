@@ -171,8 +171,9 @@ FailureOr<int64_t> LaunchAnalysis::childThreads(ParallelOp op) {
   return common.value_or(1);
 }
 
-/// True when `value` depends on the index of a thread-level parallel.
-static bool dependsOnThreadIndex(Value value) {
+/// Calls `visit` on each block argument `value` is computed from (through
+/// any ops), once each, until it returns false; false then.
+static bool allSources(Value value, function_ref<bool(BlockArgument)> visit) {
   SmallVector<Value> worklist{value};
   llvm::SmallPtrSet<Value, 16> visited;
   while (!worklist.empty()) {
@@ -180,14 +181,22 @@ static bool dependsOnThreadIndex(Value value) {
     if (!visited.insert(v).second)
       continue;
     if (auto arg = dyn_cast<BlockArgument>(v)) {
-      if (auto parallel = dyn_cast<ParallelOp>(arg.getOwner()->getParentOp()))
-        if (parallel.getLevel() == Level::Thread)
-          return true;
+      if (!visit(arg))
+        return false;
       continue;
     }
-    llvm::append_range(worklist, v.getDefiningOp()->getOperands());
+    if (Operation *def = v.getDefiningOp())
+      llvm::append_range(worklist, def->getOperands());
   }
-  return false;
+  return true;
+}
+
+/// True when `value` depends on the index of a thread-level parallel.
+static bool dependsOnThreadIndex(Value value) {
+  return !allSources(value, [](BlockArgument arg) {
+    auto parallel = dyn_cast<ParallelOp>(arg.getOwner()->getParentOp());
+    return !parallel || parallel.getLevel() != Level::Thread;
+  });
 }
 
 static bool isPerThreadCopy(DmaCopyOp copy) {
@@ -356,47 +365,37 @@ static Value linearSlot(OpBuilder &b, Location loc, EventType type,
 static bool selectsWholeGroups(Operation *op, Level level) {
   for (auto region = op->getParentOfType<InThreadsOp>(); region;
        region = region->getParentOfType<InThreadsOp>()) {
-    SmallVector<Value> worklist{region.getPredicate()};
-    llvm::SmallPtrSet<Value, 16> visited;
-    while (!worklist.empty()) {
-      Value v = worklist.pop_back_val();
-      if (!visited.insert(v).second)
-        continue;
-      if (auto arg = dyn_cast<BlockArgument>(v)) {
-        auto parallel = dyn_cast<ParallelOp>(arg.getOwner()->getParentOp());
-        if (!parallel || static_cast<int>(parallel.getLevel()) <
-                             static_cast<int>(level))
-          return false;
-        continue;
-      }
-      if (Operation *def = v.getDefiningOp())
-        llvm::append_range(worklist, def->getOperands());
-    }
+    bool whole = allSources(region.getPredicate(), [&](BlockArgument arg) {
+      auto parallel = dyn_cast<ParallelOp>(arg.getOwner()->getParentOp());
+      return parallel && static_cast<int>(parallel.getLevel()) >=
+                             static_cast<int>(level);
+    });
+    if (!whole)
+      return false;
   }
   return true;
+}
+
+/// True when `pred` holds for every pair of `lhs` and `rhs`.
+static Value allHold(OpBuilder &b, Location loc, arith::CmpIPredicate pred,
+                     ArrayRef<Value> lhs, ArrayRef<Value> rhs) {
+  Value acc = arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1);
+  for (auto [l, r] : llvm::zip_equal(lhs, rhs))
+    acc = arith::AndIOp::create(b, loc, acc,
+                                arith::CmpIOp::create(b, loc, pred, l, r));
+  return acc;
 }
 
 /// True when every index lies below its valid extent.
 static Value inBounds(OpBuilder &b, Location loc, ArrayRef<Value> indices,
                       ArrayRef<Value> valid) {
-  Value acc = arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1);
-  for (auto [index, extent] : llvm::zip_equal(indices, valid))
-    acc = arith::AndIOp::create(
-        b, loc, acc,
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, index,
-                              extent));
-  return acc;
+  return allHold(b, loc, arith::CmpIPredicate::slt, indices, valid);
 }
 
 /// True when the valid extents cover the whole tile.
 static Value coversTile(OpBuilder &b, Location loc, ArrayRef<Value> valid,
                         ArrayRef<Value> sizes) {
-  Value acc = arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1);
-  for (auto [extent, size] : llvm::zip_equal(valid, sizes))
-    acc = arith::AndIOp::create(
-        b, loc, acc,
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, extent, size));
-  return acc;
+  return allHold(b, loc, arith::CmpIPredicate::eq, valid, sizes);
 }
 
 /// True at run time when every row of `memref` starts `width`-aligned:
@@ -417,6 +416,19 @@ static Value isAligned(OpBuilder &b, Location loc, Value memref,
     acc = arith::AndIOp::create(b, loc, acc, ok);
   }
   return acc;
+}
+
+/// Waits on mbarrier `slot` of `group` for the parity held in the thread's
+/// phase bit `bits[bit]`, then flips the bit: the waiter's own count of the
+/// generations it has seen.
+static void waitOnPhaseBit(OpBuilder &b, Location loc, Value group,
+                           Value slot, Value bits, Value bit) {
+  Value parity = memref::LoadOp::create(b, loc, bits, bit);
+  nvgpu::MBarrierTryWaitParityOp::create(b, loc, group, parity,
+                                         cIndex(b, loc, 10000000), slot);
+  Value flipped = arith::XOrIOp::create(
+      b, loc, parity, arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1));
+  memref::StoreOp::create(b, loc, flipped, bits, bit);
 }
 
 /// Row-major delinearisation of `linear` over `extents`.
@@ -1680,14 +1692,7 @@ struct TmaCopyLowering : ScopedPattern<TmaCopyOp> {
       nvgpu::TmaAsyncLoadOp::create(b, loc, sharedView, barrier, descriptor,
                                     *coords, zero, Value(), Value());
     });
-    Value parity = memref::LoadOp::create(rewriter, loc, phase, zero);
-    nvgpu::MBarrierTryWaitParityOp::create(rewriter, loc, barrier, parity,
-                                           cIndex(rewriter, loc, 10000000),
-                                           zero);
-    Value flipped = arith::XOrIOp::create(
-        rewriter, loc, parity,
-        arith::ConstantIntOp::create(rewriter, loc, rewriter.getI1Type(), 1));
-    memref::StoreOp::create(rewriter, loc, flipped, phase, zero);
+    waitOnPhaseBit(rewriter, loc, barrier, zero, phase, zero);
     if (op.getFuture())
       rewriter.replaceOp(op, sharedView);
     else
@@ -2250,15 +2255,7 @@ struct EventWaitLowering : ScopedPattern<EventWaitOp> {
       if (!bits)
         return op.emitOpError("needs per-thread phase bits, which only events "
                               "allocated in the kernel have");
-      Value parity = memref::LoadOp::create(rewriter, loc, bits, slot);
-      nvgpu::MBarrierTryWaitParityOp::create(rewriter, loc, adaptor.getEvent(),
-                                             parity,
-                                             cIndex(rewriter, loc, 10000000),
-                                             slot);
-      Value flipped = arith::XOrIOp::create(
-          rewriter, loc, parity,
-          arith::ConstantIntOp::create(rewriter, loc, rewriter.getI1Type(), 1));
-      memref::StoreOp::create(rewriter, loc, flipped, bits, slot);
+      waitOnPhaseBit(rewriter, loc, adaptor.getEvent(), slot, bits, slot);
       rewriter.eraseOp(op);
       return success();
     } else {
