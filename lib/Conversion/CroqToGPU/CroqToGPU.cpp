@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Func/Transforms/FuncConversions.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -1446,6 +1447,17 @@ static LogicalResult planTmaCopies(ModuleOp module, TmaPlan &plan) {
     auto tileType = cast<MemRefType>(sharedView.getType());
     if (!tileType.hasStaticShape()) {
       copy.emitOpError("a TMA box needs a static shape, got ") << tileType;
+      return WalkResult::interrupt();
+    }
+    // The box lands contiguously in shared memory.
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    if (failed(tileType.getStridesAndOffset(strides, offset)) ||
+        strides != computeSuffixProduct(tileType.getShape())) {
+      copy.emitOpError("TMA moves a box that is contiguous in shared memory, "
+                       "but this shared view is strided (")
+          << tileType << "); copy a whole buffer or a slice of its outer "
+          << "dimensions";
       return WalkResult::interrupt();
     }
     if (llvm::any_of(tileType.getShape(), [](int64_t d) { return d > 256; }) ||

@@ -314,3 +314,18 @@ func.func @negative_wgmma_row_bytes(%out: memref<64x64xf32>) {
   }
   return
 }
+
+// -----
+
+// TMA writes its box contiguously: a strided shared view cannot receive it.
+func.func @negative_tma_strided_tile(%g: memref<64x64xf16>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  croq.parallel (%b) by [%c1] : block {
+    %s = memref.alloc() : memref<64x128xf16, #gpu.address_space<workgroup>>
+    %v = memref.subview %s[0, 0] [64, 64] [1, 1] : memref<64x128xf16, #gpu.address_space<workgroup>> to memref<64x64xf16, strided<[128, 1]>, #gpu.address_space<workgroup>>
+    // expected-error @below {{TMA moves a box that is contiguous in shared memory, but this shared view is strided}}
+    croq.tma.copy %g to %v : memref<64x64xf16> to memref<64x64xf16, strided<[128, 1]>, #gpu.address_space<workgroup>>
+  }
+  return
+}
