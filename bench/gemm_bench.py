@@ -1,8 +1,10 @@
 """GEMM benchmark: croq's warp-specialized f16 GEMMs against cuBLAS
 (torch.matmul, f16 in and out) measured in the same run. gemm_tma_co is
 the Hopper kernel (a single-thread TMA producer, two wgmma consumer
-warpgroups, 128x256x64 tiles, 4 stages); gemm_ws4_co / gemm_ws2_co are the
-mma.sync kernels (cp.async producer, ldmatrix). All write f32 output.
+warpgroups, 128x256x64 tiles, 4 stages, f32 output); gemm_tma_f16_co is the
+same with f16 output staged in shared memory and stored by TMA (3 stages);
+gemm_ws4_co / gemm_ws2_co are the mma.sync kernels (cp.async producer,
+ldmatrix, f32 output).
 TFLOP/s count 2*M*N*K per call."""
 import torch
 
@@ -18,9 +20,12 @@ for size in (4096, 8192):
     flops = 2 * size ** 3
     t_ref = bench(lambda: torch.matmul(a, b.T), reps=20, warmup=3)
     ref_tflops = flops / t_ref / 1e9
-    for name in ("gemm_tma_co", "gemm_tma_persistent_co", "gemm_ws4_co",
-                 "gemm_ws2_co"):
-        c = torch.empty(size, size, device="cuda")
+    for name, dtype in (("gemm_tma_f16_co", torch.float16),
+                        ("gemm_tma_co", torch.float32),
+                        ("gemm_tma_persistent_co", torch.float32),
+                        ("gemm_ws4_co", torch.float32),
+                        ("gemm_ws2_co", torch.float32)):
+        c = torch.empty(size, size, device="cuda", dtype=dtype)
         kernel = getattr(K, name)
         t = bench(lambda: kernel(a, b, c), reps=20, warmup=3)
         tflops = flops / t / 1e9

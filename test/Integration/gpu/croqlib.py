@@ -49,6 +49,7 @@ SIGNATURES = {
     "persistent_wgmma_co": [_TENSOR, _TENSOR, _TENSOR],
     "gemm_tma_persistent_co": [_TENSOR, _TENSOR, _TENSOR],
     "tma_mma_async_co": [_TENSOR, _TENSOR, _TENSOR],
+    "gemm_tma_f16_co": [_TENSOR, _TENSOR, _TENSOR],
 }
 
 

@@ -277,6 +277,14 @@ def tma_wgmma_gemm_one_producer_two_consumers():
 
 
 @test
+def tma_wgmma_gemm_f16_output_tma_store():
+    check_matmul(K.gemm_tma_f16_co,
+                 ((128, 256, 64), (256, 512, 1024), (300, 200, 136)), True,
+                 2e-3, "TMA 1P2C GEMM, f16 output through a TMA store",
+                 torch.float16)
+
+
+@test
 def seed_persistent_wgmma():
     # 256 tiles over 132 blocks: the second tile_iter runs on some blocks
     # only (the guard); M and N have tails.
