@@ -61,7 +61,7 @@ struct Symbol {
   enum class Kind { Scalar, Tensor, Event, Future, Frag, Stream };
   Kind kind;
   Value value;
-  Value bound;
+  Value bound = nullptr;
   bool isMutable = false;
   bool isParallelIndex = false;
   /// The statement that made a fragment (for inference).
