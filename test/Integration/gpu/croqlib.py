@@ -50,6 +50,7 @@ SIGNATURES = {
     "gemm_tma_persistent_co": [_TENSOR, _TENSOR, _TENSOR],
     "tma_mma_async_co": [_TENSOR, _TENSOR, _TENSOR],
     "gemm_tma_f16_co": [_TENSOR, _TENSOR, _TENSOR],
+    "tma_ws_stacked_co": [_TENSOR, _TENSOR, _TENSOR],
 }
 
 

@@ -264,6 +264,14 @@ def tma_warp_specialized_d2():
 
 
 @test
+def tma_warpgroup_producer_stacked_ring():
+    # An elected thread of the producer warpgroup issues; 128 arrivals.
+    check_matmul(K.tma_ws_stacked_co, TMA_WS_SHAPES, True, 1e-2,
+                 "TMA 1P1C, whole-warpgroup producer, stacked ring",
+                 torch.float16)
+
+
+@test
 def tma_async_mma_d2():
     check_matmul(K.tma_mma_async_co, TMA_WS_SHAPES, True, 1e-5,
                  "D2 async MMA with `wait f` (f32 accumulation)")
