@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Croq/Conversion/CroqToGPU/CroqToGPU.h"
+#include "Common.h"
 #include "Croq/Analysis/DivergenceAnalysis.h"
 #include "Croq/Analysis/Roles.h"
 #include "Croq/Conversion/Passes.h"
@@ -36,78 +37,18 @@
 namespace mlir::croq {
 #define GEN_PASS_DEF_CONVERTCROQTOGPUPASS
 #define GEN_PASS_DEF_CROQBOUNDKERNELREGISTERSPASS
-#define GEN_PASS_DEF_CROQPASSTENSORMAPSBYPOINTERPASS
 #define GEN_PASS_DEF_CROQUNROLLFRAGMENTVECTORSPASS
 #include "Croq/Conversion/Passes.h.inc"
 } // namespace mlir::croq
 
 using namespace mlir;
 using namespace mlir::croq;
+using namespace mlir::croq::detail;
 
 //===----------------------------------------------------------------------===//
 // LaunchAnalysis
 //===----------------------------------------------------------------------===//
 
-namespace mlir::croq {
-/// What the TMA lowering needs, computed before rewriting (planTmaCopies).
-struct TmaPlan {
-  /// The host-built tensor map of each TMA copy.
-  DenseMap<Operation *, Value> descriptors;
-  /// D2: the trigger that names a TMA load's future with `after`.
-  DenseMap<Operation *, EventTriggerOp> boundTrigger;
-  /// The TMA bytes each trigger expects.
-  DenseMap<Operation *, int64_t> expectBytes;
-};
-
-class LaunchAnalysis {
-public:
-  TmaPlan tma;
-  /// Per-thread phase bits of events whose waits count at run time, made
-  /// by the event's lowering for the waits that follow it.
-  mutable DenseMap<Operation *, Value> phaseBits;
-
-  /// Where an op inside a kernel runs.
-  struct Scope {
-    /// Threads per block of the enclosing kernel.
-    int64_t blockDim = 1;
-    /// The innermost enclosing parallel above thread level: its instance is
-    /// the group that executes collective ops cooperatively.
-    Level groupLevel = Level::Block;
-    int64_t groupSize = 1;
-    /// True when the innermost enclosing parallel is thread level.
-    bool perThread = false;
-    /// True inside a croq.inthreads region.
-    bool inThreads = false;
-    /// For a copy in a thread-level body: true when it moves data of the
-    /// executing thread alone (a local buffer, or a view that depends on a
-    /// thread index), false when the group above copies cooperatively.
-    bool copiesPerThread = false;
-  };
-
-  /// Scope of `op`, which must be inside a kernel.
-  const Scope &getScope(Operation *op) const {
-    auto it = scopes.find(op);
-    assert(it != scopes.end() && "op outside an analysed kernel");
-    return it->second;
-  }
-  bool hasScope(Operation *op) const { return scopes.count(op); }
-
-  /// Threads in one instance of a nested parallel; block size of a kernel.
-  int64_t getInstanceThreads(ParallelOp op) const {
-    return instanceThreads.lookup(op);
-  }
-
-  LogicalResult analyze(ModuleOp module);
-
-private:
-  FailureOr<int64_t> analyzeLevel(ParallelOp op, int64_t blockDim);
-  FailureOr<int64_t> childThreads(ParallelOp op);
-  void recordScopes(ParallelOp kernel, int64_t blockDim);
-
-  DenseMap<Operation *, Scope> scopes;
-  DenseMap<Operation *, int64_t> instanceThreads;
-};
-} // namespace mlir::croq
 
 /// Parallels nested in `op` with no other parallel between them.
 static SmallVector<ParallelOp> directChildren(ParallelOp op) {
@@ -286,32 +227,20 @@ std::unique_ptr<LaunchAnalysis> mlir::croq::analyzeLaunches(ModuleOp module) {
 // Helpers
 //===----------------------------------------------------------------------===//
 
-/// Marks a shared buffer read by warpgroup MMAs with its swizzle span.
-static constexpr StringLiteral kSwizzleAttrName = "croq.swizzle";
-/// Marks a wait whose generation is counted at run time (hasLoopGeneration
-/// is false; decided before rewriting, while loops are intact).
-static constexpr StringLiteral kCountPhasesAttrName = "croq.count_phases";
-/// Marks a trigger released one iteration late, after a deferred wait.
-static constexpr StringLiteral kDeferredAttrName = "croq.deferred_release";
-/// Marks a TMA copy or TMA-bound trigger whose single issuing thread may be
-/// picked with elect.sync (its execution is warp-converged).
-static constexpr StringLiteral kElectSyncAttrName = "croq.elect_sync";
-/// Marks a TMA copy or trigger that every executing thread issues itself.
-static constexpr StringLiteral kPerThreadIssueAttrName = "croq.per_thread";
-/// Marks a trigger whose role issues warpgroup MMAs.
-static constexpr StringLiteral kWaitWgmmaAttrName = "croq.wait_wgmma";
+namespace mlir::croq::detail {
 
 
-static Value cIndex(OpBuilder &b, Location loc, int64_t v) {
+
+Value cIndex(OpBuilder &b, Location loc, int64_t v) {
   return arith::ConstantIndexOp::create(b, loc, v);
 }
 
-static Value threadId(OpBuilder &b, Location loc) {
+Value threadId(OpBuilder &b, Location loc) {
   return gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
 }
 
 /// Rank of the executing thread in its cooperating group.
-static Value groupRank(OpBuilder &b, Location loc,
+Value groupRank(OpBuilder &b, Location loc,
                        const LaunchAnalysis::Scope &scope) {
   Value tid = threadId(b, loc);
   if (scope.groupSize == scope.blockDim)
@@ -344,12 +273,12 @@ static void emitGroupBarrier(OpBuilder &b, Location loc, Level level,
                           /*reductionPredicate=*/Value());
 }
 
-static void emitScopeBarrier(OpBuilder &b, Location loc,
+void emitScopeBarrier(OpBuilder &b, Location loc,
                              const LaunchAnalysis::Scope &scope) {
   emitGroupBarrier(b, loc, scope.groupLevel, scope.groupSize, scope.blockDim);
 }
 
-static Value linearSlot(OpBuilder &b, Location loc, EventType type,
+Value linearSlot(OpBuilder &b, Location loc, EventType type,
                         ValueRange indices) {
   Value slot = cIndex(b, loc, 0);
   for (auto [d, extent] : llvm::enumerate(type.getShape())) {
@@ -363,7 +292,7 @@ static Value linearSlot(OpBuilder &b, Location loc, EventType type,
 /// True when every croq.inthreads around `op` tests only indices of
 /// parallels at `level` or above, so that it keeps or drops whole instances
 /// of that level (a cooperative op there still has all its threads).
-static bool selectsWholeGroups(Operation *op, Level level) {
+bool selectsWholeGroups(Operation *op, Level level) {
   for (auto region = op->getParentOfType<InThreadsOp>(); region;
        region = region->getParentOfType<InThreadsOp>()) {
     bool whole = allSources(region.getPredicate(), [&](BlockArgument arg) {
@@ -388,20 +317,20 @@ static Value allHold(OpBuilder &b, Location loc, arith::CmpIPredicate pred,
 }
 
 /// True when every index lies below its valid extent.
-static Value inBounds(OpBuilder &b, Location loc, ArrayRef<Value> indices,
+Value inBounds(OpBuilder &b, Location loc, ArrayRef<Value> indices,
                       ArrayRef<Value> valid) {
   return allHold(b, loc, arith::CmpIPredicate::slt, indices, valid);
 }
 
 /// True when the valid extents cover the whole tile.
-static Value coversTile(OpBuilder &b, Location loc, ArrayRef<Value> valid,
+Value coversTile(OpBuilder &b, Location loc, ArrayRef<Value> valid,
                         ArrayRef<Value> sizes) {
   return allHold(b, loc, arith::CmpIPredicate::eq, valid, sizes);
 }
 
 /// True at run time when every row of `memref` starts `width`-aligned:
 /// its offset and outer strides are multiples of `width` elements.
-static Value isAligned(OpBuilder &b, Location loc, Value memref,
+Value isAligned(OpBuilder &b, Location loc, Value memref,
                        int64_t width) {
   auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, memref);
   Value widthValue = cIndex(b, loc, width);
@@ -422,7 +351,7 @@ static Value isAligned(OpBuilder &b, Location loc, Value memref,
 /// Waits on mbarrier `slot` of `group` for the parity held in the thread's
 /// phase bit `bits[bit]`, then flips the bit: the waiter's own count of the
 /// generations it has seen.
-static void waitOnPhaseBit(OpBuilder &b, Location loc, Value group,
+void waitOnPhaseBit(OpBuilder &b, Location loc, Value group,
                            Value slot, Value bits, Value bit) {
   Value parity = memref::LoadOp::create(b, loc, bits, bit);
   nvgpu::MBarrierTryWaitParityOp::create(b, loc, group, parity,
@@ -433,7 +362,7 @@ static void waitOnPhaseBit(OpBuilder &b, Location loc, Value group,
 }
 
 /// Row-major delinearisation of `linear` over `extents`.
-static SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value linear,
+SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value linear,
                                       ArrayRef<Value> extents) {
   SmallVector<Value> result(extents.size());
   for (int i = extents.size() - 1; i >= 0; --i) {
@@ -459,20 +388,14 @@ static SmallVector<Value> memrefSizes(OpBuilder &b, Location loc, Value memref) 
   return sizes;
 }
 
+} // namespace mlir::croq::detail
+
 //===----------------------------------------------------------------------===//
 // Parallel structure
 //===----------------------------------------------------------------------===//
 
 namespace {
 
-/// Base for patterns that need the launch analysis.
-template <typename OpTy>
-struct ScopedPattern : OpConversionPattern<OpTy> {
-  ScopedPattern(const TypeConverter &converter, MLIRContext *context,
-                const LaunchAnalysis &analysis)
-      : OpConversionPattern<OpTy>(converter, context), analysis(analysis) {}
-  const LaunchAnalysis &analysis;
-};
 
 /// Moves the body of a croq region op before `op`, replacing the block
 /// arguments, and drops its croq.yield.
@@ -831,884 +754,6 @@ struct SubspanLowering : OpConversionPattern<SubspanOp> {
     }
     rewriter.replaceOp(op, buildTile(rewriter, loc, source, offsets, sizes,
                                      resultType));
-    return success();
-  }
-};
-
-//===----------------------------------------------------------------------===//
-// Warpgroup MMA: wgmma over swizzled shared tiles
-//===----------------------------------------------------------------------===//
-//
-// A warpgroup operand fragment is a wgmma shared-memory matrix descriptor of
-// a K-major tile. wgmma reads such tiles only in the layouts TMA writes, so
-// every shared buffer that warpgroup MMAs read is stored swizzled with span
-// S bytes (`planSwizzledBuffers` picks S and marks the buffer
-// `croq.swizzle`): its columns are cut into panels of S / e elements (e
-// bytes each), a panel is an [R, S / e] tile, and 16-byte chunk c of row r
-// of a panel sits at chunk c ^ ((r * S / 128) % (S / 16)). That is the
-// TMA `.swiz<S>` layout of an [R, S / e] box, so TMA and cooperative copies
-// may both fill the buffer. Only copies into it and MMA operand loads may
-// touch it (checked by the plan).
-//
-// A warpgroup accumulator is the wgmma register layout: per thread, N / 2
-// f32 (or N / 4 packed f16x2) of an LLVM struct. Each croq.mma issues its
-// K / 16 wgmma.mma_async after a fence; they stay in flight until a commit
-// closes the batch (one wgmma commit group) and waits: `mma.commit [pending
-// N]` waits until N batches remain, while an MMA future's `wait`, a trigger
-// of the role that issued them and an `mma.store` wait for all.
-
-
-static constexpr int64_t kWgmmaM = 64, kWgmmaK = 16;
-
-static bool isWarpgroupFrag(Type type) {
-  auto frag = dyn_cast<FragType>(type);
-  return frag && frag.getScope() == Level::Warpgroup;
-}
-
-static Type wgmmaAccType(FragType type) {
-  MLIRContext *context = type.getContext();
-  int64_t n = type.getShape()[1];
-  if (type.getElementType().isF16())
-    return LLVM::LLVMStructType::getLiteral(
-        context, SmallVector<Type>(n / 4, IntegerType::get(context, 32)));
-  return LLVM::LLVMStructType::getLiteral(
-      context, SmallVector<Type>(n / 2, type.getElementType()));
-}
-
-/// The shared buffer a croq-level view looks into, through croq.subspan,
-/// croq.chunkat and memref.subview; null when it is not a buffer's view.
-static memref::AllocOp viewedBuffer(Value view) {
-  while (Operation *def = view.getDefiningOp()) {
-    if (auto alloc = dyn_cast<memref::AllocOp>(def))
-      return alloc;
-    if (!isa<SubspanOp, ChunkAtOp, memref::SubViewOp>(def))
-      return nullptr;
-    view = def->getOperand(0);
-  }
-  return nullptr;
-}
-
-static int64_t elementBytes(MemRefType type) {
-  return type.getElementTypeBitWidth() / 8;
-}
-
-/// Picks the swizzle span of every shared buffer that warpgroup MMAs read
-/// and checks that nothing else reads or writes such a buffer.
-static LogicalResult planSwizzledBuffers(ModuleOp module) {
-  WalkResult result = module.walk([&](MmaLoadOp load) {
-    if (load.getResult().getType().getScope() != Level::Warpgroup)
-      return WalkResult::advance();
-    memref::AllocOp alloc = viewedBuffer(load.getSource());
-    if (!alloc || getStorage(alloc.getType()) != Storage::Shared) {
-      load.emitOpError("is a warpgroup MMA operand, which wgmma reads from "
-                       "shared memory; load it from a view of a shared "
-                       "buffer");
-      return WalkResult::interrupt();
-    }
-    MemRefType type = alloc.getType();
-    int64_t rowBytes = type.getShape().back() * elementBytes(type);
-    int64_t span = rowBytes % 128 == 0 ? 128
-                   : rowBytes == 64    ? 64
-                   : rowBytes == 32    ? 32
-                                       : 0;
-    if (!span || type.getRank() < 2 || type.getShape()[type.getRank() - 2] % 8) {
-      load.emitOpError("reads buffer ")
-          << type << " with wgmma, which needs rows of 32, 64 or a multiple "
-          << "of 128 bytes and a multiple of 8 rows; reshape the buffer";
-      return WalkResult::interrupt();
-    }
-    if (std::optional<int64_t> swizzle = load.getSwizzle();
-        swizzle && *swizzle != span) {
-      load.emitOpError("reads with swizzle(")
-          << *swizzle << "), but the buffer's rows of " << rowBytes
-          << " bytes are stored with swizzle " << span
-          << "; write swizzle(" << span << ")";
-      return WalkResult::interrupt();
-    }
-    alloc->setAttr(kSwizzleAttrName,
-                   IntegerAttr::get(IntegerType::get(load.getContext(), 64),
-                                    span));
-    return WalkResult::advance();
-  });
-  if (result.wasInterrupted())
-    return failure();
-  result = module.walk([&](Operation *op) {
-    if (isa<SubspanOp, ChunkAtOp, memref::SubViewOp>(op))
-      return WalkResult::advance();
-    for (OpOperand &operand : op->getOpOperands()) {
-      if (!isa<MemRefType>(operand.get().getType()))
-        continue;
-      memref::AllocOp alloc = viewedBuffer(operand.get());
-      if (!alloc || alloc == op || !alloc->hasAttr(kSwizzleAttrName))
-        continue;
-      int64_t span = cast<IntegerAttr>(alloc->getAttr(kSwizzleAttrName)).getInt();
-      if (isa<MmaLoadOp>(op))
-        continue;
-      if (auto copy = dyn_cast<DmaCopyOp>(op);
-          copy && &operand == &copy.getTargetMutable())
-        continue;
-      if (auto copy = dyn_cast<TmaCopyOp>(op);
-          copy && &operand == &copy.getTargetMutable()) {
-        if (copy.getSwizzle() &&
-            static_cast<int64_t>(*copy.getSwizzle()) == span)
-          continue;
-        op->emitOpError("fills a buffer that warpgroup MMAs read, which is "
-                        "stored with swizzle ")
-            << span << "; write tma.copy.swiz<" << span << ">";
-        return WalkResult::interrupt();
-      }
-      op->emitOpError("accesses a shared buffer that warpgroup MMAs read, "
-                      "which is stored in the swizzled wgmma layout; only "
-                      "copies into it and MMA operand loads may use it, so "
-                      "give this access a buffer of its own");
-      return WalkResult::interrupt();
-    }
-    return WalkResult::advance();
-  });
-  return failure(result.wasInterrupted());
-}
-
-/// A converted view traced through memref.subview to the buffer it views:
-/// the buffer, the view's origin in it, and the buffer dimension of each
-/// view dimension.
-struct RootedView {
-  Value root;
-  SmallVector<Value> origin;
-  SmallVector<unsigned> dims;
-};
-
-static FailureOr<RootedView> rootView(OpBuilder &b, Location loc, Value view) {
-  unsigned rank = cast<MemRefType>(view.getType()).getRank();
-  RootedView result{view, SmallVector<Value>(rank, cIndex(b, loc, 0)),
-                    llvm::to_vector(llvm::seq<unsigned>(0, rank))};
-  while (auto subview = result.root.getDefiningOp<memref::SubViewOp>()) {
-    if (!llvm::all_of(subview.getStaticStrides(),
-                      [](int64_t s) { return s == 1; }))
-      return failure();
-    llvm::SmallBitVector dropped = subview.getDroppedDims();
-    SmallVector<OpFoldResult> offsets = subview.getMixedOffsets();
-    SmallVector<Value> origin;
-    SmallVector<unsigned> sourceDim; // result dim -> source dim
-    for (auto [d, offset] : llvm::enumerate(offsets)) {
-      Value o = getValueOrCreateConstantIndexOp(b, loc, offset);
-      if (!dropped[d]) {
-        o = arith::AddIOp::create(b, loc, o, result.origin[sourceDim.size()]);
-        sourceDim.push_back(d);
-      }
-      origin.push_back(o);
-    }
-    for (unsigned &d : result.dims)
-      d = sourceDim[d];
-    result.origin = std::move(origin);
-    result.root = subview.getSource();
-  }
-  return result;
-}
-
-/// The swizzle span of the buffer a converted view looks into, or 0.
-static int64_t swizzleSpan(Value view) {
-  while (auto subview = view.getDefiningOp<memref::SubViewOp>())
-    view = subview.getSource();
-  Operation *def = view.getDefiningOp();
-  if (!def)
-    return 0;
-  auto attr = def->getAttrOfType<IntegerAttr>(kSwizzleAttrName);
-  return attr ? attr.getInt() : 0;
-}
-
-/// Element offset of buffer index `index` in the swizzled layout of span
-/// `span` (see the section comment).
-static Value swizzledOffset(OpBuilder &b, Location loc, MemRefType type,
-                            ArrayRef<Value> index, int64_t span) {
-  ArrayRef<int64_t> shape = type.getShape();
-  int64_t rank = shape.size(), rows = shape[rank - 2], cols = shape[rank - 1];
-  int64_t perRow = span / elementBytes(type);
-  int64_t perChunk = 16 / elementBytes(type);
-  auto c = [&](int64_t v) { return cIndex(b, loc, v); };
-  Value lead = c(0);
-  for (int64_t d = 0; d < rank - 2; ++d)
-    lead = arith::AddIOp::create(
-        b, loc, arith::MulIOp::create(b, loc, lead, c(shape[d])), index[d]);
-  Value r = index[rank - 2], col = index[rank - 1];
-  Value panel = arith::DivUIOp::create(b, loc, col, c(perRow));
-  Value inPanel = arith::RemUIOp::create(b, loc, col, c(perRow));
-  Value chunk = arith::DivUIOp::create(b, loc, inPanel, c(perChunk));
-  Value inChunk = arith::RemUIOp::create(b, loc, inPanel, c(perChunk));
-  Value pattern = arith::RemUIOp::create(
-      b, loc,
-      arith::DivUIOp::create(b, loc, arith::MulIOp::create(b, loc, r, c(span)),
-                             c(128)),
-      c(span / 16));
-  Value swizzled = arith::XOrIOp::create(b, loc, chunk, pattern);
-  Value offset = arith::MulIOp::create(b, loc, lead, c(rows * cols));
-  offset = arith::AddIOp::create(
-      b, loc, offset, arith::MulIOp::create(b, loc, panel, c(rows * perRow)));
-  offset = arith::AddIOp::create(b, loc, offset,
-                                 arith::MulIOp::create(b, loc, r, c(perRow)));
-  offset = arith::AddIOp::create(
-      b, loc, offset, arith::MulIOp::create(b, loc, swizzled, c(perChunk)));
-  return arith::AddIOp::create(b, loc, offset, inChunk);
-}
-
-/// Where element `index` of a view of a swizzled buffer lives: the buffer
-/// and its (row-major) indices.
-static SmallVector<Value> swizzledIndices(OpBuilder &b, Location loc,
-                                          const RootedView &view,
-                                          ArrayRef<Value> index, int64_t span) {
-  auto type = cast<MemRefType>(view.root.getType());
-  SmallVector<Value> full(view.origin);
-  for (auto [d, i] : llvm::zip_equal(view.dims, index))
-    full[d] = arith::AddIOp::create(b, loc, full[d], i);
-  Value linear = swizzledOffset(b, loc, type, full, span);
-  SmallVector<Value> extents;
-  for (int64_t extent : type.getShape())
-    extents.push_back(cIndex(b, loc, extent));
-  return delinearize(b, loc, linear, extents);
-}
-
-/// The wgmma shared-memory descriptor of the K-major tile whose first
-/// element is at `view`'s origin (whose row is a multiple of 8, so the
-/// swizzle pattern starts there): start address, leading offset 1 (unused
-/// by K-major swizzled tiles), stride 8 rows of the span between row
-/// groups, and the swizzle mode.
-static Value wgmmaDescriptor(OpBuilder &b, Location loc,
-                             const RootedView &view, int64_t span) {
-  auto type = cast<MemRefType>(view.root.getType());
-  Value offset = swizzledOffset(b, loc, type, view.origin, span);
-  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, view.root);
-  Value address = arith::AddIOp::create(
-      b, loc, base,
-      arith::MulIOp::create(b, loc, offset, cIndex(b, loc, elementBytes(type))));
-  Type i64 = b.getI64Type();
-  auto c64 = [&](int64_t v) {
-    return arith::ConstantIntOp::create(b, loc, i64, v);
-  };
-  Value start = arith::IndexCastUIOp::create(b, loc, i64, address);
-  start = arith::ShRUIOp::create(
-      b, loc, arith::AndIOp::create(b, loc, start, c64(0x3FFFF)), c64(4));
-  int64_t mode = span == 128 ? 1 : span == 64 ? 2 : 3;
-  uint64_t fields = (uint64_t(1) << 16) | (uint64_t((8 * span) >> 4) << 32) |
-                    (uint64_t(mode) << 62);
-  return arith::OrIOp::create(b, loc, start, c64(static_cast<int64_t>(fields)));
-}
-
-/// Static facts about the buffer behind a warpgroup operand fragment.
-struct OperandBuffer {
-  int64_t span;
-  int64_t rows;
-  int64_t elementBytes;
-};
-
-static FailureOr<OperandBuffer> operandBuffer(Value fragment) {
-  auto load = fragment.getDefiningOp<MmaLoadOp>();
-  if (!load)
-    return failure();
-  memref::AllocOp alloc = viewedBuffer(load.getSource());
-  if (!alloc || !alloc->hasAttr(kSwizzleAttrName))
-    return failure();
-  MemRefType type = alloc.getType();
-  return OperandBuffer{
-      cast<IntegerAttr>(alloc->getAttr(kSwizzleAttrName)).getInt(),
-      type.getShape()[type.getRank() - 2], elementBytes(type)};
-}
-
-/// The descriptor advanced to the tile's K columns [k, k + 16): within a
-/// swizzle row by bytes, across panels by whole panels.
-static Value advanceDescriptor(OpBuilder &b, Location loc, Value descriptor,
-                               const OperandBuffer &buffer, int64_t k) {
-  int64_t bytes = k * buffer.elementBytes;
-  int64_t offset =
-      (bytes / buffer.span) * buffer.rows * buffer.span + bytes % buffer.span;
-  if (offset == 0)
-    return descriptor;
-  return arith::AddIOp::create(
-      b, loc, descriptor,
-      arith::ConstantIntOp::create(b, loc, b.getI64Type(), offset >> 4));
-}
-
-/// Closes the batch of issued wgmma (a commit group) and waits until at
-/// most `pending` batches are in flight.
-static void waitWarpgroupMmas(OpBuilder &b, Location loc,
-                              uint64_t pending = 0) {
-  NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
-  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, pending);
-}
-
-static bool containsWgmma(Operation *op) {
-  bool found = false;
-  op->walk([&](MmaOp mma) {
-    found |= isWarpgroupFrag(mma.getAcc().getType());
-  });
-  return found;
-}
-
-/// True when warpgroup MMAs may have been issued before `op` runs, within
-/// its role (outermost croq.inthreads) or kernel: an earlier op of an
-/// enclosing block holds one, or a loop around `op` does (the previous
-/// iteration's).
-static bool followsWgmma(Operation *op) {
-  for (Operation *at = op; at; at = at->getParentOp()) {
-    for (Operation *prev = at->getPrevNode(); prev; prev = prev->getPrevNode())
-      if (containsWgmma(prev))
-        return true;
-    Operation *parent = at->getParentOp();
-    if (!parent || isa<gpu::LaunchOp>(parent) ||
-        (isa<ParallelOp>(parent) && !cast<ParallelOp>(parent).getParentParallel()) ||
-        (isa<InThreadsOp>(parent) && !parent->getParentOfType<InThreadsOp>()))
-      return false;
-    if (isa<LoopLikeOpInterface>(parent) && containsWgmma(parent))
-      return true;
-  }
-  return false;
-}
-
-static Value fillWarpgroupAcc(OpBuilder &b, Location loc, FragType type,
-                              Value value) {
-  auto structType = cast<LLVM::LLVMStructType>(wgmmaAccType(type));
-  Value element = value;
-  if (type.getElementType().isF16()) {
-    // Two f16 per 32-bit register.
-    Value pair = vector::BroadcastOp::create(
-        b, loc, VectorType::get({2}, b.getF16Type()), value);
-    element = LLVM::BitcastOp::create(b, loc, b.getI32Type(), pair);
-  }
-  Value result = LLVM::PoisonOp::create(b, loc, structType);
-  for (int64_t i = 0, e = structType.getBody().size(); i < e; ++i)
-    result = LLVM::InsertValueOp::create(b, loc, result, element, i);
-  return result;
-}
-
-static LogicalResult lowerWarpgroupLoad(MmaLoadOp op, Value source,
-                                        ConversionPatternRewriter &rewriter) {
-  Location loc = op.getLoc();
-  int64_t span = swizzleSpan(source);
-  FailureOr<RootedView> view = failure();
-  if (!span || failed(view = rootView(rewriter, loc, source)))
-    return op.emitOpError("cannot trace this operand to a swizzled shared "
-                          "buffer through unit-stride views");
-  rewriter.replaceOp(op, wgmmaDescriptor(rewriter, loc, *view, span));
-  return success();
-}
-
-static LogicalResult lowerWarpgroupMma(MmaOp op, Value acc, Value a, Value b,
-                                       ConversionPatternRewriter &rewriter) {
-  Location loc = op.getLoc();
-  FragType accType = op.getAcc().getType();
-  FragType aType = op.getA().getType();
-  FailureOr<OperandBuffer> aBuffer = operandBuffer(op.getA());
-  FailureOr<OperandBuffer> bBuffer = operandBuffer(op.getB());
-  if (failed(aBuffer) || failed(bBuffer))
-    return op.emitOpError("operands of a warpgroup MMA must come from "
-                          "croq.mma.load of a shared buffer");
-  MLIRContext *context = op.getContext();
-  auto wgmmaType = [&](Type t) {
-    NVVM::WGMMATypes kind = t.isF16()    ? NVVM::WGMMATypes::f16
-                            : t.isBF16() ? NVVM::WGMMATypes::bf16
-                                         : NVVM::WGMMATypes::f32;
-    return NVVM::WGMMATypesAttr::get(context, kind);
-  };
-  int64_t n = accType.getShape()[1], k = aType.getShape()[1];
-  auto shape = NVVM::MMAShapeAttr::get(context, kWgmmaM, n, kWgmmaK);
-  auto scaleOut = NVVM::WGMMAScaleOutAttr::get(context, NVVM::WGMMAScaleOut::one);
-  auto scaleIn = NVVM::WGMMAScaleInAttr::get(context, NVVM::WGMMAScaleIn::one);
-  // Both operands K-major: A row-major [M, K], B [N, K] (no transpose).
-  auto layoutA = NVVM::MMALayoutAttr::get(context, NVVM::MMALayout::row);
-  auto layoutB = NVVM::MMALayoutAttr::get(context, NVVM::MMALayout::col);
-  Type structType = acc.getType();
-  NVVM::WgmmaFenceAlignedOp::create(rewriter, loc);
-  Value d = acc;
-  for (int64_t kk = 0; kk < k; kk += kWgmmaK) {
-    Value da = advanceDescriptor(rewriter, loc, a, *aBuffer, kk);
-    Value db = advanceDescriptor(rewriter, loc, b, *bBuffer, kk);
-    d = NVVM::WgmmaMmaAsyncOp::create(
-        rewriter, loc, structType, d, da, db, shape,
-        wgmmaType(aType.getElementType()), wgmmaType(aType.getElementType()),
-        wgmmaType(accType.getElementType()), scaleOut, scaleIn, scaleIn,
-        layoutA, layoutB, NVVM::MMAIntOverflowAttr());
-  }
-  rewriter.replaceOp(op, d);
-  return success();
-}
-
-/// Stores a wgmma accumulator: warp w of the warpgroup holds rows
-/// [16w, 16w + 16); lane l holds, for each 8-column block j, rows
-/// 16w + l / 4 (+ 8) and columns 8j + 2 (l % 4) (+ 1), registers 4j + 2h + e
-/// (f32) or half e of register 2j + h (f16).
-static void storeWarpgroupAcc(OpBuilder &b, Location loc, FragType type,
-                              Value acc, Value target,
-                              std::optional<SmallVector<Value>> valid) {
-  waitWarpgroupMmas(b, loc);
-  Value rank = arith::RemUIOp::create(b, loc, threadId(b, loc), cIndex(b, loc, 128));
-  Value warp = arith::DivUIOp::create(b, loc, rank, cIndex(b, loc, 32));
-  Value lane = arith::RemUIOp::create(b, loc, rank, cIndex(b, loc, 32));
-  Value rowBase = arith::AddIOp::create(
-      b, loc, arith::MulIOp::create(b, loc, warp, cIndex(b, loc, 16)),
-      arith::DivUIOp::create(b, loc, lane, cIndex(b, loc, 4)));
-  Value colBase = arith::MulIOp::create(
-      b, loc, arith::RemUIOp::create(b, loc, lane, cIndex(b, loc, 4)),
-      cIndex(b, loc, 2));
-  Type from = type.getElementType();
-  auto targetType = cast<MemRefType>(target.getType());
-  Type to = targetType.getElementType();
-  int64_t n = type.getShape()[1];
-  auto element = [&](OpBuilder &b, int64_t j, int64_t h, int64_t e) -> Value {
-    Value v;
-    if (from.isF16()) {
-      Value pair = LLVM::BitcastOp::create(
-          b, loc, VectorType::get({2}, b.getF16Type()),
-          LLVM::ExtractValueOp::create(b, loc, acc, 2 * j + h));
-      v = vector::ExtractOp::create(b, loc, pair, e);
-    } else {
-      v = LLVM::ExtractValueOp::create(b, loc, acc, 4 * j + 2 * h + e);
-    }
-    if (from == to)
-      return v;
-    return from.getIntOrFloatBitWidth() > to.getIntOrFloatBitWidth()
-               ? Value(arith::TruncFOp::create(b, loc, to, v))
-               : Value(arith::ExtFOp::create(b, loc, to, v));
-  };
-  // Each thread holds pairs of adjacent columns: one vector store each where
-  // the target rows are contiguous and pairs aligned, else element stores,
-  // guarded in a tail tile (elements past the end of the tensor dropped).
-  auto emit = [&](OpBuilder &b, bool guarded, bool paired) {
-    for (int64_t j = 0; j < n / 8; ++j)
-      for (int64_t h = 0; h < 2; ++h) {
-        Value row = arith::AddIOp::create(b, loc, rowBase, cIndex(b, loc, 8 * h));
-        Value col = arith::AddIOp::create(b, loc, colBase, cIndex(b, loc, 8 * j));
-        if (paired) {
-          Value pair = vector::FromElementsOp::create(
-              b, loc, VectorType::get({2}, to),
-              ValueRange{element(b, j, h, 0), element(b, j, h, 1)});
-          vector::StoreOp::create(
-              b, loc, pair, target, ValueRange{row, col}, /*nontemporal=*/false,
-              llvm::MaybeAlign(2 * to.getIntOrFloatBitWidth() / 8));
-          continue;
-        }
-        for (int64_t e = 0; e < 2; ++e) {
-          Value c = arith::AddIOp::create(b, loc, col, cIndex(b, loc, e));
-          Value v = element(b, j, h, e);
-          if (!guarded) {
-            memref::StoreOp::create(b, loc, v, target, ValueRange{row, c});
-            continue;
-          }
-          auto guard = scf::IfOp::create(
-              b, loc, inBounds(b, loc, {row, c}, *valid), /*withElseRegion=*/false);
-          OpBuilder inner = guard.getThenBodyBuilder();
-          memref::StoreOp::create(inner, loc, v, target, ValueRange{row, c});
-        }
-      }
-  };
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  bool contiguous = succeeded(targetType.getStridesAndOffset(strides, offset)) &&
-                    strides.back() == 1;
-  if (!valid && !contiguous) {
-    emit(b, /*guarded=*/false, /*paired=*/false);
-    return;
-  }
-  Value fast = arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1);
-  if (valid)
-    fast = arith::AndIOp::create(
-        b, loc, fast,
-        coversTile(b, loc, *valid, {cIndex(b, loc, kWgmmaM), cIndex(b, loc, n)}));
-  if (contiguous)
-    fast = arith::AndIOp::create(b, loc, fast, isAligned(b, loc, target, 2));
-  auto ifOp = scf::IfOp::create(b, loc, fast, /*withElseRegion=*/true);
-  OpBuilder thenBuilder = ifOp.getThenBodyBuilder();
-  emit(thenBuilder, /*guarded=*/false, contiguous);
-  OpBuilder elseBuilder = ifOp.getElseBodyBuilder();
-  emit(elseBuilder, valid.has_value(), /*paired=*/false);
-}
-
-//===----------------------------------------------------------------------===//
-// TMA: tensor maps built by the host, cp.async.bulk.tensor on the device
-//===----------------------------------------------------------------------===//
-//
-// Each TMA copy gets a tensor map over its whole global tensor, with the
-// shared tile as the box, created on the host before the launch
-// (`nvgpu.tma.create.descriptor`, which the host emitter turns into a
-// cuTensorMapEncodeTiled call) and passed to the kernel. The coordinates
-// of a copy are its global view's origin, innermost first. Out-of-range
-// boxes (tail tiles) are zero-filled on loads and clipped on stores by
-// the hardware.
-//
-// Loads complete on an mbarrier: the event the copy is bound to (D1
-// `bind e[i]`, D2 the trigger that names its future with `after`), whose
-// trigger by the issuing thread becomes `arrive.expect_tx` with the bytes
-// of every copy bound to it; a synchronous load uses a barrier of its own
-// and a per-thread phase. The issuing thread is each executing thread when
-// a croq.inthreads picks single threads (`t == 0`), else the group's
-// first thread.
-
-/// The global tensor a croq-level view looks into: a value defined outside
-/// the kernel (a function argument), or null.
-static Value viewedTensor(Value view, ParallelOp kernel) {
-  while (Operation *def = view.getDefiningOp()) {
-    if (!isa<SubspanOp, ChunkAtOp, memref::SubViewOp>(def))
-      break;
-    view = def->getOperand(0);
-  }
-  if (kernel->isAncestor(view.getParentRegion()->getParentOp()))
-    return nullptr;
-  auto type = dyn_cast<MemRefType>(view.getType());
-  if (!type || !type.getLayout().isIdentity())
-    return nullptr;
-  return view;
-}
-
-static ParallelOp kernelOf(Operation *op) {
-  ParallelOp kernel = op->getParentOfType<ParallelOp>();
-  while (kernel && kernel.getParentParallel())
-    kernel = kernel.getParentParallel();
-  return kernel;
-}
-
-static int64_t tileBytes(MemRefType type) {
-  return type.getNumElements() * type.getElementTypeBitWidth() / 8;
-}
-
-/// True when the croq.inthreads around `op` picks single threads, so each
-/// executing thread issues its own TMA. Decided before rewriting, while the
-/// croq.inthreads regions still stand (markPerThreadIssues).
-static bool issuedPerThread(Operation *op, const LaunchAnalysis &analysis) {
-  return op->hasAttr(kPerThreadIssueAttrName);
-}
-
-static void markPerThreadIssues(ModuleOp module,
-                                const LaunchAnalysis &analysis) {
-  module.walk([&](Operation *op) {
-    if (!isa<TmaCopyOp, EventTriggerOp>(op) || !analysis.hasScope(op))
-      return;
-    const LaunchAnalysis::Scope &scope = analysis.getScope(op);
-    if (scope.groupSize <= 1 ||
-        (scope.perThread && !selectsWholeGroups(op, scope.groupLevel)))
-      op->setAttr(kPerThreadIssueAttrName, UnitAttr::get(op->getContext()));
-  });
-}
-
-/// The condition under which the executing thread issues (null: always).
-/// Where the divergence analysis proved the op runs warp-converged
-/// (kElectSyncAttrName), a lane of the group's first warp is picked with
-/// elect.sync instead of comparing thread ids.
-static Value issuer(OpBuilder &b, Location loc, Operation *op,
-                    const LaunchAnalysis &analysis) {
-  if (issuedPerThread(op, analysis))
-    return Value();
-  Value rank = groupRank(b, loc, analysis.getScope(op));
-  if (!op->hasAttr(kElectSyncAttrName))
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, rank,
-                                 cIndex(b, loc, 0));
-  Value warp = arith::DivUIOp::create(b, loc, rank, cIndex(b, loc, 32));
-  Value firstWarp = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                          warp, cIndex(b, loc, 0));
-  // elect.sync needs the whole warp: only the first warp evaluates it.
-  auto ifOp = scf::IfOp::create(b, loc, TypeRange{b.getI1Type()}, firstWarp,
-                                /*withElseRegion=*/true);
-  OpBuilder thenBuilder = ifOp.getThenBodyBuilder();
-  scf::YieldOp::create(thenBuilder, loc,
-                       ValueRange{NVVM::ElectSyncOp::create(
-                           thenBuilder, loc, thenBuilder.getI1Type(), Value())});
-  OpBuilder elseBuilder = ifOp.getElseBodyBuilder();
-  scf::YieldOp::create(elseBuilder, loc,
-                       ValueRange{arith::ConstantIntOp::create(
-                           elseBuilder, loc, elseBuilder.getI1Type(), 0)});
-  return ifOp.getResult(0);
-}
-
-/// Runs `body` on the issuing thread only.
-static void onIssuer(OpBuilder &b, Location loc, Value condition,
-                     function_ref<void(OpBuilder &)> body) {
-  if (!condition) {
-    body(b);
-    return;
-  }
-  auto ifOp = scf::IfOp::create(b, loc, condition, /*withElseRegion=*/false);
-  OpBuilder inner = ifOp.getThenBodyBuilder();
-  body(inner);
-}
-
-/// Builds the tensor maps on the host and binds every TMA load to the
-/// event it completes; records the bytes each trigger expects.
-static LogicalResult planTmaCopies(ModuleOp module, TmaPlan &plan) {
-  DenseMap<std::tuple<Operation *, Value, Type>, Value> cache;
-  WalkResult result = module.walk([&](TmaCopyOp copy) {
-    ParallelOp kernel = kernelOf(copy);
-    if (!kernel)
-      return WalkResult::advance();
-    bool load = copy.isLoad();
-    Value globalView = load ? copy.getSource() : copy.getTarget();
-    Value sharedView = load ? copy.getTarget() : copy.getSource();
-    Value tensor = viewedTensor(globalView, kernel);
-    if (!tensor) {
-      copy.emitOpError("TMA needs a view of a row-major tensor argument of "
-                       "the kernel, to build its tensor map on the host");
-      return WalkResult::interrupt();
-    }
-    auto tileType = cast<MemRefType>(sharedView.getType());
-    if (!tileType.hasStaticShape()) {
-      copy.emitOpError("a TMA box needs a static shape, got ") << tileType;
-      return WalkResult::interrupt();
-    }
-    // The box lands contiguously in shared memory.
-    SmallVector<int64_t> strides;
-    int64_t offset;
-    if (failed(tileType.getStridesAndOffset(strides, offset)) ||
-        strides != computeSuffixProduct(tileType.getShape())) {
-      copy.emitOpError("TMA moves a box that is contiguous in shared memory, "
-                       "but this shared view is strided (")
-          << tileType << "); copy a whole buffer or a slice of its outer "
-          << "dimensions";
-      return WalkResult::interrupt();
-    }
-    if (llvm::any_of(tileType.getShape(), [](int64_t d) { return d > 256; }) ||
-        tileType.getShape().back() * tileType.getElementTypeBitWidth() % 128) {
-      copy.emitOpError("a TMA box has at most 256 elements per dimension and "
-                       "an innermost extent of a multiple of 16 bytes, got ")
-          << tileType;
-      return WalkResult::interrupt();
-    }
-    if (copy.getSwizzle() && load) {
-      memref::AllocOp buffer = viewedBuffer(sharedView);
-      if (!buffer || !buffer->hasAttr(kSwizzleAttrName)) {
-        copy.emitOpError("writes a swizzled tile that only warpgroup MMAs can "
-                         "read, but none reads this buffer; drop the swizzle");
-        return WalkResult::interrupt();
-      }
-    }
-    MLIRContext *context = copy.getContext();
-    int64_t swizzle = copy.getSwizzle() ? *copy.getSwizzle() : 0;
-    auto swizzleKind = swizzle == 128 ? nvgpu::TensorMapSwizzleKind::SWIZZLE_128B
-                       : swizzle == 64 ? nvgpu::TensorMapSwizzleKind::SWIZZLE_64B
-                       : swizzle == 32 ? nvgpu::TensorMapSwizzleKind::SWIZZLE_32B
-                                       : nvgpu::TensorMapSwizzleKind::SWIZZLE_NONE;
-    auto box = MemRefType::get(
-        tileType.getShape(), tileType.getElementType(), MemRefLayoutAttrInterface(),
-        gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Workgroup));
-    auto descriptorType = nvgpu::TensorMapDescriptorType::get(
-        context, box, swizzleKind, nvgpu::TensorMapL2PromoKind::L2PROMO_128B,
-        nvgpu::TensorMapOOBKind::OOB_ZERO,
-        nvgpu::TensorMapInterleaveKind::INTERLEAVE_NONE);
-    Value &descriptor = cache[{kernel, tensor, descriptorType}];
-    if (!descriptor) {
-      OpBuilder b(kernel);
-      Location loc = copy.getLoc();
-      auto tensorType = cast<MemRefType>(tensor.getType());
-      Value unranked = memref::CastOp::create(
-          b, loc,
-          UnrankedMemRefType::get(tensorType.getElementType(),
-                                  tensorType.getMemorySpace()),
-          tensor);
-      SmallVector<Value> boxDims;
-      for (int64_t d : tileType.getShape())
-        boxDims.push_back(cIndex(b, loc, d));
-      descriptor = nvgpu::TmaCreateDescriptorOp::create(b, loc, descriptorType,
-                                                        unranked, boxDims);
-    }
-    plan.descriptors[copy] = descriptor;
-    if (!load)
-      return WalkResult::advance();
-
-    // D1: the next trigger of the bound element in the same block expects
-    // the bytes.
-    if (Value event = copy.getEvent()) {
-      EventTriggerOp trigger;
-      for (Operation *op = copy->getNextNode(); op && !trigger;
-           op = op->getNextNode())
-        if (auto t = dyn_cast<EventTriggerOp>(op);
-            t && t.getEvent() == event && t.getAfter().empty() &&
-            t.getIndices() == copy.getEventIndices() && !t.getOrder())
-          trigger = t;
-      if (!trigger) {
-        copy.emitOpError("is bound to an event element that is not "
-                         "triggered after it in the same block; the trigger "
-                         "is what expects the copy's bytes, so add `trigger` "
-                         "of the same element after the copy");
-        return WalkResult::interrupt();
-      }
-      plan.expectBytes[trigger] += tileBytes(tileType);
-    }
-    return WalkResult::advance();
-  });
-  if (result.wasInterrupted())
-    return failure();
-
-  // D2: `trigger e after f...` binds each TMA future to e's element.
-  DominanceInfo dominance(module);
-  result = module.walk([&](EventTriggerOp trigger) {
-    for (Value future : trigger.getAfter()) {
-      auto copy = future.getDefiningOp<TmaCopyOp>();
-      if (!copy || !copy.isLoad() || copy.getEvent()) {
-        trigger.emitOpError("`after` takes futures of unbound asynchronous "
-                            "TMA loads");
-        return WalkResult::interrupt();
-      }
-      if (plan.boundTrigger.count(copy)) {
-        trigger.emitOpError("binds a TMA future that another trigger already "
-                            "bound; each copy completes one event element");
-        return WalkResult::interrupt();
-      }
-      SmallVector<Value> slotValues(trigger.getIndices());
-      if (trigger.getOrder())
-        slotValues.push_back(trigger.getOrder());
-      for (Value v : slotValues)
-        if (!dominance.properlyDominates(v, copy)) {
-          trigger.emitOpError("selects its event element with a value "
-                              "computed after the TMA copy it binds; the copy "
-                              "needs the element when it is issued, so compute "
-                              "the index before the copy");
-          return WalkResult::interrupt();
-        }
-      plan.boundTrigger[copy] = trigger;
-      plan.expectBytes[trigger] +=
-          tileBytes(cast<MemRefType>(copy.getTarget().getType()));
-    }
-    return WalkResult::advance();
-  });
-  return failure(result.wasInterrupted());
-}
-
-static Value eventSlot(OpBuilder &b, Location loc, EventType type,
-                       Value order, ValueRange indices) {
-  if (order)
-    return arith::RemUIOp::create(b, loc, order,
-                                  cIndex(b, loc, type.getNumElements()));
-  return linearSlot(b, loc, type, indices);
-}
-
-static FailureOr<SmallVector<Value>> tmaCoordinates(OpBuilder &b, Location loc,
-                                                    Value globalView) {
-  FailureOr<RootedView> view = rootView(b, loc, globalView);
-  if (failed(view))
-    return failure();
-  // Innermost dimension first, as the tensor map lists them.
-  return llvm::to_vector(llvm::reverse(view->origin));
-}
-
-/// A barrier and a per-thread phase for one synchronous TMA load, made at
-/// the start of its kernel.
-static std::pair<Value, Value> syncTmaBarrier(OpBuilder &b, Location loc,
-                                              gpu::LaunchOp launch) {
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(&launch.getBody().front());
-  MLIRContext *context = b.getContext();
-  auto groupType = nvgpu::MBarrierGroupType::get(
-      context, gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Workgroup),
-      1);
-  Value group = nvgpu::MBarrierCreateOp::create(b, loc, groupType);
-  Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                      threadId(b, loc), cIndex(b, loc, 0));
-  auto ifOp = scf::IfOp::create(b, loc, first, /*withElseRegion=*/false);
-  {
-    OpBuilder inner = ifOp.getThenBodyBuilder();
-    nvgpu::MBarrierInitOp::create(inner, loc, group, cIndex(inner, loc, 1),
-                                  cIndex(inner, loc, 0), Value());
-  }
-  gpu::BarrierOp::create(b, loc);
-  Value phase = memref::AllocaOp::create(
-      b, loc, MemRefType::get({1}, b.getI1Type()));
-  memref::StoreOp::create(
-      b, loc, arith::ConstantIntOp::create(b, loc, b.getI1Type(), 0), phase,
-      ValueRange{cIndex(b, loc, 0)});
-  return {group, phase};
-}
-
-struct TmaCopyLowering : ScopedPattern<TmaCopyOp> {
-  using ScopedPattern::ScopedPattern;
-  LogicalResult
-  matchAndRewrite(TmaCopyOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    const TmaPlan &plan = analysis.tma;
-    Value descriptor = plan.descriptors.lookup(op);
-    bool load = op.isLoad();
-    Value globalView = load ? adaptor.getSource() : adaptor.getTarget();
-    Value sharedView = load ? adaptor.getTarget() : adaptor.getSource();
-    FailureOr<SmallVector<Value>> coords =
-        tmaCoordinates(rewriter, loc, globalView);
-    if (!descriptor || failed(coords))
-      return op.emitOpError("cannot take TMA coordinates from this view; "
-                            "TMA needs unit-stride tiles of a tensor argument");
-    LaunchAnalysis::Scope scope = analysis.getScope(op);
-    Value issues = issuer(rewriter, loc, op, analysis);
-    bool cooperative = !issuedPerThread(op, analysis);
-
-    if (!load) {
-      // The group's shared writes become visible to the async proxy, then
-      // one thread stores and waits until the tile has been read.
-      NVVM::FenceProxyOp::create(
-          rewriter, loc, NVVM::ProxyKind::async_shared,
-          NVVM::SharedSpaceAttr::get(rewriter.getContext(),
-                                     NVVM::SharedSpace::shared_cta));
-      if (cooperative)
-        emitScopeBarrier(rewriter, loc, scope);
-      onIssuer(rewriter, loc, issues, [&](OpBuilder &b) {
-        nvgpu::TmaAsyncStoreOp::create(b, loc, sharedView, descriptor, *coords,
-                                       Value());
-        NVVM::CpAsyncBulkCommitGroupOp::create(b, loc);
-        NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, 0, b.getUnitAttr());
-      });
-      if (cooperative)
-        emitScopeBarrier(rewriter, loc, scope);
-      rewriter.eraseOp(op);
-      return success();
-    }
-
-    Value group, slot;
-    if (op.getEvent()) {
-      group = adaptor.getEvent();
-      slot = eventSlot(rewriter, loc, op.getEvent().getType(), Value(),
-                       adaptor.getEventIndices());
-    } else if (EventTriggerOp trigger = plan.boundTrigger.lookup(op)) {
-      group = rewriter.getRemappedValue(trigger.getEvent());
-      SmallVector<Value> indices;
-      for (Value v : trigger.getIndices())
-        indices.push_back(rewriter.getRemappedValue(v));
-      Value order =
-          trigger.getOrder() ? rewriter.getRemappedValue(trigger.getOrder())
-                             : Value();
-      slot = eventSlot(rewriter, loc, trigger.getEvent().getType(), order,
-                       indices);
-    } else if (op.getAsync()) {
-      return op.emitOpError("is an asynchronous TMA load that completes no "
-                            "event; name its future in `trigger e after f` "
-                            "or bind it with tma.copy.async<e>");
-    }
-
-    if (group) {
-      onIssuer(rewriter, loc, issues, [&](OpBuilder &b) {
-        nvgpu::TmaAsyncLoadOp::create(b, loc, sharedView, group, descriptor,
-                                      *coords, slot, Value(), Value());
-      });
-      if (op.getFuture())
-        rewriter.replaceOp(op, sharedView);
-      else
-        rewriter.eraseOp(op);
-      return success();
-    }
-
-    // Synchronous: the group's earlier reads of the tile finish, one thread
-    // issues with its own barrier expecting the bytes, and everyone waits.
-    auto launch = op->getParentOfType<gpu::LaunchOp>();
-    if (!launch)
-      return op.emitOpError("synchronous TMA outside a kernel");
-    if (cooperative && !scope.inThreads)
-      emitScopeBarrier(rewriter, loc, scope);
-    Value barrier, phase;
-    std::tie(barrier, phase) = syncTmaBarrier(rewriter, loc, launch);
-    Value zero = cIndex(rewriter, loc, 0);
-    int64_t bytes = tileBytes(cast<MemRefType>(sharedView.getType()));
-    onIssuer(rewriter, loc, issues, [&](OpBuilder &b) {
-      nvgpu::MBarrierArriveExpectTxOp::create(b, loc, barrier,
-                                              cIndex(b, loc, bytes), zero,
-                                              Value());
-      nvgpu::TmaAsyncLoadOp::create(b, loc, sharedView, barrier, descriptor,
-                                    *coords, zero, Value(), Value());
-    });
-    waitOnPhaseBit(rewriter, loc, barrier, zero, phase, zero);
-    if (op.getFuture())
-      rewriter.replaceOp(op, sharedView);
-    else
-      rewriter.eraseOp(op);
     return success();
   }
 };
@@ -2716,8 +1761,8 @@ void mlir::croq::populateCroqToGPUConversionPatterns(
                BarrierLowering, DmaCopyLowering, WaitLowering, MmaFillLowering,
                MmaLoadLowering, MmaLowering, MmaStoreLowering,
                MmaCommitLowering, EventAllocLowering, EventTriggerLowering,
-               TmaCopyLowering, EventWaitLowering>(converter, context,
-                                                   analysis);
+               EventWaitLowering>(converter, context, analysis);
+  populateTmaPatterns(converter, patterns, analysis);
   patterns.add<StreamCreateLowering, ChunkAtLowering, SubspanLowering,
                ForwardFirstOperand<FutureDataOp>, ForwardFirstOperand<DmaAnyOp>,
                SwapLowering, RotateLowering,
@@ -2726,123 +1771,6 @@ void mlir::croq::populateCroqToGPUConversionPatterns(
 
 namespace {
 
-
-/// Clones the pure computation of `v` inside `loop` with `map` (which maps
-/// the induction variable); values from outside the loop are kept.
-static FailureOr<Value> cloneSlice(OpBuilder &b, Value v, scf::ForOp loop,
-                                   IRMapping &map) {
-  if (Value mapped = map.lookupOrNull(v))
-    return mapped;
-  Operation *def = v.getDefiningOp();
-  if (!def || !loop->isAncestor(def))
-    return isa<BlockArgument>(v) && loop->isAncestor(
-                                        cast<BlockArgument>(v).getOwner()->getParentOp())
-               ? FailureOr<Value>(failure())
-               : FailureOr<Value>(v);
-  if (!isMemoryEffectFree(def) || def->getNumRegions())
-    return failure();
-  for (Value operand : def->getOperands())
-    if (failed(cloneSlice(b, operand, loop, map)))
-      return failure();
-  Operation *clone = b.clone(*def, map);
-  return clone->getResult(cast<OpResult>(v).getResultNumber());
-}
-
-/// Keeps one K iteration of wgmma in flight while the next is issued. In a
-/// consumer loop that ends `mma.commit; trigger e[slot(iv)]` (releasing the
-/// tiles its MMAs read), the commit becomes `mma.commit pending 1` (the
-/// previous iteration's batch is complete) and the triggers release the
-/// previous iteration's slots; after the loop a full commit releases the
-/// last. Rings of one slot keep the plain form,
-/// where the producer would wait for a release that comes after the
-/// consumer's next wait.
-static void deferWarpgroupMmaWaits(ModuleOp module) {
-  SmallVector<MmaCommitOp> commits;
-  module.walk([&](MmaCommitOp commit) { commits.push_back(commit); });
-  for (MmaCommitOp commit : commits) {
-    auto loop = dyn_cast<scf::ForOp>(commit->getParentOp());
-    // An explicit depth (mma.wait<N>) is the program's choice.
-    if (!loop || commit.getPending() != 0)
-      continue;
-    bool issuesWgmma = false;
-    loop.getBody()->walk([&](MmaOp mma) {
-      issuesWgmma |= isWarpgroupFrag(mma.getAcc().getType());
-    });
-    if (!issuesWgmma)
-      continue;
-    SmallVector<EventTriggerOp> triggers;
-    bool movable = true;
-    for (Operation *op = commit->getNextNode(); op != loop.getBody()->getTerminator();
-         op = op->getNextNode()) {
-      if (auto trigger = dyn_cast<EventTriggerOp>(op)) {
-        movable &= trigger.getAfter().empty() &&
-                   trigger.getEvent().getType().getNumElements() >= 2;
-        triggers.push_back(trigger);
-        continue;
-      }
-      movable &= isMemoryEffectFree(op) && op->getNumRegions() == 0;
-    }
-    if (!movable || triggers.empty())
-      continue;
-
-    Location loc = commit.getLoc();
-    Value iv = loop.getInductionVar();
-    OpBuilder b(loop.getBody()->getTerminator());
-    // In the loop: release the previous iteration's slots.
-    Value notFirst = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
-                                           iv, loop.getLowerBound());
-    auto ifOp = scf::IfOp::create(b, loc, notFirst, /*withElseRegion=*/false);
-    OpBuilder inLoop = ifOp.getThenBodyBuilder();
-    IRMapping previous;
-    previous.map(iv, arith::SubIOp::create(inLoop, loc, iv, loop.getStep()));
-    // After the loop: a full commit, then the last iteration's slots.
-    b.setInsertionPointAfter(loop);
-    MmaCommitOp::create(b, loc);
-    Value ran = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
-                                      loop.getLowerBound(),
-                                      loop.getUpperBound());
-    auto lastIf = scf::IfOp::create(b, loc, ran, /*withElseRegion=*/false);
-    OpBuilder after = lastIf.getThenBodyBuilder();
-    Value span = arith::SubIOp::create(
-        after, loc,
-        arith::SubIOp::create(after, loc, loop.getUpperBound(),
-                              loop.getLowerBound()),
-        cIndex(after, loc, 1));
-    Value lastIv = arith::AddIOp::create(
-        after, loc, loop.getLowerBound(),
-        arith::MulIOp::create(
-            after, loc,
-            arith::DivUIOp::create(after, loc, span, loop.getStep()),
-            loop.getStep()));
-    IRMapping last;
-    last.map(iv, lastIv);
-    bool cloned = true;
-    for (EventTriggerOp trigger : triggers) {
-      for (auto [builder, map] :
-           {std::pair<OpBuilder *, IRMapping *>{&inLoop, &previous},
-            {&after, &last}}) {
-        for (Value operand : trigger->getOperands())
-          cloned &= succeeded(cloneSlice(*builder, operand, loop, *map));
-        if (!cloned)
-          break;
-        Operation *copy = builder->clone(*trigger, *map);
-        if (builder == &inLoop)
-          copy->setAttr(kDeferredAttrName, b.getUnitAttr());
-      }
-    }
-    if (!cloned) {
-      // A slot that is not a pure function of the iteration: keep the plain
-      // form.
-      lastIf.erase();
-      loop->getNextNode()->erase();
-      ifOp.erase();
-      continue;
-    }
-    for (EventTriggerOp trigger : triggers)
-      trigger.erase();
-    commit.setPending(1);
-  }
-}
 
 /// Ops that have no lowering yet; each is reported where it stands.
 static LogicalResult reportUnsupported(ModuleOp module) {
@@ -3120,44 +2048,6 @@ struct ConvertCroqToGPUPass
 } // namespace
 
 namespace {
-
-struct CroqPassTensorMapsByPointerPass
-    : mlir::croq::impl::CroqPassTensorMapsByPointerPassBase<
-          CroqPassTensorMapsByPointerPass> {
-  void runOnOperation() override {
-    ModuleOp module = getOperation();
-    auto pointerType = LLVM::LLVMPointerType::get(&getContext());
-    module.walk([&](gpu::GPUFuncOp func) {
-      if (!func.isKernel() || func.isExternal())
-        return;
-      Block &entry = func.getBody().front();
-      OpBuilder b = OpBuilder::atBlockBegin(&entry);
-      SmallVector<Type> inputs(func.getArgumentTypes());
-      for (BlockArgument arg : entry.getArguments()) {
-        Type type = arg.getType();
-        if (!isa<nvgpu::TensorMapDescriptorType>(type))
-          continue;
-        arg.setType(pointerType);
-        inputs[arg.getArgNumber()] = pointerType;
-        auto cast = UnrealizedConversionCastOp::create(b, arg.getLoc(), type,
-                                                       ValueRange{arg});
-        arg.replaceAllUsesExcept(cast.getResult(0), cast);
-      }
-      func.setFunctionType(FunctionType::get(&getContext(), inputs,
-                                             func.getResultTypes()));
-    });
-    module.walk([&](gpu::LaunchFuncOp launch) {
-      OpBuilder b(launch);
-      for (OpOperand &operand : launch->getOpOperands()) {
-        if (!isa<nvgpu::TensorMapDescriptorType>(operand.get().getType()))
-          continue;
-        operand.set(UnrealizedConversionCastOp::create(
-                        b, launch.getLoc(), pointerType, operand.get())
-                        .getResult(0));
-      }
-    });
-  }
-};
 
 struct CroqBoundKernelRegistersPass
     : mlir::croq::impl::CroqBoundKernelRegistersPassBase<

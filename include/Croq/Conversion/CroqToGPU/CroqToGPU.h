@@ -28,8 +28,11 @@ class LaunchAnalysis;
 /// null) when a level chain has no consistent block shape.
 std::unique_ptr<LaunchAnalysis> analyzeLaunches(ModuleOp module);
 
-/// Maps croq types to what they lower to: a future to its data, a fragment
-/// to the register vectors of nvgpu.mma.sync, a stream to !gpu.async.token.
+/// Maps croq types to what they lower to: a future to its data, a warp
+/// fragment to the register vectors of nvgpu.mma.sync, a warpgroup
+/// accumulator to the wgmma register struct and a warpgroup operand to its
+/// shared-memory descriptor (i64), an event to an mbarrier group, a stream
+/// to !gpu.async.token.
 void populateCroqToGPUTypeConversions(TypeConverter &converter);
 
 /// Patterns lowering croq ops to gpu / scf / memref / vector / nvgpu / nvvm.

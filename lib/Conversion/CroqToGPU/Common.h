@@ -1,0 +1,206 @@
+//===- Common.h - shared pieces of the croq-to-gpu lowering -----*- C++ -*-===//
+//
+// Part of the croq project: an MLIR dialect for the Croqtile GPU kernel
+// language.
+//
+//===----------------------------------------------------------------------===//
+//
+// Private to lib/Conversion/CroqToGPU: the launch analysis, the attributes
+// the pre-rewrite planning leaves on ops, and the builders that the
+// general lowering (CroqToGPU.cpp), the warpgroup MMA lowering (Wgmma.cpp)
+// and the TMA lowering (Tma.cpp) share.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CROQ_LIB_CONVERSION_CROQTOGPU_COMMON_H
+#define CROQ_LIB_CONVERSION_CROQTOGPU_COMMON_H
+
+#include "Croq/Conversion/CroqToGPU/CroqToGPU.h"
+#include "Croq/Dialect/Croq/IR/CroqOps.h"
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+#include <optional>
+
+namespace mlir::croq {
+/// What the TMA lowering needs, computed before rewriting (planTmaCopies).
+struct TmaPlan {
+  /// The host-built tensor map of each TMA copy.
+  DenseMap<Operation *, Value> descriptors;
+  /// D2: the trigger that names a TMA load's future with `after`.
+  DenseMap<Operation *, EventTriggerOp> boundTrigger;
+  /// The TMA bytes each trigger expects.
+  DenseMap<Operation *, int64_t> expectBytes;
+};
+
+class LaunchAnalysis {
+public:
+  TmaPlan tma;
+  /// Per-thread phase bits of events whose waits count at run time, made
+  /// by the event's lowering for the waits that follow it.
+  mutable DenseMap<Operation *, Value> phaseBits;
+
+  /// Where an op inside a kernel runs.
+  struct Scope {
+    /// Threads per block of the enclosing kernel.
+    int64_t blockDim = 1;
+    /// The innermost enclosing parallel above thread level: its instance is
+    /// the group that executes collective ops cooperatively.
+    Level groupLevel = Level::Block;
+    int64_t groupSize = 1;
+    /// True when the innermost enclosing parallel is thread level.
+    bool perThread = false;
+    /// True inside a croq.inthreads region.
+    bool inThreads = false;
+    /// For a copy in a thread-level body: true when it moves data of the
+    /// executing thread alone (a local buffer, or a view that depends on a
+    /// thread index), false when the group above copies cooperatively.
+    bool copiesPerThread = false;
+  };
+
+  /// Scope of `op`, which must be inside a kernel.
+  const Scope &getScope(Operation *op) const {
+    auto it = scopes.find(op);
+    assert(it != scopes.end() && "op outside an analysed kernel");
+    return it->second;
+  }
+  bool hasScope(Operation *op) const { return scopes.count(op); }
+
+  /// Threads in one instance of a nested parallel; block size of a kernel.
+  int64_t getInstanceThreads(ParallelOp op) const {
+    return instanceThreads.lookup(op);
+  }
+
+  LogicalResult analyze(ModuleOp module);
+
+private:
+  FailureOr<int64_t> analyzeLevel(ParallelOp op, int64_t blockDim);
+  FailureOr<int64_t> childThreads(ParallelOp op);
+  void recordScopes(ParallelOp kernel, int64_t blockDim);
+
+  DenseMap<Operation *, Scope> scopes;
+  DenseMap<Operation *, int64_t> instanceThreads;
+};
+
+namespace detail {
+
+/// Marks a shared buffer read by warpgroup MMAs with its swizzle span.
+inline constexpr llvm::StringLiteral kSwizzleAttrName = "croq.swizzle";
+/// Marks a wait whose generation is counted at run time (hasLoopGeneration
+/// is false; decided before rewriting, while loops are intact).
+inline constexpr llvm::StringLiteral kCountPhasesAttrName = "croq.count_phases";
+/// Marks a trigger released one iteration late, after a deferred wait.
+inline constexpr llvm::StringLiteral kDeferredAttrName = "croq.deferred_release";
+/// Marks a TMA copy or TMA-bound trigger whose single issuing thread may be
+/// picked with elect.sync (its execution is warp-converged).
+inline constexpr llvm::StringLiteral kElectSyncAttrName = "croq.elect_sync";
+/// Marks a TMA copy or trigger that every executing thread issues itself.
+inline constexpr llvm::StringLiteral kPerThreadIssueAttrName = "croq.per_thread";
+/// Marks a trigger whose role issues warpgroup MMAs.
+inline constexpr llvm::StringLiteral kWaitWgmmaAttrName = "croq.wait_wgmma";
+
+/// One wgmma instruction: M rows per warpgroup, K per step (f16 / bf16).
+inline constexpr int64_t kWgmmaM = 64, kWgmmaK = 16;
+
+/// Base for patterns that need the launch analysis.
+template <typename OpTy>
+struct ScopedPattern : OpConversionPattern<OpTy> {
+  ScopedPattern(const TypeConverter &converter, MLIRContext *context,
+                const LaunchAnalysis &analysis)
+      : OpConversionPattern<OpTy>(converter, context), analysis(analysis) {}
+  const LaunchAnalysis &analysis;
+};
+
+//===----------------------------------------------------------------------===//
+// Builders (CroqToGPU.cpp)
+//===----------------------------------------------------------------------===//
+
+Value cIndex(OpBuilder &b, Location loc, int64_t v);
+Value threadId(OpBuilder &b, Location loc);
+/// Rank of the executing thread in its cooperating group.
+Value groupRank(OpBuilder &b, Location loc, const LaunchAnalysis::Scope &scope);
+/// A barrier over the threads of the scope's group.
+void emitScopeBarrier(OpBuilder &b, Location loc,
+                      const LaunchAnalysis::Scope &scope);
+/// Row-major delinearisation of `linear` over `extents`.
+SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value linear,
+                               ArrayRef<Value> extents);
+/// True when every index lies below its valid extent.
+Value inBounds(OpBuilder &b, Location loc, ArrayRef<Value> indices,
+               ArrayRef<Value> valid);
+/// True when the valid extents cover the whole tile.
+Value coversTile(OpBuilder &b, Location loc, ArrayRef<Value> valid,
+                 ArrayRef<Value> sizes);
+/// True at run time when every row of `memref` starts `width`-aligned.
+Value isAligned(OpBuilder &b, Location loc, Value memref, int64_t width);
+/// The linear element of an event selected by subscripts (missing ones 0).
+Value linearSlot(OpBuilder &b, Location loc, EventType type,
+                 ValueRange indices);
+/// True when every croq.inthreads around `op` keeps or drops whole
+/// instances of `level`.
+bool selectsWholeGroups(Operation *op, Level level);
+/// Waits on mbarrier `slot` of `group` for the parity in `bits[bit]`, then
+/// flips the bit.
+void waitOnPhaseBit(OpBuilder &b, Location loc, Value group, Value slot,
+                    Value bits, Value bit);
+
+//===----------------------------------------------------------------------===//
+// Warpgroup MMA (Wgmma.cpp)
+//===----------------------------------------------------------------------===//
+
+/// A converted view traced through memref.subview to the buffer it views:
+/// the buffer, the view's origin in it, and the buffer dimension of each
+/// view dimension.
+struct RootedView {
+  Value root;
+  SmallVector<Value> origin;
+  SmallVector<unsigned> dims;
+};
+
+FailureOr<RootedView> rootView(OpBuilder &b, Location loc, Value view);
+/// The shared buffer a croq-level view looks into, or null.
+memref::AllocOp viewedBuffer(Value view);
+/// The swizzle span of the buffer a converted view looks into, or 0.
+int64_t swizzleSpan(Value view);
+/// Where element `index` of a view of a swizzled buffer lives in it.
+SmallVector<Value> swizzledIndices(OpBuilder &b, Location loc,
+                                   const RootedView &view,
+                                   ArrayRef<Value> index, int64_t span);
+bool isWarpgroupFrag(Type type);
+/// The LLVM struct that holds a warpgroup accumulator per thread.
+Type wgmmaAccType(FragType type);
+/// Picks the swizzle of buffers read by warpgroup MMAs; checks other uses.
+LogicalResult planSwizzledBuffers(ModuleOp module);
+/// Keeps one K iteration of wgmma in flight in consumer loops.
+void deferWarpgroupMmaWaits(ModuleOp module);
+/// True when warpgroup MMAs may have been issued before `op` in its role.
+bool followsWgmma(Operation *op);
+/// Commits the issued wgmma and waits until `pending` batches remain.
+void waitWarpgroupMmas(OpBuilder &b, Location loc, uint64_t pending = 0);
+Value fillWarpgroupAcc(OpBuilder &b, Location loc, FragType type, Value value);
+LogicalResult lowerWarpgroupLoad(MmaLoadOp op, Value source,
+                                 ConversionPatternRewriter &rewriter);
+LogicalResult lowerWarpgroupMma(MmaOp op, Value acc, Value a, Value b,
+                                ConversionPatternRewriter &rewriter);
+void storeWarpgroupAcc(OpBuilder &b, Location loc, FragType type, Value acc,
+                       Value target, std::optional<SmallVector<Value>> valid);
+
+//===----------------------------------------------------------------------===//
+// TMA (Tma.cpp)
+//===----------------------------------------------------------------------===//
+
+/// Builds the tensor maps on the host and binds TMA loads to events.
+LogicalResult planTmaCopies(ModuleOp module, TmaPlan &plan);
+/// Marks TMA copies and triggers that every executing thread issues.
+void markPerThreadIssues(ModuleOp module, const LaunchAnalysis &analysis);
+/// The condition under which the executing thread issues (null: always).
+Value issuer(OpBuilder &b, Location loc, Operation *op,
+             const LaunchAnalysis &analysis);
+void populateTmaPatterns(TypeConverter &converter, RewritePatternSet &patterns,
+                         const LaunchAnalysis &analysis);
+
+} // namespace detail
+} // namespace mlir::croq
+
+#endif // CROQ_LIB_CONVERSION_CROQTOGPU_COMMON_H

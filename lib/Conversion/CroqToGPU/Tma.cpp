@@ -1,0 +1,479 @@
+//===- Tma.cpp - TMA copies and their host-built tensor maps --------------===//
+//
+// Part of the croq project: an MLIR dialect for the Croqtile GPU kernel
+// language.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Common.h"
+#include "Croq/Conversion/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Dominance.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+namespace mlir::croq {
+#define GEN_PASS_DEF_CROQPASSTENSORMAPSBYPOINTERPASS
+#include "Croq/Conversion/Passes.h.inc"
+} // namespace mlir::croq
+
+using namespace mlir;
+using namespace mlir::croq;
+
+namespace mlir::croq::detail {
+
+//===----------------------------------------------------------------------===//
+// TMA: tensor maps built by the host, cp.async.bulk.tensor on the device
+//===----------------------------------------------------------------------===//
+//
+// Each TMA copy gets a tensor map over its whole global tensor, with the
+// shared tile as the box, created on the host before the launch
+// (`nvgpu.tma.create.descriptor`, which the host emitter turns into a
+// cuTensorMapEncodeTiled call) and passed to the kernel. The coordinates
+// of a copy are its global view's origin, innermost first. Out-of-range
+// boxes (tail tiles) are zero-filled on loads and clipped on stores by
+// the hardware.
+//
+// Loads complete on an mbarrier: the event the copy is bound to (D1
+// `bind e[i]`, D2 the trigger that names its future with `after`), whose
+// trigger by the issuing thread becomes `arrive.expect_tx` with the bytes
+// of every copy bound to it; a synchronous load uses a barrier of its own
+// and a per-thread phase. The issuing thread is each executing thread when
+// a croq.inthreads picks single threads (`t == 0`), else the group's
+// first thread.
+
+/// The global tensor a croq-level view looks into: a value defined outside
+/// the kernel (a function argument), or null.
+static Value viewedTensor(Value view, ParallelOp kernel) {
+  while (Operation *def = view.getDefiningOp()) {
+    if (!isa<SubspanOp, ChunkAtOp, memref::SubViewOp>(def))
+      break;
+    view = def->getOperand(0);
+  }
+  if (kernel->isAncestor(view.getParentRegion()->getParentOp()))
+    return nullptr;
+  auto type = dyn_cast<MemRefType>(view.getType());
+  if (!type || !type.getLayout().isIdentity())
+    return nullptr;
+  return view;
+}
+
+static ParallelOp kernelOf(Operation *op) {
+  ParallelOp kernel = op->getParentOfType<ParallelOp>();
+  while (kernel && kernel.getParentParallel())
+    kernel = kernel.getParentParallel();
+  return kernel;
+}
+
+static int64_t tileBytes(MemRefType type) {
+  return type.getNumElements() * type.getElementTypeBitWidth() / 8;
+}
+
+/// True when the croq.inthreads around `op` picks single threads, so each
+/// executing thread issues its own TMA. Decided before rewriting, while the
+/// croq.inthreads regions still stand (markPerThreadIssues).
+static bool issuedPerThread(Operation *op, const LaunchAnalysis &analysis) {
+  return op->hasAttr(kPerThreadIssueAttrName);
+}
+
+void markPerThreadIssues(ModuleOp module,
+                                const LaunchAnalysis &analysis) {
+  module.walk([&](Operation *op) {
+    if (!isa<TmaCopyOp, EventTriggerOp>(op) || !analysis.hasScope(op))
+      return;
+    const LaunchAnalysis::Scope &scope = analysis.getScope(op);
+    if (scope.groupSize <= 1 ||
+        (scope.perThread && !selectsWholeGroups(op, scope.groupLevel)))
+      op->setAttr(kPerThreadIssueAttrName, UnitAttr::get(op->getContext()));
+  });
+}
+
+/// The condition under which the executing thread issues (null: always).
+/// Where the divergence analysis proved the op runs warp-converged
+/// (kElectSyncAttrName), a lane of the group's first warp is picked with
+/// elect.sync instead of comparing thread ids.
+Value issuer(OpBuilder &b, Location loc, Operation *op,
+                    const LaunchAnalysis &analysis) {
+  if (issuedPerThread(op, analysis))
+    return Value();
+  Value rank = groupRank(b, loc, analysis.getScope(op));
+  if (!op->hasAttr(kElectSyncAttrName))
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, rank,
+                                 cIndex(b, loc, 0));
+  Value warp = arith::DivUIOp::create(b, loc, rank, cIndex(b, loc, 32));
+  Value firstWarp = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                          warp, cIndex(b, loc, 0));
+  // elect.sync needs the whole warp: only the first warp evaluates it.
+  auto ifOp = scf::IfOp::create(b, loc, TypeRange{b.getI1Type()}, firstWarp,
+                                /*withElseRegion=*/true);
+  OpBuilder thenBuilder = ifOp.getThenBodyBuilder();
+  scf::YieldOp::create(thenBuilder, loc,
+                       ValueRange{NVVM::ElectSyncOp::create(
+                           thenBuilder, loc, thenBuilder.getI1Type(), Value())});
+  OpBuilder elseBuilder = ifOp.getElseBodyBuilder();
+  scf::YieldOp::create(elseBuilder, loc,
+                       ValueRange{arith::ConstantIntOp::create(
+                           elseBuilder, loc, elseBuilder.getI1Type(), 0)});
+  return ifOp.getResult(0);
+}
+
+/// Runs `body` on the issuing thread only.
+static void onIssuer(OpBuilder &b, Location loc, Value condition,
+                     function_ref<void(OpBuilder &)> body) {
+  if (!condition) {
+    body(b);
+    return;
+  }
+  auto ifOp = scf::IfOp::create(b, loc, condition, /*withElseRegion=*/false);
+  OpBuilder inner = ifOp.getThenBodyBuilder();
+  body(inner);
+}
+
+/// Builds the tensor maps on the host and binds every TMA load to the
+/// event it completes; records the bytes each trigger expects.
+LogicalResult planTmaCopies(ModuleOp module, TmaPlan &plan) {
+  DenseMap<std::tuple<Operation *, Value, Type>, Value> cache;
+  WalkResult result = module.walk([&](TmaCopyOp copy) {
+    ParallelOp kernel = kernelOf(copy);
+    if (!kernel)
+      return WalkResult::advance();
+    bool load = copy.isLoad();
+    Value globalView = load ? copy.getSource() : copy.getTarget();
+    Value sharedView = load ? copy.getTarget() : copy.getSource();
+    Value tensor = viewedTensor(globalView, kernel);
+    if (!tensor) {
+      copy.emitOpError("TMA needs a view of a row-major tensor argument of "
+                       "the kernel, to build its tensor map on the host");
+      return WalkResult::interrupt();
+    }
+    auto tileType = cast<MemRefType>(sharedView.getType());
+    if (!tileType.hasStaticShape()) {
+      copy.emitOpError("a TMA box needs a static shape, got ") << tileType;
+      return WalkResult::interrupt();
+    }
+    // The box lands contiguously in shared memory.
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    if (failed(tileType.getStridesAndOffset(strides, offset)) ||
+        strides != computeSuffixProduct(tileType.getShape())) {
+      copy.emitOpError("TMA moves a box that is contiguous in shared memory, "
+                       "but this shared view is strided (")
+          << tileType << "); copy a whole buffer or a slice of its outer "
+          << "dimensions";
+      return WalkResult::interrupt();
+    }
+    if (llvm::any_of(tileType.getShape(), [](int64_t d) { return d > 256; }) ||
+        tileType.getShape().back() * tileType.getElementTypeBitWidth() % 128) {
+      copy.emitOpError("a TMA box has at most 256 elements per dimension and "
+                       "an innermost extent of a multiple of 16 bytes, got ")
+          << tileType;
+      return WalkResult::interrupt();
+    }
+    if (copy.getSwizzle() && load) {
+      memref::AllocOp buffer = viewedBuffer(sharedView);
+      if (!buffer || !buffer->hasAttr(kSwizzleAttrName)) {
+        copy.emitOpError("writes a swizzled tile that only warpgroup MMAs can "
+                         "read, but none reads this buffer; drop the swizzle");
+        return WalkResult::interrupt();
+      }
+    }
+    MLIRContext *context = copy.getContext();
+    int64_t swizzle = copy.getSwizzle() ? *copy.getSwizzle() : 0;
+    auto swizzleKind = swizzle == 128 ? nvgpu::TensorMapSwizzleKind::SWIZZLE_128B
+                       : swizzle == 64 ? nvgpu::TensorMapSwizzleKind::SWIZZLE_64B
+                       : swizzle == 32 ? nvgpu::TensorMapSwizzleKind::SWIZZLE_32B
+                                       : nvgpu::TensorMapSwizzleKind::SWIZZLE_NONE;
+    auto box = MemRefType::get(
+        tileType.getShape(), tileType.getElementType(), MemRefLayoutAttrInterface(),
+        gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Workgroup));
+    auto descriptorType = nvgpu::TensorMapDescriptorType::get(
+        context, box, swizzleKind, nvgpu::TensorMapL2PromoKind::L2PROMO_128B,
+        nvgpu::TensorMapOOBKind::OOB_ZERO,
+        nvgpu::TensorMapInterleaveKind::INTERLEAVE_NONE);
+    Value &descriptor = cache[{kernel, tensor, descriptorType}];
+    if (!descriptor) {
+      OpBuilder b(kernel);
+      Location loc = copy.getLoc();
+      auto tensorType = cast<MemRefType>(tensor.getType());
+      Value unranked = memref::CastOp::create(
+          b, loc,
+          UnrankedMemRefType::get(tensorType.getElementType(),
+                                  tensorType.getMemorySpace()),
+          tensor);
+      SmallVector<Value> boxDims;
+      for (int64_t d : tileType.getShape())
+        boxDims.push_back(cIndex(b, loc, d));
+      descriptor = nvgpu::TmaCreateDescriptorOp::create(b, loc, descriptorType,
+                                                        unranked, boxDims);
+    }
+    plan.descriptors[copy] = descriptor;
+    if (!load)
+      return WalkResult::advance();
+
+    // D1: the next trigger of the bound element in the same block expects
+    // the bytes.
+    if (Value event = copy.getEvent()) {
+      EventTriggerOp trigger;
+      for (Operation *op = copy->getNextNode(); op && !trigger;
+           op = op->getNextNode())
+        if (auto t = dyn_cast<EventTriggerOp>(op);
+            t && t.getEvent() == event && t.getAfter().empty() &&
+            t.getIndices() == copy.getEventIndices() && !t.getOrder())
+          trigger = t;
+      if (!trigger) {
+        copy.emitOpError("is bound to an event element that is not "
+                         "triggered after it in the same block; the trigger "
+                         "is what expects the copy's bytes, so add `trigger` "
+                         "of the same element after the copy");
+        return WalkResult::interrupt();
+      }
+      plan.expectBytes[trigger] += tileBytes(tileType);
+    }
+    return WalkResult::advance();
+  });
+  if (result.wasInterrupted())
+    return failure();
+
+  // D2: `trigger e after f...` binds each TMA future to e's element.
+  DominanceInfo dominance(module);
+  result = module.walk([&](EventTriggerOp trigger) {
+    for (Value future : trigger.getAfter()) {
+      auto copy = future.getDefiningOp<TmaCopyOp>();
+      if (!copy || !copy.isLoad() || copy.getEvent()) {
+        trigger.emitOpError("`after` takes futures of unbound asynchronous "
+                            "TMA loads");
+        return WalkResult::interrupt();
+      }
+      if (plan.boundTrigger.count(copy)) {
+        trigger.emitOpError("binds a TMA future that another trigger already "
+                            "bound; each copy completes one event element");
+        return WalkResult::interrupt();
+      }
+      SmallVector<Value> slotValues(trigger.getIndices());
+      if (trigger.getOrder())
+        slotValues.push_back(trigger.getOrder());
+      for (Value v : slotValues)
+        if (!dominance.properlyDominates(v, copy)) {
+          trigger.emitOpError("selects its event element with a value "
+                              "computed after the TMA copy it binds; the copy "
+                              "needs the element when it is issued, so compute "
+                              "the index before the copy");
+          return WalkResult::interrupt();
+        }
+      plan.boundTrigger[copy] = trigger;
+      plan.expectBytes[trigger] +=
+          tileBytes(cast<MemRefType>(copy.getTarget().getType()));
+    }
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}
+
+static Value eventSlot(OpBuilder &b, Location loc, EventType type,
+                       Value order, ValueRange indices) {
+  if (order)
+    return arith::RemUIOp::create(b, loc, order,
+                                  cIndex(b, loc, type.getNumElements()));
+  return linearSlot(b, loc, type, indices);
+}
+
+static FailureOr<SmallVector<Value>> tmaCoordinates(OpBuilder &b, Location loc,
+                                                    Value globalView) {
+  FailureOr<RootedView> view = rootView(b, loc, globalView);
+  if (failed(view))
+    return failure();
+  // Innermost dimension first, as the tensor map lists them.
+  return llvm::to_vector(llvm::reverse(view->origin));
+}
+
+/// A barrier and a per-thread phase for one synchronous TMA load, made at
+/// the start of its kernel.
+static std::pair<Value, Value> syncTmaBarrier(OpBuilder &b, Location loc,
+                                              gpu::LaunchOp launch) {
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&launch.getBody().front());
+  MLIRContext *context = b.getContext();
+  auto groupType = nvgpu::MBarrierGroupType::get(
+      context, gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Workgroup),
+      1);
+  Value group = nvgpu::MBarrierCreateOp::create(b, loc, groupType);
+  Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                      threadId(b, loc), cIndex(b, loc, 0));
+  auto ifOp = scf::IfOp::create(b, loc, first, /*withElseRegion=*/false);
+  {
+    OpBuilder inner = ifOp.getThenBodyBuilder();
+    nvgpu::MBarrierInitOp::create(inner, loc, group, cIndex(inner, loc, 1),
+                                  cIndex(inner, loc, 0), Value());
+  }
+  gpu::BarrierOp::create(b, loc);
+  Value phase = memref::AllocaOp::create(
+      b, loc, MemRefType::get({1}, b.getI1Type()));
+  memref::StoreOp::create(
+      b, loc, arith::ConstantIntOp::create(b, loc, b.getI1Type(), 0), phase,
+      ValueRange{cIndex(b, loc, 0)});
+  return {group, phase};
+}
+
+} // namespace mlir::croq::detail
+
+using namespace mlir::croq::detail;
+
+namespace {
+
+struct TmaCopyLowering : ScopedPattern<TmaCopyOp> {
+  using ScopedPattern::ScopedPattern;
+  LogicalResult
+  matchAndRewrite(TmaCopyOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    const TmaPlan &plan = analysis.tma;
+    Value descriptor = plan.descriptors.lookup(op);
+    bool load = op.isLoad();
+    Value globalView = load ? adaptor.getSource() : adaptor.getTarget();
+    Value sharedView = load ? adaptor.getTarget() : adaptor.getSource();
+    FailureOr<SmallVector<Value>> coords =
+        tmaCoordinates(rewriter, loc, globalView);
+    if (!descriptor || failed(coords))
+      return op.emitOpError("cannot take TMA coordinates from this view; "
+                            "TMA needs unit-stride tiles of a tensor argument");
+    LaunchAnalysis::Scope scope = analysis.getScope(op);
+    Value issues = issuer(rewriter, loc, op, analysis);
+    bool cooperative = !issuedPerThread(op, analysis);
+
+    if (!load) {
+      // The group's shared writes become visible to the async proxy, then
+      // one thread stores and waits until the tile has been read.
+      NVVM::FenceProxyOp::create(
+          rewriter, loc, NVVM::ProxyKind::async_shared,
+          NVVM::SharedSpaceAttr::get(rewriter.getContext(),
+                                     NVVM::SharedSpace::shared_cta));
+      if (cooperative)
+        emitScopeBarrier(rewriter, loc, scope);
+      onIssuer(rewriter, loc, issues, [&](OpBuilder &b) {
+        nvgpu::TmaAsyncStoreOp::create(b, loc, sharedView, descriptor, *coords,
+                                       Value());
+        NVVM::CpAsyncBulkCommitGroupOp::create(b, loc);
+        NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, 0, b.getUnitAttr());
+      });
+      if (cooperative)
+        emitScopeBarrier(rewriter, loc, scope);
+      rewriter.eraseOp(op);
+      return success();
+    }
+
+    Value group, slot;
+    if (op.getEvent()) {
+      group = adaptor.getEvent();
+      slot = eventSlot(rewriter, loc, op.getEvent().getType(), Value(),
+                       adaptor.getEventIndices());
+    } else if (EventTriggerOp trigger = plan.boundTrigger.lookup(op)) {
+      group = rewriter.getRemappedValue(trigger.getEvent());
+      SmallVector<Value> indices;
+      for (Value v : trigger.getIndices())
+        indices.push_back(rewriter.getRemappedValue(v));
+      Value order =
+          trigger.getOrder() ? rewriter.getRemappedValue(trigger.getOrder())
+                             : Value();
+      slot = eventSlot(rewriter, loc, trigger.getEvent().getType(), order,
+                       indices);
+    } else if (op.getAsync()) {
+      return op.emitOpError("is an asynchronous TMA load that completes no "
+                            "event; name its future in `trigger e after f` "
+                            "or bind it with tma.copy.async<e>");
+    }
+
+    if (group) {
+      onIssuer(rewriter, loc, issues, [&](OpBuilder &b) {
+        nvgpu::TmaAsyncLoadOp::create(b, loc, sharedView, group, descriptor,
+                                      *coords, slot, Value(), Value());
+      });
+      if (op.getFuture())
+        rewriter.replaceOp(op, sharedView);
+      else
+        rewriter.eraseOp(op);
+      return success();
+    }
+
+    // Synchronous: the group's earlier reads of the tile finish, one thread
+    // issues with its own barrier expecting the bytes, and everyone waits.
+    auto launch = op->getParentOfType<gpu::LaunchOp>();
+    if (!launch)
+      return op.emitOpError("synchronous TMA outside a kernel");
+    if (cooperative && !scope.inThreads)
+      emitScopeBarrier(rewriter, loc, scope);
+    Value barrier, phase;
+    std::tie(barrier, phase) = syncTmaBarrier(rewriter, loc, launch);
+    Value zero = cIndex(rewriter, loc, 0);
+    int64_t bytes = tileBytes(cast<MemRefType>(sharedView.getType()));
+    onIssuer(rewriter, loc, issues, [&](OpBuilder &b) {
+      nvgpu::MBarrierArriveExpectTxOp::create(b, loc, barrier,
+                                              cIndex(b, loc, bytes), zero,
+                                              Value());
+      nvgpu::TmaAsyncLoadOp::create(b, loc, sharedView, barrier, descriptor,
+                                    *coords, zero, Value(), Value());
+    });
+    waitOnPhaseBit(rewriter, loc, barrier, zero, phase, zero);
+    if (op.getFuture())
+      rewriter.replaceOp(op, sharedView);
+    else
+      rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct CroqPassTensorMapsByPointerPass
+    : mlir::croq::impl::CroqPassTensorMapsByPointerPassBase<
+          CroqPassTensorMapsByPointerPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto pointerType = LLVM::LLVMPointerType::get(&getContext());
+    module.walk([&](gpu::GPUFuncOp func) {
+      if (!func.isKernel() || func.isExternal())
+        return;
+      Block &entry = func.getBody().front();
+      OpBuilder b = OpBuilder::atBlockBegin(&entry);
+      SmallVector<Type> inputs(func.getArgumentTypes());
+      for (BlockArgument arg : entry.getArguments()) {
+        Type type = arg.getType();
+        if (!isa<nvgpu::TensorMapDescriptorType>(type))
+          continue;
+        arg.setType(pointerType);
+        inputs[arg.getArgNumber()] = pointerType;
+        auto cast = UnrealizedConversionCastOp::create(b, arg.getLoc(), type,
+                                                       ValueRange{arg});
+        arg.replaceAllUsesExcept(cast.getResult(0), cast);
+      }
+      func.setFunctionType(FunctionType::get(&getContext(), inputs,
+                                             func.getResultTypes()));
+    });
+    module.walk([&](gpu::LaunchFuncOp launch) {
+      OpBuilder b(launch);
+      for (OpOperand &operand : launch->getOpOperands()) {
+        if (!isa<nvgpu::TensorMapDescriptorType>(operand.get().getType()))
+          continue;
+        operand.set(UnrealizedConversionCastOp::create(
+                        b, launch.getLoc(), pointerType, operand.get())
+                        .getResult(0));
+      }
+    });
+  }
+};
+
+} // namespace
+
+void mlir::croq::detail::populateTmaPatterns(TypeConverter &converter,
+                                             RewritePatternSet &patterns,
+                                             const LaunchAnalysis &analysis) {
+  patterns.add<TmaCopyLowering>(converter, patterns.getContext(), analysis);
+}

@@ -1,0 +1,623 @@
+//===- Wgmma.cpp - warpgroup MMA over swizzled shared tiles ---------------===//
+//
+// Part of the croq project: an MLIR dialect for the Croqtile GPU kernel
+// language.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Common.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Dominance.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+using namespace mlir;
+using namespace mlir::croq;
+
+namespace mlir::croq::detail {
+
+//===----------------------------------------------------------------------===//
+// Warpgroup MMA: wgmma over swizzled shared tiles
+//===----------------------------------------------------------------------===//
+//
+// A warpgroup operand fragment is a wgmma shared-memory matrix descriptor of
+// a K-major tile. wgmma reads such tiles only in the layouts TMA writes, so
+// every shared buffer that warpgroup MMAs read is stored swizzled with span
+// S bytes (`planSwizzledBuffers` picks S and marks the buffer
+// `croq.swizzle`): its columns are cut into panels of S / e elements (e
+// bytes each), a panel is an [R, S / e] tile, and 16-byte chunk c of row r
+// of a panel sits at chunk c ^ ((r * S / 128) % (S / 16)). That is the
+// TMA `.swiz<S>` layout of an [R, S / e] box, so TMA and cooperative copies
+// may both fill the buffer. Only copies into it and MMA operand loads may
+// touch it (checked by the plan).
+//
+// A warpgroup accumulator is the wgmma register layout: per thread, N / 2
+// f32 (or N / 4 packed f16x2) of an LLVM struct. Each croq.mma issues its
+// K / 16 wgmma.mma_async after a fence; they stay in flight until a commit
+// closes the batch (one wgmma commit group) and waits: `mma.commit [pending
+// N]` waits until N batches remain, while an MMA future's `wait`, a trigger
+// of the role that issued them and an `mma.store` wait for all.
+
+
+
+bool isWarpgroupFrag(Type type) {
+  auto frag = dyn_cast<FragType>(type);
+  return frag && frag.getScope() == Level::Warpgroup;
+}
+
+Type wgmmaAccType(FragType type) {
+  MLIRContext *context = type.getContext();
+  int64_t n = type.getShape()[1];
+  if (type.getElementType().isF16())
+    return LLVM::LLVMStructType::getLiteral(
+        context, SmallVector<Type>(n / 4, IntegerType::get(context, 32)));
+  return LLVM::LLVMStructType::getLiteral(
+      context, SmallVector<Type>(n / 2, type.getElementType()));
+}
+
+/// The shared buffer a croq-level view looks into, through croq.subspan,
+/// croq.chunkat and memref.subview; null when it is not a buffer's view.
+memref::AllocOp viewedBuffer(Value view) {
+  while (Operation *def = view.getDefiningOp()) {
+    if (auto alloc = dyn_cast<memref::AllocOp>(def))
+      return alloc;
+    if (!isa<SubspanOp, ChunkAtOp, memref::SubViewOp>(def))
+      return nullptr;
+    view = def->getOperand(0);
+  }
+  return nullptr;
+}
+
+static int64_t elementBytes(MemRefType type) {
+  return type.getElementTypeBitWidth() / 8;
+}
+
+/// Picks the swizzle span of every shared buffer that warpgroup MMAs read
+/// and checks that nothing else reads or writes such a buffer.
+LogicalResult planSwizzledBuffers(ModuleOp module) {
+  WalkResult result = module.walk([&](MmaLoadOp load) {
+    if (load.getResult().getType().getScope() != Level::Warpgroup)
+      return WalkResult::advance();
+    memref::AllocOp alloc = viewedBuffer(load.getSource());
+    if (!alloc || getStorage(alloc.getType()) != Storage::Shared) {
+      load.emitOpError("is a warpgroup MMA operand, which wgmma reads from "
+                       "shared memory; load it from a view of a shared "
+                       "buffer");
+      return WalkResult::interrupt();
+    }
+    MemRefType type = alloc.getType();
+    int64_t rowBytes = type.getShape().back() * elementBytes(type);
+    int64_t span = rowBytes % 128 == 0 ? 128
+                   : rowBytes == 64    ? 64
+                   : rowBytes == 32    ? 32
+                                       : 0;
+    if (!span || type.getRank() < 2 || type.getShape()[type.getRank() - 2] % 8) {
+      load.emitOpError("reads buffer ")
+          << type << " with wgmma, which needs rows of 32, 64 or a multiple "
+          << "of 128 bytes and a multiple of 8 rows; reshape the buffer";
+      return WalkResult::interrupt();
+    }
+    if (std::optional<int64_t> swizzle = load.getSwizzle();
+        swizzle && *swizzle != span) {
+      load.emitOpError("reads with swizzle(")
+          << *swizzle << "), but the buffer's rows of " << rowBytes
+          << " bytes are stored with swizzle " << span
+          << "; write swizzle(" << span << ")";
+      return WalkResult::interrupt();
+    }
+    alloc->setAttr(kSwizzleAttrName,
+                   IntegerAttr::get(IntegerType::get(load.getContext(), 64),
+                                    span));
+    return WalkResult::advance();
+  });
+  if (result.wasInterrupted())
+    return failure();
+  result = module.walk([&](Operation *op) {
+    if (isa<SubspanOp, ChunkAtOp, memref::SubViewOp>(op))
+      return WalkResult::advance();
+    for (OpOperand &operand : op->getOpOperands()) {
+      if (!isa<MemRefType>(operand.get().getType()))
+        continue;
+      memref::AllocOp alloc = viewedBuffer(operand.get());
+      if (!alloc || alloc == op || !alloc->hasAttr(kSwizzleAttrName))
+        continue;
+      int64_t span = cast<IntegerAttr>(alloc->getAttr(kSwizzleAttrName)).getInt();
+      if (isa<MmaLoadOp>(op))
+        continue;
+      if (auto copy = dyn_cast<DmaCopyOp>(op);
+          copy && &operand == &copy.getTargetMutable())
+        continue;
+      if (auto copy = dyn_cast<TmaCopyOp>(op);
+          copy && &operand == &copy.getTargetMutable()) {
+        if (copy.getSwizzle() &&
+            static_cast<int64_t>(*copy.getSwizzle()) == span)
+          continue;
+        op->emitOpError("fills a buffer that warpgroup MMAs read, which is "
+                        "stored with swizzle ")
+            << span << "; write tma.copy.swiz<" << span << ">";
+        return WalkResult::interrupt();
+      }
+      op->emitOpError("accesses a shared buffer that warpgroup MMAs read, "
+                      "which is stored in the swizzled wgmma layout; only "
+                      "copies into it and MMA operand loads may use it, so "
+                      "give this access a buffer of its own");
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}
+
+
+FailureOr<RootedView> rootView(OpBuilder &b, Location loc, Value view) {
+  unsigned rank = cast<MemRefType>(view.getType()).getRank();
+  RootedView result{view, SmallVector<Value>(rank, cIndex(b, loc, 0)),
+                    llvm::to_vector(llvm::seq<unsigned>(0, rank))};
+  while (auto subview = result.root.getDefiningOp<memref::SubViewOp>()) {
+    if (!llvm::all_of(subview.getStaticStrides(),
+                      [](int64_t s) { return s == 1; }))
+      return failure();
+    llvm::SmallBitVector dropped = subview.getDroppedDims();
+    SmallVector<OpFoldResult> offsets = subview.getMixedOffsets();
+    SmallVector<Value> origin;
+    SmallVector<unsigned> sourceDim; // result dim -> source dim
+    for (auto [d, offset] : llvm::enumerate(offsets)) {
+      Value o = getValueOrCreateConstantIndexOp(b, loc, offset);
+      if (!dropped[d]) {
+        o = arith::AddIOp::create(b, loc, o, result.origin[sourceDim.size()]);
+        sourceDim.push_back(d);
+      }
+      origin.push_back(o);
+    }
+    for (unsigned &d : result.dims)
+      d = sourceDim[d];
+    result.origin = std::move(origin);
+    result.root = subview.getSource();
+  }
+  return result;
+}
+
+/// The swizzle span of the buffer a converted view looks into, or 0.
+int64_t swizzleSpan(Value view) {
+  while (auto subview = view.getDefiningOp<memref::SubViewOp>())
+    view = subview.getSource();
+  Operation *def = view.getDefiningOp();
+  if (!def)
+    return 0;
+  auto attr = def->getAttrOfType<IntegerAttr>(kSwizzleAttrName);
+  return attr ? attr.getInt() : 0;
+}
+
+/// Element offset of buffer index `index` in the swizzled layout of span
+/// `span` (see the section comment).
+static Value swizzledOffset(OpBuilder &b, Location loc, MemRefType type,
+                            ArrayRef<Value> index, int64_t span) {
+  ArrayRef<int64_t> shape = type.getShape();
+  int64_t rank = shape.size(), rows = shape[rank - 2], cols = shape[rank - 1];
+  int64_t perRow = span / elementBytes(type);
+  int64_t perChunk = 16 / elementBytes(type);
+  auto c = [&](int64_t v) { return cIndex(b, loc, v); };
+  Value lead = c(0);
+  for (int64_t d = 0; d < rank - 2; ++d)
+    lead = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, lead, c(shape[d])), index[d]);
+  Value r = index[rank - 2], col = index[rank - 1];
+  Value panel = arith::DivUIOp::create(b, loc, col, c(perRow));
+  Value inPanel = arith::RemUIOp::create(b, loc, col, c(perRow));
+  Value chunk = arith::DivUIOp::create(b, loc, inPanel, c(perChunk));
+  Value inChunk = arith::RemUIOp::create(b, loc, inPanel, c(perChunk));
+  Value pattern = arith::RemUIOp::create(
+      b, loc,
+      arith::DivUIOp::create(b, loc, arith::MulIOp::create(b, loc, r, c(span)),
+                             c(128)),
+      c(span / 16));
+  Value swizzled = arith::XOrIOp::create(b, loc, chunk, pattern);
+  Value offset = arith::MulIOp::create(b, loc, lead, c(rows * cols));
+  offset = arith::AddIOp::create(
+      b, loc, offset, arith::MulIOp::create(b, loc, panel, c(rows * perRow)));
+  offset = arith::AddIOp::create(b, loc, offset,
+                                 arith::MulIOp::create(b, loc, r, c(perRow)));
+  offset = arith::AddIOp::create(
+      b, loc, offset, arith::MulIOp::create(b, loc, swizzled, c(perChunk)));
+  return arith::AddIOp::create(b, loc, offset, inChunk);
+}
+
+/// Where element `index` of a view of a swizzled buffer lives: the buffer
+/// and its (row-major) indices.
+SmallVector<Value> swizzledIndices(OpBuilder &b, Location loc,
+                                          const RootedView &view,
+                                          ArrayRef<Value> index, int64_t span) {
+  auto type = cast<MemRefType>(view.root.getType());
+  SmallVector<Value> full(view.origin);
+  for (auto [d, i] : llvm::zip_equal(view.dims, index))
+    full[d] = arith::AddIOp::create(b, loc, full[d], i);
+  Value linear = swizzledOffset(b, loc, type, full, span);
+  SmallVector<Value> extents;
+  for (int64_t extent : type.getShape())
+    extents.push_back(cIndex(b, loc, extent));
+  return delinearize(b, loc, linear, extents);
+}
+
+/// The wgmma shared-memory descriptor of the K-major tile whose first
+/// element is at `view`'s origin (whose row is a multiple of 8, so the
+/// swizzle pattern starts there): start address, leading offset 1 (unused
+/// by K-major swizzled tiles), stride 8 rows of the span between row
+/// groups, and the swizzle mode.
+static Value wgmmaDescriptor(OpBuilder &b, Location loc,
+                             const RootedView &view, int64_t span) {
+  auto type = cast<MemRefType>(view.root.getType());
+  Value offset = swizzledOffset(b, loc, type, view.origin, span);
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, view.root);
+  Value address = arith::AddIOp::create(
+      b, loc, base,
+      arith::MulIOp::create(b, loc, offset, cIndex(b, loc, elementBytes(type))));
+  Type i64 = b.getI64Type();
+  auto c64 = [&](int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, i64, v);
+  };
+  Value start = arith::IndexCastUIOp::create(b, loc, i64, address);
+  start = arith::ShRUIOp::create(
+      b, loc, arith::AndIOp::create(b, loc, start, c64(0x3FFFF)), c64(4));
+  int64_t mode = span == 128 ? 1 : span == 64 ? 2 : 3;
+  uint64_t fields = (uint64_t(1) << 16) | (uint64_t((8 * span) >> 4) << 32) |
+                    (uint64_t(mode) << 62);
+  return arith::OrIOp::create(b, loc, start, c64(static_cast<int64_t>(fields)));
+}
+
+/// Static facts about the buffer behind a warpgroup operand fragment.
+struct OperandBuffer {
+  int64_t span;
+  int64_t rows;
+  int64_t elementBytes;
+};
+
+static FailureOr<OperandBuffer> operandBuffer(Value fragment) {
+  auto load = fragment.getDefiningOp<MmaLoadOp>();
+  if (!load)
+    return failure();
+  memref::AllocOp alloc = viewedBuffer(load.getSource());
+  if (!alloc || !alloc->hasAttr(kSwizzleAttrName))
+    return failure();
+  MemRefType type = alloc.getType();
+  return OperandBuffer{
+      cast<IntegerAttr>(alloc->getAttr(kSwizzleAttrName)).getInt(),
+      type.getShape()[type.getRank() - 2], elementBytes(type)};
+}
+
+/// The descriptor advanced to the tile's K columns [k, k + 16): within a
+/// swizzle row by bytes, across panels by whole panels.
+static Value advanceDescriptor(OpBuilder &b, Location loc, Value descriptor,
+                               const OperandBuffer &buffer, int64_t k) {
+  int64_t bytes = k * buffer.elementBytes;
+  int64_t offset =
+      (bytes / buffer.span) * buffer.rows * buffer.span + bytes % buffer.span;
+  if (offset == 0)
+    return descriptor;
+  return arith::AddIOp::create(
+      b, loc, descriptor,
+      arith::ConstantIntOp::create(b, loc, b.getI64Type(), offset >> 4));
+}
+
+/// Closes the batch of issued wgmma (a commit group) and waits until at
+/// most `pending` batches are in flight.
+void waitWarpgroupMmas(OpBuilder &b, Location loc,
+                              uint64_t pending) {
+  NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, pending);
+}
+
+static bool containsWgmma(Operation *op) {
+  bool found = false;
+  op->walk([&](MmaOp mma) {
+    found |= isWarpgroupFrag(mma.getAcc().getType());
+  });
+  return found;
+}
+
+/// True when warpgroup MMAs may have been issued before `op` runs, within
+/// its role (outermost croq.inthreads) or kernel: an earlier op of an
+/// enclosing block holds one, or a loop around `op` does (the previous
+/// iteration's).
+bool followsWgmma(Operation *op) {
+  for (Operation *at = op; at; at = at->getParentOp()) {
+    for (Operation *prev = at->getPrevNode(); prev; prev = prev->getPrevNode())
+      if (containsWgmma(prev))
+        return true;
+    Operation *parent = at->getParentOp();
+    if (!parent || isa<gpu::LaunchOp>(parent) ||
+        (isa<ParallelOp>(parent) && !cast<ParallelOp>(parent).getParentParallel()) ||
+        (isa<InThreadsOp>(parent) && !parent->getParentOfType<InThreadsOp>()))
+      return false;
+    if (isa<LoopLikeOpInterface>(parent) && containsWgmma(parent))
+      return true;
+  }
+  return false;
+}
+
+Value fillWarpgroupAcc(OpBuilder &b, Location loc, FragType type,
+                              Value value) {
+  auto structType = cast<LLVM::LLVMStructType>(wgmmaAccType(type));
+  Value element = value;
+  if (type.getElementType().isF16()) {
+    // Two f16 per 32-bit register.
+    Value pair = vector::BroadcastOp::create(
+        b, loc, VectorType::get({2}, b.getF16Type()), value);
+    element = LLVM::BitcastOp::create(b, loc, b.getI32Type(), pair);
+  }
+  Value result = LLVM::PoisonOp::create(b, loc, structType);
+  for (int64_t i = 0, e = structType.getBody().size(); i < e; ++i)
+    result = LLVM::InsertValueOp::create(b, loc, result, element, i);
+  return result;
+}
+
+LogicalResult lowerWarpgroupLoad(MmaLoadOp op, Value source,
+                                        ConversionPatternRewriter &rewriter) {
+  Location loc = op.getLoc();
+  int64_t span = swizzleSpan(source);
+  FailureOr<RootedView> view = failure();
+  if (!span || failed(view = rootView(rewriter, loc, source)))
+    return op.emitOpError("cannot trace this operand to a swizzled shared "
+                          "buffer through unit-stride views");
+  rewriter.replaceOp(op, wgmmaDescriptor(rewriter, loc, *view, span));
+  return success();
+}
+
+LogicalResult lowerWarpgroupMma(MmaOp op, Value acc, Value a, Value b,
+                                       ConversionPatternRewriter &rewriter) {
+  Location loc = op.getLoc();
+  FragType accType = op.getAcc().getType();
+  FragType aType = op.getA().getType();
+  FailureOr<OperandBuffer> aBuffer = operandBuffer(op.getA());
+  FailureOr<OperandBuffer> bBuffer = operandBuffer(op.getB());
+  if (failed(aBuffer) || failed(bBuffer))
+    return op.emitOpError("operands of a warpgroup MMA must come from "
+                          "croq.mma.load of a shared buffer");
+  MLIRContext *context = op.getContext();
+  auto wgmmaType = [&](Type t) {
+    NVVM::WGMMATypes kind = t.isF16()    ? NVVM::WGMMATypes::f16
+                            : t.isBF16() ? NVVM::WGMMATypes::bf16
+                                         : NVVM::WGMMATypes::f32;
+    return NVVM::WGMMATypesAttr::get(context, kind);
+  };
+  int64_t n = accType.getShape()[1], k = aType.getShape()[1];
+  auto shape = NVVM::MMAShapeAttr::get(context, kWgmmaM, n, kWgmmaK);
+  auto scaleOut = NVVM::WGMMAScaleOutAttr::get(context, NVVM::WGMMAScaleOut::one);
+  auto scaleIn = NVVM::WGMMAScaleInAttr::get(context, NVVM::WGMMAScaleIn::one);
+  // Both operands K-major: A row-major [M, K], B [N, K] (no transpose).
+  auto layoutA = NVVM::MMALayoutAttr::get(context, NVVM::MMALayout::row);
+  auto layoutB = NVVM::MMALayoutAttr::get(context, NVVM::MMALayout::col);
+  Type structType = acc.getType();
+  NVVM::WgmmaFenceAlignedOp::create(rewriter, loc);
+  Value d = acc;
+  for (int64_t kk = 0; kk < k; kk += kWgmmaK) {
+    Value da = advanceDescriptor(rewriter, loc, a, *aBuffer, kk);
+    Value db = advanceDescriptor(rewriter, loc, b, *bBuffer, kk);
+    d = NVVM::WgmmaMmaAsyncOp::create(
+        rewriter, loc, structType, d, da, db, shape,
+        wgmmaType(aType.getElementType()), wgmmaType(aType.getElementType()),
+        wgmmaType(accType.getElementType()), scaleOut, scaleIn, scaleIn,
+        layoutA, layoutB, NVVM::MMAIntOverflowAttr());
+  }
+  rewriter.replaceOp(op, d);
+  return success();
+}
+
+/// Stores a wgmma accumulator: warp w of the warpgroup holds rows
+/// [16w, 16w + 16); lane l holds, for each 8-column block j, rows
+/// 16w + l / 4 (+ 8) and columns 8j + 2 (l % 4) (+ 1), registers 4j + 2h + e
+/// (f32) or half e of register 2j + h (f16).
+void storeWarpgroupAcc(OpBuilder &b, Location loc, FragType type,
+                              Value acc, Value target,
+                              std::optional<SmallVector<Value>> valid) {
+  waitWarpgroupMmas(b, loc);
+  Value rank = arith::RemUIOp::create(b, loc, threadId(b, loc), cIndex(b, loc, 128));
+  Value warp = arith::DivUIOp::create(b, loc, rank, cIndex(b, loc, 32));
+  Value lane = arith::RemUIOp::create(b, loc, rank, cIndex(b, loc, 32));
+  Value rowBase = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, warp, cIndex(b, loc, 16)),
+      arith::DivUIOp::create(b, loc, lane, cIndex(b, loc, 4)));
+  Value colBase = arith::MulIOp::create(
+      b, loc, arith::RemUIOp::create(b, loc, lane, cIndex(b, loc, 4)),
+      cIndex(b, loc, 2));
+  Type from = type.getElementType();
+  auto targetType = cast<MemRefType>(target.getType());
+  Type to = targetType.getElementType();
+  int64_t n = type.getShape()[1];
+  auto element = [&](OpBuilder &b, int64_t j, int64_t h, int64_t e) -> Value {
+    Value v;
+    if (from.isF16()) {
+      Value pair = LLVM::BitcastOp::create(
+          b, loc, VectorType::get({2}, b.getF16Type()),
+          LLVM::ExtractValueOp::create(b, loc, acc, 2 * j + h));
+      v = vector::ExtractOp::create(b, loc, pair, e);
+    } else {
+      v = LLVM::ExtractValueOp::create(b, loc, acc, 4 * j + 2 * h + e);
+    }
+    if (from == to)
+      return v;
+    return from.getIntOrFloatBitWidth() > to.getIntOrFloatBitWidth()
+               ? Value(arith::TruncFOp::create(b, loc, to, v))
+               : Value(arith::ExtFOp::create(b, loc, to, v));
+  };
+  // Each thread holds pairs of adjacent columns: one vector store each where
+  // the target rows are contiguous and pairs aligned, else element stores,
+  // guarded in a tail tile (elements past the end of the tensor dropped).
+  auto emit = [&](OpBuilder &b, bool guarded, bool paired) {
+    for (int64_t j = 0; j < n / 8; ++j)
+      for (int64_t h = 0; h < 2; ++h) {
+        Value row = arith::AddIOp::create(b, loc, rowBase, cIndex(b, loc, 8 * h));
+        Value col = arith::AddIOp::create(b, loc, colBase, cIndex(b, loc, 8 * j));
+        if (paired) {
+          Value pair = vector::FromElementsOp::create(
+              b, loc, VectorType::get({2}, to),
+              ValueRange{element(b, j, h, 0), element(b, j, h, 1)});
+          vector::StoreOp::create(
+              b, loc, pair, target, ValueRange{row, col}, /*nontemporal=*/false,
+              llvm::MaybeAlign(2 * to.getIntOrFloatBitWidth() / 8));
+          continue;
+        }
+        for (int64_t e = 0; e < 2; ++e) {
+          Value c = arith::AddIOp::create(b, loc, col, cIndex(b, loc, e));
+          Value v = element(b, j, h, e);
+          if (!guarded) {
+            memref::StoreOp::create(b, loc, v, target, ValueRange{row, c});
+            continue;
+          }
+          auto guard = scf::IfOp::create(
+              b, loc, inBounds(b, loc, {row, c}, *valid), /*withElseRegion=*/false);
+          OpBuilder inner = guard.getThenBodyBuilder();
+          memref::StoreOp::create(inner, loc, v, target, ValueRange{row, c});
+        }
+      }
+  };
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  bool contiguous = succeeded(targetType.getStridesAndOffset(strides, offset)) &&
+                    strides.back() == 1;
+  if (!valid && !contiguous) {
+    emit(b, /*guarded=*/false, /*paired=*/false);
+    return;
+  }
+  Value fast = arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1);
+  if (valid)
+    fast = arith::AndIOp::create(
+        b, loc, fast,
+        coversTile(b, loc, *valid, {cIndex(b, loc, kWgmmaM), cIndex(b, loc, n)}));
+  if (contiguous)
+    fast = arith::AndIOp::create(b, loc, fast, isAligned(b, loc, target, 2));
+  auto ifOp = scf::IfOp::create(b, loc, fast, /*withElseRegion=*/true);
+  OpBuilder thenBuilder = ifOp.getThenBodyBuilder();
+  emit(thenBuilder, /*guarded=*/false, contiguous);
+  OpBuilder elseBuilder = ifOp.getElseBodyBuilder();
+  emit(elseBuilder, valid.has_value(), /*paired=*/false);
+}
+
+/// Clones the pure computation of `v` inside `loop` with `map` (which maps
+/// the induction variable); values from outside the loop are kept.
+static FailureOr<Value> cloneSlice(OpBuilder &b, Value v, scf::ForOp loop,
+                                   IRMapping &map) {
+  if (Value mapped = map.lookupOrNull(v))
+    return mapped;
+  Operation *def = v.getDefiningOp();
+  if (!def || !loop->isAncestor(def))
+    return isa<BlockArgument>(v) && loop->isAncestor(
+                                        cast<BlockArgument>(v).getOwner()->getParentOp())
+               ? FailureOr<Value>(failure())
+               : FailureOr<Value>(v);
+  if (!isMemoryEffectFree(def) || def->getNumRegions())
+    return failure();
+  for (Value operand : def->getOperands())
+    if (failed(cloneSlice(b, operand, loop, map)))
+      return failure();
+  Operation *clone = b.clone(*def, map);
+  return clone->getResult(cast<OpResult>(v).getResultNumber());
+}
+
+/// Keeps one K iteration of wgmma in flight while the next is issued. In a
+/// consumer loop that ends `mma.commit; trigger e[slot(iv)]` (releasing the
+/// tiles its MMAs read), the commit becomes `mma.commit pending 1` (the
+/// previous iteration's batch is complete) and the triggers release the
+/// previous iteration's slots; after the loop a full commit releases the
+/// last. Rings of one slot keep the plain form,
+/// where the producer would wait for a release that comes after the
+/// consumer's next wait.
+void deferWarpgroupMmaWaits(ModuleOp module) {
+  SmallVector<MmaCommitOp> commits;
+  module.walk([&](MmaCommitOp commit) { commits.push_back(commit); });
+  for (MmaCommitOp commit : commits) {
+    auto loop = dyn_cast<scf::ForOp>(commit->getParentOp());
+    // An explicit depth (mma.wait<N>) is the program's choice.
+    if (!loop || commit.getPending() != 0)
+      continue;
+    bool issuesWgmma = false;
+    loop.getBody()->walk([&](MmaOp mma) {
+      issuesWgmma |= isWarpgroupFrag(mma.getAcc().getType());
+    });
+    if (!issuesWgmma)
+      continue;
+    SmallVector<EventTriggerOp> triggers;
+    bool movable = true;
+    for (Operation *op = commit->getNextNode(); op != loop.getBody()->getTerminator();
+         op = op->getNextNode()) {
+      if (auto trigger = dyn_cast<EventTriggerOp>(op)) {
+        movable &= trigger.getAfter().empty() &&
+                   trigger.getEvent().getType().getNumElements() >= 2;
+        triggers.push_back(trigger);
+        continue;
+      }
+      movable &= isMemoryEffectFree(op) && op->getNumRegions() == 0;
+    }
+    if (!movable || triggers.empty())
+      continue;
+
+    Location loc = commit.getLoc();
+    Value iv = loop.getInductionVar();
+    OpBuilder b(loop.getBody()->getTerminator());
+    // In the loop: release the previous iteration's slots.
+    Value notFirst = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                           iv, loop.getLowerBound());
+    auto ifOp = scf::IfOp::create(b, loc, notFirst, /*withElseRegion=*/false);
+    OpBuilder inLoop = ifOp.getThenBodyBuilder();
+    IRMapping previous;
+    previous.map(iv, arith::SubIOp::create(inLoop, loc, iv, loop.getStep()));
+    // After the loop: a full commit, then the last iteration's slots.
+    b.setInsertionPointAfter(loop);
+    MmaCommitOp::create(b, loc);
+    Value ran = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                      loop.getLowerBound(),
+                                      loop.getUpperBound());
+    auto lastIf = scf::IfOp::create(b, loc, ran, /*withElseRegion=*/false);
+    OpBuilder after = lastIf.getThenBodyBuilder();
+    Value span = arith::SubIOp::create(
+        after, loc,
+        arith::SubIOp::create(after, loc, loop.getUpperBound(),
+                              loop.getLowerBound()),
+        cIndex(after, loc, 1));
+    Value lastIv = arith::AddIOp::create(
+        after, loc, loop.getLowerBound(),
+        arith::MulIOp::create(
+            after, loc,
+            arith::DivUIOp::create(after, loc, span, loop.getStep()),
+            loop.getStep()));
+    IRMapping last;
+    last.map(iv, lastIv);
+    bool cloned = true;
+    for (EventTriggerOp trigger : triggers) {
+      for (auto [builder, map] :
+           {std::pair<OpBuilder *, IRMapping *>{&inLoop, &previous},
+            {&after, &last}}) {
+        for (Value operand : trigger->getOperands())
+          cloned &= succeeded(cloneSlice(*builder, operand, loop, *map));
+        if (!cloned)
+          break;
+        Operation *copy = builder->clone(*trigger, *map);
+        if (builder == &inLoop)
+          copy->setAttr(kDeferredAttrName, b.getUnitAttr());
+      }
+    }
+    if (!cloned) {
+      // A slot that is not a pure function of the iteration: keep the plain
+      // form.
+      lastIf.erase();
+      loop->getNextNode()->erase();
+      ifOp.erase();
+      continue;
+    }
+    for (EventTriggerOp trigger : triggers)
+      trigger.erase();
+    commit.setPending(1);
+  }
+}
+
+} // namespace mlir::croq::detail
