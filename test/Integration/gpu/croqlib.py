@@ -51,6 +51,7 @@ SIGNATURES = {
     "tma_mma_async_co": [_TENSOR, _TENSOR, _TENSOR],
     "gemm_tma_f16_co": [_TENSOR, _TENSOR, _TENSOR],
     "tma_ws_stacked_co": [_TENSOR, _TENSOR, _TENSOR],
+    "gemm_tma_grouped_co": [_TENSOR, _TENSOR, _TENSOR],
 }
 
 

@@ -285,6 +285,14 @@ def tma_wgmma_gemm_one_producer_two_consumers():
 
 
 @test
+def tma_wgmma_gemm_grouped_tile_order():
+    # 3 row tiles (a partial strip of GROUP_M = 8) and 17 x 4 tiles.
+    check_matmul(K.gemm_tma_grouped_co,
+                 ((300, 200, 136), (2176, 1024, 256)), True, 1e-5,
+                 "TMA 1P2C GEMM, grouped tile order")
+
+
+@test
 def tma_wgmma_gemm_f16_output_tma_store():
     check_matmul(K.gemm_tma_f16_co,
                  ((128, 256, 64), (256, 512, 1024), (300, 200, 136)), True,
