@@ -140,6 +140,23 @@ Value linearSlot(OpBuilder &b, Location loc, EventType type,
 /// True when every croq.inthreads around `op` keeps or drops whole
 /// instances of `level`.
 bool selectsWholeGroups(Operation *op, Level level);
+/// The scope whose threads jointly hold MMA fragments where `scope` runs: a
+/// warp (also a block of one warp) or a warpgroup (also a block of one
+/// warpgroup); none elsewhere.
+std::optional<Level> mmaScope(const LaunchAnalysis::Scope &scope);
+/// `value` as float type `to` (truncated or extended).
+Value convertFloat(OpBuilder &b, Location loc, Value value, Type to);
+/// True on the one thread of a group that acts for it: rank 0, or, with
+/// `electSync` (the code runs warp-converged), the lane elect.sync picks in
+/// the group's first warp.
+Value electOneThread(OpBuilder &b, Location loc, Value rank, bool electSync);
+Type mbarrierGroupType(MLIRContext *context, int64_t count);
+/// A group of `count` mbarriers that thread 0 initialises to `arrivals`
+/// each, followed by a block barrier so that every thread may use them.
+Value createMBarriers(OpBuilder &b, Location loc, int64_t count,
+                      int64_t arrivals);
+/// Per-thread phase bits, `count` of them, all starting at `start`.
+Value createPhaseBits(OpBuilder &b, Location loc, int64_t count, bool start);
 /// Waits on mbarrier `slot` of `group` for the parity in `bits[bit]`, then
 /// flips the bit.
 void waitOnPhaseBit(OpBuilder &b, Location loc, Value group, Value slot,
@@ -159,6 +176,9 @@ struct RootedView {
 };
 
 FailureOr<RootedView> rootView(OpBuilder &b, Location loc, Value view);
+/// What a croq-level view looks into: the value under its croq.subspan,
+/// croq.chunkat and memref.subview ops.
+Value viewSource(Value view);
 /// The shared buffer a croq-level view looks into, or null.
 memref::AllocOp viewedBuffer(Value view);
 /// The swizzle span of the buffer a converted view looks into, or 0.

@@ -348,6 +348,77 @@ Value isAligned(OpBuilder &b, Location loc, Value memref,
   return acc;
 }
 
+std::optional<Level> mmaScope(const LaunchAnalysis::Scope &scope) {
+  if (scope.groupLevel == Level::Warp ||
+      (scope.groupLevel == Level::Block && scope.blockDim == 32))
+    return Level::Warp;
+  if (scope.groupLevel == Level::Warpgroup ||
+      (scope.groupLevel == Level::Block && scope.blockDim == 128))
+    return Level::Warpgroup;
+  return std::nullopt;
+}
+
+Value convertFloat(OpBuilder &b, Location loc, Value value, Type to) {
+  Type from = value.getType();
+  if (from == to)
+    return value;
+  if (from.getIntOrFloatBitWidth() > to.getIntOrFloatBitWidth())
+    return arith::TruncFOp::create(b, loc, to, value);
+  return arith::ExtFOp::create(b, loc, to, value);
+}
+
+Value electOneThread(OpBuilder &b, Location loc, Value rank, bool electSync) {
+  if (!electSync)
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, rank,
+                                 cIndex(b, loc, 0));
+  Value warp = arith::DivUIOp::create(b, loc, rank, cIndex(b, loc, 32));
+  Value firstWarp = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                          warp, cIndex(b, loc, 0));
+  // elect.sync needs the whole warp: only the first warp evaluates it.
+  auto ifOp = scf::IfOp::create(b, loc, TypeRange{b.getI1Type()}, firstWarp,
+                                /*withElseRegion=*/true);
+  OpBuilder thenBuilder = ifOp.getThenBodyBuilder();
+  scf::YieldOp::create(thenBuilder, loc,
+                       ValueRange{NVVM::ElectSyncOp::create(
+                           thenBuilder, loc, thenBuilder.getI1Type(), Value())});
+  OpBuilder elseBuilder = ifOp.getElseBodyBuilder();
+  scf::YieldOp::create(elseBuilder, loc,
+                       ValueRange{arith::ConstantIntOp::create(
+                           elseBuilder, loc, elseBuilder.getI1Type(), 0)});
+  return ifOp.getResult(0);
+}
+
+Type mbarrierGroupType(MLIRContext *context, int64_t count) {
+  return nvgpu::MBarrierGroupType::get(
+      context, gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Workgroup),
+      count);
+}
+
+Value createMBarriers(OpBuilder &b, Location loc, int64_t count,
+                      int64_t arrivals) {
+  Value group = nvgpu::MBarrierCreateOp::create(
+      b, loc, mbarrierGroupType(b.getContext(), count));
+  Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                      threadId(b, loc), cIndex(b, loc, 0));
+  auto ifOp = scf::IfOp::create(b, loc, first, /*withElseRegion=*/false);
+  OpBuilder inner = ifOp.getThenBodyBuilder();
+  Value expected = cIndex(inner, loc, arrivals);
+  for (int64_t i = 0; i < count; ++i)
+    nvgpu::MBarrierInitOp::create(inner, loc, group, expected,
+                                  cIndex(inner, loc, i), Value());
+  gpu::BarrierOp::create(b, loc);
+  return group;
+}
+
+Value createPhaseBits(OpBuilder &b, Location loc, int64_t count, bool start) {
+  Value bits =
+      memref::AllocaOp::create(b, loc, MemRefType::get({count}, b.getI1Type()));
+  Value value = arith::ConstantIntOp::create(b, loc, b.getI1Type(), start);
+  for (int64_t i = 0; i < count; ++i)
+    memref::StoreOp::create(b, loc, value, bits, ValueRange{cIndex(b, loc, i)});
+  return bits;
+}
+
 /// Waits on mbarrier `slot` of `group` for the parity held in the thread's
 /// phase bit `bits[bit]`, then flips the bit: the waiter's own count of the
 /// generations it has seen.
@@ -1129,14 +1200,7 @@ struct LocalAllocLowering : OpConversionPattern<memref::AllocOp> {
 // generation `o / N`. An event declared `ready` starts with generation 0
 // complete, so its waits use the opposite parity.
 
-static Type mbarrierGroupType(EventType type) {
-  MLIRContext *context = type.getContext();
-  return nvgpu::MBarrierGroupType::get(
-      context, gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Workgroup),
-      type.getNumElements());
-}
 
-/// The linear element selected by subscripts (missing ones are 0).
 /// The innermost scf.for or scf.while around `op` inside its kernel (loops
 /// around the launch do not count: every launch starts its events afresh).
 static Operation *innermostKernelLoop(Operation *op) {
@@ -1196,39 +1260,18 @@ struct EventAllocLowering : ScopedPattern<EventAllocOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     EventType type = op.getEvent().getType();
-    auto group = nvgpu::MBarrierCreateOp::create(rewriter, loc,
-                                                 mbarrierGroupType(type));
     // One thread initialises every element; then the block may use them.
-    Value tid = threadId(rewriter, loc);
-    Value first = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq,
-                                        tid, cIndex(rewriter, loc, 0));
-    auto ifOp = scf::IfOp::create(rewriter, loc, first, false);
-    {
-      OpBuilder::InsertionGuard guard(rewriter);
-      rewriter.setInsertionPoint(ifOp.thenBlock()->getTerminator());
-      Value count = cIndex(rewriter, loc, *op.getArrivals());
-      for (int64_t i = 0; i < type.getNumElements(); ++i)
-        nvgpu::MBarrierInitOp::create(rewriter, loc, group, count,
-                                      cIndex(rewriter, loc, i), Value());
-    }
-    gpu::BarrierOp::create(rewriter, loc);
+    Value group = createMBarriers(rewriter, loc, type.getNumElements(),
+                                  *op.getArrivals());
     bool counts = llvm::any_of(op.getEvent().getUsers(), [](Operation *user) {
       return user->hasAttr(kCountPhasesAttrName);
     });
-    if (counts) {
-      // Each thread's phase bit per slot: the parity of the generation it
-      // waits for next (a `ready` event starts one generation ahead).
-      int64_t n = type.getNumElements();
-      Value bits = memref::AllocaOp::create(
-          rewriter, loc, MemRefType::get({n}, rewriter.getI1Type()));
-      Value start = arith::ConstantIntOp::create(
-          rewriter, loc, rewriter.getI1Type(), op.getReady() ? 1 : 0);
-      for (int64_t i = 0; i < n; ++i)
-        memref::StoreOp::create(rewriter, loc, start, bits,
-                                ValueRange{cIndex(rewriter, loc, i)});
-      analysis.phaseBits[op] = bits;
-    }
-    rewriter.replaceOp(op, group.getBarriers());
+    // Each thread's phase bit per slot: the parity of the generation it
+    // waits for next (a `ready` event starts one generation ahead).
+    if (counts)
+      analysis.phaseBits[op] = createPhaseBits(
+          rewriter, loc, type.getNumElements(), op.getReady());
+    rewriter.replaceOp(op, group);
     return success();
   }
 };
@@ -1383,10 +1426,7 @@ static LogicalResult checkWarpFragment(Operation *op,
                                        const LaunchAnalysis &analysis,
                                        FragType type) {
   const LaunchAnalysis::Scope &scope = analysis.getScope(op);
-  // A block of exactly one warp is a warp.
-  bool warpScope = scope.groupLevel == Level::Warp ||
-                   (scope.groupLevel == Level::Block && scope.blockDim == 32);
-  if (!warpScope || scope.perThread)
+  if (mmaScope(scope) != Level::Warp || scope.perThread)
     return op->emitOpError("is lowered to warp-level mma.sync and must run in "
                            "the body of a warp parallel (`: group`); at "
                            "warpgroup scope use warpgroup fragments "
@@ -1466,9 +1506,7 @@ struct MmaFillLowering : ScopedPattern<MmaFillOp> {
     Type from = value.getType();
     if (from != element) {
       if (isa<FloatType>(from) && isa<FloatType>(element))
-        value = from.getIntOrFloatBitWidth() > element.getIntOrFloatBitWidth()
-                    ? Value(arith::TruncFOp::create(rewriter, loc, element, value))
-                    : Value(arith::ExtFOp::create(rewriter, loc, element, value));
+        value = convertFloat(rewriter, loc, value, element);
       else if (isa<IntegerType>(from) && isa<FloatType>(element))
         value = arith::SIToFPOp::create(rewriter, loc, element, value);
       else
@@ -1674,7 +1712,6 @@ struct MmaStoreLowering : ScopedPattern<MmaStoreOp> {
     Location loc = op.getLoc();
     Value target = adaptor.getTarget();
     Type to = cast<MemRefType>(target.getType()).getElementType();
-    Type from = type.getElementType();
     Value lane = laneId(rewriter, loc);
     Value g = arith::DivUIOp::create(rewriter, loc, lane, cIndex(rewriter, loc, 4));
     Value c = arith::MulIOp::create(
@@ -1689,10 +1726,7 @@ struct MmaStoreLowering : ScopedPattern<MmaStoreOp> {
             Value v = vector::ExtractOp::create(
                 rewriter, loc, adaptor.getValue(),
                 ArrayRef<int64_t>{mi * nTiles + ni, half, e});
-            if (from != to)
-              v = from.getIntOrFloatBitWidth() > to.getIntOrFloatBitWidth()
-                      ? Value(arith::TruncFOp::create(rewriter, loc, to, v))
-                      : Value(arith::ExtFOp::create(rewriter, loc, to, v));
+            v = convertFloat(rewriter, loc, v, to);
             Value row = arith::AddIOp::create(
                 rewriter, loc, g, cIndex(rewriter, loc, mi * kTileM + half * 8));
             Value col = arith::AddIOp::create(
@@ -1715,11 +1749,8 @@ struct MmaCommitLowering : ScopedPattern<MmaCommitOp> {
   LogicalResult
   matchAndRewrite(MmaCommitOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    const LaunchAnalysis::Scope &scope = analysis.getScope(op);
-    if (scope.groupLevel == Level::Warpgroup ||
-        (scope.groupLevel == Level::Block && scope.blockDim == 128)) {
+    if (mmaScope(analysis.getScope(op)) == Level::Warpgroup)
       waitWarpgroupMmas(rewriter, op.getLoc(), op.getPending());
-    }
     rewriter.eraseOp(op);
     return success();
   }
@@ -1746,7 +1777,7 @@ void mlir::croq::populateCroqToGPUTypeConversions(TypeConverter &converter) {
     return IntegerType::get(type.getContext(), 64);
   });
   converter.addConversion([](EventType type) -> Type {
-    return mbarrierGroupType(type);
+    return mbarrierGroupType(type.getContext(), type.getNumElements());
   });
   converter.addConversion([](StreamType type) -> Type {
     return gpu::AsyncTokenType::get(type.getContext());
@@ -1800,11 +1831,7 @@ static LogicalResult checkWarpgroupFragment(Operation *op,
                                             const LaunchAnalysis &analysis,
                                             FragType type) {
   const LaunchAnalysis::Scope &scope = analysis.getScope(op);
-  // A block of exactly one warpgroup is a warpgroup.
-  bool warpgroupScope =
-      scope.groupLevel == Level::Warpgroup ||
-      (scope.groupLevel == Level::Block && scope.blockDim == 128);
-  if (!warpgroupScope)
+  if (mmaScope(scope) != Level::Warpgroup)
     return op->emitOpError("uses warpgroup fragment ")
            << type << ", which must be used in the body of a group-4 parallel";
   if (scope.inThreads && !selectsWholeGroups(op, Level::Warpgroup))
@@ -1925,27 +1952,13 @@ static void electStores(ModuleOp module, const LaunchAnalysis &analysis,
     OpBuilder b(store);
     Location loc = store.getLoc();
     Value rank = groupRank(b, loc, scope);
-    scf::IfOp ifOp;
-    if (useElectSync &&
-        getExecutionScope(solver, store) >= UniformScope::Warp) {
-      // The warp is converged: let elect.sync pick a lane of the group's
-      // first warp (a warp-uniform test) instead of comparing thread ids.
-      Value warp = arith::DivUIOp::create(b, loc, rank, cIndex(b, loc, 32));
-      Value firstWarp = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                              warp, cIndex(b, loc, 0));
-      auto warpIf = scf::IfOp::create(b, loc, firstWarp, false);
-      b.setInsertionPoint(warpIf.thenBlock()->getTerminator());
-      Value elected = NVVM::ElectSyncOp::create(b, loc, b.getI1Type(), Value());
-      ifOp = scf::IfOp::create(b, loc, elected, /*withElseRegion=*/false);
-      b.setInsertionPointAfter(warpIf);
-      store->moveBefore(ifOp.thenBlock()->getTerminator());
-      ifOp = warpIf;
-    } else {
-      Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                          rank, cIndex(b, loc, 0));
-      ifOp = scf::IfOp::create(b, loc, first, /*withElseRegion=*/false);
-      store->moveBefore(ifOp.thenBlock()->getTerminator());
-    }
+    // Where the warp is converged, elect.sync picks a lane of the group's
+    // first warp (a warp-uniform test) instead of comparing thread ids.
+    Value elected = electOneThread(
+        b, loc, rank,
+        useElectSync && getExecutionScope(solver, store) >= UniformScope::Warp);
+    auto ifOp = scf::IfOp::create(b, loc, elected, /*withElseRegion=*/false);
+    store->moveBefore(ifOp.thenBlock()->getTerminator());
     // The rest of the group may read what the elected thread wrote.
     if (!scope.inThreads) {
       b.setInsertionPointAfter(ifOp);

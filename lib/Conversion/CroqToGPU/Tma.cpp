@@ -56,11 +56,7 @@ namespace mlir::croq::detail {
 /// The global tensor a croq-level view looks into: a value defined outside
 /// the kernel (a function argument), or null.
 static Value viewedTensor(Value view, ParallelOp kernel) {
-  while (Operation *def = view.getDefiningOp()) {
-    if (!isa<SubspanOp, ChunkAtOp, memref::SubViewOp>(def))
-      break;
-    view = def->getOperand(0);
-  }
+  view = viewSource(view);
   if (kernel->isAncestor(view.getParentRegion()->getParentOp()))
     return nullptr;
   auto type = dyn_cast<MemRefType>(view.getType());
@@ -104,28 +100,11 @@ void markPerThreadIssues(ModuleOp module,
 /// (kElectSyncAttrName), a lane of the group's first warp is picked with
 /// elect.sync instead of comparing thread ids.
 Value issuer(OpBuilder &b, Location loc, Operation *op,
-                    const LaunchAnalysis &analysis) {
+             const LaunchAnalysis &analysis) {
   if (issuedPerThread(op, analysis))
     return Value();
-  Value rank = groupRank(b, loc, analysis.getScope(op));
-  if (!op->hasAttr(kElectSyncAttrName))
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, rank,
-                                 cIndex(b, loc, 0));
-  Value warp = arith::DivUIOp::create(b, loc, rank, cIndex(b, loc, 32));
-  Value firstWarp = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                          warp, cIndex(b, loc, 0));
-  // elect.sync needs the whole warp: only the first warp evaluates it.
-  auto ifOp = scf::IfOp::create(b, loc, TypeRange{b.getI1Type()}, firstWarp,
-                                /*withElseRegion=*/true);
-  OpBuilder thenBuilder = ifOp.getThenBodyBuilder();
-  scf::YieldOp::create(thenBuilder, loc,
-                       ValueRange{NVVM::ElectSyncOp::create(
-                           thenBuilder, loc, thenBuilder.getI1Type(), Value())});
-  OpBuilder elseBuilder = ifOp.getElseBodyBuilder();
-  scf::YieldOp::create(elseBuilder, loc,
-                       ValueRange{arith::ConstantIntOp::create(
-                           elseBuilder, loc, elseBuilder.getI1Type(), 0)});
-  return ifOp.getResult(0);
+  return electOneThread(b, loc, groupRank(b, loc, analysis.getScope(op)),
+                        op->hasAttr(kElectSyncAttrName));
 }
 
 /// Runs `body` on the issuing thread only.
@@ -303,26 +282,8 @@ static std::pair<Value, Value> syncTmaBarrier(OpBuilder &b, Location loc,
                                               gpu::LaunchOp launch) {
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&launch.getBody().front());
-  MLIRContext *context = b.getContext();
-  auto groupType = nvgpu::MBarrierGroupType::get(
-      context, gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Workgroup),
-      1);
-  Value group = nvgpu::MBarrierCreateOp::create(b, loc, groupType);
-  Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                      threadId(b, loc), cIndex(b, loc, 0));
-  auto ifOp = scf::IfOp::create(b, loc, first, /*withElseRegion=*/false);
-  {
-    OpBuilder inner = ifOp.getThenBodyBuilder();
-    nvgpu::MBarrierInitOp::create(inner, loc, group, cIndex(inner, loc, 1),
-                                  cIndex(inner, loc, 0), Value());
-  }
-  gpu::BarrierOp::create(b, loc);
-  Value phase = memref::AllocaOp::create(
-      b, loc, MemRefType::get({1}, b.getI1Type()));
-  memref::StoreOp::create(
-      b, loc, arith::ConstantIntOp::create(b, loc, b.getI1Type(), 0), phase,
-      ValueRange{cIndex(b, loc, 0)});
-  return {group, phase};
+  Value group = createMBarriers(b, loc, /*count=*/1, /*arrivals=*/1);
+  return {group, createPhaseBits(b, loc, /*count=*/1, /*start=*/false)};
 }
 
 } // namespace mlir::croq::detail

@@ -68,15 +68,17 @@ Type wgmmaAccType(FragType type) {
 
 /// The shared buffer a croq-level view looks into, through croq.subspan,
 /// croq.chunkat and memref.subview; null when it is not a buffer's view.
-memref::AllocOp viewedBuffer(Value view) {
+Value viewSource(Value view) {
   while (Operation *def = view.getDefiningOp()) {
-    if (auto alloc = dyn_cast<memref::AllocOp>(def))
-      return alloc;
     if (!isa<SubspanOp, ChunkAtOp, memref::SubViewOp>(def))
-      return nullptr;
+      break;
     view = def->getOperand(0);
   }
-  return nullptr;
+  return view;
+}
+
+memref::AllocOp viewedBuffer(Value view) {
+  return viewSource(view).getDefiningOp<memref::AllocOp>();
 }
 
 static int64_t elementBytes(MemRefType type) {
@@ -444,11 +446,7 @@ void storeWarpgroupAcc(OpBuilder &b, Location loc, FragType type,
     } else {
       v = LLVM::ExtractValueOp::create(b, loc, acc, 4 * j + 2 * h + e);
     }
-    if (from == to)
-      return v;
-    return from.getIntOrFloatBitWidth() > to.getIntOrFloatBitWidth()
-               ? Value(arith::TruncFOp::create(b, loc, to, v))
-               : Value(arith::ExtFOp::create(b, loc, to, v));
+    return convertFloat(b, loc, v, to);
   };
   // Each thread holds pairs of adjacent columns: one vector store each where
   // the target rows are contiguous and pairs aligned, else element stores,
@@ -540,11 +538,7 @@ void deferWarpgroupMmaWaits(ModuleOp module) {
     // An explicit depth (mma.wait<N>) is the program's choice.
     if (!loop || commit.getPending() != 0)
       continue;
-    bool issuesWgmma = false;
-    loop.getBody()->walk([&](MmaOp mma) {
-      issuesWgmma |= isWarpgroupFrag(mma.getAcc().getType());
-    });
-    if (!issuesWgmma)
+    if (!containsWgmma(loop))
       continue;
     SmallVector<EventTriggerOp> triggers;
     bool movable = true;

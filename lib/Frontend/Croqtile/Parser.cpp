@@ -86,6 +86,19 @@ private:
                               (what.empty() ? "" : " " + what) +
                               ", found " + found);
   }
+  /// An optional `after f1, f2, ...` into `stmt.after`; false on error.
+  bool afterList(Stmt &stmt) {
+    if (!accept("after"))
+      return true;
+    do {
+      std::string name;
+      if (!expectIdent(name, nullptr, "a future after 'after'"))
+        return false;
+      stmt.after.push_back(name);
+    } while (accept(","));
+    return true;
+  }
+
   bool expectIdent(std::string &name, SMLoc *loc = nullptr,
                    StringRef what = "a name") {
     const Token &tok = peek();
@@ -458,14 +471,8 @@ StmtPtr Parser::statement() {
         return nullptr;
       stmt->operands.push_back(std::move(target));
     } while (accept(","));
-    if (!isWait && accept("after")) {
-      do {
-        std::string name;
-        if (!expectIdent(name, nullptr, "a future after 'after'"))
-          return nullptr;
-        stmt->after.push_back(name);
-      } while (accept(","));
-    }
+    if (!isWait && !afterList(*stmt))
+      return nullptr;
     if (!expect(";"))
       return nullptr;
     return stmt;
@@ -824,14 +831,8 @@ StmtPtr Parser::dma(SMLoc loc, std::string result, SMLoc resultLoc) {
   } else if (!(stmt->dest = postfix())) {
     return nullptr;
   }
-  if (accept("after")) {
-    do {
-      std::string name;
-      if (!expectIdent(name, nullptr, "a future"))
-        return nullptr;
-      stmt->after.push_back(name);
-    } while (accept(","));
-  }
+  if (!afterList(*stmt))
+    return nullptr;
   if (!expect(";"))
     return nullptr;
   return stmt;
