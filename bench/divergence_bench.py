@@ -7,11 +7,11 @@ analysis itself is under 1 s.
 
 usage: bench/divergence_bench.py BUILD_DIR [OPS]"""
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
+
+from cpu_timing import median_seconds
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 build = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build")
@@ -61,13 +61,8 @@ with tempfile.TemporaryDirectory() as tmp:
     tool = os.path.join(build, "bin", "croq-opt")
 
     def timed(args):
-        runs = []
-        for _ in range(3):
-            t0 = time.perf_counter()
-            subprocess.run([tool, path, "-o", os.devnull] + args, check=True,
-                           stderr=subprocess.DEVNULL)
-            runs.append(time.perf_counter() - t0)
-        return statistics.median(runs)
+        return median_seconds([tool, path, "-o", os.devnull] + args, 3,
+                              stderr=subprocess.DEVNULL)
 
     t_parse = timed([])
     t_report = timed(["--croq-report-divergence"])

@@ -6,11 +6,11 @@ to merely read the file (`cat`). Prints a table; the target is under 1 s.
 
 usage: bench/import_bench.py BUILD_DIR [LINES]"""
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
+
+from cpu_timing import median_seconds
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 build = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build")
@@ -38,12 +38,7 @@ with tempfile.TemporaryDirectory() as tmp:
     tool = os.path.join(build, "bin", "croq-translate")
 
     def timed(cmd):
-        runs = []
-        for _ in range(5):
-            t0 = time.perf_counter()
-            subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-            runs.append(time.perf_counter() - t0)
-        return statistics.median(runs)
+        return median_seconds(cmd, 5, stdout=subprocess.DEVNULL)
 
     t_import = timed([tool, "--import-croqtile", path, "-o", os.devnull])
     t_cat = timed(["cat", path])

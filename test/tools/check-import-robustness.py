@@ -16,9 +16,10 @@ import argparse
 import os
 import random
 import re
-import subprocess
 import sys
 import tempfile
+
+from robustness import judge
 
 LOCATED = re.compile(r"^[^\n]+:\d+:\d+: error: ", re.M)
 
@@ -94,19 +95,16 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         def run(name, path):
             nonlocal failures, checked
-            try:
-                proc = subprocess.run([args.tool, "--import-croqtile", path, "-o", os.devnull],
-                                      capture_output=True, timeout=30)
-            except subprocess.TimeoutExpired:
+            verdict = judge([args.tool, "--import-croqtile", path, "-o",
+                             os.devnull], 30, LOCATED)
+            if verdict is None:
                 print(f"HANG: {name}")
                 failures += 1
                 return
             checked += 1
-            err = proc.stderr.decode("utf-8", "replace")
-            if proc.returncode == 0:
-                return
-            if proc.returncode != 1 or not LOCATED.search(err):
-                print(f"BAD EXIT {proc.returncode}: {name}\n{err[-1500:]}")
+            problem, err = verdict
+            if problem:
+                print(f"{problem}: {name}\n{err[-1500:]}")
                 failures += 1
 
         path = os.path.join(tmp, "case.co")

@@ -9,9 +9,10 @@ usage: check-truncations.py TOOL FILE [--step N]
 import argparse
 import os
 import re
-import subprocess
 import sys
 import tempfile
+
+from robustness import judge
 
 LOCATED = re.compile(r"^[^:\n]+:\d+:\d+: error: ", re.M)
 
@@ -40,18 +41,15 @@ def main():
         for cut in cut_points(text, args.step):
             with open(path, "w") as f:
                 f.write(text[:cut])
-            try:
-                proc = subprocess.run([args.tool, path], capture_output=True,
-                                      text=True, timeout=20)
-            except subprocess.TimeoutExpired:
+            verdict = judge([args.tool, path], 20, LOCATED)
+            if verdict is None:
                 print(f"HANG at byte {cut}")
                 failures += 1
                 continue
             checked += 1
-            if proc.returncode == 0:
-                continue
-            if proc.returncode != 1 or not LOCATED.search(proc.stderr):
-                print(f"BAD EXIT {proc.returncode} at byte {cut}:\n{proc.stderr[-2000:]}")
+            problem, err = verdict
+            if problem:
+                print(f"{problem} at byte {cut}:\n{err[-2000:]}")
                 failures += 1
     print(f"checked {checked} prefixes, {failures} failures")
     return 1 if failures else 0
