@@ -157,6 +157,10 @@ Value createMBarriers(OpBuilder &b, Location loc, int64_t count,
                       int64_t arrivals);
 /// Per-thread phase bits, `count` of them, all starting at `start`.
 Value createPhaseBits(OpBuilder &b, Location loc, int64_t count, bool start);
+/// Replaces a copy by its destination (the data of its future), or erases
+/// it when it has no future.
+void replaceCopy(ConversionPatternRewriter &rewriter, Operation *copy,
+                 Value destination);
 /// Waits on mbarrier `slot` of `group` for the parity in `bits[bit]`, then
 /// flips the bit.
 void waitOnPhaseBit(OpBuilder &b, Location loc, Value group, Value slot,

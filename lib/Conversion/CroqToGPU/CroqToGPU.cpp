@@ -419,6 +419,14 @@ Value createPhaseBits(OpBuilder &b, Location loc, int64_t count, bool start) {
   return bits;
 }
 
+void replaceCopy(ConversionPatternRewriter &rewriter, Operation *copy,
+                 Value destination) {
+  if (copy->getNumResults())
+    rewriter.replaceOp(copy, destination);
+  else
+    rewriter.eraseOp(copy);
+}
+
 /// Waits on mbarrier `slot` of `group` for the parity held in the thread's
 /// phase bit `bits[bit]`, then flips the bit: the waiter's own count of the
 /// generations it has seen.
@@ -1092,10 +1100,7 @@ struct DmaCopyLowering : ScopedPattern<DmaCopyOp> {
                                        NVVM::SharedSpace::shared_cta));
       emitScopeBarrier(rewriter, loc, scope);
     }
-    if (op.getFuture())
-      rewriter.replaceOp(op, target);
-    else
-      rewriter.eraseOp(op);
+    replaceCopy(rewriter, op, target);
     return success();
   }
 };

@@ -359,10 +359,7 @@ struct TmaCopyLowering : ScopedPattern<TmaCopyOp> {
         nvgpu::TmaAsyncLoadOp::create(b, loc, sharedView, group, descriptor,
                                       *coords, slot, Value(), Value());
       });
-      if (op.getFuture())
-        rewriter.replaceOp(op, sharedView);
-      else
-        rewriter.eraseOp(op);
+      replaceCopy(rewriter, op, sharedView);
       return success();
     }
 
@@ -385,10 +382,7 @@ struct TmaCopyLowering : ScopedPattern<TmaCopyOp> {
                                     *coords, zero, Value(), Value());
     });
     waitOnPhaseBit(rewriter, loc, barrier, zero, phase, zero);
-    if (op.getFuture())
-      rewriter.replaceOp(op, sharedView);
-    else
-      rewriter.eraseOp(op);
+    replaceCopy(rewriter, op, sharedView);
     return success();
   }
 };
