@@ -388,6 +388,21 @@ bool mlir::croq::isSingleThreaded(DataFlowSolver &solver, Operation *op) {
     SmallVector<Value> worklist{cond};
     while (!worklist.empty()) {
       Value v = worklist.pop_back_val();
+      if (v.getDefiningOp<NVVM::ElectSyncOp>())
+        return true;
+      // An election in one warp: `if (warp == 0) elect.sync else false`.
+      if (auto ifOp = v.getDefiningOp<scf::IfOp>()) {
+        unsigned i = cast<OpResult>(v).getResultNumber();
+        bool elected = llvm::all_of(ifOp->getRegions(), [&](Region &r) {
+          if (r.empty())
+            return false;
+          Value y = r.front().getTerminator()->getOperand(i);
+          return y.getDefiningOp<NVVM::ElectSyncOp>() ||
+                 matchPattern(y, m_Zero());
+        });
+        if (elected)
+          return true;
+      }
       if (auto andOp = v.getDefiningOp<arith::AndIOp>()) {
         worklist.append({andOp.getLhs(), andOp.getRhs()});
         continue;

@@ -34,7 +34,11 @@ void mlir::croq::buildCroqToNVVMPipeline(
                        sm >= 90;
   if (toGPU.useElectSync && chip.ends_with("a"))
     pm.addPass(createCroqWarpSpecializePass());
+  // Every shared-memory hazard gets its barrier, at a uniform point.
+  pm.addPass(createCroqInsertBarriersPass());
   pm.addPass(createConvertCroqToGPUPass(toGPU));
+  // A barrier that only part of its threads reach hangs: a compile error.
+  pm.addPass(createCroqCheckDivergencePass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   // Constants stay inside kernels rather than becoming kernel arguments.

@@ -485,13 +485,6 @@ static void inlineBody(ConversionPatternRewriter &rewriter, Region &body,
   rewriter.inlineBlockBefore(block, op, replacements);
 }
 
-/// True when `op` is followed by something other than its block's
-/// terminator.
-static bool hasSuccessorWork(Operation *op) {
-  Operation *next = op->getNextNode();
-  return next && !next->hasTrait<OpTrait::IsTerminator>();
-}
-
 /// A host-level block parallel becomes a gpu.launch.
 struct KernelLaunchLowering : ScopedPattern<ParallelOp> {
   using ScopedPattern::ScopedPattern;
@@ -607,16 +600,10 @@ struct NestedParallelLowering : ScopedPattern<ParallelOp> {
     linear = arith::RemUIOp::create(rewriter, loc, linear, total);
     SmallVector<Value> indices = delinearize(rewriter, loc, linear, extents);
 
-    bool barrierAfter = hasSuccessorWork(op);
-    const LaunchAnalysis::Scope &outer = analysis.getScope(op);
     // Each thread takes the values its own instance yields.
     SmallVector<Value> yielded(
         cast<YieldOp>(op.getBody().front().getTerminator()).getValues());
     inlineBody(rewriter, op.getBody(), op, indices);
-    if (barrierAfter && !outer.inThreads) {
-      rewriter.setInsertionPoint(op);
-      emitScopeBarrier(rewriter, loc, outer);
-    }
     rewriter.replaceOp(op, yielded);
     return success();
   }
@@ -658,10 +645,6 @@ struct InThreadsLowering : ScopedPattern<InThreadsOp> {
     Block *thenBlock = ifOp.thenBlock();
     inlineBody(rewriter, op.getBody(), thenBlock->getTerminator(), {});
     emitRoleRegisters(rewriter, loc, op, thenBlock, blockDim);
-    if (!op.getAsync()) {
-      rewriter.setInsertionPointAfter(ifOp);
-      emitScopeBarrier(rewriter, loc, analysis.getScope(op));
-    }
     rewriter.eraseOp(op);
     return success();
   }
@@ -1060,13 +1043,6 @@ struct DmaCopyLowering : ScopedPattern<DmaCopyOp> {
       memref::StoreOp::create(zeroBuilder, loc, zero, dst, dstIdx);
     };
 
-    // A cooperative write into shared memory must not overtake the group's
-    // earlier reads of that buffer (a loop that refills a tile it computed
-    // on): the group synchronises first.
-    if (scope.groupSize > 1 && !scope.inThreads &&
-        getStorage(targetType) == Storage::Shared)
-      emitScopeBarrier(rewriter, loc, scope);
-
     int64_t width = vectorWidth(sourceType, targetType);
     if (width > 1) {
       Value aligned = arith::AndIOp::create(
@@ -1098,7 +1074,6 @@ struct DmaCopyLowering : ScopedPattern<DmaCopyOp> {
             rewriter, loc, NVVM::ProxyKind::async_shared,
             NVVM::SharedSpaceAttr::get(rewriter.getContext(),
                                        NVVM::SharedSpace::shared_cta));
-      emitScopeBarrier(rewriter, loc, scope);
     }
     replaceCopy(rewriter, op, target);
     return success();
@@ -1126,7 +1101,6 @@ struct WaitLowering : ScopedPattern<WaitOp> {
             rewriter, op.getLoc(), NVVM::ProxyKind::async_shared,
             NVVM::SharedSpaceAttr::get(rewriter.getContext(),
                                        NVVM::SharedSpace::shared_cta));
-      emitScopeBarrier(rewriter, op.getLoc(), analysis.getScope(op));
     }
     if (llvm::any_of(op.getFutures(), [](Value f) {
           auto type = cast<FutureType>(f.getType());
@@ -1704,9 +1678,6 @@ struct MmaStoreLowering : ScopedPattern<MmaStoreOp> {
       storeWarpgroupAcc(rewriter, op.getLoc(), type, adaptor.getValue(),
                         adaptor.getTarget(),
                         validExtents(rewriter, op.getLoc(), op.getTarget()));
-      if (getStorage(cast<MemRefType>(adaptor.getTarget().getType())) ==
-          Storage::Shared)
-        emitScopeBarrier(rewriter, op.getLoc(), analysis.getScope(op));
       rewriter.eraseOp(op);
       return success();
     }
@@ -1739,9 +1710,6 @@ struct MmaStoreLowering : ScopedPattern<MmaStoreOp> {
             memref::StoreOp::create(rewriter, loc, v, target,
                                     ValueRange{row, col});
           }
-    // The lanes wrote a shared tile that the group reads next.
-    if (getStorage(cast<MemRefType>(target.getType())) == Storage::Shared)
-      emitScopeBarrier(rewriter, loc, analysis.getScope(op));
     rewriter.eraseOp(op);
     return success();
   }
@@ -1964,11 +1932,6 @@ static void electStores(ModuleOp module, const LaunchAnalysis &analysis,
         useElectSync && getExecutionScope(solver, store) >= UniformScope::Warp);
     auto ifOp = scf::IfOp::create(b, loc, elected, /*withElseRegion=*/false);
     store->moveBefore(ifOp.thenBlock()->getTerminator());
-    // The rest of the group may read what the elected thread wrote.
-    if (!scope.inThreads) {
-      b.setInsertionPointAfter(ifOp);
-      emitScopeBarrier(b, loc, scope);
-    }
   }
 }
 

@@ -368,8 +368,6 @@ struct TmaCopyLowering : ScopedPattern<TmaCopyOp> {
     auto launch = op->getParentOfType<gpu::LaunchOp>();
     if (!launch)
       return op.emitOpError("synchronous TMA outside a kernel");
-    if (cooperative && !scope.inThreads)
-      emitScopeBarrier(rewriter, loc, scope);
     Value barrier, phase;
     std::tie(barrier, phase) = syncTmaBarrier(rewriter, loc, launch);
     Value zero = cIndex(rewriter, loc, 0);

@@ -1,8 +1,8 @@
 """ctypes bindings of the integration kernels' host entry points.
 
 Each croq host function `f` is `extern "C" int f(...)`: a device pointer and
-one int64 extent per dimension for each tensor, int64 for index scalars, a
-CUstream for stream parameters. It returns 0 on success.
+one int64 extent per dimension for each tensor, int64 for index scalars,
+float for f32 scalars, a CUstream for stream parameters. It returns 0 on success.
 """
 import ctypes
 
@@ -11,6 +11,7 @@ import torch
 _TENSOR = "tensor"
 _INDEX = "index"
 _STREAM = "stream"
+_F32 = "f32"
 
 # Argument kinds of every entry point, in order.
 SIGNATURES = {
@@ -52,6 +53,8 @@ SIGNATURES = {
     "gemm_tma_f16_co": [_TENSOR, _TENSOR, _TENSOR],
     "tma_ws_stacked_co": [_TENSOR, _TENSOR, _TENSOR],
     "gemm_tma_grouped_co": [_TENSOR, _TENSOR, _TENSOR],
+    "warp_gemm_async_co": [_TENSOR, _TENSOR, _TENSOR],
+    "clamp_corners_co": [_TENSOR, _F32],
 }
 
 
@@ -74,6 +77,8 @@ class Kernels:
                     cargs.extend(ctypes.c_int64(d) for d in arg.shape)
                 elif kind == _INDEX:
                     cargs.append(ctypes.c_int64(arg))
+                elif kind == _F32:
+                    cargs.append(ctypes.c_float(arg))
                 else:
                     cargs.append(ctypes.c_void_p(arg.cuda_stream))
             rc = fn(*cargs)

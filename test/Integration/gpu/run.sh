@@ -1,19 +1,24 @@
 #!/usr/bin/env bash
 # On the GPU machine: builds the bundle made by build-bundle.sh into one
-# shared library and runs the integration tests, then the benchmarks.
-#   usage: run.sh BUNDLE [tests|bench|all]
+# shared library and runs the integration tests (each in its own process
+# under a watchdog), then the benchmarks.
+#   usage: run.sh BUNDLE [tests|sanitize|bench|all] [suite.py options...]
+# `sanitize` runs the whole suite at small shapes under compute-sanitizer
+# memcheck, racecheck and synccheck.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 bundle="$1"
 what="${2:-all}"
+shift $(( $# >= 2 ? 2 : $# ))
 lib="$bundle/libcroq_kernels.so"
 nvcc -O2 -std=c++17 -shared -Xcompiler -fPIC -I"$bundle" \
   "$bundle"/*.cpp -lcuda -o "$lib"
 status=0
-if [ "$what" != bench ]; then
-  python3 "$here/test_kernels.py" "$lib" || status=1
-fi
-if [ "$what" != tests ]; then
+case "$what" in
+  tests|all) python3 "$here/suite.py" "$lib" "$@" || status=1 ;;
+  sanitize) python3 "$here/suite.py" "$lib" --sanitize "$@" || status=1 ;;
+esac
+if [ "$what" = bench ] || [ "$what" = all ]; then
   python3 "$here/../../../bench/copy_bench.py" "$lib" || status=1
   python3 "$here/../../../bench/gemm_bench.py" "$lib" || status=1
 fi

@@ -94,4 +94,38 @@ def CroqWarpSpecializePass : Pass<"croq-warp-specialize"> {
   ];
 }
 
+def CroqInsertBarriersPass : Pass<"croq-insert-barriers"> {
+  let summary = "Place a barrier between every conflicting pair of "
+                "shared-memory accesses, and only there";
+  let description = [{
+    A shared-memory hazard analysis in the manner of Triton's Membar. Each
+    kernel (block-level `croq.parallel`) is walked in program order with the
+    shared accesses made since the last barrier: loops twice (one
+    iteration's accesses meet the next one's), branches joined, and the
+    `inthreads.async` roles of one parallel side by side. A read after a
+    write, a write after a read or a write after a write of one buffer by
+    threads that may differ gets a `croq.barrier` before the later access,
+    lifted to the region that holds both:
+
+    - `block` level, or `warpgroup` inside an `inthreads.async` role (cross-
+      role order belongs to events);
+    - at a point that the divergence analysis proves uniform over those
+      threads; where none exists (both accesses inside one `inthreads` that
+      only part of the block runs) the pass fails at the later access.
+
+    Writes: `dma.copy` targets (at the issue of `dma.copy.async`), `tma.copy`
+    targets (which only have to follow earlier accesses: their waiters'
+    mbarrier wait orders the landing), `mma.store`, stores. Reads: copy
+    sources, `mma.load`, shared `mma` operands, loads. An access a thread
+    makes to its own elements in a thread-level parallel needs no barrier
+    against another such access of the same parallel (Croqtile gives them
+    program order, with no implicit sync). `croq.event.wait` and
+    `croq.barrier` order everything before them.
+
+    `convert-croq-to-gpu` emits no hazard barriers of its own: run this pass
+    first (the `croq-to-nvvm` pipeline does).
+  }];
+  let dependentDialects = ["mlir::croq::CroqDialect"];
+}
+
 #endif // CROQ_DIALECT_CROQ_TRANSFORMS_PASSES_TD

@@ -1,0 +1,432 @@
+//===- InsertBarriers.cpp - barriers for shared-memory hazards ------------===//
+//
+// Part of the croq project: an MLIR dialect for the Croqtile GPU kernel
+// language.
+//
+//===----------------------------------------------------------------------===//
+//
+// A memory hazard analysis in the manner of Triton's Membar: every pair of
+// accesses to one shared (or global) buffer, at least one a write, by threads
+// that may differ, gets a `croq.barrier` between them, and only such pairs
+// do. The analysis walks each kernel in program order with the set of
+// accesses made since the last barrier; loops are walked twice so that the
+// accesses of one iteration meet the next one's, branches join, and the
+// `inthreads.async` roles of one warpgroup parallel run side by side
+// (cross-role order belongs to events, not barriers).
+//
+// A barrier goes before the later access, lifted to the region that holds
+// both accesses; that point must be uniform over the barrier's threads (the
+// block, or inside a role the warpgroup). When it is not, no barrier can
+// order the pair and the pass fails at the later access.
+//
+// Accesses (writes W, reads R): dma.copy (R source, W target, at the issue
+// for dma.copy.async), tma.copy (R source; its landing W is ordered by the
+// mbarrier its waiters wait on, so it only has to follow earlier accesses),
+// mma.load (R), mma (R shared operands), mma.store (W), and every other op
+// with memory effects on shared memory (memref.load / store ...). An access
+// by one thread of a thread-level parallel to its own elements (a load or
+// store in the body, a copy whose view depends on the thread index) needs no
+// barrier against another such access of the same parallel: Croqtile leaves
+// order between a thread's element accesses to the program, with no
+// implicit sync. `croq.event.wait` and `croq.barrier` order everything
+// before them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Croq/Analysis/DivergenceAnalysis.h"
+#include "Croq/Dialect/Croq/IR/CroqOps.h"
+#include "Croq/Dialect/Croq/IR/CroqTypes.h"
+#include "Croq/Dialect/Croq/Transforms/Passes.h"
+
+#include "mlir/Analysis/DataFlowFramework.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/MapVector.h"
+
+namespace mlir::croq {
+#define GEN_PASS_DEF_CROQINSERTBARRIERSPASS
+#include "Croq/Dialect/Croq/Transforms/Passes.h.inc"
+} // namespace mlir::croq
+
+using namespace mlir;
+using namespace mlir::croq;
+
+namespace {
+
+/// The shared buffers a memref value may name: its allocations, or unknown.
+struct Buffers {
+  llvm::SmallPtrSet<Value, 4> roots;
+  bool unknown = false;
+
+  bool overlaps(const Buffers &other) const {
+    if (unknown || other.unknown)
+      return true;
+    return llvm::any_of(roots, [&](Value r) { return other.roots.count(r); });
+  }
+};
+
+struct Access {
+  Operation *op;
+  Buffers buffers;
+  bool write;
+  /// The thread-level parallel whose thread makes this access to its own
+  /// elements; null for a cooperative access.
+  Operation *perThread;
+};
+
+using State = SmallVector<Access>;
+
+/// Shared memory, and global memory: a barrier also orders a block's
+/// global accesses (code between levels that one thread runs, read by the
+/// thread level after it). Local memory is the thread's own.
+static bool isTracked(Value v) {
+  auto type = dyn_cast<MemRefType>(v.getType());
+  if (!type)
+    return false;
+  std::optional<Storage> storage = getStorage(type);
+  return storage && *storage != Storage::Local;
+}
+
+/// Allocations a memref or future value may name, through views, future
+/// data, swaps, rotations, selects and loop-carried values.
+static Buffers buffersOf(Value value) {
+  Buffers result;
+  SmallVector<Value> worklist{value};
+  llvm::SmallPtrSet<Value, 16> visited;
+  while (!worklist.empty()) {
+    Value v = worklist.pop_back_val();
+    if (!visited.insert(v).second)
+      continue;
+    if (auto arg = dyn_cast<BlockArgument>(v)) {
+      Operation *owner = arg.getOwner()->getParentOp();
+      if (auto loop = dyn_cast<scf::ForOp>(owner)) {
+        if (arg.getArgNumber() == 0) {
+          result.unknown = true;
+          continue;
+        }
+        unsigned i = arg.getArgNumber() - 1;
+        worklist.push_back(loop.getInitArgs()[i]);
+        worklist.push_back(loop.getBody()->getTerminator()->getOperand(i));
+        continue;
+      }
+      // A kernel argument (a global tensor) is a buffer of its own.
+      if (isa<FunctionOpInterface>(owner)) {
+        result.roots.insert(v);
+        continue;
+      }
+      result.unknown = true;
+      continue;
+    }
+    Operation *def = v.getDefiningOp();
+    if (isa<memref::AllocOp, memref::AllocaOp>(def)) {
+      result.roots.insert(v);
+      continue;
+    }
+    if (auto loop = dyn_cast<scf::ForOp>(def)) {
+      unsigned i = cast<OpResult>(v).getResultNumber();
+      worklist.push_back(loop.getInitArgs()[i]);
+      worklist.push_back(loop.getBody()->getTerminator()->getOperand(i));
+      continue;
+    }
+    if (auto ifOp = dyn_cast<scf::IfOp>(def)) {
+      unsigned i = cast<OpResult>(v).getResultNumber();
+      for (Region &r : ifOp->getRegions())
+        if (!r.empty())
+          worklist.push_back(r.front().getTerminator()->getOperand(i));
+      continue;
+    }
+    if (auto copy = dyn_cast<DmaCopyOp>(def)) {
+      worklist.push_back(copy.getTarget());
+      continue;
+    }
+    if (auto copy = dyn_cast<TmaCopyOp>(def)) {
+      worklist.push_back(copy.getTarget());
+      continue;
+    }
+    // Views (subspan, chunkat, subview, cast, ...), future.data, dma.any,
+    // swap, rotate, select: the buffers of their memref / future operands.
+    bool any = false;
+    for (Value operand : def->getOperands())
+      if (isa<MemRefType, FutureType>(operand.getType())) {
+        worklist.push_back(operand);
+        any = true;
+      }
+    if (!any)
+      result.unknown = true;
+  }
+  return result;
+}
+
+/// The innermost enclosing croq.parallel when it is thread level.
+static ParallelOp threadParallel(Operation *op) {
+  auto parallel = op->getParentOfType<ParallelOp>();
+  return parallel && parallel.getLevel() == Level::Thread ? parallel
+                                                          : ParallelOp();
+}
+
+static bool dependsOnThreadIndex(Value value) {
+  SmallVector<Value> worklist{value};
+  llvm::SmallPtrSet<Value, 16> visited;
+  while (!worklist.empty()) {
+    Value v = worklist.pop_back_val();
+    if (!visited.insert(v).second)
+      continue;
+    if (auto arg = dyn_cast<BlockArgument>(v)) {
+      auto parallel = dyn_cast<ParallelOp>(arg.getOwner()->getParentOp());
+      if (parallel && parallel.getLevel() == Level::Thread)
+        return true;
+      continue;
+    }
+    if (Operation *def = v.getDefiningOp())
+      llvm::append_range(worklist, def->getOperands());
+  }
+  return false;
+}
+
+/// Whether the thread-level `op` accesses elements of its own thread.
+static bool isPerThread(Operation *op) {
+  if (!threadParallel(op))
+    return false;
+  if (auto copy = dyn_cast<DmaCopyOp>(op)) {
+    for (Value side : {copy.getSource(), copy.getTarget()}) {
+      auto type = cast<MemRefType>(side.getType());
+      if (getStorage(type) == Storage::Local || dependsOnThreadIndex(side))
+        return true;
+    }
+    return false;
+  }
+  // Element accesses of a thread-level body are the thread's own.
+  return !isa<MmaLoadOp, MmaStoreOp, MmaOp, TmaCopyOp>(op);
+}
+
+class Planner {
+public:
+  Planner(DataFlowSolver &solver) : solver(solver) {}
+
+  LogicalResult run(ParallelOp kernel) {
+    State state;
+    walkBlock(kernel.getBody().front(), state);
+    if (failed(status))
+      return failure();
+    for (auto [anchor, level] : anchors) {
+      OpBuilder b(anchor);
+      BarrierOp::create(b, anchor->getLoc(), level);
+    }
+    return success();
+  }
+
+private:
+  void walkBlock(Block &block, State &state) {
+    std::optional<State> rolesEntry;
+    State rolesOut;
+    for (Operation &op : block.without_terminator()) {
+      auto role = dyn_cast<InThreadsOp>(&op);
+      if (role && role.getAsync()) {
+        // Roles of one parallel run side by side: each starts from the
+        // state before the first of them.
+        if (!rolesEntry) {
+          rolesEntry = state;
+          rolesOut = state;
+        }
+        State inner = *rolesEntry;
+        walkBlock(role.getBody().front(), inner);
+        llvm::append_range(rolesOut, inner);
+        state = rolesOut;
+        continue;
+      }
+      rolesEntry.reset();
+      walkOp(&op, state);
+    }
+  }
+
+  void walkOp(Operation *op, State &state) {
+    if (isa<EventWaitOp, BarrierOp>(op)) {
+      state.clear();
+      return;
+    }
+    if (isa<scf::ForOp, scf::WhileOp>(op)) {
+      // Twice around: the second walk sees the first one's accesses
+      // arriving over the back edge.
+      State entry = state;
+      State once = state;
+      for (Region &r : op->getRegions())
+        walkBlock(r.front(), once);
+      State again = entry;
+      llvm::append_range(again, once);
+      for (Region &r : op->getRegions())
+        walkBlock(r.front(), again);
+      state = entry;
+      llvm::append_range(state, again);
+      return;
+    }
+    if (op->getNumRegions() > 1 || isa<scf::IfOp>(op)) {
+      // Branches: each from the same state; the join of all (and of the
+      // state itself when a branch may be skipped).
+      State joined = state;
+      for (Region &r : op->getRegions()) {
+        if (r.empty())
+          continue;
+        State branch = state;
+        walkBlock(r.front(), branch);
+        llvm::append_range(joined, branch);
+      }
+      state = joined;
+      return;
+    }
+    if (op->getNumRegions() == 1) {
+      if (!op->getRegion(0).empty())
+        walkBlock(op->getRegion(0).front(), state);
+      return;
+    }
+    SmallVector<Access> accesses = accessesOf(op);
+    for (const Access &access : accesses)
+      check(access, state);
+    for (Access &access : accesses)
+      if (!isa<TmaCopyOp>(op) || !access.write)
+        state.push_back(access);
+  }
+
+  SmallVector<Access> accessesOf(Operation *op) {
+    SmallVector<Access> result;
+    Operation *own = isPerThread(op) ? threadParallel(op).getOperation()
+                                     : nullptr;
+    auto add = [&](Value v, bool write) {
+      if (!isTracked(v))
+        return;
+      result.push_back({op, buffersOf(v), write, own});
+    };
+    if (auto copy = dyn_cast<DmaCopyOp>(op)) {
+      add(copy.getSource(), false);
+      add(copy.getTarget(), true);
+      return result;
+    }
+    if (auto copy = dyn_cast<TmaCopyOp>(op)) {
+      add(copy.getSource(), false);
+      add(copy.getTarget(), true);
+      return result;
+    }
+    auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+    if (!effects)
+      return result;
+    SmallVector<MemoryEffects::EffectInstance> instances;
+    effects.getEffects(instances);
+    for (const MemoryEffects::EffectInstance &e : instances) {
+      Value v = e.getValue();
+      if (!v)
+        continue;
+      if (isa<MemoryEffects::Write>(e.getEffect()))
+        add(v, true);
+      else if (isa<MemoryEffects::Read>(e.getEffect()))
+        add(v, false);
+    }
+    return result;
+  }
+
+  static bool conflicts(const Access &earlier, const Access &later) {
+    if (!earlier.write && !later.write)
+      return false;
+    if (earlier.perThread && earlier.perThread == later.perThread)
+      return false;
+    // One op writing the same elements again (the next iteration of a
+    // cooperative copy): the same threads write the same elements.
+    if (earlier.op == later.op && earlier.write == later.write)
+      return false;
+    return earlier.buffers.overlaps(later.buffers);
+  }
+
+  /// Orders `access` after every conflicting pending access: a barrier
+  /// lifted above a loop does not order the loop's own earlier iterations,
+  /// so the remaining accesses are checked again.
+  void check(const Access &access, State &state) {
+    while (true) {
+      auto it = llvm::find_if(
+          state, [&](const Access &p) { return conflicts(p, access); });
+      if (it == state.end())
+        return;
+      Access pending = *it;
+      size_t before = state.size();
+      place(pending, access, state);
+      if (state.size() == before)
+        return;
+    }
+  }
+
+  /// A barrier between `earlier` and `later`, before `later` lifted to the
+  /// region that holds both.
+  void place(const Access &earlier, const Access &later, State &state) {
+    Operation *anchor = later.op;
+    Region *common = earlier.op->getParentRegion();
+    while (common && !common->isAncestor(anchor->getParentRegion()))
+      common = common->getParentRegion();
+    while (anchor->getParentRegion() != common)
+      anchor = anchor->getParentOp();
+    bool inRole = false;
+    for (Operation *p = anchor->getParentOp(); p; p = p->getParentOp()) {
+      if (auto role = dyn_cast<InThreadsOp>(p); role && role.getAsync())
+        inRole = true;
+      if (auto parallel = dyn_cast<ParallelOp>(p);
+          parallel && parallel.getLevel() == Level::Block)
+        break;
+    }
+    Level level = inRole ? Level::Warpgroup : Level::Block;
+    UniformScope required =
+        inRole ? UniformScope::Warpgroup : UniformScope::Block;
+    if (getExecutionScope(solver, anchor) < required) {
+      InFlightDiagnostic diag =
+          later.op->emitError()
+          << (later.write ? "this write to shared memory" : "this read of shared memory")
+          << " must wait for an earlier "
+          << (earlier.write ? "write" : "read")
+          << " of the same buffer by other threads, but no barrier can go "
+             "between them: only part of the "
+          << (inRole ? "warpgroup" : "block")
+          << " runs the code around them";
+      diag.attachNote(earlier.op->getLoc()) << "the earlier access";
+      diag.attachNote() << "hint: move one of them out of the inthreads / if "
+                           "region, or make the region's condition uniform "
+                           "over the "
+                        << (inRole ? "warpgroup" : "block");
+      status = failure();
+      state.clear();
+      return;
+    }
+    auto [it, inserted] = anchors.insert({anchor, level});
+    (void)it;
+    (void)inserted;
+    // Everything before the barrier is ordered; accesses inside the anchor
+    // (a region holding `later`) may still be pending.
+    llvm::erase_if(state, [&](const Access &a) {
+      return !anchor->isProperAncestor(a.op);
+    });
+  }
+
+  DataFlowSolver &solver;
+  llvm::MapVector<Operation *, Level> anchors;
+  LogicalResult status = success();
+};
+
+struct CroqInsertBarriersPass
+    : mlir::croq::impl::CroqInsertBarriersPassBase<CroqInsertBarriersPass> {
+  void runOnOperation() override {
+    DataFlowSolver solver;
+    if (failed(runDivergenceAnalysis(getOperation(), solver)))
+      return signalPassFailure();
+    SmallVector<ParallelOp> kernels;
+    getOperation()->walk([&](ParallelOp op) {
+      if (op.getLevel() == Level::Block && !op->getParentOfType<ParallelOp>())
+        kernels.push_back(op);
+    });
+    bool failedAny = false;
+    for (ParallelOp kernel : kernels) {
+      Planner planner(solver);
+      failedAny |= failed(planner.run(kernel));
+    }
+    if (failedAny)
+      signalPassFailure();
+  }
+};
+
+} // namespace
