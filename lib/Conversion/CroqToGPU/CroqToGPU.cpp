@@ -1523,6 +1523,9 @@ struct MmaLoadLowering : ScopedPattern<MmaLoadOp> {
     int64_t outerTiles = geometry.outer / tileOuter;
     int64_t kTiles = geometry.k / kTileK;
 
+    // A tail tile of a tensor: elements past its end read as zero.
+    std::optional<SmallVector<Value>> valid =
+        validExtents(rewriter, loc, op.getSource());
     // Per lane, element by element: any layout, any memory.
     auto buildScalar = [&](OpBuilder &b) -> Value {
       Value lane = laneId(b, loc);
@@ -1537,7 +1540,22 @@ struct MmaLoadLowering : ScopedPattern<MmaLoadOp> {
         Value k = arith::AddIOp::create(b, loc, kLane, cIndex(b, loc, kBase));
         SmallVector<Value> idx = geometry.kMajor ? SmallVector<Value>{k, outer}
                                                  : SmallVector<Value>{outer, k};
-        return memref::LoadOp::create(b, loc, source, idx).getResult();
+        if (!valid)
+          return memref::LoadOp::create(b, loc, source, idx).getResult();
+        Type elementType = cast<MemRefType>(source.getType()).getElementType();
+        auto guard = scf::IfOp::create(b, loc, elementType,
+                                       inBounds(b, loc, idx, *valid),
+                                       /*withElseRegion=*/true);
+        OpBuilder thenB = guard.getThenBodyBuilder();
+        scf::YieldOp::create(
+            thenB, loc,
+            memref::LoadOp::create(thenB, loc, source, idx).getResult());
+        OpBuilder elseB = guard.getElseBodyBuilder();
+        scf::YieldOp::create(elseB, loc,
+                             arith::ConstantOp::create(
+                                 elseB, loc, elseB.getZeroAttr(elementType))
+                                 .getResult());
+        return guard.getResult(0);
       };
       SmallVector<Value> elements;
       for (int64_t ot = 0; ot < outerTiles; ++ot)
@@ -1688,6 +1706,8 @@ struct MmaStoreLowering : ScopedPattern<MmaStoreOp> {
     Location loc = op.getLoc();
     Value target = adaptor.getTarget();
     Type to = cast<MemRefType>(target.getType()).getElementType();
+    std::optional<SmallVector<Value>> valid =
+        validExtents(rewriter, loc, op.getTarget());
     Value lane = laneId(rewriter, loc);
     Value g = arith::DivUIOp::create(rewriter, loc, lane, cIndex(rewriter, loc, 4));
     Value c = arith::MulIOp::create(
@@ -1707,8 +1727,17 @@ struct MmaStoreLowering : ScopedPattern<MmaStoreOp> {
                 rewriter, loc, g, cIndex(rewriter, loc, mi * kTileM + half * 8));
             Value col = arith::AddIOp::create(
                 rewriter, loc, c, cIndex(rewriter, loc, ni * kTileN + e));
-            memref::StoreOp::create(rewriter, loc, v, target,
-                                    ValueRange{row, col});
+            if (!valid) {
+              memref::StoreOp::create(rewriter, loc, v, target,
+                                      ValueRange{row, col});
+              continue;
+            }
+            // A tail tile: elements past the tensor's end are not stored.
+            auto guard = scf::IfOp::create(
+                rewriter, loc, inBounds(rewriter, loc, {row, col}, *valid),
+                /*withElseRegion=*/false);
+            OpBuilder inner = guard.getThenBodyBuilder();
+            memref::StoreOp::create(inner, loc, v, target, ValueRange{row, col});
           }
     rewriter.eraseOp(op);
     return success();

@@ -67,9 +67,22 @@ Type wgmmaAccType(FragType type) {
 }
 
 /// The shared buffer a croq-level view looks into, through croq.subspan,
-/// croq.chunkat and memref.subview; null when it is not a buffer's view.
+/// croq.chunkat, memref.subview and the data of a copy's future; null when
+/// it is not a buffer's view.
 Value viewSource(Value view) {
   while (Operation *def = view.getDefiningOp()) {
+    if (auto data = dyn_cast<FutureDataOp>(def)) {
+      Operation *copy = data.getFuture().getDefiningOp();
+      if (auto tma = dyn_cast_or_null<TmaCopyOp>(copy)) {
+        view = tma.getTarget();
+        continue;
+      }
+      if (auto dma = dyn_cast_or_null<DmaCopyOp>(copy)) {
+        view = dma.getTarget();
+        continue;
+      }
+      break;
+    }
     if (!isa<SubspanOp, ChunkAtOp, memref::SubViewOp>(def))
       break;
     view = def->getOperand(0);

@@ -1407,6 +1407,15 @@ static std::optional<Level> levelFromName(StringRef name) {
       .Default(std::nullopt);
 }
 
+/// Whether a parallel statement is nested anywhere in `body`.
+static bool containsParallel(const std::vector<StmtPtr> &body) {
+  for (const StmtPtr &s : body)
+    if (s->kind == Stmt::Kind::Parallel || containsParallel(s->body) ||
+        containsParallel(s->elseBody))
+      return true;
+  return false;
+}
+
 LogicalResult IRGen::parallel(const Stmt &stmt) {
   bool outermost = !insideParallel();
   // Complete the level chain as Croqtile's pbfill does.
@@ -1427,6 +1436,11 @@ LogicalResult IRGen::parallel(const Stmt &stmt) {
   if (allAnnotated) {
     for (const ParallelLevel &p : stmt.levels)
       plan.push_back({&p, *levelFromName(p.level)});
+  } else if (stmt.levels.size() == 1 && outermost &&
+             containsParallel(stmt.body)) {
+    // `parallel p by 8 { parallel q by 64 ... }`: the outer of two
+    // unannotated levels is the block level, as Croqtile infers it.
+    plan.push_back({&stmt.levels[0], Level::Block});
   } else if (stmt.levels.size() == 1) {
     if (outermost)
       plan.push_back({nullptr, Level::Block});

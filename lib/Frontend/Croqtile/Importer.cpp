@@ -12,7 +12,10 @@
 #include "Lexer.h"
 #include "Parser.h"
 
+#include "Croq/Dialect/Croq/Transforms/Passes.h"
+
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
 #include "llvm/Support/CommandLine.h"
@@ -55,6 +58,12 @@ mlir::croq::importCroqtile(llvm::SourceMgr &sourceMgr, MLIRContext *context,
     return nullptr;
   OwningOpRef<ModuleOp> module = generateIR(context, sourceMgr, program);
   if (!module || failed(verify(*module)))
+    return nullptr;
+  // The importer is the frontend: a deadlock, an arrival mismatch or an
+  // unwaited future is an error at its .co line here, not only later.
+  PassManager pm(context);
+  pm.addPass(createCroqVerifyProtocolPass());
+  if (failed(pm.run(*module)))
     return nullptr;
   return module;
 }

@@ -1175,9 +1175,15 @@ ExprPtr Parser::primary() {
   switch (tok.kind) {
   case TokKind::Int: {
     auto e = std::make_unique<Expr>(Expr::Kind::Int, loc);
-    StringRef digits = StringRef(tok.text).rtrim("uUlL");
+    StringRef text(tok.text);
+    StringRef digits = text.rtrim("uUlL");
+    // An unsigned literal (a `u` suffix) may use all 64 bits.
+    bool isUnsigned = digits.size() != text.size() &&
+                      text.drop_front(digits.size()).find_first_of("uU") !=
+                          StringRef::npos;
     uint64_t value;
-    if (digits.getAsInteger(0, value) || value > uint64_t(INT64_MAX)) {
+    if (digits.getAsInteger(0, value) ||
+        (!isUnsigned && value > uint64_t(INT64_MAX))) {
       error(loc, "integer literal '" + tok.text + "' does not fit in 64 bits");
       return nullptr;
     }

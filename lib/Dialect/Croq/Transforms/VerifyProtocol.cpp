@@ -42,8 +42,10 @@ static void traceEvents(Operation *op, SmallVectorImpl<Operation *> &trace) {
   op->walk<WalkOrder::PreOrder>([&](Operation *inner) {
     if (isa<EventWaitOp, EventTriggerOp>(inner))
       trace.push_back(inner);
-    if (inner != op && isa<InThreadsOp>(inner))
-      return WalkResult::skip(); // Another role.
+    // Another role; an inthreads nested in the role traced (an elected
+    // lane) belongs to it.
+    if (inner != op && isa<InThreadsOp>(inner) && !isa<InThreadsOp>(op))
+      return WalkResult::skip();
     return WalkResult::advance();
   });
 }
@@ -54,8 +56,14 @@ static void traceEvents(Operation *op, SmallVectorImpl<Operation *> &trace) {
 static bool triggersEachSlotOnce(EventTriggerOp trigger, Operation *loop) {
   auto forOp = dyn_cast<scf::ForOp>(loop);
   auto type = cast<EventType>(trigger.getEvent().getType());
-  if (!forOp || trigger.getIndices().size() != 1 || type.getRank() != 1 ||
-      trigger.getIndices()[0] != forOp.getInductionVar())
+  if (!forOp || type.getRank() != 1)
+    return false;
+  // `trigger e[s]` or `trigger e.at(s)`.
+  Value iv = forOp.getInductionVar();
+  bool bySlot =
+      trigger.getIndices().size() == 1 && trigger.getIndices()[0] == iv;
+  bool byOrder = trigger.getIndices().empty() && trigger.getOrder() == iv;
+  if (!bySlot && !byOrder)
     return false;
   APInt lb, ub, step;
   return matchPattern(forOp.getLowerBound(), m_ConstantInt(&lb)) &&
