@@ -34,7 +34,9 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Dominance.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/StringSwitch.h"
 
@@ -167,6 +169,16 @@ private:
   FailureOr<int64_t> constantExpr(const Expr &e);
   FailureOr<Value> view(const Expr &e);
   FailureOr<Value> viewMember(const Expr &e);
+  /// A shape assumption the host entry point checks before any launch:
+  /// `ok` (built by `make` from host values) must hold, else the call fails
+  /// with `message`. `values` are cloned before the kernel when they are
+  /// computed inside it from host values only; false when they are not.
+  bool checkOnHost(Location l, ArrayRef<Value> values,
+                   function_ref<Value(OpBuilder &, ArrayRef<Value>)> make,
+                   const Twine &message);
+  Value viewExtent(Value view, int64_t d, Location l);
+  /// Names of the current function's parameters.
+  std::vector<std::string> paramNames;
   /// The buffer and indices of an element access `view.at(i, ...)`.
   FailureOr<std::pair<Value, SmallVector<Value>>> element(const Expr &at);
   FailureOr<EVal> binary(const Expr &e);
@@ -719,6 +731,76 @@ FailureOr<Value> IRGen::view(const Expr &e) {
   return fail(e.loc, "expected a tensor, a buffer or a view");
 }
 
+/// Extent `d` of a view, from its source's extent where the view is a
+/// chunkat (the extent over the chunk count), so that it does not depend on
+/// the tile's indices.
+Value IRGen::viewExtent(Value view, int64_t d, Location l) {
+  auto type = cast<MemRefType>(view.getType());
+  if (!type.isDynamicDim(d))
+    return arith::ConstantIndexOp::create(builder, l, type.getDimSize(d));
+  if (auto chunk = view.getDefiningOp<ChunkAtOp>()) {
+    Value whole = viewExtent(chunk.getSource(), d, l);
+    ArrayRef<int64_t> statics = chunk.getStaticBounds();
+    if (statics[d] == tile::kWholeDim)
+      return whole;
+    Value count;
+    if (statics[d] == ShapedType::kDynamic) {
+      unsigned i = llvm::count(statics.take_front(d), ShapedType::kDynamic);
+      count = chunk.getBounds()[i];
+    } else {
+      count = arith::ConstantIndexOp::create(builder, l, statics[d]);
+    }
+    return arith::DivSIOp::create(builder, l, whole, count);
+  }
+  return memref::DimOp::create(builder, l, view, d);
+}
+
+bool IRGen::checkOnHost(
+    Location l, ArrayRef<Value> values,
+    function_ref<Value(OpBuilder &, ArrayRef<Value>)> make,
+    const Twine &message) {
+  // The outermost parallel around the insertion point is the kernel.
+  Operation *kernel = nullptr;
+  for (Operation *p = builder.getInsertionBlock()->getParentOp(); p;
+       p = p->getParentOp())
+    if (isa<ParallelOp>(p))
+      kernel = p;
+  OpBuilder host(builder.getContext());
+  if (kernel)
+    host.setInsertionPoint(kernel);
+  else
+    host.setInsertionPoint(builder.getInsertionBlock(),
+                           builder.getInsertionPoint());
+  IRMapping mapping;
+  std::function<Value(Value)> hoist = [&](Value v) -> Value {
+    if (!kernel || !kernel->isAncestor(v.getParentRegion()->getParentOp()))
+      return v;
+    if (Value mapped = mapping.lookupOrNull(v))
+      return mapped;
+    Operation *def = v.getDefiningOp();
+    if (!def || def->getNumRegions() ||
+        !(isMemoryEffectFree(def) || isa<memref::DimOp>(def)))
+      return Value();
+    for (Value operand : def->getOperands())
+      if (!hoist(operand))
+        return Value();
+    for (Value operand : def->getOperands())
+      mapping.map(operand, hoist(operand));
+    Operation *clone = host.clone(*def, mapping);
+    return clone->getResult(cast<OpResult>(v).getResultNumber());
+  };
+  SmallVector<Value> hosted;
+  for (Value v : values) {
+    Value h = hoist(v);
+    if (!h)
+      return false;
+    hosted.push_back(h);
+  }
+  Value ok = make(host, hosted);
+  cf::AssertOp::create(host, l, ok, message.str());
+  return true;
+}
+
 FailureOr<Value> IRGen::viewMember(const Expr &e) {
   Location l = loc(e.loc);
   bool chunkAt = e.name == "at" && e.base &&
@@ -776,6 +858,55 @@ FailureOr<Value> IRGen::viewMember(const Expr &e) {
     if (!shape)
       return fail(e.loc, "chunkat makes an empty tile: a chunk count exceeds "
                          "its dimension");
+    // A chunk count must divide its dimension: the tiles cover it exactly.
+    // Known here: an error; known at run time: a host check.
+    auto root = dyn_cast<BlockArgument>(base);
+    bool isParam = root && isa<func::FuncOp>(root.getOwner()->getParentOp());
+    std::string tensor =
+        isParam && root.getArgNumber() < paramNames.size()
+            ? "'" + paramNames[root.getArgNumber()] + "'"
+            : std::string("the view");
+    unsigned dynamicBound = 0;
+    for (int64_t d = 0; d < rank; ++d) {
+      int64_t count = statics[d];
+      if (count == tile::kWholeDim)
+        continue;
+      Value bound = count == ShapedType::kDynamic ? bounds[dynamicBound++]
+                                                  : Value();
+      int64_t dim = type.getShape()[d];
+      if (!bound && dim != ShapedType::kDynamic) {
+        if (dim % count != 0)
+          return fail(idx[d]->loc,
+                      "chunkat divides dimension " + Twine(d) + " (" +
+                          Twine(dim) + ") into " + Twine(count) +
+                          " chunks, which does not divide it",
+                      "use a chunk count that divides the dimension, or "
+                      "subspan(...).at(...) tiles, which handle tails");
+        continue;
+      }
+      Value extent = memref::DimOp::create(builder, l, base, d);
+      Value chunks =
+          bound ? bound : Value(arith::ConstantIndexOp::create(builder, l, count));
+      bool checked = checkOnHost(
+          l, {extent, chunks},
+          [&](OpBuilder &b, ArrayRef<Value> v) -> Value {
+            Value zero = arith::ConstantIndexOp::create(b, l, 0);
+            Value rem = arith::RemSIOp::create(b, l, v[0], v[1]);
+            return arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, rem,
+                                         zero);
+          },
+          "dimension " + Twine(d) + " of " + tensor +
+              " is not a multiple of the chunk count of the chunkat at line " +
+              Twine(sourceMgr.getLineAndColumn(e.loc).first) +
+              ": its tiles would not cover it (pad the tensor, or use "
+              "subspan(...).at(...) tiles, which handle tails)");
+      if (!checked)
+        return fail(idx[d]->loc,
+                    "cannot check before the launch that this chunk count "
+                    "divides dimension " + Twine(d) + " of " + tensor,
+                    "compute the chunk count from the function's "
+                    "parameters and constants");
+    }
     MemRefType result = tileType(type, *shape);
     if (!result)
       return fail(e.loc, "cannot take a tile of this view");
@@ -1985,6 +2116,39 @@ LogicalResult IRGen::copy(const Stmt &stmt) {
                   "copy views of equal shape (subspan / chunkat the larger "
                   "one)");
     }
+    // A dimension known on one side only: equal at run time, checked by
+    // the host before the launch (a chunkat of a tensor whose tile is not
+    // the buffer's shape would copy part of it).
+    if (finalPass && sourceType.getRank() == targetType.getRank()) {
+      Location l = loc(stmt.loc);
+      for (int64_t d = 0; d < sourceType.getRank(); ++d) {
+        int64_t sd = sourceType.getDimSize(d), td = targetType.getDimSize(d);
+        if (ShapedType::isDynamic(sd) == ShapedType::isDynamic(td))
+          continue;
+        Value dynamicSide = ShapedType::isDynamic(sd) ? Value(*source) : target;
+        int64_t fixed = ShapedType::isDynamic(sd) ? td : sd;
+        Value extent = viewExtent(dynamicSide, d, l);
+        bool checked = checkOnHost(
+            l, {extent},
+            [&](OpBuilder &b, ArrayRef<Value> v) -> Value {
+              Value want = arith::ConstantIndexOp::create(b, l, fixed);
+              return arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq,
+                                           v[0], want);
+            },
+            "the copy at line " +
+                Twine(sourceMgr.getLineAndColumn(stmt.loc).first) +
+                " moves a tile whose dimension " + Twine(d) +
+                " is not " + Twine(fixed) +
+                " for these shapes (a chunkat of a tensor extent that its "
+                "tile does not divide into " + Twine(fixed) + ")");
+        if (!checked)
+          return fail(stmt.loc,
+                      "cannot check before the launch that dimension " +
+                          Twine(d) + " of this copy is " + Twine(fixed),
+                      "copy views whose shapes follow from the function's "
+                      "parameters and constants");
+      }
+    }
   }
   if (stmt.async && stmt.name.empty() && !stmt.boundEvent)
     return fail(stmt.loc, "an async " + stmt.op +
@@ -2494,6 +2658,9 @@ LogicalResult IRGen::function(const Function &fn) {
     }
     argTypes.push_back(MemRefType::get(shape, element));
   }
+  paramNames.clear();
+  for (const auto &p : fn.params)
+    paramNames.push_back(p.name);
   builder.setInsertionPointToEnd(module->getBody());
   auto func = func::FuncOp::create(builder, l, fn.name,
                                    builder.getFunctionType(argTypes, {}));
