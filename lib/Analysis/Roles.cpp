@@ -7,6 +7,7 @@
 
 #include "Croq/Analysis/Roles.h"
 #include "Croq/Dialect/Croq/IR/CroqOps.h"
+#include "Croq/Dialect/Croq/IR/CroqTypes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Matchers.h"
@@ -128,3 +129,43 @@ std::optional<int64_t> mlir::croq::countRoleThreads(InThreadsOp region) {
   return static_cast<int64_t>(selected->count()) * unit;
 }
 
+/// Calls `visit` on each block argument `value` is computed from (through
+/// any ops), once each, until it returns false; false then.
+bool mlir::croq::allSources(Value value, function_ref<bool(BlockArgument)> visit) {
+  SmallVector<Value> worklist{value};
+  llvm::SmallPtrSet<Value, 16> visited;
+  while (!worklist.empty()) {
+    Value v = worklist.pop_back_val();
+    if (!visited.insert(v).second)
+      continue;
+    if (auto arg = dyn_cast<BlockArgument>(v)) {
+      if (!visit(arg))
+        return false;
+      continue;
+    }
+    if (Operation *def = v.getDefiningOp())
+      llvm::append_range(worklist, def->getOperands());
+  }
+  return true;
+}
+
+/// True when `value` depends on the index of a thread-level parallel.
+bool mlir::croq::dependsOnThreadIndex(Value value) {
+  return !allSources(value, [](BlockArgument arg) {
+    auto parallel = dyn_cast<ParallelOp>(arg.getOwner()->getParentOp());
+    return !parallel || parallel.getLevel() != Level::Thread;
+  });
+}
+
+bool mlir::croq::isPerThreadCopy(DmaCopyOp copy) {
+  for (Value side : {copy.getSource(), copy.getTarget()}) {
+    auto type = cast<MemRefType>(side.getType());
+    if (getStorage(type) == Storage::Local || dependsOnThreadIndex(side))
+      return true;
+  }
+  // A copy between global views in a thread body is the thread's own.
+  return getStorage(cast<MemRefType>(copy.getSource().getType())) !=
+             Storage::Shared &&
+         getStorage(cast<MemRefType>(copy.getTarget().getType())) !=
+             Storage::Shared;
+}

@@ -8,6 +8,7 @@
 #ifndef CROQ_ANALYSIS_ROLES_H
 #define CROQ_ANALYSIS_ROLES_H
 
+#include "mlir/IR/Value.h"
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/StringRef.h"
@@ -17,6 +18,7 @@
 
 namespace mlir::croq {
 class InThreadsOp;
+class DmaCopyOp;
 enum class Level : uint32_t;
 
 /// Threads in one instance of a thread-side level (thread, warp,
@@ -28,6 +30,19 @@ int64_t levelThreads(Level level);
 /// it; std::nullopt when a bound or the predicate is not a compile-time
 /// value.
 std::optional<int64_t> countRoleThreads(InThreadsOp region);
+
+/// Calls `visit` on every block argument `value` is computed from; false as
+/// soon as one call returns false.
+bool allSources(Value value, function_ref<bool(BlockArgument)> visit);
+
+/// True when `value` depends on the index of a thread-level parallel.
+bool dependsOnThreadIndex(Value value);
+
+/// For a copy in a thread-level body: true when it moves data of the
+/// executing thread alone (a local buffer, a view that depends on a thread
+/// index, or global views), false when the group above copies
+/// cooperatively.
+bool isPerThreadCopy(DmaCopyOp copy);
 
 /// Which instances of the parallels around `region` (below the block level,
 /// indices linearised row-major, outermost first) run it: those for which

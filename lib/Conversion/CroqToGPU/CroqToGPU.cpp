@@ -113,47 +113,6 @@ FailureOr<int64_t> LaunchAnalysis::childThreads(ParallelOp op) {
   return common.value_or(1);
 }
 
-/// Calls `visit` on each block argument `value` is computed from (through
-/// any ops), once each, until it returns false; false then.
-static bool allSources(Value value, function_ref<bool(BlockArgument)> visit) {
-  SmallVector<Value> worklist{value};
-  llvm::SmallPtrSet<Value, 16> visited;
-  while (!worklist.empty()) {
-    Value v = worklist.pop_back_val();
-    if (!visited.insert(v).second)
-      continue;
-    if (auto arg = dyn_cast<BlockArgument>(v)) {
-      if (!visit(arg))
-        return false;
-      continue;
-    }
-    if (Operation *def = v.getDefiningOp())
-      llvm::append_range(worklist, def->getOperands());
-  }
-  return true;
-}
-
-/// True when `value` depends on the index of a thread-level parallel.
-static bool dependsOnThreadIndex(Value value) {
-  return !allSources(value, [](BlockArgument arg) {
-    auto parallel = dyn_cast<ParallelOp>(arg.getOwner()->getParentOp());
-    return !parallel || parallel.getLevel() != Level::Thread;
-  });
-}
-
-static bool isPerThreadCopy(DmaCopyOp copy) {
-  for (Value side : {copy.getSource(), copy.getTarget()}) {
-    auto type = cast<MemRefType>(side.getType());
-    if (getStorage(type) == Storage::Local || dependsOnThreadIndex(side))
-      return true;
-  }
-  // A copy between global views in a thread body is the thread's own.
-  return getStorage(cast<MemRefType>(copy.getSource().getType())) !=
-             Storage::Shared &&
-         getStorage(cast<MemRefType>(copy.getTarget().getType())) !=
-             Storage::Shared;
-}
-
 void LaunchAnalysis::recordScopes(ParallelOp kernel, int64_t blockDim) {
   kernel.getBody().walk([&](Operation *op) {
     Scope scope;

@@ -34,6 +34,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Croq/Analysis/DivergenceAnalysis.h"
+#include "Croq/Analysis/Roles.h"
 #include "Croq/Dialect/Croq/IR/CroqOps.h"
 #include "Croq/Dialect/Croq/IR/CroqTypes.h"
 #include "Croq/Dialect/Croq/Transforms/Passes.h"
@@ -167,37 +168,13 @@ static ParallelOp threadParallel(Operation *op) {
                                                           : ParallelOp();
 }
 
-static bool dependsOnThreadIndex(Value value) {
-  SmallVector<Value> worklist{value};
-  llvm::SmallPtrSet<Value, 16> visited;
-  while (!worklist.empty()) {
-    Value v = worklist.pop_back_val();
-    if (!visited.insert(v).second)
-      continue;
-    if (auto arg = dyn_cast<BlockArgument>(v)) {
-      auto parallel = dyn_cast<ParallelOp>(arg.getOwner()->getParentOp());
-      if (parallel && parallel.getLevel() == Level::Thread)
-        return true;
-      continue;
-    }
-    if (Operation *def = v.getDefiningOp())
-      llvm::append_range(worklist, def->getOperands());
-  }
-  return false;
-}
-
 /// Whether the thread-level `op` accesses elements of its own thread.
 static bool isPerThread(Operation *op) {
   if (!threadParallel(op))
     return false;
-  if (auto copy = dyn_cast<DmaCopyOp>(op)) {
-    for (Value side : {copy.getSource(), copy.getTarget()}) {
-      auto type = cast<MemRefType>(side.getType());
-      if (getStorage(type) == Storage::Local || dependsOnThreadIndex(side))
-        return true;
-    }
-    return false;
-  }
+  // As convert-croq-to-gpu executes it.
+  if (auto copy = dyn_cast<DmaCopyOp>(op))
+    return isPerThreadCopy(copy);
   // Element accesses of a thread-level body are the thread's own.
   return !isa<MmaLoadOp, MmaStoreOp, MmaOp, TmaCopyOp>(op);
 }
