@@ -20,6 +20,19 @@
 
 using namespace mlir;
 
+/// The most shared memory one block may use on sm_<sm>, opt-in included.
+static int64_t sharedMemoryPerBlock(unsigned sm) {
+  if (sm >= 90)
+    return 227 * 1024;
+  if (sm == 80 || sm == 87)
+    return 163 * 1024;
+  if (sm >= 86)
+    return 99 * 1024;
+  if (sm >= 75)
+    return 64 * 1024;
+  return 48 * 1024;
+}
+
 void mlir::croq::buildCroqToNVVMPipeline(
     OpPassManager &pm, const CroqToNVVMPipelineOptions &options) {
   // Deadlocks and unwaited futures are compile errors, before anything is
@@ -64,10 +77,15 @@ void mlir::croq::buildCroqToNVVMPipeline(
   // and broadcasts of them, which the NVVM conversion does not unroll.
   kernels.addPass(createCroqUnrollFragmentVectorsPass());
   kernels.addPass(createConvertGpuOpsToNVVMOps());
+  kernels.addPass(createCroqExternDynamicSharedMemoryPass());
   kernels.addPass(createConvertNVVMToLLVMPass());
   kernels.addPass(createReconcileUnrealizedCastsPass());
   kernels.addPass(createCanonicalizerPass());
   kernels.addPass(createCSEPass());
+  // Buffers, events and alignment padding fit the block's shared memory.
+  CroqCheckSharedMemoryPassOptions sharedLimit;
+  sharedLimit.limit = sharedMemoryPerBlock(sm);
+  pm.addPass(createCroqCheckSharedMemoryPass(sharedLimit));
 
   if (options.format == "none")
     return;

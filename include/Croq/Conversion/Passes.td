@@ -73,6 +73,48 @@ def CroqBoundKernelRegistersPass
   let dependentDialects = ["::mlir::NVVM::NVVMDialect"];
 }
 
+def CroqExternDynamicSharedMemoryPass
+    : Pass<"croq-extern-dynamic-shared-memory", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Declare a kernel's dynamic shared memory `.extern`, aligned "
+                "for every TMA swizzle mode";
+  let description = [{
+    The GPU-to-NVVM conversion gives `gpu.dynamic_shared_memory` an
+    `internal` zero-sized `llvm.mlir.global` in address space 3. The NVPTX
+    backend demotes an internal global used by one kernel into that kernel
+    as a static `.shared .b8` of one byte, so ptxas lays it out among the
+    kernel's other static shared variables (the mbarriers): a buffer
+    addressed from it can overlap them, or start anywhere in the window.
+    Where it lands depends on ptxas and changes under compute-sanitizer.
+
+    This pass gives every zero-sized address-space-3 global of the module
+    external linkage, so that it prints as `.extern .shared .b8 name[]`,
+    the dynamic shared memory window proper, which starts after all static
+    shared variables, and raises its alignment to 1024 bytes: the buffer
+    offsets croq computes are aligned for every TMA swizzle mode relative
+    to that base.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
+def CroqCheckSharedMemoryPass
+    : Pass<"croq-check-shared-memory", "::mlir::ModuleOp"> {
+  let summary = "Reject a launch whose kernel needs more shared memory than "
+                "one block may have";
+  let description = [{
+    For every `gpu.launch_func` with a constant dynamic shared memory size,
+    adds the static shared variables of its kernel's `gpu.module` (the
+    mbarriers of events and TMA copies), the padding that aligns the
+    dynamic window (`croq-extern-dynamic-shared-memory`) and the dynamic
+    size (croq's buffers), and fails at the launch when the sum exceeds
+    `limit` bytes, with the breakdown and what to change. The pipeline sets
+    the limit from the chip: 232448 bytes (227 KiB) on sm_90.
+  }];
+  let options = [
+    Option<"limit", "limit", "int64_t", /*default=*/"232448",
+           "most shared memory bytes one block may use">
+  ];
+}
+
 def CroqPassTensorMapsByPointerPass
     : Pass<"croq-pass-tensor-maps-by-pointer", "::mlir::ModuleOp"> {
   let summary = "Pass TMA tensor maps to kernels as pointers";

@@ -34,6 +34,8 @@
 #include "mlir/Transforms/DialectConversion.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
+#include <limits>
+
 namespace mlir::croq {
 #define GEN_PASS_DEF_CONVERTCROQTOGPUPASS
 #define GEN_PASS_DEF_CROQBOUNDKERNELREGISTERSPASS
@@ -70,10 +72,21 @@ static FailureOr<int64_t> constantExtent(ParallelOp op) {
              << i << " of a " << stringifyLevel(op.getLevel())
              << " parallel must be a compile-time constant: it sets the "
                 "block size of the kernel";
-    total *= value.getSExtValue();
+    int64_t extent = value.getSExtValue();
+    if (extent < 1)
+      return op.emitOpError("bound ")
+             << i << " of a " << stringifyLevel(op.getLevel())
+             << " parallel is " << extent << "; it must be at least 1";
+    // Saturates rather than wraps; the caller rejects anything this big.
+    total = total > std::numeric_limits<int64_t>::max() / extent
+                ? std::numeric_limits<int64_t>::max()
+                : total * extent;
   }
   return total;
 }
+
+/// The most threads one block may have.
+constexpr int64_t kMaxBlockThreads = 1024;
 
 /// Threads used by the thread-side children of `op`, which must agree.
 FailureOr<int64_t> LaunchAnalysis::childThreads(ParallelOp op) {
@@ -84,6 +97,12 @@ FailureOr<int64_t> LaunchAnalysis::childThreads(ParallelOp op) {
     if (failed(extent))
       return failure();
     int64_t unit = levelThreads(child.getLevel());
+    // Checked before multiplying: 2^62 warpgroups x 128 would wrap.
+    if (*extent > kMaxBlockThreads / unit)
+      return child.emitOpError("needs ")
+             << *extent << " x " << unit
+             << " threads per block; the limit is " << kMaxBlockThreads
+             << ": give this parallel a smaller extent";
     instanceThreads[child] = unit;
     // Children of this child must fill exactly one of its instances.
     for (ParallelOp grandChild : directChildren(child)) {
@@ -163,9 +182,10 @@ LogicalResult LaunchAnalysis::analyze(ModuleOp module) {
     FailureOr<int64_t> blockDim = childThreads(op);
     if (failed(blockDim))
       return WalkResult::interrupt();
-    if (*blockDim > 1024) {
+    if (*blockDim > kMaxBlockThreads) {
       op.emitOpError("needs ") << *blockDim
-                               << " threads per block; the limit is 1024";
+                               << " threads per block; the limit is "
+                               << kMaxBlockThreads;
       return WalkResult::interrupt();
     }
     instanceThreads[op] = *blockDim;

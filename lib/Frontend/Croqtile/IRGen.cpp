@@ -90,6 +90,12 @@ private:
   Location loc(SMLoc smloc);
   InFlightDiagnostic error(SMLoc smloc, const Twine &message);
   LogicalResult fail(SMLoc smloc, const Twine &message, const Twine &hint = "");
+  /// Fails at `smloc` when `divisor` is the constant 0 (of `what`).
+  LogicalResult checkDivisor(SMLoc smloc, Value divisor, StringRef what);
+  /// Fails at `smloc` when `index` is a constant outside [0, extent) (an
+  /// extent that is dynamic or unknown bounds nothing but negatives).
+  LogicalResult checkIndex(SMLoc smloc, Value index, int64_t extent,
+                           const Twine &what);
 
   // Scopes.
   void push() { scopes.emplace_back(); }
@@ -252,6 +258,30 @@ InFlightDiagnostic IRGen::error(SMLoc smloc, const Twine &message) {
   return emitError(loc(smloc), message);
 }
 
+LogicalResult IRGen::checkDivisor(SMLoc smloc, Value divisor,
+                                  StringRef what) {
+  if (!isa<IntegerType, IndexType>(divisor.getType()) ||
+      !matchPattern(divisor, m_Zero()))
+    return success();
+  return fail(smloc, "division by zero: the divisor of '" + what + "' is 0",
+              "a divisor must be nonzero; check the constant or macro "
+              "that gives it");
+}
+
+LogicalResult IRGen::checkIndex(SMLoc smloc, Value index, int64_t extent,
+                                const Twine &what) {
+  std::optional<int64_t> c = asConstant(index);
+  if (!c)
+    return success();
+  if (*c < 0)
+    return fail(smloc, what + " is " + Twine(*c) + "; indices start at 0");
+  if (!ShapedType::isDynamic(extent) && extent >= 0 && *c >= extent)
+    return fail(smloc, what + " is " + Twine(*c) + ", past the end: the "
+                           "extent is " + Twine(extent),
+                "valid indices are 0 to " + Twine(extent - 1));
+  return success();
+}
+
 LogicalResult IRGen::fail(SMLoc smloc, const Twine &message,
                           const Twine &hint) {
   InFlightDiagnostic diag = error(smloc, message);
@@ -387,6 +417,8 @@ FailureOr<EVal> IRGen::binary(const Expr &e) {
       return fail(e.loc, "'" + op + "' needs a bounded variable on its left");
     Value c = coerce(rhs->value, builder.getIndexType(), l);
     Value a = coerce(lhs->value, builder.getIndexType(), l);
+    if ((op == "#/" || op == "#%") && failed(checkDivisor(e.loc, c, op)))
+      return failure();
     auto apply = [&](Value x) -> Value {
       if (op == "#+") return builder.createOrFold<arith::AddIOp>(l, x, c);
       if (op == "#-") return builder.createOrFold<arith::SubIOp>(l, x, c);
@@ -465,6 +497,8 @@ FailureOr<EVal> IRGen::binary(const Expr &e) {
       return fail(e.loc, "operator '" + op + "' needs integer operands");
     return result;
   }
+  if ((op == "/" || op == "%") && failed(checkDivisor(e.loc, b, op)))
+    return failure();
   if (op == "+") result.value = builder.createOrFold<arith::AddIOp>(l, a, b);
   else if (op == "-") result.value = builder.createOrFold<arith::SubIOp>(l, a, b);
   else if (op == "*") result.value = builder.createOrFold<arith::MulIOp>(l, a, b);
@@ -583,7 +617,8 @@ FailureOr<EVal> IRGen::expr(const Expr &e) {
         return fail(e.loc, "cdiv takes two arguments");
       FailureOr<Value> a = indexExpr(*e.args[0]);
       FailureOr<Value> b = indexExpr(*e.args[1]);
-      if (failed(a) || failed(b))
+      if (failed(a) || failed(b) ||
+          failed(checkDivisor(e.args[1]->loc, *b, "cdiv")))
         return failure();
       return EVal{builder.createOrFold<arith::CeilDivSIOp>(l, *a, *b)};
     }
@@ -659,6 +694,10 @@ IRGen::element(const Expr &at) {
   if (static_cast<int64_t>(indices.size()) != type.getRank())
     return fail(at.loc, ".at takes " + Twine(type.getRank()) +
                             " indices here, got " + Twine(indices.size()));
+  for (auto [d, index] : llvm::enumerate(indices))
+    if (failed(checkIndex(at.args[d]->loc, index, type.getDimSize(d),
+                          "element index " + Twine(d))))
+      return failure();
   return std::make_pair(*buffer, std::move(indices));
 }
 
@@ -700,9 +739,10 @@ FailureOr<Value> IRGen::view(const Expr &e) {
       return fail(e.loc, "[...] selects a buffer of an array of buffers; "
                          "use .at(...) for elements");
     SmallVector<OpFoldResult> offsets, sizes, strides;
-    for (const ExprPtr &arg : e.args) {
+    for (auto [d, arg] : llvm::enumerate(e.args)) {
       FailureOr<Value> i = indexExpr(*arg);
-      if (failed(i))
+      if (failed(i) || failed(checkIndex(arg->loc, *i, type.getDimSize(d),
+                                         "buffer index " + Twine(d))))
         return failure();
       offsets.push_back(*i);
       sizes.push_back(builder.getIndexAttr(1));
@@ -844,6 +884,10 @@ FailureOr<Value> IRGen::viewMember(const Expr &e) {
                     "chunkat divides the dimension by the index's bound "
                     "#i; use subspan(...).at(...) for explicit extents");
       indices.push_back(coerce(v->value, builder.getIndexType(), l));
+      if (failed(checkIndex(arg.loc, indices.back(),
+                            asConstant(bound).value_or(ShapedType::kDynamic),
+                            "chunk index " + Twine(d))))
+        return failure();
       if (std::optional<int64_t> c = asConstant(bound)) {
         if (*c <= 0)
           return fail(arg.loc, "chunk count must be positive, got " + Twine(*c));
@@ -977,6 +1021,16 @@ FailureOr<Value> IRGen::viewMember(const Expr &e) {
                                Twine(at->args.size()));
     FailureOr<Value> v = indexExpr(*at->args[d]);
     if (failed(v))
+      return failure();
+    // A tile index past the last tile is caught with the shape known;
+    // a negative one always.
+    int64_t tiles = ShapedType::kDynamic;
+    if (!step && statics[d] != tile::kWholeDim &&
+        !ShapedType::isDynamic(statics[d]) &&
+        !ShapedType::isDynamic(type.getDimSize(d)))
+      tiles = llvm::divideCeil(type.getDimSize(d), statics[d]);
+    if (failed(checkIndex(at->args[d]->loc, *v, tiles,
+                          "tile index " + Twine(d))))
       return failure();
     indices.push_back(*v);
   }
@@ -1472,6 +1526,9 @@ LogicalResult IRGen::assignment(const Stmt &stmt) {
     StringRef op = StringRef(stmt.op).drop_back();
     value = coerce(value, old.getType(), l);
     bool isFloat = isa<FloatType>(old.getType());
+    if ((op == "/" || op == "%") && !isFloat &&
+        failed(checkDivisor(stmt.loc, value, stmt.op)))
+      return failure();
     if (op == "+") return isFloat ? Value(arith::AddFOp::create(builder, l, old, value)) : Value(builder.createOrFold<arith::AddIOp>(l, old, value));
     if (op == "-") return isFloat ? Value(arith::SubFOp::create(builder, l, old, value)) : Value(builder.createOrFold<arith::SubIOp>(l, old, value));
     if (op == "*") return isFloat ? Value(arith::MulFOp::create(builder, l, old, value)) : Value(builder.createOrFold<arith::MulIOp>(l, old, value));

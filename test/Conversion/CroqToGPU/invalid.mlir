@@ -133,9 +133,36 @@ func.func @negative_kernel_level() {
 func.func @negative_too_many_threads() {
   %c1 = arith.constant 1 : index
   %c9 = arith.constant 9 : index
-  // expected-error @below {{needs 1152 threads per block; the limit is 1024}}
   croq.parallel (%b) by [%c1] : block {
+    // expected-error @below {{needs 9 x 128 threads per block; the limit is 1024}}
     croq.parallel (%g) by [%c9] : warpgroup {
+    }
+  }
+  return
+}
+
+// -----
+
+// 2^62 warpgroups of 128 threads: the product would wrap to 0.
+func.func @negative_thread_count_overflow() {
+  %c1 = arith.constant 1 : index
+  %huge = arith.constant 4611686018427387904 : index
+  croq.parallel (%b) by [%c1] : block {
+    // expected-error @below {{needs 4611686018427387904 x 128 threads per block; the limit is 1024}}
+    croq.parallel (%g) by [%huge] : warpgroup {
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @negative_two_dim_overflow() {
+  %c1 = arith.constant 1 : index
+  %big = arith.constant 4294967296 : index
+  croq.parallel (%b) by [%c1] : block {
+    // expected-error @below {{needs 9223372036854775807 x 1 threads per block}}
+    croq.parallel (%x, %y, %z) by [%big, %big, %big] : thread {
     }
   }
   return
