@@ -741,8 +741,11 @@ FailureOr<Value> IRGen::view(const Expr &e) {
     SmallVector<OpFoldResult> offsets, sizes, strides;
     for (auto [d, arg] : llvm::enumerate(e.args)) {
       FailureOr<Value> i = indexExpr(*arg);
-      if (failed(i) || failed(checkIndex(arg->loc, *i, type.getDimSize(d),
-                                         "buffer index " + Twine(d))))
+      std::string what = e.args.size() > 1
+                             ? ("buffer index " + Twine(d)).str()
+                             : "this buffer index";
+      if (failed(i) ||
+          failed(checkIndex(arg->loc, *i, type.getDimSize(d), what)))
         return failure();
       offsets.push_back(*i);
       sizes.push_back(builder.getIndexAttr(1));

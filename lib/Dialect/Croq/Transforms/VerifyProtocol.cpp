@@ -38,8 +38,28 @@ struct Role {
 /// Appends the event operations under `op` in program order; each loop
 /// body is taken once (the first iteration) and both sides of a branch are
 /// assumed possible.
+/// True for an scf.for whose constant bounds give it no iteration.
+static bool neverRuns(Operation *op) {
+  auto forOp = dyn_cast<scf::ForOp>(op);
+  APInt lb, ub;
+  return forOp && matchPattern(forOp.getLowerBound(), m_ConstantInt(&lb)) &&
+         matchPattern(forOp.getUpperBound(), m_ConstantInt(&ub)) &&
+         lb.sge(ub);
+}
+
+/// The loop that never runs around `op`, if any (below `stop`).
+static Operation *deadLoopAround(Operation *op, Operation *stop) {
+  for (Operation *p = op->getParentOp(); p && p != stop; p = p->getParentOp())
+    if (neverRuns(p))
+      return p;
+  return nullptr;
+}
+
 static void traceEvents(Operation *op, SmallVectorImpl<Operation *> &trace) {
   op->walk<WalkOrder::PreOrder>([&](Operation *inner) {
+    // Nothing in a loop of no iterations happens.
+    if (neverRuns(inner))
+      return WalkResult::skip();
     if (isa<EventWaitOp, EventTriggerOp>(inner))
       trace.push_back(inner);
     // Another role; an inthreads nested in the role traced (an elected
@@ -192,6 +212,19 @@ struct CroqVerifyProtocolPass
       if (position[i] >= role.trace.size())
         continue;
       auto wait = cast<EventWaitOp>(role.trace[position[i]]);
+      // Every trigger of the event sits in a loop that never runs.
+      SmallVector<Operation *> eventTriggers = triggers.lookup(wait.getEvent());
+      if (!eventTriggers.empty() &&
+          llvm::all_of(eventTriggers, [&](Operation *t) {
+            return deadLoopAround(t, kernel);
+          })) {
+        InFlightDiagnostic diag = emitError(
+            wait.getLoc(), "this wait can never be satisfied: every trigger "
+                           "of its event is in a loop that runs 0 times");
+        diag.attachNote(deadLoopAround(eventTriggers.front(), kernel)->getLoc())
+            << "this loop has a constant trip count of 0";
+        return failure();
+      }
       InFlightDiagnostic diag = emitError(
           wait.getLoc(), "deadlock: no trigger can satisfy this wait; every "
                          "trigger of its event comes after a wait that is "
