@@ -132,13 +132,18 @@ def CroqPassTensorMapsByPointerPass
 
 def CroqUnrollFragmentVectorsPass
     : Pass<"croq-unroll-fragment-vectors", "::mlir::gpu::GPUModuleOp"> {
-  let summary = "Unroll n-D vector shape casts and broadcasts in kernels";
+  let summary = "Unroll n-D vector shape casts, broadcasts and element "
+                "lists in kernels";
   let description = [{
     MMA fragments are n-D vectors (`tiles x pairs x 2`). Canonicalization
     folds some of their constructions into `vector.shape_cast` or
     `vector.broadcast` of n-D vectors, which the NVVM conversion has no
-    pattern for. This pass rewrites them into extracts and inserts of 1-D
-    vectors with the upstream vector lowering patterns.
+    pattern for, and fragments are read back with n-D `vector.to_elements`,
+    whose LLVM lowering extracts elements from the LLVM array of rows
+    without extracting the row first (an `llvm.extractelement` verifier
+    error). This pass rewrites them into extracts and inserts of 1-D
+    vectors, and n-D `to_elements` / `from_elements` into 1-D ones, with
+    the upstream vector patterns.
   }];
   let dependentDialects = ["::mlir::vector::VectorDialect"];
 }

@@ -26,6 +26,7 @@
 #include "mlir/Dialect/SCF/Transforms/Patterns.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
+#include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Dominance.h"
@@ -2066,6 +2067,10 @@ struct CroqUnrollFragmentVectorsPass
     RewritePatternSet patterns(&getContext());
     vector::populateVectorShapeCastLoweringPatterns(patterns);
     vector::populateVectorBroadcastLoweringPatterns(patterns);
+    // The LLVM lowering of an n-D vector.to_elements (a fragment read back
+    // for a store) extracts elements from the LLVM array directly.
+    vector::populateVectorToElementsUnrollPatterns(patterns);
+    vector::populateVectorFromElementsUnrollPatterns(patterns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

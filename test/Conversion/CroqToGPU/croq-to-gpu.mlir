@@ -1,4 +1,6 @@
 // RUN: croq-opt %s --croq-insert-barriers --convert-croq-to-gpu --split-input-file | FileCheck %s
+// Every case converted here also lowers all the way to PTX.
+// RUN: croq-opt %s --croq-insert-barriers --convert-croq-to-gpu --split-input-file | croq-opt --split-input-file --croq-to-nvvm=format=isa | FileCheck %s --check-prefix=PTX
 
 // A host-level block parallel is a gpu.launch: block indices from
 // gpu.block_id, the block size from the thread-level chain.
@@ -227,6 +229,9 @@ func.func @streams(%n: index, %s: !croq.stream) {
 
 // Warp-scope MMA: operand fragments are gathered per lane into m16n8k16
 // register tiles; a 16x16 accumulator is two n8 tiles.
+// PTX-LABEL: gpu.binary @warp_mma_kernel
+// PTX-SAME: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// PTX-SAME: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 // CHECK-LABEL: func.func @warp_mma
 // CHECK: vector.broadcast %{{.*}} : f32 to vector<2x2x2xf32>
 // CHECK: vector.from_elements {{.*}} : vector<1x4x2xf16>

@@ -897,3 +897,84 @@ func.func @negative_commit_pending(%n: index) {
   }
   return
 }
+
+// -----
+
+func.func @negative_max_registers_range(%n: index) {
+  %c2 = arith.constant 2 : index
+  %c0 = arith.constant 0 : index
+  croq.parallel (%b) by [%n] : block {
+    croq.parallel (%p) by [%c2] : warpgroup {
+      %first = arith.cmpi eq, %p, %c0 : index
+      // expected-error @below {{'croq.max_registers' is 300; setmaxnreg needs a multiple of 8 from 24 to 256}}
+      croq.inthreads async (%first) {
+      } {croq.max_registers = 300 : i64}
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @negative_max_registers_step(%n: index) {
+  %c2 = arith.constant 2 : index
+  %c0 = arith.constant 0 : index
+  croq.parallel (%b) by [%n] : block {
+    croq.parallel (%p) by [%c2] : warpgroup {
+      %first = arith.cmpi eq, %p, %c0 : index
+      // expected-error @below {{'croq.max_registers' is 36; setmaxnreg needs a multiple of 8 from 24 to 256}}
+      croq.inthreads async (%first) {
+      } {croq.max_registers = 36 : i64}
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @negative_max_registers_not_a_role(%n: index) {
+  // expected-error @below {{'croq.max_registers' belongs on a croq.inthreads async role}}
+  croq.parallel (%b) by [%n] : block {
+  } attributes {croq.max_registers = 40 : i64}
+  return
+}
+
+// -----
+
+func.func @negative_max_registers_type(%n: index) {
+  %c2 = arith.constant 2 : index
+  %c0 = arith.constant 0 : index
+  croq.parallel (%b) by [%n] : block {
+    croq.parallel (%p) by [%c2] : warpgroup {
+      %first = arith.cmpi eq, %p, %c0 : index
+      // expected-error @below {{'croq.max_registers' must be an integer}}
+      croq.inthreads async (%first) {
+      } {croq.max_registers = "many"}
+    }
+  }
+  return
+}
+
+// -----
+
+// memref.dim of a dimension the memref does not have is undefined; upstream
+// folds read past its shape (a crash in --canonicalize).
+func.func @negative_dim_of_missing_dimension(%a: memref<?xf32>) {
+  %c = arith.constant -1 : index
+  %d = memref.dim %a, %c : memref<?xf32>
+  // expected-error @below {{operand #0 is the extent of dimension -1 of a rank-1 memref (memref.dim), which does not exist; dimensions are 0 to 0}}
+  croq.parallel (%b) by [%d] : block {
+  }
+  return
+}
+
+// -----
+
+func.func @negative_dim_past_the_rank(%a: memref<?x?xf32>) {
+  %c = arith.constant 2 : index
+  %d = memref.dim %a, %c : memref<?x?xf32>
+  // expected-error @below {{operand #0 is the extent of dimension 2 of a rank-2 memref}}
+  croq.parallel (%b) by [%d] : block {
+  }
+  return
+}

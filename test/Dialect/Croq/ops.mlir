@@ -91,9 +91,9 @@ func.func @inthreads_forms(%n: index) {
       }
       %ne0 = arith.cmpi ne, %p, %c0 : index
       // CHECK: croq.inthreads (%{{.*}}) {
-      // CHECK: } {croq.role = "consumer"}
+      // CHECK: } {tag = "consumer"}
       croq.inthreads (%ne0) {
-      } {croq.role = "consumer"}
+      } {tag = "consumer"}
     }
   }
   return

@@ -22,3 +22,29 @@ void CroqDialect::initialize() {
 #include "Croq/Dialect/Croq/IR/CroqOps.cpp.inc"
       >();
 }
+
+LogicalResult CroqDialect::verifyOperationAttribute(Operation *op,
+                                                    NamedAttribute attr) {
+  StringRef name = attr.getName().getValue();
+  bool isBudget = name == "croq.max_registers";
+  if (!isBudget && name != "croq.role")
+    return success();
+  auto role = dyn_cast<InThreadsOp>(op);
+  if (!role || !role.getAsync())
+    return op->emitError("'")
+           << name << "' belongs on a croq.inthreads async role";
+  auto value = dyn_cast<IntegerAttr>(attr.getValue());
+  if (!value)
+    return op->emitError("'") << name << "' must be an integer";
+  int64_t v = value.getValue().getSExtValue();
+  if (!isBudget) {
+    if (v < 0)
+      return op->emitError("'croq.role' must be nonnegative, got ") << v;
+    return success();
+  }
+  // setmaxnreg takes 24 to 256 registers per thread in steps of 8.
+  if (v < 24 || v > 256 || v % 8 != 0)
+    return op->emitError("'croq.max_registers' is ")
+           << v << "; setmaxnreg needs a multiple of 8 from 24 to 256";
+  return success();
+}

@@ -339,9 +339,33 @@ void ParallelOp::print(OpAsmPrinter &printer) {
       {getLevelAttrName(), getAsyncAttrName(), getOperandSegmentSizesAttrName()});
 }
 
+/// A `memref.dim` with a constant index outside its memref's rank is
+/// undefined, and upstream folds read past the shape on it: reject it
+/// where croq uses it.
+static LogicalResult verifyNoInvalidDims(Operation *op) {
+  for (OpOperand &operand : op->getOpOperands()) {
+    auto dim = operand.get().getDefiningOp<memref::DimOp>();
+    if (!dim)
+      continue;
+    std::optional<int64_t> index = dim.getConstantIndex();
+    auto type = dyn_cast<MemRefType>(dim.getSource().getType());
+    if (!index || !type || (*index >= 0 && *index < type.getRank()))
+      continue;
+    return op->emitOpError("operand #")
+           << operand.getOperandNumber() << " is the extent of dimension "
+           << *index << " of a rank-" << type.getRank()
+           << " memref (memref.dim), which does not exist; dimensions are 0 "
+              "to "
+           << type.getRank() - 1;
+  }
+  return success();
+}
+
 LogicalResult ParallelOp::verify() {
   if (getBounds().empty())
     return emitOpError("expects at least one bound");
+  if (failed(verifyNoInvalidDims(*this)))
+    return failure();
   for (auto [i, bound] : llvm::enumerate(getBounds())) {
     std::optional<int64_t> constant = getConstantIndex(bound);
     if (constant && *constant <= 0)
@@ -649,6 +673,8 @@ SmallVector<int64_t> ChunkAtOp::inferTileShape() {
 }
 
 LogicalResult ChunkAtOp::verify() {
+  if (failed(verifyNoInvalidDims(*this)))
+    return failure();
   auto sourceType = cast<MemRefType>(getSource().getType());
   ArrayRef<int64_t> bounds = getStaticBounds();
   if (bounds.size() != static_cast<size_t>(sourceType.getRank()))
@@ -694,6 +720,8 @@ SmallVector<int64_t> SubspanOp::inferTileShape() {
 }
 
 LogicalResult SubspanOp::verify() {
+  if (failed(verifyNoInvalidDims(*this)))
+    return failure();
   auto sourceType = cast<MemRefType>(getSource().getType());
   size_t rank = sourceType.getRank();
   ArrayRef<int64_t> extents = getStaticExtents();

@@ -36,6 +36,9 @@ def Croq_Dialect : Dialect {
   ];
   let useDefaultTypePrinterParser = 1;
   let useDefaultAttributePrinterParser = 1;
+  // croq.max_registers and croq.role (croq-warp-specialize) are checked
+  // wherever they appear.
+  let hasOperationAttrVerify = 1;
   let extraClassDeclaration = [{
     void registerTypes();
     void registerAttributes();
