@@ -208,7 +208,8 @@ LogicalResult lowerWarpgroupLoad(MmaLoadOp op, Value source,
 LogicalResult lowerWarpgroupMma(MmaOp op, Value acc, Value a, Value b,
                                 ConversionPatternRewriter &rewriter);
 void storeWarpgroupAcc(OpBuilder &b, Location loc, FragType type, Value acc,
-                       Value target, std::optional<SmallVector<Value>> valid);
+                       Value target, std::optional<SmallVector<Value>> valid,
+                       bool transpose);
 
 //===----------------------------------------------------------------------===//
 // TMA (Tma.cpp)

@@ -1675,7 +1675,8 @@ struct MmaStoreLowering : ScopedPattern<MmaStoreOp> {
     if (type.getScope() == Level::Warpgroup) {
       storeWarpgroupAcc(rewriter, op.getLoc(), type, adaptor.getValue(),
                         adaptor.getTarget(),
-                        validExtents(rewriter, op.getLoc(), op.getTarget()));
+                        validExtents(rewriter, op.getLoc(), op.getTarget()),
+                        op.getTranspose());
       rewriter.eraseOp(op);
       return success();
     }
@@ -1707,17 +1708,20 @@ struct MmaStoreLowering : ScopedPattern<MmaStoreOp> {
                 rewriter, loc, g, cIndex(rewriter, loc, mi * kTileM + half * 8));
             Value col = arith::AddIOp::create(
                 rewriter, loc, c, cIndex(rewriter, loc, ni * kTileN + e));
+            // mma.store.transp: element (row, col) lands at (col, row).
+            SmallVector<Value> where{row, col};
+            if (op.getTranspose())
+              std::swap(where[0], where[1]);
             if (!valid) {
-              memref::StoreOp::create(rewriter, loc, v, target,
-                                      ValueRange{row, col});
+              memref::StoreOp::create(rewriter, loc, v, target, where);
               continue;
             }
             // A tail tile: elements past the tensor's end are not stored.
             auto guard = scf::IfOp::create(
-                rewriter, loc, inBounds(rewriter, loc, {row, col}, *valid),
+                rewriter, loc, inBounds(rewriter, loc, where, *valid),
                 /*withElseRegion=*/false);
             OpBuilder inner = guard.getThenBodyBuilder();
-            memref::StoreOp::create(inner, loc, v, target, ValueRange{row, col});
+            memref::StoreOp::create(inner, loc, v, target, where);
           }
     rewriter.eraseOp(op);
     return success();

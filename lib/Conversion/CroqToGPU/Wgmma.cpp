@@ -434,7 +434,8 @@ LogicalResult lowerWarpgroupMma(MmaOp op, Value acc, Value a, Value b,
 /// (f32) or half e of register 2j + h (f16).
 void storeWarpgroupAcc(OpBuilder &b, Location loc, FragType type,
                               Value acc, Value target,
-                              std::optional<SmallVector<Value>> valid) {
+                              std::optional<SmallVector<Value>> valid,
+                              bool transpose) {
   waitWarpgroupMmas(b, loc);
   Value rank = arith::RemUIOp::create(b, loc, threadId(b, loc), cIndex(b, loc, 128));
   Value warp = arith::DivUIOp::create(b, loc, rank, cIndex(b, loc, 32));
@@ -461,9 +462,16 @@ void storeWarpgroupAcc(OpBuilder &b, Location loc, FragType type,
     }
     return convertFloat(b, loc, v, to);
   };
+  // Element (row, col) of the fragment goes to (col, row) when transposed.
+  auto at = [&](Value row, Value col) -> SmallVector<Value> {
+    if (transpose)
+      return {col, row};
+    return {row, col};
+  };
   // Each thread holds pairs of adjacent columns: one vector store each where
   // the target rows are contiguous and pairs aligned, else element stores,
   // guarded in a tail tile (elements past the end of the tensor dropped).
+  // A transposed pair is not contiguous: element stores.
   auto emit = [&](OpBuilder &b, bool guarded, bool paired) {
     for (int64_t j = 0; j < n / 8; ++j)
       for (int64_t h = 0; h < 2; ++h) {
@@ -481,20 +489,22 @@ void storeWarpgroupAcc(OpBuilder &b, Location loc, FragType type,
         for (int64_t e = 0; e < 2; ++e) {
           Value c = arith::AddIOp::create(b, loc, col, cIndex(b, loc, e));
           Value v = element(b, j, h, e);
+          SmallVector<Value> where = at(row, c);
           if (!guarded) {
-            memref::StoreOp::create(b, loc, v, target, ValueRange{row, c});
+            memref::StoreOp::create(b, loc, v, target, where);
             continue;
           }
           auto guard = scf::IfOp::create(
-              b, loc, inBounds(b, loc, {row, c}, *valid), /*withElseRegion=*/false);
+              b, loc, inBounds(b, loc, where, *valid), /*withElseRegion=*/false);
           OpBuilder inner = guard.getThenBodyBuilder();
-          memref::StoreOp::create(inner, loc, v, target, ValueRange{row, c});
+          memref::StoreOp::create(inner, loc, v, target, where);
         }
       }
   };
   SmallVector<int64_t> strides;
   int64_t offset;
-  bool contiguous = succeeded(targetType.getStridesAndOffset(strides, offset)) &&
+  bool contiguous = !transpose &&
+                    succeeded(targetType.getStridesAndOffset(strides, offset)) &&
                     strides.back() == 1;
   if (!valid && !contiguous) {
     emit(b, /*guarded=*/false, /*paired=*/false);
@@ -504,7 +514,8 @@ void storeWarpgroupAcc(OpBuilder &b, Location loc, FragType type,
   if (valid)
     fast = arith::AndIOp::create(
         b, loc, fast,
-        coversTile(b, loc, *valid, {cIndex(b, loc, kWgmmaM), cIndex(b, loc, n)}));
+        coversTile(b, loc, *valid,
+                   at(cIndex(b, loc, kWgmmaM), cIndex(b, loc, n))));
   if (contiguous)
     fast = arith::AndIOp::create(b, loc, fast, isAligned(b, loc, target, 2));
   auto ifOp = scf::IfOp::create(b, loc, fast, /*withElseRegion=*/true);

@@ -132,6 +132,7 @@ struct Stmt {
   // Copies.
   std::string copyKind;         // copy / load
   bool async = false;
+  bool transpose = false;       // mma.store.transp
   ExprPtr boundEvent;           // D1 .async<ev[i]>
   std::optional<int64_t> swizzle;
   ExprPtr source, dest;         // dest null with destStorage

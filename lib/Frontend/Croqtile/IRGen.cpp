@@ -1416,7 +1416,28 @@ LogicalResult IRGen::declaration(const Stmt &stmt) {
     else if (storage == "local")
       space = gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Private);
     auto type = MemRefType::get(shape, element, MemRefLayoutAttrInterface(), space);
+    if (stmt.value && !device)
+      return fail(stmt.value->loc,
+                  "a global tensor cannot be initialised in its declaration",
+                  "fill it in a kernel, or pass it in filled");
     Value buffer = memref::AllocOp::create(builder, l, type, dynamic);
+    // `shared f32 [..] s{v};` / `local f32 [..] l{v};`: every element is v.
+    if (stmt.value) {
+      FailureOr<EVal> v = expr(*stmt.value);
+      if (failed(v))
+        return failure();
+      Value fill = coerce(v->value, element, l);
+      SmallVector<Value> lbs, ubs, steps;
+      for (int64_t extent : shape) {
+        lbs.push_back(constIndex(0, l));
+        ubs.push_back(constIndex(extent, l));
+        steps.push_back(constIndex(1, l));
+      }
+      scf::buildLoopNest(builder, l, lbs, ubs, steps,
+                         [&](OpBuilder &b, Location loc, ValueRange ivs) {
+                           memref::StoreOp::create(b, loc, fill, buffer, ivs);
+                         });
+    }
     if (failed(declareNew(stmt.name, stmt.nameLoc,
                           Symbol{Symbol::Kind::Tensor, buffer})))
       return failure();
@@ -2676,12 +2697,19 @@ LogicalResult IRGen::mmaStore(const Stmt &stmt) {
     return failure();
   auto type = cast<MemRefType>(dest->getType());
   auto frag = cast<FragType>(acc->value.getType());
-  if (finalPass && type.getShape() != frag.getShape())
-    return fail(stmt.dest->loc, "mma.store: the view is not the accumulator's " +
-                                    Twine(frag.getShape()[0]) + "x" +
-                                    Twine(frag.getShape()[1]) + " shape",
-                "store into a view of the accumulator's shape");
-  MmaStoreOp::create(builder, loc(stmt.loc), acc->value, *dest);
+  SmallVector<int64_t> shape(frag.getShape());
+  if (stmt.transpose)
+    std::swap(shape[0], shape[1]);
+  if (finalPass && type.getShape() != ArrayRef<int64_t>(shape))
+    return fail(stmt.dest->loc,
+                Twine(stmt.transpose ? "mma.store.transp: the view is not "
+                                       "the accumulator's transposed "
+                                     : "mma.store: the view is not the "
+                                       "accumulator's ") +
+                    Twine(shape[0]) + "x" + Twine(shape[1]) + " shape",
+                "store into a view of that shape");
+  auto store = MmaStoreOp::create(builder, loc(stmt.loc), acc->value, *dest);
+  store.setTranspose(stmt.transpose);
   return success();
 }
 

@@ -886,7 +886,18 @@ StmtPtr Parser::mma(SMLoc loc, std::string result, SMLoc resultLoc) {
   }
   if (what == "store") {
     auto stmt = std::make_unique<Stmt>(Stmt::Kind::MmaStore, loc);
-    while (acceptMember("async") || acceptMember("transp")) {
+    for (;;) {
+      SMLoc modifier = peek(1).loc;
+      if (acceptMember("transp")) {
+        stmt->transpose = true;
+        continue;
+      }
+      if (acceptMember("async")) {
+        error(modifier, "mma.store.async is not supported: mma.store is "
+                        "synchronous in croq; drop .async");
+        return nullptr;
+      }
+      break;
     }
     ExprPtr acc = postfix();
     if (!acc || !expect(",") || !(stmt->dest = postfix()) || !expect(";"))

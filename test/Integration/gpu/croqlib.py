@@ -34,6 +34,8 @@ SIGNATURES = {
     "matmul_db_co": [_TENSOR, _TENSOR, _TENSOR],
     "mma_rr_co": [_TENSOR, _TENSOR, _TENSOR],
     "mma_rc_co": [_TENSOR, _TENSOR, _TENSOR],
+    "mma_transp_co": [_TENSOR, _TENSOR, _TENSOR],
+    "wgmma_transp_co": [_TENSOR, _TENSOR, _TENSOR],
     "matmul_persistent_co": [_TENSOR, _TENSOR, _TENSOR],
     "spin_streams_co": [_TENSOR, _TENSOR, _INDEX],
     "loops_co": [_TENSOR],

@@ -227,6 +227,38 @@ def warp_mma_row_col(kernel):
     check_matmul(kernel, WARP_MMA_SHAPES, False, 1e-3, "row.col")
 
 
+def check_transposed_matmul(kernel, shapes, tolerance, what):
+    """C = A B^T stored transposed: f16 lhs [M, K], rhs [N, K], out [N, M]."""
+    for m, n, k in shapes:
+        a = torch.randn(m, k, device="cuda").half()
+        b = torch.randn(n, k, device="cuda").half()
+        ct = poisoned((n, m), torch.float32)
+        kernel(a, b, ct)
+        ref = (a.double() @ b.double().T).T
+        err = relative_error(ct, ref)
+        assert err < tolerance, f"{what} {m}x{n}x{k}: relative error {err}"
+
+
+@test
+def warp_mma_store_transposed():
+    # mma.store.transp of a warp (mma.sync) accumulator; 1024 blocks at
+    # 512x512, an odd K-step count, the smallest tile.
+    check_transposed_matmul(K.mma_transp_co, WARP_MMA_SHAPES, 1e-3,
+                            "mma.store.transp, warp")
+
+
+@test
+def wgmma_store_transposed():
+    # mma.store.transp of a warpgroup (wgmma) accumulator into shared, then
+    # copied out: ragged M, N and K tails (zero-filled loads, clipped
+    # store), 576 blocks at 1536x1536, one and three K tiles.
+    check_transposed_matmul(
+        K.wgmma_transp_co,
+        sweep(((64, 64, 64), (100, 72, 200), (1536, 1536, 192),
+               (128, 320, 64)), ((64, 64, 64), (100, 72, 200))),
+        1e-3, "mma.store.transp, warpgroup")
+
+
 @test
 def warp_gemm_async_copies():
     # Every warp of a 2x2 group copies the block's 32x32 tiles with

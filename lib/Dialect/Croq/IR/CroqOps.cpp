@@ -973,8 +973,13 @@ LogicalResult MmaStoreOp::verify() {
   if (from.isInteger() != to.isInteger())
     return emitOpError("cannot convert fragment elements ")
            << from << " to " << to << "; both must be integers or floats";
-  if (targetType.getShape() != fragType.getShape())
-    return emitOpError("view shape does not match the fragment shape ")
+  SmallVector<int64_t> shape(fragType.getShape());
+  if (getTranspose())
+    std::reverse(shape.begin(), shape.end());
+  if (targetType.getShape() != ArrayRef<int64_t>(shape))
+    return emitOpError(getTranspose()
+                           ? "view shape is not the transposed fragment shape "
+                           : "view shape does not match the fragment shape ")
            << fragType;
   return success();
 }

@@ -574,14 +574,18 @@ def Croq_MmaStoreOp : Croq_Op<"mma.store"> {
   let description = [{
     `mma.store acc, view`, executed collectively by the fragment's scope.
     Values are converted to the view's element type when both are floats or
-    both are integers.
+    both are integers. With `transpose` (Croqtile's `mma.store.transp`),
+    element (i, j) of the accumulator lands at (j, i) of the view, whose
+    shape is then the fragment's transposed.
 
     ```mlir
     croq.mma.store %mc, %out : !croq.frag<acc, 64x64xf16>, memref<64x64xf16, #gpu.address_space<workgroup>>
+    croq.mma.store transpose %mc, %outT : !croq.frag<acc, 64x32xf32>, memref<32x64xf32>
     ```
   }];
-  let arguments = (ins Croq_Frag:$value, Arg<AnyMemRef, "", [MemWrite]>:$target);
-  let assemblyFormat = "$value `,` $target attr-dict `:` type($value) `,` type($target)";
+  let arguments = (ins Croq_Frag:$value, Arg<AnyMemRef, "", [MemWrite]>:$target,
+                       UnitAttr:$transpose);
+  let assemblyFormat = "(`transpose` $transpose^)? $value `,` $target attr-dict `:` type($value) `,` type($target)";
   let hasVerifier = 1;
 }
 
