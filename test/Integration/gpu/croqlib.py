@@ -36,6 +36,7 @@ SIGNATURES = {
     "mma_rc_co": [_TENSOR, _TENSOR, _TENSOR],
     "mma_transp_co": [_TENSOR, _TENSOR, _TENSOR],
     "wgmma_transp_co": [_TENSOR, _TENSOR, _TENSOR],
+    "tensor_init_co": [_TENSOR, _TENSOR],
     "matmul_persistent_co": [_TENSOR, _TENSOR, _TENSOR],
     "spin_streams_co": [_TENSOR, _TENSOR, _INDEX],
     "loops_co": [_TENSOR],

@@ -260,6 +260,22 @@ def wgmma_store_transposed():
 
 
 @test
+def tensor_initialisers():
+    # shared f32 [32, 64] s{2.0f} then +1 per element by the threads;
+    # local f32 [8] l{3.0f} with l[1] += t. 600 blocks; M ragged against
+    # the 32-row tile; one block.
+    for m in sweep((32, 32 * 600, 1000), (32, 40)):
+        out_s = poisoned((m, 64), torch.float32)
+        out_l = poisoned((m, 8), torch.float32)
+        K.tensor_init_co(out_s, out_l)
+        expect_equal(out_s, torch.full((m, 64), 3.0, device="cuda"),
+                     f"shared initialiser, M = {m}")
+        ref = torch.full((m, 8), 3.0, device="cuda")
+        ref[:, 1] += torch.arange(m, device="cuda").float() % 32
+        expect_equal(out_l, ref, f"local initialiser, M = {m}")
+
+
+@test
 def warp_gemm_async_copies():
     # Every warp of a 2x2 group copies the block's 32x32 tiles with
     # cp.async in the K loop: the barriers croq-insert-barriers places keep
