@@ -10,6 +10,7 @@
 #include "Croq/Dialect/Croq/IR/CroqTypes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Matchers.h"
 
 using namespace mlir;
@@ -168,4 +169,50 @@ bool mlir::croq::isPerThreadCopy(DmaCopyOp copy) {
              Storage::Shared &&
          getStorage(cast<MemRefType>(copy.getTarget().getType())) !=
              Storage::Shared;
+}
+
+/// True when `value` depends on the index of a parallel nested in `kernel`
+/// (or on a loop-carried value whose start does).
+static bool dependsOnGroupIndex(Value value, Operation *kernel) {
+  return !allSources(value, [&](BlockArgument arg) {
+    Operation *owner = arg.getOwner()->getParentOp();
+    if (auto parallel = dyn_cast<ParallelOp>(owner))
+      return parallel == kernel || !kernel->isProperAncestor(parallel);
+    if (auto loop = dyn_cast<scf::ForOp>(owner)) {
+      if (arg == loop.getInductionVar())
+        return true;
+      OpOperand *init = loop.getTiedLoopInit(arg);
+      return init && !dependsOnGroupIndex(init->get(), kernel);
+    }
+    return true;
+  });
+}
+
+bool mlir::croq::isGroupInvariantCopy(DmaCopyOp copy, Operation *kernel) {
+  for (Value side : {copy.getSource(), copy.getTarget()})
+    if (dependsOnGroupIndex(side, kernel))
+      return false;
+  for (Operation *p = copy->getParentOp(); p && p != kernel;
+       p = p->getParentOp()) {
+    if (auto parallel = dyn_cast<ParallelOp>(p)) {
+      if (parallel.getLevel() == Level::Thread)
+        return false;
+      continue;
+    }
+    if (auto loop = dyn_cast<scf::ForOp>(p)) {
+      if (llvm::any_of(ValueRange{loop.getLowerBound(), loop.getUpperBound(),
+                                  loop.getStep()},
+                       [&](Value v) { return dependsOnGroupIndex(v, kernel); }))
+        return false;
+      continue;
+    }
+    if (auto branch = dyn_cast<scf::IfOp>(p)) {
+      if (dependsOnGroupIndex(branch.getCondition(), kernel))
+        return false;
+      continue;
+    }
+    // croq.inthreads, while loops and anything else: not proven uniform.
+    return false;
+  }
+  return true;
 }

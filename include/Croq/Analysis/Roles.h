@@ -44,6 +44,14 @@ bool dependsOnThreadIndex(Value value);
 /// cooperatively.
 bool isPerThreadCopy(DmaCopyOp copy);
 
+/// For a copy in the body of a warp or warpgroup parallel: true when every
+/// instance of the group copies the same data (no view, loop bound or
+/// branch condition between the copy and `kernel` depends on a parallel
+/// index below the block, and no croq.inthreads selects a subset): the
+/// whole block then copies cooperatively, once, instead of each group
+/// writing the same elements.
+bool isGroupInvariantCopy(DmaCopyOp copy, Operation *kernel);
+
 /// Which instances of the parallels around `region` (below the block level,
 /// indices linearised row-major, outermost first) run it: those for which
 /// its predicate and the predicates of the croq.inthreads around it hold;

@@ -166,6 +166,14 @@ void LaunchAnalysis::recordScopes(ParallelOp kernel, int64_t blockDim) {
       scope.groupSize = blockDim;
     if (auto copy = dyn_cast<DmaCopyOp>(op); copy && scope.perThread)
       scope.copiesPerThread = isPerThreadCopy(copy);
+    // Every warp (warpgroup) of the block copies the same tile: the block
+    // copies it once, cooperatively (croq-insert-barriers orders it).
+    if (auto copy = dyn_cast<DmaCopyOp>(op);
+        copy && !scope.perThread && scope.groupLevel != Level::Block &&
+        isGroupInvariantCopy(copy, kernel)) {
+      scope.groupLevel = Level::Block;
+      scope.groupSize = blockDim;
+    }
     scopes[op] = scope;
   });
 }

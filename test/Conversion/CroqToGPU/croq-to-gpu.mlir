@@ -614,3 +614,46 @@ func.func @tma_sync_load(%g: memref<?x?xf32>, %n: index) {
   }
   return
 }
+
+// -----
+
+// Every warp would copy the same tile: the block copies it once, its 128
+// threads taking 16-byte chunks in turn.
+// CHECK-LABEL: func.func @group_invariant_copy
+// CHECK: scf.for %{{.*}} = %thread_id_x{{[_0-9]*}} to %{{.*}} step %c128
+// CHECK: nvgpu.device_async_copy
+func.func @group_invariant_copy(%g: memref<64x32xf32>) {
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  croq.parallel (%b) by [%c1] : block {
+    %s = memref.alloc() : memref<64x32xf32, #gpu.address_space<workgroup>>
+    croq.parallel (%w) by [%c4] : warp {
+      %f = croq.dma.copy async %g to %s : memref<64x32xf32> to memref<64x32xf32, #gpu.address_space<workgroup>> -> !croq.future<dma, async, memref<64x32xf32, #gpu.address_space<workgroup>>>
+      croq.wait %f : !croq.future<dma, async, memref<64x32xf32, #gpu.address_space<workgroup>>>
+    }
+  }
+  return
+}
+
+// -----
+
+// A copy whose view depends on the warp index stays the warp's own: its 32
+// lanes take the chunks in turn.
+// CHECK-LABEL: func.func @warp_dependent_copy
+// CHECK: %[[LANE:.*]] = arith.remui %thread_id_x{{[_0-9]*}}, %c32
+// CHECK: scf.for %{{.*}} = %[[LANE]] to %{{.*}} step %c32
+func.func @warp_dependent_copy(%g: memref<64x32xf32>) {
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c16 = arith.constant 16 : index
+  croq.parallel (%b) by [%c1] : block {
+    %s = memref.alloc() : memref<64x32xf32, #gpu.address_space<workgroup>>
+    croq.parallel (%w) by [%c4] : warp {
+      %row = arith.muli %w, %c16 : index
+      %src = memref.subview %g[%row, 0] [16, 32] [1, 1] : memref<64x32xf32> to memref<16x32xf32, strided<[32, 1], offset: ?>>
+      %dst = memref.subview %s[%row, 0] [16, 32] [1, 1] : memref<64x32xf32, #gpu.address_space<workgroup>> to memref<16x32xf32, strided<[32, 1], offset: ?>, #gpu.address_space<workgroup>>
+      croq.dma.copy %src to %dst : memref<16x32xf32, strided<[32, 1], offset: ?>> to memref<16x32xf32, strided<[32, 1], offset: ?>, #gpu.address_space<workgroup>>
+    }
+  }
+  return
+}
