@@ -1167,9 +1167,18 @@ SmallVector<std::string> IRGen::carried(ArrayRef<StmtPtr> body) {
 }
 
 LogicalResult IRGen::statements(ArrayRef<StmtPtr> body) {
+  bool failedAny = false;
   for (size_t i = 0; i < body.size(); ++i) {
-    if (failed(statement(*body[i])))
-      return failure();
+    if (failed(statement(*body[i]))) {
+      if (finalPass)
+        return failure();
+      // The first pass goes on learning from the statements after an
+      // error (an MMA later in the body gives an accumulator its shape), so
+      // that the final pass stops at the real first error, not at an
+      // inference this one never reached.
+      failedAny = true;
+      continue;
+    }
     // After a statement that may break or continue, the rest of the body
     // runs only while neither happened.
     if (i + 1 < body.size() && mayExit(body.slice(i, 1)) &&
@@ -1179,10 +1188,11 @@ LogicalResult IRGen::statements(ArrayRef<StmtPtr> body) {
           l, lookup(kBreakFlag)->value, lookup(kContinueFlag)->value);
       Value one = arith::ConstantIntOp::create(builder, l, builder.getI1Type(), 1);
       Value go = builder.createOrFold<arith::XOrIOp>(l, stop, one);
-      return guarded(go, body.drop_front(i + 1), l);
+      return failure(failed(guarded(go, body.drop_front(i + 1), l)) ||
+                     failedAny);
     }
   }
-  return success();
+  return failure(failedAny);
 }
 
 LogicalResult IRGen::guarded(Value cond, ArrayRef<StmtPtr> body, Location l) {
