@@ -1138,6 +1138,23 @@ struct RotateLowering : OpConversionPattern<RotateOp> {
   }
 };
 
+/// `select(c, f0, f1)` over futures (or other croq values): a select of
+/// what they lower to.
+struct SelectLowering : OpConversionPattern<arith::SelectOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(arith::SelectOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Type type = getTypeConverter()->convertType(op.getType());
+    if (!type)
+      return rewriter.notifyMatchFailure(op, "unconvertible select type");
+    rewriter.replaceOpWithNewOp<arith::SelectOp>(
+        op, type, adaptor.getCondition(), adaptor.getTrueValue(),
+        adaptor.getFalseValue());
+    return success();
+  }
+};
+
 /// Local buffers live in registers or local memory: an alloca per thread.
 struct LocalAllocLowering : OpConversionPattern<memref::AllocOp> {
   using OpConversionPattern::OpConversionPattern;
@@ -1790,7 +1807,7 @@ void mlir::croq::populateCroqToGPUConversionPatterns(
   populateTmaPatterns(converter, patterns, analysis);
   patterns.add<StreamCreateLowering, ChunkAtLowering, SubspanLowering,
                ForwardFirstOperand<FutureDataOp>, ForwardFirstOperand<DmaAnyOp>,
-               SwapLowering, RotateLowering,
+               SwapLowering, RotateLowering, SelectLowering,
                LocalAllocLowering>(converter, context);
 }
 
@@ -2030,7 +2047,8 @@ struct ConvertCroqToGPUPass
       return converter.isSignatureLegal(op.getFunctionType()) &&
              converter.isLegal(&op.getBody());
     });
-    target.addDynamicallyLegalOp<func::ReturnOp, func::CallOp>(
+    target.addDynamicallyLegalOp<func::ReturnOp, func::CallOp,
+                                 arith::SelectOp>(
         [&](Operation *op) { return converter.isLegal(op); });
 
     RewritePatternSet patterns(context);

@@ -1527,14 +1527,19 @@ LogicalResult IRGen::assignment(const Stmt &stmt) {
         return fail(arg.loc, "select needs futures of one type");
       choices.push_back(f);
     }
-    // With two futures the condition picks the first; with more it is an
-    // index.
+    // With two futures, select(c, f_true, f_false) as in C: a nonzero c
+    // picks the first (`select(#y % 2, fB, fA)` is fB on odd y). With more,
+    // c is the index of the one picked.
     Value picked = choices.back()->value;
     Value c = cond->value;
     for (int i = choices.size() - 2; i >= 0; --i) {
       Value is;
       if (c.getType().isInteger(1) && choices.size() == 2)
         is = c;
+      else if (choices.size() == 2)
+        is = builder.createOrFold<arith::CmpIOp>(
+            l, arith::CmpIPredicate::ne, coerce(c, builder.getIndexType(), l),
+            constIndex(0, l));
       else
         is = builder.createOrFold<arith::CmpIOp>(
             l, arith::CmpIPredicate::eq, coerce(c, builder.getIndexType(), l),

@@ -37,6 +37,7 @@ SIGNATURES = {
     "mma_transp_co": [_TENSOR, _TENSOR, _TENSOR],
     "wgmma_transp_co": [_TENSOR, _TENSOR, _TENSOR],
     "tensor_init_co": [_TENSOR, _TENSOR],
+    "select_co": [_TENSOR, _TENSOR, _TENSOR, _INDEX],
     "matmul_persistent_co": [_TENSOR, _TENSOR, _TENSOR],
     "spin_streams_co": [_TENSOR, _TENSOR, _INDEX],
     "loops_co": [_TENSOR],

@@ -276,6 +276,19 @@ def tensor_initialisers():
 
 
 @test
+def select_over_futures():
+    # f = select(which, fa, fb): fa for any nonzero which, fb for 0. 600
+    # blocks, a ragged M (the tail tile's copies clip), one block.
+    for m in sweep((32, 32 * 600, 1000), (32, 40)):
+        a = torch.randn(m, 64, device="cuda")
+        b = torch.randn(m, 64, device="cuda")
+        for which, ref in ((0, b), (1, a), (7, a)):
+            out = poisoned((m, 64), torch.float32)
+            K.select_co(a, b, out, which)
+            expect_equal(out, ref, f"select({which}, fa, fb), M = {m}")
+
+
+@test
 def warp_gemm_async_copies():
     # Every warp of a 2x2 group copies the block's 32x32 tiles with
     # cp.async in the K loop: the barriers croq-insert-barriers places keep
