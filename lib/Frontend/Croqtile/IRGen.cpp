@@ -230,6 +230,13 @@ private:
   llvm::SourceMgr &sourceMgr;
   Inference &inference;
   bool finalPass;
+
+public:
+  /// The final pass stopped at a gap the failed inference pass left; the
+  /// inference pass's first error is the one to report.
+  bool deferredToInference = false;
+
+private:
   std::vector<llvm::StringMap<Symbol>> scopes;
   SmallVector<Value> returned;
   bool hasReturn = false;
@@ -1166,6 +1173,23 @@ SmallVector<std::string> IRGen::carried(ArrayRef<StmtPtr> body) {
   return result;
 }
 
+/// True for an expression that denotes a view rather than a scalar:
+/// chunkat, subspan(...)[.step(...)][.at(...)], chunk(...).at(...), or a
+/// buffer of an array (`bufs[i]`).
+static bool isViewExpr(const Expr &e) {
+  if (e.kind == Expr::Kind::Index)
+    return true;
+  if (e.kind != Expr::Kind::Member)
+    return false;
+  if (e.name == "chunkat" || e.name == "subspan" || e.name == "step")
+    return true;
+  // `.at(...)` of a subspan or chunk is a tile; of anything else an element.
+  if (e.name == "at" && e.base && e.base->kind == Expr::Kind::Member)
+    return e.base->name == "subspan" || e.base->name == "chunk" ||
+           e.base->name == "step";
+  return false;
+}
+
 LogicalResult IRGen::statements(ArrayRef<StmtPtr> body) {
   bool failedAny = false;
   for (size_t i = 0; i < body.size(); ++i) {
@@ -1554,6 +1578,26 @@ LogicalResult IRGen::assignment(const Stmt &stmt) {
       return success();
     }
     return declareNew(target.name, target.loc, s);
+  }
+  // `ma = tile.chunkat(_, k);`: a name for a view (D2's MMA operands).
+  if (stmt.op == "=" && target.kind == Expr::Kind::Name &&
+      isViewExpr(*stmt.value)) {
+    Symbol *existing = lookup(target.name);
+    if (!existing || existing->kind == Symbol::Kind::Tensor) {
+      FailureOr<Value> v = view(*stmt.value);
+      if (failed(v))
+        return failure();
+      if (existing && existing->value.getType() == v->getType()) {
+        existing->value = *v;
+        return success();
+      }
+      if (existing)
+        return fail(target.loc, "'" + target.name + "' names a view of "
+                                "another shape here",
+                    "give the new view its own name");
+      return declareNew(target.name, target.loc,
+                        Symbol{Symbol::Kind::Tensor, *v});
+    }
   }
   FailureOr<EVal> rhs = expr(*stmt.value);
   if (failed(rhs))
@@ -2557,6 +2601,12 @@ LogicalResult IRGen::mmaFill(const Stmt &stmt) {
     return failure();
   Type type = inference.fillTypes.lookup(&stmt);
   if (!type) {
+    // The MMA that would give the shape failed in the inference pass: its
+    // error, reported by generateIR, is the real one.
+    if (finalPass && inference.incomplete) {
+      deferredToInference = true;
+      return failure();
+    }
     if (finalPass)
       return fail(stmt.loc, "cannot tell the shape of this accumulator: no "
                             "MMA uses '" + stmt.name + "'",
@@ -2920,18 +2970,35 @@ mlir::croq::croqtile::generateIR(MLIRContext *context,
                        func::FuncDialect, gpu::GPUDialect,
                        memref::MemRefDialect, scf::SCFDialect>();
   Inference inference;
+  // The first error of the inference pass: its location, message and notes.
+  std::optional<std::tuple<Location, std::string,
+                           SmallVector<std::pair<Location, std::string>>>>
+      firstError;
   {
     // The first run only learns types; its diagnostics would repeat (or
     // precede the inference that resolves them), so they are dropped unless
     // the program fails there for good.
-    ScopedDiagnosticHandler quiet(context, [](Diagnostic &d) {
+    ScopedDiagnosticHandler quiet(context, [&](Diagnostic &d) {
       if (getenv("CROQ_IMPORT_DEBUG"))
         llvm::errs() << "first pass: " << d.str() << "\n";
+      if (d.getSeverity() == DiagnosticSeverity::Error && !firstError) {
+        SmallVector<std::pair<Location, std::string>> notes;
+        for (Diagnostic &note : d.getNotes())
+          notes.emplace_back(note.getLocation(), note.str());
+        firstError.emplace(d.getLocation(), d.str(), std::move(notes));
+      }
       return success();
     });
     IRGen first(context, sourceMgr, inference, /*finalPass=*/false);
-    (void)first.run(program);
+    inference.incomplete = !first.run(program);
   }
   IRGen second(context, sourceMgr, inference, /*finalPass=*/true);
-  return second.run(program);
+  OwningOpRef<ModuleOp> module = second.run(program);
+  if (!module && second.deferredToInference && firstError) {
+    auto &[where, message, notes] = *firstError;
+    InFlightDiagnostic diag = emitError(where, message);
+    for (auto &[noteLoc, note] : notes)
+      diag.attachNote(noteLoc) << note;
+  }
+  return module;
 }

@@ -26,6 +26,9 @@ struct Inference {
   /// The future a placeholder is swapped with; its buffer gives the
   /// placeholder's run-time extents.
   llvm::DenseMap<const Stmt *, std::string> anyPartners;
+  /// The inference pass failed somewhere: what it could not learn past
+  /// that point is not an error of its own.
+  bool incomplete = false;
 };
 
 /// Builds the module for `program`, or reports errors and returns null.
