@@ -43,6 +43,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/MapVector.h"
@@ -76,6 +77,11 @@ struct Access {
   /// The thread-level parallel whose thread makes this access to its own
   /// elements; null for a cooperative access.
   Operation *perThread;
+  /// For an element access (memref.load / store, vector.load / store): its
+  /// indices. Two element accesses of one thread-level body are the same
+  /// thread's only with the same indices, which depend on a thread index.
+  SmallVector<Value> indices = {};
+  bool isElement = false;
 };
 
 using State = SmallVector<Access>;
@@ -274,6 +280,19 @@ private:
       if (!isTracked(v))
         return;
       result.push_back({op, buffersOf(v), write, own});
+      ValueRange indices;
+      if (auto load = dyn_cast<memref::LoadOp>(op))
+        indices = load.getIndices();
+      else if (auto store = dyn_cast<memref::StoreOp>(op))
+        indices = store.getIndices();
+      else if (auto load = dyn_cast<vector::LoadOp>(op))
+        indices = load.getIndices();
+      else if (auto store = dyn_cast<vector::StoreOp>(op))
+        indices = store.getIndices();
+      else
+        return;
+      result.back().isElement = true;
+      result.back().indices.assign(indices.begin(), indices.end());
     };
     if (auto copy = dyn_cast<DmaCopyOp>(op)) {
       add(copy.getSource(), false);
@@ -302,10 +321,44 @@ private:
     return result;
   }
 
+  /// Both element accesses touch the element their thread indexes, the
+  /// same one: thread `t` of `s[t]` meets no other thread's `s[t]`.
+  static bool sameThreadElement(const Access &a, const Access &b) {
+    if (a.indices.size() != b.indices.size())
+      return false;
+    for (auto [x, y] : llvm::zip_equal(a.indices, b.indices))
+      if (!sameValue(x, y, /*depth=*/8))
+        return false;
+    return llvm::any_of(a.indices,
+                        [](Value i) { return dependsOnThreadIndex(i); });
+  }
+
+  /// `x` and `y` compute the same value: the same SSA value, or the same
+  /// pure op (name, attributes) of the same values (the importer does not
+  /// share `ty # i` between a load and the store after it).
+  static bool sameValue(Value x, Value y, int depth) {
+    if (x == y)
+      return true;
+    Operation *dx = x.getDefiningOp(), *dy = y.getDefiningOp();
+    if (!dx || !dy || depth == 0 || dx->getName() != dy->getName() ||
+        dx->getAttrDictionary() != dy->getAttrDictionary() ||
+        dx->getNumOperands() != dy->getNumOperands() ||
+        dx->getNumRegions() || !isPure(dx) ||
+        cast<OpResult>(x).getResultNumber() !=
+            cast<OpResult>(y).getResultNumber())
+      return false;
+    for (auto [ox, oy] : llvm::zip_equal(dx->getOperands(), dy->getOperands()))
+      if (!sameValue(ox, oy, depth - 1))
+        return false;
+    return true;
+  }
+
   static bool conflicts(const Access &earlier, const Access &later) {
     if (!earlier.write && !later.write)
       return false;
-    if (earlier.perThread && earlier.perThread == later.perThread)
+    if (earlier.perThread && earlier.perThread == later.perThread &&
+        (!earlier.isElement || !later.isElement ||
+         sameThreadElement(earlier, later)))
       return false;
     // One op writing the same elements again (the next iteration of a
     // cooperative copy): the same threads write the same elements.

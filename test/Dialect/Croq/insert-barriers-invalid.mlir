@@ -1,0 +1,27 @@
+// RUN: croq-opt %s --croq-insert-barriers --verify-diagnostics
+
+
+// Only threads below 16 write and then read another thread's element: the
+// barrier the read needs cannot go inside the inthreads region.
+func.func @no_uniform_point(%out: memref<128xf32>) {
+  %c1 = arith.constant 1 : index
+  %c0 = arith.constant 0 : index
+  %c16 = arith.constant 16 : index
+  %c128 = arith.constant 128 : index
+  %one = arith.constant 1.0 : f32
+  croq.parallel (%b) by [%c1] : block {
+    %s = memref.alloc() : memref<128xf32, #gpu.address_space<workgroup>>
+    croq.parallel (%t) by [%c128] : thread {
+      %low = arith.cmpi ult, %t, %c16 : index
+      croq.inthreads (%low) {
+        // expected-note @below {{the earlier access}}
+        memref.store %one, %s[%t] : memref<128xf32, #gpu.address_space<workgroup>>
+        // expected-error @below {{this read of shared memory must wait for an earlier write of the same buffer by other threads, but no barrier can go between them: only part of the block runs the code around them}}
+        // expected-note @below {{hint: move one of them out of the inthreads / if region}}
+        %x = memref.load %s[%c0] : memref<128xf32, #gpu.address_space<workgroup>>
+        memref.store %x, %out[%t] : memref<128xf32>
+      }
+    }
+  }
+  return
+}
