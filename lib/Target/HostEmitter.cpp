@@ -56,6 +56,9 @@ private:
   FailureOr<std::string> cType(Operation *at, Type type);
   std::string define(Value value);
   std::string use(Value value) { return names.lookup(value); }
+  /// How run-time errors name a tensor argument: its Croqtile name
+  /// (`croq.name`), else its position.
+  static std::string tensorName(Value tensor);
 
   raw_ostream &os;
   DenseMap<Value, std::string> names;
@@ -387,6 +390,19 @@ LogicalResult HostEmitter::emitOp(Operation &op) {
             "into a croq.parallel";
 }
 
+std::string HostEmitter::tensorName(Value tensor) {
+  while (auto cast = tensor.getDefiningOp<memref::CastOp>())
+    tensor = cast.getSource();
+  auto arg = dyn_cast<BlockArgument>(tensor);
+  if (!arg)
+    return "a tensor";
+  if (auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp()))
+    if (auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                       "croq.name"))
+      return "'" + name.getValue().str() + "'";
+  return "argument " + std::to_string(arg.getArgNumber());
+}
+
 /// A tensor map over a whole tensor argument, its box the descriptor's tile:
 /// dimensions innermost first, as cuTensorMapEncodeTiled takes them.
 LogicalResult HostEmitter::emitTensorMap(nvgpu::TmaCreateDescriptorOp create) {
@@ -433,7 +449,8 @@ LogicalResult HostEmitter::emitTensorMap(nvgpu::TmaCreateDescriptorOp create) {
      << "    if (int err = croq_rt_tensor_map(&" << name << ", "
      << use(create.getTensor()) << ", " << dims.size() << ", " << dataType
      << ", " << box.getElementTypeBitWidth() / 8 << ", dims, box, " << swizzle
-     << ", \"" << function << "\")) return err;\n"
+     << ", \"" << function << "\", \"" << tensorName(create.getTensor())
+     << "\")) return err;\n"
      << "  }\n";
   return success();
 }

@@ -56,10 +56,13 @@ extern "C" int croq_rt_stream_join(CUstream stream, const char *caller);
 /// or 128 bytes, out-of-range elements read as zero. The map is placed in
 /// device memory (cached by content, so a repeated call costs a lookup) and
 /// `*map` receives its device address, for a kernel's tensor-map argument.
+/// `tensor` names the tensor in errors (a misaligned start, or rows that
+/// are not a multiple of 16 bytes apart, with the dimension to pad).
 extern "C" int croq_rt_tensor_map(void **map, void *data, int rank,
                                   CUtensorMapDataType type, int elementBytes,
                                   const int64_t *dims, const int64_t *box,
-                                  int swizzle, const char *caller);
+                                  int swizzle, const char *caller,
+                                  const char *tensor);
 
 /// Prints `croq: caller: <message>` and returns CUDA_ERROR_INVALID_VALUE.
 extern "C" int croq_rt_fail(const char *caller, const char *format, ...);

@@ -8,6 +8,7 @@
 #include "croq_runtime.h"
 
 #include <cstdarg>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -141,9 +142,22 @@ extern "C" int croq_rt_stream_join(CUstream stream, const char *caller) {
 extern "C" int croq_rt_tensor_map(void **map, void *data, int rank,
                                   CUtensorMapDataType type, int elementBytes,
                                   const int64_t *dims, const int64_t *box,
-                                  int swizzle, const char *caller) {
+                                  int swizzle, const char *caller,
+                                  const char *tensor) {
   if (rank < 1 || rank > 5)
     return croq_rt_fail(caller, "a tensor map has rank 1 to 5, got %d", rank);
+  // TMA's own requirements, checked here so that the error names the
+  // tensor and the dimension (dims are innermost first; the message counts
+  // as the source does, outermost first).
+  if (reinterpret_cast<uintptr_t>(data) % 16 != 0)
+    return croq_rt_fail(caller, "TMA needs tensor %s to start 16-byte "
+                        "aligned; it starts at %p", tensor, data);
+  if (rank > 1 && (dims[0] * elementBytes) % 16 != 0)
+    return croq_rt_fail(
+        caller, "TMA needs the rows of tensor %s a multiple of 16 bytes "
+        "apart: dimension %d has extent %lld (%lld bytes); pad it to a "
+        "multiple of %d elements", tensor, rank - 1, (long long)dims[0],
+        (long long)(dims[0] * elementBytes), 16 / elementBytes);
   cuuint64_t globalDims[5], globalStrides[4];
   cuuint32_t boxDims[5], elementStrides[5];
   int64_t stride = elementBytes;
@@ -174,10 +188,9 @@ extern "C" int croq_rt_tensor_map(void **map, void *data, int rank,
       CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (result != CUDA_SUCCESS) {
     std::fprintf(stderr,
-                 "croq: %s: cannot build a TMA tensor map for the tensor at "
-                 "%p: it must be 16-byte aligned with rows (every dimension "
-                 "but the innermost) a multiple of 16 bytes apart\n",
-                 caller, data);
+                 "croq: %s: cannot build a TMA tensor map for tensor %s "
+                 "(extents, innermost first: %lld%s)\n",
+                 caller, tensor, (long long)dims[0], rank > 1 ? ", ..." : "");
     return report(result, caller, "cuTensorMapEncodeTiled", nullptr);
   }
   // Kernels read the map from device memory; identical maps share a copy.

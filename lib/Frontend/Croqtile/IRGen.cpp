@@ -2840,6 +2840,8 @@ LogicalResult IRGen::function(const Function &fn) {
     if (p.byRef || p.storage.empty())
       func.setArgAttr(i, "croq.storage",
                       builder.getStringAttr(p.storage.empty() ? "host" : "global"));
+    // The host entry point names the tensor in its run-time errors.
+    func.setArgAttr(i, "croq.name", builder.getStringAttr(p.name));
     declare(p.name, Symbol{Symbol::Kind::Tensor, arg});
     // Symbolic dimensions: bound on first use, checked on later ones.
     for (auto [d, dim] : llvm::enumerate(p.dims)) {

@@ -429,6 +429,12 @@ def tma_copy_both_ways():
         dst = poisoned((m, n), torch.float32)
         K.tma_copy_co(src, dst)
         expect_equal(dst, src + 1, f"TMA copy {m}x{n}")
+    # 70 f32 columns put rows 280 bytes apart, which TMA cannot address:
+    # the host names the tensor and the dimension to pad.
+    rejects(K.tma_copy_co, (torch.zeros(64, 70, device="cuda"),
+                            poisoned((64, 70), torch.float32)),
+            "'src'", "dimension 1", "multiple of 4 elements",
+            what="TMA copy 64x70")
 
 
 # Tiles of 64x64x64; tails in M, N and K (TMA needs K to be a multiple of 8
