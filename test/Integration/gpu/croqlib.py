@@ -38,6 +38,8 @@ SIGNATURES = {
     "wgmma_transp_co": [_TENSOR, _TENSOR, _TENSOR],
     "tensor_init_co": [_TENSOR, _TENSOR],
     "select_co": [_TENSOR, _TENSOR, _TENSOR, _INDEX],
+    "mma_cr_co": [_TENSOR, _TENSOR, _TENSOR],
+    "mma_cc_co": [_TENSOR, _TENSOR, _TENSOR],
     "matmul_persistent_co": [_TENSOR, _TENSOR, _TENSOR],
     "spin_streams_co": [_TENSOR, _TENSOR, _INDEX],
     "loops_co": [_TENSOR],

@@ -227,6 +227,28 @@ def warp_mma_row_col(kernel):
     check_matmul(kernel, WARP_MMA_SHAPES, False, 1e-3, "row.col")
 
 
+def check_col_major_a(kernel, shapes, b_is_nk, what):
+    """A column-major: lhs [K, M]; rhs [N, K] (col.row) or [K, N] (col.col)."""
+    for m, n, k in shapes:
+        a = torch.randn(k, m, device="cuda").half()
+        b = torch.randn(*((n, k) if b_is_nk else (k, n)), device="cuda").half()
+        c = poisoned((m, n), torch.float32)
+        kernel(a, b, c)
+        ref = a.double().T @ (b.double().T if b_is_nk else b.double())
+        err = relative_error(c, ref)
+        assert err < 1e-3, f"{what} {m}x{n}x{k}: relative error {err}"
+
+
+@test
+def warp_mma_col_row():
+    check_col_major_a(K.mma_cr_co, WARP_MMA_SHAPES, True, "col.row")
+
+
+@test
+def warp_mma_col_col():
+    check_col_major_a(K.mma_cc_co, WARP_MMA_SHAPES, False, "col.col")
+
+
 def check_transposed_matmul(kernel, shapes, tolerance, what):
     """C = A B^T stored transposed: f16 lhs [M, K], rhs [N, K], out [N, M]."""
     for m, n, k in shapes:
