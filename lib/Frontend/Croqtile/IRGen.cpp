@@ -36,6 +36,7 @@
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
+#include "llvm/ADT/DenseSet.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/StringSwitch.h"
@@ -189,6 +190,18 @@ private:
   FailureOr<std::pair<Value, SmallVector<Value>>> element(const Expr &at);
   FailureOr<EVal> binary(const Expr &e);
   Value coerce(Value value, Type type, Location l);
+  /// Unsigned element types (u8 ... u64) lower to signless integers; these
+  /// sets keep what is unsigned: tensors declared so, and the values read
+  /// from them or computed from such values. Division, remainder,
+  /// comparisons, right shifts and conversions of them are the unsigned
+  /// forms.
+  llvm::DenseSet<Value> unsignedTensors, unsignedValues;
+  bool isUnsigned(Value v) { return unsignedValues.contains(v); }
+  /// The tensor `buffer` is a view of (through views and future data).
+  Value rootTensor(Value buffer);
+  static bool isUnsignedName(StringRef type) {
+    return type == "u8" || type == "u16" || type == "u32" || type == "u64";
+  }
   Value constIndex(int64_t v, Location l) {
     return arith::ConstantIndexOp::create(builder, l, v);
   }
@@ -337,13 +350,15 @@ Value IRGen::coerce(Value value, Type type, Location l) {
   if (from.isIndex() && type.isSignlessInteger())
     return builder.createOrFold<arith::IndexCastOp>(l, type, value);
   if (from.isSignlessInteger() && type.isIndex())
-    return builder.createOrFold<arith::IndexCastOp>(l, type, value);
+    return isUnsigned(value)
+               ? builder.createOrFold<arith::IndexCastUIOp>(l, type, value)
+               : builder.createOrFold<arith::IndexCastOp>(l, type, value);
   if (from.isIndex() && isa<FloatType>(type)) {
     Value i64 = builder.createOrFold<arith::IndexCastOp>(l, builder.getI64Type(), value);
     return arith::SIToFPOp::create(builder, l, type, i64);
   }
   if (from.isSignlessInteger() && isa<FloatType>(type)) {
-    if (from.isInteger(1))
+    if (from.isInteger(1) || isUnsigned(value))
       return arith::UIToFPOp::create(builder, l, type, value);
     return arith::SIToFPOp::create(builder, l, type, value);
   }
@@ -357,11 +372,35 @@ Value IRGen::coerce(Value value, Type type, Location l) {
     return from.getIntOrFloatBitWidth() > type.getIntOrFloatBitWidth()
                ? Value(arith::TruncFOp::create(builder, l, type, value))
                : Value(arith::ExtFOp::create(builder, l, type, value));
-  if (from.isSignlessInteger() && type.isSignlessInteger())
-    return from.getIntOrFloatBitWidth() > type.getIntOrFloatBitWidth()
-               ? Value(arith::TruncIOp::create(builder, l, type, value))
-               : Value(arith::ExtSIOp::create(builder, l, type, value));
+  if (from.isSignlessInteger() && type.isSignlessInteger()) {
+    if (from.getIntOrFloatBitWidth() > type.getIntOrFloatBitWidth())
+      return arith::TruncIOp::create(builder, l, type, value);
+    if (isUnsigned(value)) {
+      Value wide = arith::ExtUIOp::create(builder, l, type, value);
+      unsignedValues.insert(wide);
+      return wide;
+    }
+    return arith::ExtSIOp::create(builder, l, type, value);
+  }
   return value;
+}
+
+Value IRGen::rootTensor(Value buffer) {
+  while (true) {
+    if (auto data = buffer.getDefiningOp<FutureDataOp>()) {
+      Operation *producer = data.getFuture().getDefiningOp();
+      if (auto copy = dyn_cast_or_null<DmaCopyOp>(producer)) {
+        buffer = copy.getTarget();
+        continue;
+      }
+      return buffer;
+    }
+    Operation *def = buffer.getDefiningOp();
+    if (!def || isa<memref::AllocOp>(def) || def->getNumOperands() == 0 ||
+        !isa<MemRefType>(def->getOperand(0).getType()))
+      return buffer;
+    buffer = def->getOperand(0);
+  }
 }
 
 //===----------------------------------------------------------------------===//
@@ -471,6 +510,9 @@ FailureOr<EVal> IRGen::binary(const Expr &e) {
     return EVal{builder.createOrFold<arith::OrIOp>(l, a, b)};
   }
   bool isFloat = isa<FloatType>(type);
+  // C's usual conversions: an unsigned operand makes the operation unsigned.
+  bool isUnsignedOp = !isFloat && (isUnsigned(lhs->value) ||
+                                   isUnsigned(rhs->value));
   if (op == "==" || op == "!=" || op == "<" || op == ">" || op == "<=" ||
       op == ">=") {
     if (isFloat) {
@@ -486,10 +528,14 @@ FailureOr<EVal> IRGen::binary(const Expr &e) {
     auto pred = llvm::StringSwitch<arith::CmpIPredicate>(op)
                     .Case("==", arith::CmpIPredicate::eq)
                     .Case("!=", arith::CmpIPredicate::ne)
-                    .Case("<", arith::CmpIPredicate::slt)
-                    .Case(">", arith::CmpIPredicate::sgt)
-                    .Case("<=", arith::CmpIPredicate::sle)
-                    .Default(arith::CmpIPredicate::sge);
+                    .Case("<", isUnsignedOp ? arith::CmpIPredicate::ult
+                                            : arith::CmpIPredicate::slt)
+                    .Case(">", isUnsignedOp ? arith::CmpIPredicate::ugt
+                                            : arith::CmpIPredicate::sgt)
+                    .Case("<=", isUnsignedOp ? arith::CmpIPredicate::ule
+                                             : arith::CmpIPredicate::sle)
+                    .Default(isUnsignedOp ? arith::CmpIPredicate::uge
+                                          : arith::CmpIPredicate::sge);
     return EVal{builder.createOrFold<arith::CmpIOp>(l, pred, a, b)};
   }
   EVal result;
@@ -509,15 +555,17 @@ FailureOr<EVal> IRGen::binary(const Expr &e) {
   if (op == "+") result.value = builder.createOrFold<arith::AddIOp>(l, a, b);
   else if (op == "-") result.value = builder.createOrFold<arith::SubIOp>(l, a, b);
   else if (op == "*") result.value = builder.createOrFold<arith::MulIOp>(l, a, b);
-  else if (op == "/") result.value = builder.createOrFold<arith::DivSIOp>(l, a, b);
-  else if (op == "%") result.value = builder.createOrFold<arith::RemSIOp>(l, a, b);
+  else if (op == "/") result.value = isUnsignedOp ? builder.createOrFold<arith::DivUIOp>(l, a, b) : builder.createOrFold<arith::DivSIOp>(l, a, b);
+  else if (op == "%") result.value = isUnsignedOp ? builder.createOrFold<arith::RemUIOp>(l, a, b) : builder.createOrFold<arith::RemSIOp>(l, a, b);
   else if (op == "&") result.value = builder.createOrFold<arith::AndIOp>(l, a, b);
   else if (op == "|") result.value = builder.createOrFold<arith::OrIOp>(l, a, b);
   else if (op == "^") result.value = builder.createOrFold<arith::XOrIOp>(l, a, b);
   else if (op == "<<") result.value = builder.createOrFold<arith::ShLIOp>(l, a, b);
-  else if (op == ">>") result.value = builder.createOrFold<arith::ShRSIOp>(l, a, b);
+  else if (op == ">>") result.value = isUnsignedOp ? builder.createOrFold<arith::ShRUIOp>(l, a, b) : builder.createOrFold<arith::ShRSIOp>(l, a, b);
   else
     return fail(e.loc, "unsupported operator '" + op + "'");
+  if (isUnsignedOp)
+    unsignedValues.insert(result.value);
   return result;
 }
 
@@ -673,8 +721,11 @@ FailureOr<EVal> IRGen::expr(const Expr &e) {
       auto access = element(e);
       if (failed(access))
         return failure();
-      return EVal{memref::LoadOp::create(builder, l, access->first,
-                                         access->second)};
+      Value loaded = memref::LoadOp::create(builder, l, access->first,
+                                            access->second);
+      if (unsignedTensors.contains(rootTensor(access->first)))
+        unsignedValues.insert(loaded);
+      return EVal{loaded};
     }
     return fail(e.loc, "'." + e.name + "' is not a scalar");
   }
@@ -1455,6 +1506,8 @@ LogicalResult IRGen::declaration(const Stmt &stmt) {
                   "a global tensor cannot be initialised in its declaration",
                   "fill it in a kernel, or pass it in filled");
     Value buffer = memref::AllocOp::create(builder, l, type, dynamic);
+    if (isUnsignedName(stmt.elemType))
+      unsignedTensors.insert(buffer);
     // `shared f32 [..] s{v};` / `local f32 [..] l{v};`: every element is v.
     if (stmt.value) {
       FailureOr<EVal> v = expr(*stmt.value);
@@ -1615,8 +1668,9 @@ LogicalResult IRGen::assignment(const Stmt &stmt) {
     if (op == "+") return isFloat ? Value(arith::AddFOp::create(builder, l, old, value)) : Value(builder.createOrFold<arith::AddIOp>(l, old, value));
     if (op == "-") return isFloat ? Value(arith::SubFOp::create(builder, l, old, value)) : Value(builder.createOrFold<arith::SubIOp>(l, old, value));
     if (op == "*") return isFloat ? Value(arith::MulFOp::create(builder, l, old, value)) : Value(builder.createOrFold<arith::MulIOp>(l, old, value));
-    if (op == "/") return isFloat ? Value(arith::DivFOp::create(builder, l, old, value)) : Value(builder.createOrFold<arith::DivSIOp>(l, old, value));
-    return isFloat ? Value(arith::RemFOp::create(builder, l, old, value)) : Value(builder.createOrFold<arith::RemSIOp>(l, old, value));
+    bool isUnsignedOp = !isFloat && (isUnsigned(old) || isUnsigned(value));
+    if (op == "/") return isFloat ? Value(arith::DivFOp::create(builder, l, old, value)) : isUnsignedOp ? Value(builder.createOrFold<arith::DivUIOp>(l, old, value)) : Value(builder.createOrFold<arith::DivSIOp>(l, old, value));
+    return isFloat ? Value(arith::RemFOp::create(builder, l, old, value)) : isUnsignedOp ? Value(builder.createOrFold<arith::RemUIOp>(l, old, value)) : Value(builder.createOrFold<arith::RemSIOp>(l, old, value));
   };
   if (target.kind == Expr::Kind::Name) {
     Symbol *s = lookup(target.name);
@@ -1651,8 +1705,11 @@ LogicalResult IRGen::assignment(const Stmt &stmt) {
     SmallVector<Value> &indices = access->second;
     auto type = cast<MemRefType>(buffer->getType());
     Value old;
-    if (stmt.op != "=")
+    if (stmt.op != "=") {
       old = memref::LoadOp::create(builder, l, *buffer, indices);
+      if (unsignedTensors.contains(rootTensor(*buffer)))
+        unsignedValues.insert(old);
+    }
     FailureOr<Value> v =
         stmt.op == "=" ? FailureOr<Value>(rhs->value) : combine(old, rhs->value);
     if (failed(v))
@@ -2842,6 +2899,8 @@ LogicalResult IRGen::function(const Function &fn) {
                       builder.getStringAttr(p.storage.empty() ? "host" : "global"));
     // The host entry point names the tensor in its run-time errors.
     func.setArgAttr(i, "croq.name", builder.getStringAttr(p.name));
+    if (isUnsignedName(p.elemType))
+      unsignedTensors.insert(arg);
     declare(p.name, Symbol{Symbol::Kind::Tensor, arg});
     // Symbolic dimensions: bound on first use, checked on later ones.
     for (auto [d, dim] : llvm::enumerate(p.dims)) {

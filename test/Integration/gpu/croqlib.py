@@ -40,6 +40,7 @@ SIGNATURES = {
     "select_co": [_TENSOR, _TENSOR, _TENSOR, _INDEX],
     "mma_cr_co": [_TENSOR, _TENSOR, _TENSOR],
     "mma_cc_co": [_TENSOR, _TENSOR, _TENSOR],
+    "unsigned_co": [_TENSOR] * 6,
     "matmul_persistent_co": [_TENSOR, _TENSOR, _TENSOR],
     "spin_streams_co": [_TENSOR, _TENSOR, _INDEX],
     "loops_co": [_TENSOR],

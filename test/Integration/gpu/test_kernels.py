@@ -227,6 +227,31 @@ def warp_mma_row_col(kernel):
     check_matmul(kernel, WARP_MMA_SHAPES, False, 1e-3, "row.col")
 
 
+@test
+def unsigned_elements():
+    # u32 values across the whole range (bit patterns in int32 tensors),
+    # u8 values past 127: division, remainder, shift, comparison and
+    # conversions must be the unsigned ones. 600 blocks, a ragged tail.
+    for m in sweep((32, 32 * 600 + 5), (37,)):
+        wide_a = torch.randint(0, 2**32, (m,), dtype=torch.int64)
+        wide_a[:4] = torch.tensor([0, 2**31, 2**32 - 1, 2**31 + 1])
+        a = ((wide_a + 2**31) % 2**32 - 2**31).to(torch.int32).cuda()
+        b8 = torch.randint(0, 256, (m,), dtype=torch.int64)
+        b = ((b8 + 128) % 256 - 128).to(torch.int8).cuda()
+        q = poisoned((m,), torch.int32)
+        big = poisoned((m,), torch.int32)
+        f = poisoned((m,), torch.float32)
+        wide = poisoned((m,), torch.int32)
+        K.unsigned_co(a, q, big, f, b, wide)
+        want_q = (wide_a // 3 + wide_a % 5 + (wide_a >> 1)) % 2**32
+        want_q = ((want_q + 2**31) % 2**32 - 2**31).to(torch.int32)
+        expect_equal(q.cpu(), want_q, f"u32 / % >>, M = {m}")
+        expect_equal(big.cpu(), (wide_a > 2**31).to(torch.int32),
+                     f"u32 >, M = {m}")
+        expect_equal(f.cpu(), wide_a.to(torch.float32), f"u32 to f32, M = {m}")
+        expect_equal(wide.cpu(), b8.to(torch.int32), f"u8 to s32, M = {m}")
+
+
 def check_col_major_a(kernel, shapes, b_is_nk, what):
     """A column-major: lhs [K, M]; rhs [N, K] (col.row) or [K, N] (col.col)."""
     for m, n, k in shapes:
