@@ -133,6 +133,9 @@ struct Stmt {
   std::string copyKind;         // copy / load
   bool async = false;
   bool transpose = false;       // mma.store.transp
+  /// Cache hints of a copy (`.evict_first`, `.evict_last`) croq does not
+  /// apply: the importer warns at each.
+  std::vector<std::pair<llvm::SMLoc, std::string>> ignoredHints;
   ExprPtr boundEvent;           // D1 .async<ev[i]>
   std::optional<int64_t> swizzle;
   ExprPtr source, dest;         // dest null with destStorage

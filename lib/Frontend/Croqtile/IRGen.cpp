@@ -2239,6 +2239,11 @@ static std::string typeString(Type type) {
 LogicalResult IRGen::copy(const Stmt &stmt) {
   Location l = loc(stmt.loc);
   bool isTma = stmt.op == "tma";
+  // Said once, in the final pass: a hint croq parses but does not apply.
+  if (finalPass)
+    for (const auto &[at, hint] : stmt.ignoredHints)
+      emitWarning(loc(at), "'." + hint + "' is a cache hint croq does not "
+                           "apply yet; the copy is made without it");
   FailureOr<Value> source = view(*stmt.source);
   if (failed(source))
     return failure();

@@ -816,9 +816,10 @@ StmtPtr Parser::dma(SMLoc loc, std::string result, SMLoc resultLoc) {
           return nullptr;
         stmt->swizzle = value;
       }
-    } else if (attr == "zfill" || attr == "evict_first" ||
-               attr == "evict_last") {
-      // Fill and cache hints do not change the copy's meaning.
+    } else if (attr == "zfill") {
+      // croq's copies always read out-of-range elements as zeros.
+    } else if (attr == "evict_first" || attr == "evict_last") {
+      stmt->ignoredHints.emplace_back(attrLoc, attr);
     } else {
       error(attrLoc, "unsupported copy attribute '." + attr + "'");
       return nullptr;
