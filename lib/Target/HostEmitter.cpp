@@ -321,6 +321,10 @@ LogicalResult HostEmitter::emitOp(Operation &op) {
     if (!index || it == extents.end())
       return op.emitError("host code reads extents of tensor arguments at "
                           "constant dimensions only");
+    if (*index < 0 || *index >= static_cast<int64_t>(it->second.size()))
+      return op.emitError("memref.dim of dimension ")
+             << *index << " of a rank-" << it->second.size()
+             << " tensor, which does not exist";
     return defineAs(dim, it->second[*index]);
   }
   if (auto launch = dyn_cast<gpu::LaunchFuncOp>(op))

@@ -1817,6 +1817,15 @@ namespace {
 /// Ops that have no lowering yet; each is reported where it stands.
 static LogicalResult reportUnsupported(ModuleOp module) {
   WalkResult result = module.walk([](Operation *op) {
+    // Ops that device threads execute, outside any kernel.
+    if (isa<DmaCopyOp, TmaCopyOp, MmaFillOp, MmaLoadOp, MmaOp, MmaStoreOp,
+            MmaCommitOp, BarrierOp, InThreadsOp, EventTriggerOp, EventWaitOp,
+            EventAllocOp>(op) &&
+        !op->getParentOfType<ParallelOp>()) {
+      op->emitOpError("runs on device threads, but is not inside a kernel: "
+                      "put it in the body of a block-level croq.parallel");
+      return WalkResult::interrupt();
+    }
     StringRef why;
     if (auto alloc = dyn_cast<EventAllocOp>(op);
         alloc && alloc.getEvent().getType().getStorage() != MemoryKind::Shared)

@@ -1224,6 +1224,9 @@ SmallVector<std::string> IRGen::carried(ArrayRef<StmtPtr> body) {
   return result;
 }
 
+/// Shared memory of one block on sm_90, opt-in included.
+constexpr int64_t kMaxSharedBytes = 227 * 1024;
+
 /// True for an expression that denotes a view rather than a scalar:
 /// chunkat, subspan(...)[.step(...)][.at(...)], chunk(...).at(...), or a
 /// buffer of an array (`bufs[i]`).
@@ -1500,6 +1503,22 @@ LogicalResult IRGen::declaration(const Stmt &stmt) {
       space = gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Workgroup);
     else if (storage == "local")
       space = gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Private);
+    // One block's shared memory holds at most 227 KiB (sm_90); the pipeline
+    // checks the sum of a kernel's buffers, this catches one that alone
+    // cannot fit (and keeps sizes far from overflow).
+    if (storage == "shared") {
+      int64_t bytes = llvm::divideCeil(element.getIntOrFloatBitWidth(), 8);
+      bool overflow = false;
+      for (int64_t extent : shape)
+        overflow |= llvm::MulOverflow(bytes, extent, bytes);
+      if (overflow || bytes > kMaxSharedBytes)
+        return fail(stmt.loc, "this shared buffer needs " +
+                                  (overflow ? std::string("more than 2^63")
+                                            : std::to_string(bytes)) +
+                                  " bytes; a block has at most " +
+                                  Twine(kMaxSharedBytes) + " (227 KiB)",
+                    "use a smaller tile");
+    }
     auto type = MemRefType::get(shape, element, MemRefLayoutAttrInterface(), space);
     if (stmt.value && !device)
       return fail(stmt.value->loc,
@@ -1546,7 +1565,10 @@ LogicalResult IRGen::declaration(const Stmt &stmt) {
         return fail(d->loc, "event arrays need a positive size");
       shape.push_back(*c);
     }
-    auto type = EventType::get(context, kind, shape);
+    auto type = EventType::getChecked([&] { return emitError(l); }, context,
+                                      kind, ArrayRef<int64_t>(shape));
+    if (!type)
+      return failure();
     auto alloc = EventAllocOp::create(builder, l, type, UnitAttr(), IntegerAttr());
     if (stmt.ready)
       alloc.setReady(true);
@@ -2707,8 +2729,12 @@ LogicalResult IRGen::mmaLoad(const Stmt &stmt) {
     return fail(stmt.loc, "no MMA uses '" + stmt.name +
                               "', so its operand role is unknown",
                 "pass it to mma.row.row / mma.row.col, or drop the load");
-  auto fragType = FragType::get(context, role, type.getShape(),
-                                type.getElementType(), fragmentScope());
+  auto fragType =
+      FragType::getChecked([&] { return emitError(l); }, context, role,
+                           type.getShape(), type.getElementType(),
+                           fragmentScope());
+  if (!fragType)
+    return failure();
   auto op = MmaLoadOp::create(builder, l, fragType, *source,
                               stmt.swizzle ? builder.getI64IntegerAttr(*stmt.swizzle)
                                            : IntegerAttr());
@@ -2746,9 +2772,12 @@ LogicalResult IRGen::mma(const Stmt &stmt) {
     auto type = cast<MemRefType>(v->getType());
     if (!type.hasStaticShape() || type.getRank() != 2)
       return fail(e.loc, "an MMA operand view needs a static 2-D shape");
-    auto fragType =
-        FragType::get(context, i == 1 ? FragRole::A : FragRole::B,
-                      type.getShape(), type.getElementType(), fragmentScope());
+    auto fragType = FragType::getChecked(
+        [&] { return emitError(loc(e.loc)); }, context,
+        i == 1 ? FragRole::A : FragRole::B, type.getShape(),
+        type.getElementType(), fragmentScope());
+    if (!fragType)
+      return failure();
     operands.push_back(MmaLoadOp::create(builder, l, fragType, *v, IntegerAttr()));
     operandSymbols.push_back(nullptr);
   }
@@ -2770,8 +2799,11 @@ LogicalResult IRGen::mma(const Stmt &stmt) {
       Type element = acc->origin->elemType.empty()
                          ? a.getElementType()
                          : elementType(acc->origin->elemType, acc->origin->loc);
-      inference.fillTypes[acc->origin] = FragType::get(
-          context, FragRole::Acc, {m, n}, element, fragmentScope());
+      // Checked: an accumulator too large for registers is reported at
+      // its mma.fill.
+      inference.fillTypes[acc->origin] = FragType::getChecked(
+          [&] { return emitError(loc(acc->origin->loc)); }, context,
+          FragRole::Acc, ArrayRef<int64_t>{m, n}, element, fragmentScope());
     }
   }
   std::string layoutName = stmt.layout;

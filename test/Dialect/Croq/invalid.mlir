@@ -7,8 +7,18 @@ func.func private @negative_event_zero_dim(!croq.event<shared, 0>)
 
 // -----
 
-// expected-error @below {{event array has too many elements}}
+// expected-error @below {{an event array holds at most 4096 events (one 8-byte mbarrier each in shared memory)}}
 func.func private @negative_event_overflow(!croq.event<shared, 4294967296x4294967296>)
+
+// -----
+
+// expected-error @below {{an event array holds at most 4096 events}}
+func.func private @negative_event_too_many(!croq.event<shared, 64x65>)
+
+// -----
+
+// expected-error @below {{a fragment extent is at most 256 (it lives in registers), got 2147483648x16}}
+func.func private @negative_frag_too_large(!croq.frag<acc, 2147483648x16xf32>)
 
 // -----
 
@@ -962,7 +972,7 @@ func.func @negative_max_registers_type(%n: index) {
 func.func @negative_dim_of_missing_dimension(%a: memref<?xf32>) {
   %c = arith.constant -1 : index
   %d = memref.dim %a, %c : memref<?xf32>
-  // expected-error @below {{operand #0 is the extent of dimension -1 of a rank-1 memref (memref.dim), which does not exist; dimensions are 0 to 0}}
+  // expected-error @below {{operand #0 is computed from the extent of dimension -1 of a rank-1 memref (memref.dim), which does not exist; dimensions are 0 to 0}}
   croq.parallel (%b) by [%d] : block {
   }
   return
@@ -973,7 +983,7 @@ func.func @negative_dim_of_missing_dimension(%a: memref<?xf32>) {
 func.func @negative_dim_past_the_rank(%a: memref<?x?xf32>) {
   %c = arith.constant 2 : index
   %d = memref.dim %a, %c : memref<?x?xf32>
-  // expected-error @below {{operand #0 is the extent of dimension 2 of a rank-2 memref}}
+  // expected-error @below {{operand #0 is computed from the extent of dimension 2 of a rank-2 memref}}
   croq.parallel (%b) by [%d] : block {
   }
   return

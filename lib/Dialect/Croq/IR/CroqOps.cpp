@@ -342,21 +342,40 @@ void ParallelOp::print(OpAsmPrinter &printer) {
 /// A `memref.dim` with a constant index outside its memref's rank is
 /// undefined, and upstream folds read past the shape on it: reject it
 /// where croq uses it.
+/// The memref.dim ops `value` is computed from, through a few levels of
+/// region-free ops (a bound is often `dim / 16`).
+static void collectDims(Value value, int depth,
+                        SmallVectorImpl<memref::DimOp> &dims) {
+  Operation *def = value.getDefiningOp();
+  if (!def || def->getNumRegions())
+    return;
+  if (auto dim = dyn_cast<memref::DimOp>(def)) {
+    dims.push_back(dim);
+    return;
+  }
+  if (depth == 0)
+    return;
+  for (Value operand : def->getOperands())
+    collectDims(operand, depth - 1, dims);
+}
+
 static LogicalResult verifyNoInvalidDims(Operation *op) {
   for (OpOperand &operand : op->getOpOperands()) {
-    auto dim = operand.get().getDefiningOp<memref::DimOp>();
-    if (!dim)
-      continue;
-    std::optional<int64_t> index = dim.getConstantIndex();
-    auto type = dyn_cast<MemRefType>(dim.getSource().getType());
-    if (!index || !type || (*index >= 0 && *index < type.getRank()))
-      continue;
-    return op->emitOpError("operand #")
-           << operand.getOperandNumber() << " is the extent of dimension "
-           << *index << " of a rank-" << type.getRank()
-           << " memref (memref.dim), which does not exist; dimensions are 0 "
-              "to "
-           << type.getRank() - 1;
+    SmallVector<memref::DimOp> dims;
+    collectDims(operand.get(), /*depth=*/4, dims);
+    for (memref::DimOp dim : dims) {
+      std::optional<int64_t> index = dim.getConstantIndex();
+      auto type = dyn_cast<MemRefType>(dim.getSource().getType());
+      if (!index || !type || (*index >= 0 && *index < type.getRank()))
+        continue;
+      return op->emitOpError("operand #")
+             << operand.getOperandNumber()
+             << " is computed from the extent of dimension " << *index
+             << " of a rank-" << type.getRank()
+             << " memref (memref.dim), which does not exist; dimensions are "
+                "0 to "
+             << type.getRank() - 1;
+    }
   }
   return success();
 }

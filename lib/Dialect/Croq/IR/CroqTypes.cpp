@@ -132,6 +132,9 @@ void EventType::print(AsmPrinter &printer) const {
   printer << ">";
 }
 
+/// The most events one array may hold: 32 KiB of mbarriers.
+constexpr int64_t kMaxEvents = 4096;
+
 LogicalResult
 EventType::verify(function_ref<InFlightDiagnostic()> emitError,
                   MemoryKind storage, ArrayRef<int64_t> shape) {
@@ -140,8 +143,10 @@ EventType::verify(function_ref<InFlightDiagnostic()> emitError,
     if (dim <= 0)
       return emitError() << "event array dimensions must be positive, got "
                          << dim;
-    if (llvm::MulOverflow(total, dim, total))
-      return emitError() << "event array has too many elements";
+    if (llvm::MulOverflow(total, dim, total) || total > kMaxEvents)
+      return emitError() << "an event array holds at most " << kMaxEvents
+                         << " events (one 8-byte mbarrier each in shared "
+                            "memory)";
   }
   return success();
 }
@@ -243,6 +248,9 @@ void FragType::print(AsmPrinter &printer) const {
   printer << ">";
 }
 
+/// The largest extent of a register fragment.
+constexpr int64_t kMaxFragExtent = 256;
+
 LogicalResult FragType::verify(function_ref<InFlightDiagnostic()> emitError,
                                FragRole role, ArrayRef<int64_t> shape,
                                Type elementType, Level scope) {
@@ -255,6 +263,12 @@ LogicalResult FragType::verify(function_ref<InFlightDiagnostic()> emitError,
                        << shape.size();
   if (llvm::any_of(shape, [](int64_t d) { return d <= 0; }))
     return emitError() << "fragment dimensions must be positive";
+  // A fragment lives in registers: one warpgroup accumulator is at most
+  // 64 x 256 (wgmma), and no MMA tile needs an extent past 256.
+  if (llvm::any_of(shape, [](int64_t d) { return d > kMaxFragExtent; }))
+    return emitError() << "a fragment extent is at most " << kMaxFragExtent
+                       << " (it lives in registers), got " << shape[0] << "x"
+                       << shape[1];
   if (!elementType.isIntOrFloat())
     return emitError() << "fragment element type must be an integer or "
                           "float, got "
