@@ -40,6 +40,7 @@ void mlir::croq::buildCroqToNVVMPipeline(
   pm.addPass(createCroqVerifyProtocolPass());
   // elect.sync exists from sm_90 on; setmaxnreg on sm_90a.
   ConvertCroqToGPUPassOptions toGPU;
+  toGPU.chip = options.chip.getValue();
   StringRef chip = options.chip.getValue();
   unsigned sm = 0;
   toGPU.useElectSync = chip.consume_front("sm_") &&

@@ -46,7 +46,10 @@ def ConvertCroqToGPUPass : Pass<"convert-croq-to-gpu", "::mlir::ModuleOp"> {
   let options = [
     Option<"useElectSync", "use-elect-sync", "bool", /*default=*/"false",
            "Elect single threads with elect.sync (sm_90+) where the "
-           "divergence analysis proves the warp converged">
+           "divergence analysis proves the warp converged">,
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
+           "Target GPU: Hopper features (TMA, wgmma, setmaxnreg, mbarrier "
+           "waits) are rejected at their op on a chip without them">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

@@ -1815,8 +1815,43 @@ namespace {
 
 
 /// Ops that have no lowering yet; each is reported where it stands.
-static LogicalResult reportUnsupported(ModuleOp module) {
-  WalkResult result = module.walk([](Operation *op) {
+/// What the target chip has, from its name (sm_90a: sm 90, arch-specific).
+struct ChipFeatures {
+  unsigned sm = 0;
+  bool archSpecific = false;
+
+  explicit ChipFeatures(StringRef chip) {
+    archSpecific = chip.ends_with("a");
+    if (!chip.consume_front("sm_") ||
+        chip.take_while(llvm::isDigit).getAsInteger(10, sm))
+      sm = 0;
+  }
+  /// The Hopper op `op` needs and this chip lacks, or empty.
+  StringRef missing(Operation *op) const {
+    bool hopper = sm >= 90;
+    bool hopperA = sm == 90 && archSpecific;
+    if (isa<TmaCopyOp>(op) && !hopper)
+      return "tma.copy needs sm_90 or newer (TMA)";
+    if (isa<EventAllocOp>(op) && !hopper)
+      return "events need sm_90 or newer (mbarrier waits)";
+    if (auto mma = dyn_cast<MmaOp>(op);
+        mma && mma.getAcc().getType().getScope() == Level::Warpgroup &&
+        !hopperA)
+      return "a warpgroup MMA (wgmma, in a group-4 parallel) needs sm_90a";
+    if (op->hasAttr(kMaxRegistersAttrName) && !(hopper && archSpecific))
+      return "a register budget (croq.max_registers, setmaxnreg) needs an "
+             "arch-specific chip of sm_90 or newer, such as sm_90a";
+    return {};
+  }
+};
+
+static LogicalResult reportUnsupported(ModuleOp module, StringRef chip) {
+  ChipFeatures features(chip);
+  WalkResult result = module.walk([&](Operation *op) {
+    if (StringRef why = features.missing(op); !why.empty()) {
+      op->emitOpError("cannot be lowered for ") << chip << ": " << why;
+      return WalkResult::interrupt();
+    }
     // Ops that device threads execute, outside any kernel.
     if (isa<DmaCopyOp, TmaCopyOp, MmaFillOp, MmaLoadOp, MmaOp, MmaStoreOp,
             MmaCommitOp, BarrierOp, InThreadsOp, EventTriggerOp, EventWaitOp,
@@ -2018,7 +2053,7 @@ struct ConvertCroqToGPUPass
   using ConvertCroqToGPUPassBase::ConvertCroqToGPUPassBase;
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (failed(reportUnsupported(module)) ||
+    if (failed(reportUnsupported(module, chip)) ||
         failed(planSwizzledBuffers(module)))
       return signalPassFailure();
     deferWarpgroupMmaWaits(module);
