@@ -988,3 +988,19 @@ func.func @negative_dim_past_the_rank(%a: memref<?x?xf32>) {
   }
   return
 }
+
+// -----
+
+func.func @negative_role_numbering(%n: index) {
+  %c2 = arith.constant 2 : index
+  %c0 = arith.constant 0 : index
+  croq.parallel (%b) by [%n] : block {
+    croq.parallel (%p) by [%c2] : warpgroup {
+      %first = arith.cmpi eq, %p, %c0 : index
+      // expected-error @below {{'croq.role' is 3 but the op before it is not role 2; roles are numbered 0, 1, ... in order, adjacent}}
+      croq.inthreads async (%first) {
+      } {croq.role = 3 : i32}
+    }
+  }
+  return
+}

@@ -169,3 +169,25 @@ func.func @single_thread_producer(%g: memref<64xf32>, %n: index) {
   }
   return
 }
+
+// -----
+
+// A role no warpgroup runs (4 warpgroups, p == 256) would get no budget.
+func.func @role_of_no_warpgroup(%g: memref<64xf32>, %n: index) {
+  %c256 = arith.constant 256 : index
+  %c4 = arith.constant 4 : index
+  croq.parallel (%b) by [%n] : block {
+    %s = memref.alloc() : memref<64xf32, #gpu.address_space<workgroup>>
+    croq.parallel (%p) by [%c4] : warpgroup {
+      %producer = arith.cmpi ult, %p, %c256 : index
+      croq.inthreads async (%producer) {
+        croq.dma.copy %g to %s : memref<64xf32> to memref<64xf32, #gpu.address_space<workgroup>>
+      }
+      %consumer = arith.cmpi eq, %p, %c256 : index
+      // expected-error @below {{is a warp-specialized role that no warpgroup runs: its predicate is false for every index of the parallel}}
+      croq.inthreads async (%consumer) {
+      }
+    }
+  }
+  return
+}

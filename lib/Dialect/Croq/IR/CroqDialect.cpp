@@ -40,6 +40,16 @@ LogicalResult CroqDialect::verifyOperationAttribute(Operation *op,
   if (!isBudget) {
     if (v < 0)
       return op->emitError("'croq.role' must be nonnegative, got ") << v;
+    // Roles are numbered 0, 1, ... and adjacent: one switch dispatches them.
+    if (v > 0) {
+      auto prev = dyn_cast_or_null<InThreadsOp>(op->getPrevNode());
+      auto prevIndex =
+          prev ? prev->getAttrOfType<IntegerAttr>("croq.role") : IntegerAttr();
+      if (!prevIndex || prevIndex.getValue().getSExtValue() != v - 1)
+        return op->emitError("'croq.role' is ")
+               << v << " but the op before it is not role " << v - 1
+               << "; roles are numbered 0, 1, ... in order, adjacent";
+    }
     return success();
   }
   // setmaxnreg takes 24 to 256 registers per thread in steps of 8.

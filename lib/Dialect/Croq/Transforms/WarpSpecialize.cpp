@@ -132,6 +132,11 @@ struct CroqWarpSpecializePass
         return role.emitOpError("selects a number of threads that cannot be "
                                 "computed at compile time; roles need "
                                 "constant predicates over parallel indices");
+      if (*threads == 0)
+        return role.emitOpError("is a warp-specialized role that no "
+                                "warpgroup runs: its predicate is false for "
+                                "every index of the parallel; fix the "
+                                "predicate or drop the role");
       producer.push_back(isProducer(role));
       (producer.back() ? producerThreads : consumerThreads) += *threads;
     }
