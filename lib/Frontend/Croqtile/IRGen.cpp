@@ -91,6 +91,9 @@ private:
   Location loc(SMLoc smloc);
   InFlightDiagnostic error(SMLoc smloc, const Twine &message);
   LogicalResult fail(SMLoc smloc, const Twine &message, const Twine &hint = "");
+  /// Fails at `smloc` when values of `type` cannot take part in `what`
+  /// (arithmetic or a conversion): 8-bit floats only move, for now.
+  LogicalResult checkArithmetic(SMLoc smloc, Type type, const Twine &what);
   /// Fails at `smloc` when `divisor` is the constant 0 (of `what`).
   LogicalResult checkDivisor(SMLoc smloc, Value divisor, StringRef what);
   /// Fails at `smloc` when `index` is a constant outside [0, extent) (an
@@ -276,6 +279,17 @@ Location IRGen::loc(SMLoc smloc) {
 
 InFlightDiagnostic IRGen::error(SMLoc smloc, const Twine &message) {
   return emitError(loc(smloc), message);
+}
+
+LogicalResult IRGen::checkArithmetic(SMLoc smloc, Type type,
+                                     const Twine &what) {
+  auto f = dyn_cast<FloatType>(type);
+  if (!f || f.getWidth() != 8)
+    return success();
+  StringRef name = isa<Float8E5M2Type>(type) ? "f8_e5m2" : "f8_e4m3";
+  return fail(smloc, what + " on " + name + " values is not supported yet",
+              "8-bit floats can be copied (dma.copy, tma.copy) and fed to "
+              "MMA; compute in f16 or f32");
 }
 
 LogicalResult IRGen::checkDivisor(SMLoc smloc, Value divisor,
@@ -491,6 +505,9 @@ FailureOr<EVal> IRGen::binary(const Expr &e) {
       type = lt.getIntOrFloatBitWidth() >= rt.getIntOrFloatBitWidth() ? lt : rt;
   }
   bool logical = op == "&&" || op == "||";
+  if (failed(checkArithmetic(e.loc, lt, "'" + op + "'")) ||
+      failed(checkArithmetic(e.loc, rt, "'" + op + "'")))
+    return failure();
   if (logical)
     type = builder.getI1Type();
   Value a = coerce(lhs->value, type, l), b = coerce(rhs->value, type, l);
@@ -1599,10 +1616,20 @@ LogicalResult IRGen::assignment(const Stmt &stmt) {
     if (!s || s->kind != Symbol::Kind::Scalar || !s->isMutable)
       return fail(target.loc, "'" + e.name + "' needs a mutable scalar",
                   "declare it as `mutable int x = 0;`");
-    Value one = coerce(constIndex(1, l), s->value.getType(), l);
-    s->value = e.name == "++"
-                   ? Value(builder.createOrFold<arith::AddIOp>(l, s->value, one))
-                   : Value(builder.createOrFold<arith::SubIOp>(l, s->value, one));
+    Type type = s->value.getType();
+    if (failed(checkArithmetic(target.loc, type, "'" + e.name + "'")))
+      return failure();
+    Value one = coerce(constIndex(1, l), type, l);
+    bool increment = e.name == "++";
+    if (isa<FloatType>(type))
+      s->value = increment
+                     ? Value(arith::AddFOp::create(builder, l, s->value, one))
+                     : Value(arith::SubFOp::create(builder, l, s->value, one));
+    else
+      s->value =
+          increment
+              ? Value(builder.createOrFold<arith::AddIOp>(l, s->value, one))
+              : Value(builder.createOrFold<arith::SubIOp>(l, s->value, one));
     return success();
   }
   const Expr &target = *stmt.target;
@@ -1732,12 +1759,20 @@ LogicalResult IRGen::assignment(const Stmt &stmt) {
       if (unsignedTensors.contains(rootTensor(*buffer)))
         unsignedValues.insert(old);
     }
+    Type element = type.getElementType();
+    if ((stmt.op != "=" || rhs->value.getType() != element) &&
+        (failed(checkArithmetic(stmt.loc, element,
+                                stmt.op == "=" ? Twine("a conversion")
+                                               : "'" + stmt.op + "'")) ||
+         failed(checkArithmetic(stmt.loc, rhs->value.getType(),
+                                "a conversion"))))
+      return failure();
     FailureOr<Value> v =
         stmt.op == "=" ? FailureOr<Value>(rhs->value) : combine(old, rhs->value);
     if (failed(v))
       return failure();
-    memref::StoreOp::create(builder, l, coerce(*v, type.getElementType(), l),
-                            *buffer, indices);
+    memref::StoreOp::create(builder, l, coerce(*v, element, l), *buffer,
+                            indices);
     return success();
   }
   return fail(target.loc, "cannot assign to this expression",
@@ -2713,6 +2748,11 @@ LogicalResult IRGen::mmaFill(const Stmt &stmt) {
 }
 
 LogicalResult IRGen::mmaLoad(const Stmt &stmt) {
+  if (stmt.swizzle && *stmt.swizzle != 32 && *stmt.swizzle != 64 &&
+      *stmt.swizzle != 128)
+    return fail(stmt.loc, ".swiz<" + Twine(*stmt.swizzle) +
+                              "> is not a swizzle span",
+                "use .swiz<32>, .swiz<64> or .swiz<128>");
   Location l = loc(stmt.loc);
   FailureOr<Value> source = view(*stmt.source);
   if (failed(source))
