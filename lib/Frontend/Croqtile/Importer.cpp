@@ -16,6 +16,7 @@
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
 #include "llvm/Support/CommandLine.h"
@@ -57,7 +58,15 @@ mlir::croq::importCroqtile(llvm::SourceMgr &sourceMgr, MLIRContext *context,
   if (!parseProgram(sourceMgr, tokens, program, error))
     return nullptr;
   OwningOpRef<ModuleOp> module = generateIR(context, sourceMgr, program);
-  if (!module || failed(verify(*module)))
+  if (!module)
+    return nullptr;
+  // Errors here are at .co lines; a dump of the generated op (the default
+  // "see current operation" note) would only show the importer's output.
+  bool printOp = context->shouldPrintOpOnDiagnostic();
+  context->printOpOnDiagnostic(false);
+  auto restore = llvm::make_scope_exit(
+      [&] { context->printOpOnDiagnostic(printOp); });
+  if (failed(verify(*module)))
     return nullptr;
   // The importer is the frontend: a deadlock, an arrival mismatch or an
   // unwaited future is an error at its .co line here, not only later.
