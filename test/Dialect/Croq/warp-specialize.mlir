@@ -65,11 +65,8 @@ func.func @one_producer_two_consumers(%g: memref<64xf32>, %n: index) {
 
 // -----
 
-// Roles that overlap (warpgroup 0 runs both) get budgets but no shared
-// dispatch: each stays its own branch.
-// CHECK-LABEL: func.func @overlapping_roles
-// CHECK: } {croq.max_registers = 40 : i32}
-// CHECK: } {croq.max_registers = 240 : i32}
+// Roles that overlap: warpgroup 0 would run both, and move its registers
+// twice (down to the producer's 40, then "down" to the consumer's 240).
 func.func @overlapping_roles(%g: memref<64xf32>, %n: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -78,10 +75,12 @@ func.func @overlapping_roles(%g: memref<64xf32>, %n: index) {
     %s = memref.alloc() : memref<64xf32, #gpu.address_space<workgroup>>
     croq.parallel (%p) by [%c2] : warpgroup {
       %producer = arith.cmpi eq, %p, %c0 : index
+      // expected-note @below {{the earlier role}}
       croq.inthreads async (%producer) {
         croq.dma.copy %g to %s : memref<64xf32> to memref<64xf32, #gpu.address_space<workgroup>>
       }
       %all = arith.cmpi ult, %p, %c1 : index
+      // expected-error @below {{and an earlier role both run on warpgroup 0; give each warpgroup at most one role}}
       croq.inthreads async (%all) {
         %v = memref.load %s[%c0] : memref<64xf32, #gpu.address_space<workgroup>>
         %w = arith.addf %v, %v : f32

@@ -140,6 +140,26 @@ struct CroqWarpSpecializePass
       producer.push_back(isProducer(role));
       (producer.back() ? producerThreads : consumerThreads) += *threads;
     }
+    // A warpgroup that runs two roles would move its registers twice.
+    SmallVector<std::pair<InThreadsOp, llvm::BitVector>> selections;
+    for (InThreadsOp role : roles) {
+      std::optional<llvm::BitVector> selected = roleSelection(role);
+      if (!selected)
+        continue;
+      for (auto &[other, taken] : selections) {
+        if (taken.size() != selected->size() || !taken.anyCommon(*selected))
+          continue;
+        llvm::BitVector both = taken;
+        both &= *selected;
+        InFlightDiagnostic diag =
+            role.emitOpError("and an earlier role both run on warpgroup ")
+            << both.find_first()
+            << "; give each warpgroup at most one role";
+        diag.attachNote(other.getLoc()) << "the earlier role";
+        return diag;
+      }
+      selections.emplace_back(role, *selected);
+    }
     if (producerThreads + consumerThreads > blockThreads)
       return group.emitOpError("has roles that overlap: they select ")
              << producerThreads + consumerThreads << " threads of "

@@ -74,7 +74,8 @@ def CroqWarpSpecializePass : Pass<"croq-warp-specialize"> {
     `croq.max_registers` attribute on each role, which convert-croq-to-gpu
     lowers to `nvvm.setmaxregister` at the role's entry. The pass fails when
     the roles cannot fit in the register file (fewer than 24 registers per
-    consumer thread).
+    consumer thread), when two roles select the same warpgroup (it would
+    move its registers twice), and when a role selects no warpgroup.
 
     When no warpgroup runs two roles (checked by evaluating the predicates
     over the parallel indices) and only pure ops stand between them, those
