@@ -188,10 +188,38 @@ struct CroqVerifyProtocolPass
 
     // Deadlock: play the first phase. A role advances over triggers and over
     // waits on events that some trigger (or `ready`) has completed.
-    llvm::DenseSet<Value> completed;
+    // Elements are told apart where the indices are constants: `trigger
+    // full[0]` does not complete `full[1]`. A trigger at a run-time index
+    // may complete any element; a wait at one needs some element completed.
+    llvm::DenseSet<Value> completed;       // every element may be complete
+    llvm::DenseSet<Value> anyCompleted;    // some element is complete
+    llvm::DenseSet<std::pair<Value, int64_t>> completedElements;
     for (auto &[event, ops] : waits)
       if (auto alloc = event.getDefiningOp<EventAllocOp>(); alloc && alloc.getReady())
         completed.insert(event);
+    auto element = [](Value event, ValueRange indices,
+                      Value order) -> std::optional<int64_t> {
+      auto type = cast<EventType>(event.getType());
+      if (order || indices.size() != type.getShape().size())
+        return std::nullopt;
+      int64_t linear = 0;
+      for (auto [index, extent] : llvm::zip_equal(indices, type.getShape())) {
+        APInt c;
+        if (!matchPattern(index, m_ConstantInt(&c)))
+          return std::nullopt;
+        linear = linear * extent + c.getSExtValue();
+      }
+      return linear;
+    };
+    auto satisfied = [&](EventWaitOp wait) {
+      Value event = wait.getEvent();
+      if (completed.contains(event))
+        return true;
+      std::optional<int64_t> at =
+          element(event, wait.getIndices(), wait.getOrder());
+      return at ? completedElements.contains({event, *at})
+                : anyCompleted.contains(event);
+    };
     SmallVector<size_t> position(roles.size(), 0);
     for (bool progress = true; progress;) {
       progress = false;
@@ -199,8 +227,14 @@ struct CroqVerifyProtocolPass
         while (position[i] < role.trace.size()) {
           Operation *op = role.trace[position[i]];
           if (auto t = dyn_cast<EventTriggerOp>(op)) {
-            completed.insert(t.getEvent());
-          } else if (!completed.contains(cast<EventWaitOp>(op).getEvent())) {
+            Value event = t.getEvent();
+            anyCompleted.insert(event);
+            if (std::optional<int64_t> at =
+                    element(event, t.getIndices(), t.getOrder()))
+              completedElements.insert({event, *at});
+            else
+              completed.insert(event);
+          } else if (!satisfied(cast<EventWaitOp>(op))) {
             break;
           }
           ++position[i];
@@ -223,6 +257,24 @@ struct CroqVerifyProtocolPass
                            "of its event is in a loop that runs 0 times");
         diag.attachNote(deadLoopAround(eventTriggers.front(), kernel)->getLoc())
             << "this loop has a constant trip count of 0";
+        return failure();
+      }
+      // No trigger anywhere names the element this wait needs.
+      if (std::optional<int64_t> at =
+              element(wait.getEvent(), wait.getIndices(), wait.getOrder());
+          at && !eventTriggers.empty() &&
+          llvm::none_of(eventTriggers, [&](Operation *op) {
+            auto t = cast<EventTriggerOp>(op);
+            std::optional<int64_t> to =
+                element(t.getEvent(), t.getIndices(), t.getOrder());
+            return !to || *to == *at;
+          })) {
+        InFlightDiagnostic diag = emitError(
+            wait.getLoc(), "deadlock: no trigger completes the element this "
+                           "wait needs (linear index ")
+            << *at << "); its event's triggers name other elements";
+        diag.attachNote(eventTriggers.front()->getLoc())
+            << "a trigger of another element";
         return failure();
       }
       InFlightDiagnostic diag = emitError(
