@@ -53,7 +53,8 @@ def CroqVerifyProtocolPass : Pass<"croq-verify-protocol"> {
     - an async future that is never waited.
     Roles are the `croq.inthreads` regions of a kernel; their thread counts
     are computed by evaluating the predicates over the parallel indices.
-    Event arrays are checked per array, not per element.
+    Elements of an event array are told apart where their indices are
+    constants; a run-time index may name any element.
   }];
 }
 
