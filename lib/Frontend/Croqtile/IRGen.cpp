@@ -755,6 +755,10 @@ FailureOr<EVal> IRGen::expr(const Expr &e) {
 
 FailureOr<std::pair<Value, SmallVector<Value>>>
 IRGen::element(const Expr &at) {
+  if (!insideParallel())
+    return fail(at.loc, "host code cannot read or write elements of a "
+                        "tensor: it lives in device memory",
+                "move the access into a parallel");
   FailureOr<Value> buffer = view(*at.base);
   if (failed(buffer))
     return failure();
