@@ -474,6 +474,40 @@ static void inlineBody(ConversionPatternRewriter &rewriter, Region &body,
 }
 
 /// A host-level block parallel becomes a gpu.launch.
+/// `value`, used in `kernel`, computed before it: values from outside are
+/// themselves, pure region-free ops of such values are cloned at the
+/// builder's point; a kernel index or anything else fails.
+static FailureOr<Value> hostValue(OpBuilder &b, Value value, Operation *kernel,
+                                  IRMapping &map) {
+  if (Value mapped = map.lookupOrNull(value))
+    return mapped;
+  Operation *def = value.getDefiningOp();
+  Operation *owner =
+      def ? def : cast<BlockArgument>(value).getOwner()->getParentOp();
+  if (!kernel->isAncestor(owner))
+    return value;
+  if (!def || def->getNumRegions() || !isPure(def))
+    return failure();
+  for (Value operand : def->getOperands())
+    if (failed(hostValue(b, operand, kernel, map)))
+      return failure();
+  Operation *clone = b.clone(*def, map);
+  return clone->getResult(cast<OpResult>(value).getResultNumber());
+}
+
+/// Whether hostValue can compute `value` before `kernel`.
+static bool isHostComputable(Value value, Operation *kernel) {
+  Operation *def = value.getDefiningOp();
+  Operation *owner =
+      def ? def : cast<BlockArgument>(value).getOwner()->getParentOp();
+  if (!kernel->isAncestor(owner))
+    return true;
+  return def && !def->getNumRegions() && isPure(def) &&
+         llvm::all_of(def->getOperands(), [&](Value operand) {
+           return isHostComputable(operand, kernel);
+         });
+}
+
 struct KernelLaunchLowering : ScopedPattern<ParallelOp> {
   using ScopedPattern::ScopedPattern;
 
@@ -497,14 +531,54 @@ struct KernelLaunchLowering : ScopedPattern<ParallelOp> {
         return;
       sharedAllocs.push_back(alloc);
     });
+    // A buffer with run-time extents (a tile of a tensor of symbolic
+    // shape) is sized on the host: its extents are computed there and the
+    // offsets of the buffers after it, and the launch's size, become values.
+    SmallVector<Value> dynamicOffsets;
+    Value dynamicBytes;
+    IRMapping hostMap;
     for (memref::AllocOp alloc : sharedAllocs) {
       MemRefType type = alloc.getType();
-      // verifyLowerable rejected dynamic shared buffers.
-      assert(type.hasStaticShape() && type.getLayout().isIdentity());
-      // 1024-byte alignment suits every TMA swizzle mode.
-      sharedBytes = llvm::alignTo(sharedBytes, 1024);
-      offsets.push_back(sharedBytes);
-      sharedBytes += type.getNumElements() * type.getElementTypeBitWidth() / 8;
+      // verifyLowerable checked the layout and that run-time extents are
+      // computable on the host.
+      assert(type.getLayout().isIdentity());
+      int64_t elementBytes = type.getElementTypeBitWidth() / 8;
+      if (type.hasStaticShape() && !dynamicBytes) {
+        // 1024-byte alignment suits every TMA swizzle mode.
+        sharedBytes = llvm::alignTo(sharedBytes, 1024);
+        offsets.push_back(sharedBytes);
+        dynamicOffsets.push_back(Value());
+        sharedBytes += type.getNumElements() * elementBytes;
+        continue;
+      }
+      if (!dynamicBytes)
+        dynamicBytes = cIndex(rewriter, loc, sharedBytes);
+      Value c1023 = cIndex(rewriter, loc, 1023), c1024 = cIndex(rewriter, loc, 1024);
+      Value aligned = arith::MulIOp::create(
+          rewriter, loc,
+          arith::DivUIOp::create(rewriter, loc,
+                                 arith::AddIOp::create(rewriter, loc,
+                                                       dynamicBytes, c1023),
+                                 c1024),
+          c1024);
+      offsets.push_back(0);
+      dynamicOffsets.push_back(aligned);
+      Value bytes = cIndex(rewriter, loc, elementBytes);
+      unsigned next = 0;
+      for (int64_t extent : type.getShape()) {
+        Value e;
+        if (!ShapedType::isDynamic(extent)) {
+          e = cIndex(rewriter, loc, extent);
+        } else {
+          FailureOr<Value> host = hostValue(
+              rewriter, alloc.getDynamicSizes()[next++], op, hostMap);
+          if (failed(host))
+            return op.emitOpError("cannot size a shared buffer on the host");
+          e = *host;
+        }
+        bytes = arith::MulIOp::create(rewriter, loc, bytes, e);
+      }
+      dynamicBytes = arith::AddIOp::create(rewriter, loc, aligned, bytes);
     }
 
     auto toIndex = [&](Value v) { return v; };
@@ -513,8 +587,13 @@ struct KernelLaunchLowering : ScopedPattern<ParallelOp> {
     Value gy = bounds.size() > 1 ? bounds[1] : one;
     Value gz = bounds.size() > 2 ? bounds[2] : one;
     Value bx = cIndex(rewriter, loc, blockDim);
-    Value smem = arith::ConstantIntOp::create(rewriter, loc,
-                                              rewriter.getI32Type(), sharedBytes);
+    Value smem =
+        dynamicBytes
+            ? Value(arith::IndexCastOp::create(rewriter, loc,
+                                               rewriter.getI32Type(),
+                                               dynamicBytes))
+            : Value(arith::ConstantIntOp::create(
+                  rewriter, loc, rewriter.getI32Type(), sharedBytes));
     Type tokenType;
     SmallVector<Value> deps;
     if (op.getAsync() || adaptor.getStream())
@@ -541,11 +620,14 @@ struct KernelLaunchLowering : ScopedPattern<ParallelOp> {
     auto terminator = gpu::TerminatorOp::create(rewriter, loc);
     inlineBody(rewriter, op.getBody(), terminator, blockIds);
 
-    for (auto [alloc, offset] : llvm::zip_equal(sharedAllocs, offsets)) {
+    for (auto [alloc, offset, dynamicOffset] :
+         llvm::zip_equal(sharedAllocs, offsets, dynamicOffsets)) {
       rewriter.setInsertionPoint(alloc);
-      Value byteOffset = cIndex(rewriter, alloc.getLoc(), offset);
+      Value byteOffset = dynamicOffset
+                             ? dynamicOffset
+                             : cIndex(rewriter, alloc.getLoc(), offset);
       auto view = rewriter.replaceOpWithNewOp<memref::ViewOp>(
-          alloc, alloc.getType(), base, byteOffset, ValueRange());
+          alloc, alloc.getType(), base, byteOffset, alloc.getDynamicSizes());
       if (Attribute swizzle = alloc->getAttr(kSwizzleAttrName))
         view->setAttr(kSwizzleAttrName, swizzle);
     }
@@ -1936,13 +2018,26 @@ static LogicalResult verifyLowerable(ModuleOp module,
       return WalkResult::advance();
     const LaunchAnalysis::Scope &scope = analysis.getScope(op);
     if (auto alloc = dyn_cast<memref::AllocOp>(op);
-        alloc && getStorage(alloc.getType()) == Storage::Shared &&
-        (!alloc.getType().hasStaticShape() ||
-         !alloc.getType().getLayout().isIdentity())) {
-      alloc.emitOpError("a shared buffer needs a static shape to be placed "
-                        "in shared memory, got ")
-          << alloc.getType() << "; give its tensor static extents";
-      return WalkResult::interrupt();
+        alloc && getStorage(alloc.getType()) == Storage::Shared) {
+      // Run-time extents are sized on the host at the launch, so they must
+      // be computable there (from the kernel's arguments, not its indices);
+      // swizzled buffers (TMA, wgmma) need static tiles.
+      Operation *kernel = alloc->getParentOfType<ParallelOp>();
+      while (kernel && cast<ParallelOp>(kernel).getParentParallel())
+        kernel = cast<ParallelOp>(kernel).getParentParallel();
+      bool hostSized = llvm::all_of(alloc.getDynamicSizes(), [&](Value v) {
+        return kernel && isHostComputable(v, kernel);
+      });
+      if (!alloc.getType().getLayout().isIdentity() || !hostSized ||
+          (!alloc.getType().hasStaticShape() &&
+           alloc->hasAttr(kSwizzleAttrName))) {
+        alloc.emitOpError("a shared buffer needs extents known at the launch "
+                          "(constants, or computed from the kernel's "
+                          "arguments) and, when TMA or wgmma use it, "
+                          "static ones; got ")
+            << alloc.getType();
+        return WalkResult::interrupt();
+      }
     }
     if (auto copy = dyn_cast<DmaCopyOp>(op)) {
       bool cooperative = !scope.copiesPerThread && scope.groupSize > 1;

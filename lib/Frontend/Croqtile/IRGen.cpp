@@ -874,6 +874,14 @@ Value IRGen::viewExtent(Value view, int64_t d, Location l) {
     }
     return arith::DivSIOp::create(builder, l, whole, count);
   }
+  // A future's data is the buffer its copy wrote: an allocation's extents.
+  if (auto data = view.getDefiningOp<FutureDataOp>())
+    if (auto copy = data.getFuture().getDefiningOp<DmaCopyOp>())
+      return viewExtent(copy.getTarget(), d, l);
+  if (auto alloc = view.getDefiningOp<memref::AllocOp>()) {
+    unsigned i = llvm::count(type.getShape().take_front(d), ShapedType::kDynamic);
+    return alloc.getDynamicSizes()[i];
+  }
   return memref::DimOp::create(builder, l, view, d);
 }
 
@@ -2341,9 +2349,11 @@ LogicalResult IRGen::copy(const Stmt &stmt) {
       // A source with run-time extents gives a buffer with run-time extents
       // (the lowering asks for static shapes where it needs them).
       SmallVector<Value> dynamicSizes;
+      // A chunkat's extent comes from its source's, so that the buffer can
+      // be sized before the launch, not from the tile's indices.
       for (int64_t d = 0; d < sourceType.getRank(); ++d)
         if (sourceType.isDynamicDim(d))
-          dynamicSizes.push_back(memref::DimOp::create(builder, l, *source, d));
+          dynamicSizes.push_back(viewExtent(*source, d, l));
       Attribute space = gpu::AddressSpaceAttr::get(
           context, stmt.destStorage == "shared" ? gpu::AddressSpace::Workgroup
                                                 : gpu::AddressSpace::Private);
@@ -2526,7 +2536,7 @@ LogicalResult IRGen::dmaAny(const Stmt &stmt) {
         partner->value);
     for (int64_t d = 0; d < memref.getRank(); ++d)
       if (memref.isDynamicDim(d))
-        dynamicSizes.push_back(memref::DimOp::create(builder, l, data, d));
+        dynamicSizes.push_back(viewExtent(data, d, l));
   }
   Value buffer = memref::AllocOp::create(builder, l, memref, dynamicSizes);
   auto placeholderType =

@@ -657,3 +657,27 @@ func.func @warp_dependent_copy(%g: memref<64x32xf32>) {
   }
   return
 }
+
+// -----
+
+// A shared buffer with a run-time extent is sized on the host: its offset
+// (after a static one, aligned to 1024 bytes) and the launch's size are
+// computed before the launch.
+// CHECK-LABEL: func.func @host_sized_shared
+// CHECK: %[[OFFSET:.*]] = arith.muli %{{.*}}, %c1024 : index
+// CHECK: %[[BYTES:.*]] = arith.muli %{{.*}}, %{{.*}} : index
+// CHECK: %[[END:.*]] = arith.addi %[[OFFSET]], %[[BYTES]] : index
+// CHECK: %[[SMEM:.*]] = arith.index_cast %[[END]] : index to i32
+// CHECK: gpu.launch {{.*}} dynamic_shared_memory_size %[[SMEM]]
+// CHECK: memref.view %{{.*}}[%[[OFFSET]]][%{{.*}}] : memref<?xi8, #gpu.address_space<workgroup>> to memref<?xf32, #gpu.address_space<workgroup>>
+func.func @host_sized_shared(%g: memref<?xf32>, %n: index) {
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  croq.parallel (%b) by [%c1] : block {
+    %fixed = memref.alloc() : memref<100xf32, #gpu.address_space<workgroup>>
+    %size = arith.divsi %n, %c4 : index
+    %s = memref.alloc(%size) : memref<?xf32, #gpu.address_space<workgroup>>
+    %f = croq.dma.copy %g to %s : memref<?xf32> to memref<?xf32, #gpu.address_space<workgroup>> -> !croq.future<dma, memref<?xf32, #gpu.address_space<workgroup>>>
+  }
+  return
+}

@@ -41,6 +41,7 @@ SIGNATURES = {
     "mma_cr_co": [_TENSOR, _TENSOR, _TENSOR],
     "mma_cc_co": [_TENSOR, _TENSOR, _TENSOR],
     "unsigned_co": [_TENSOR] * 6,
+    "double_buffer_co": [_TENSOR, _TENSOR, _TENSOR],
     "matmul_persistent_co": [_TENSOR, _TENSOR, _TENSOR],
     "spin_streams_co": [_TENSOR, _TENSOR, _INDEX],
     "loops_co": [_TENSOR],

@@ -228,6 +228,21 @@ def warp_mma_row_col(kernel):
 
 
 @test
+def tutorial_double_buffer():
+    # Chapter 6.1's double-buffered matmul: its block and thread grids and
+    # `256 / #tile_k` fix the shape at 128 x 256 x 256; the shared tiles'
+    # run-time extents (M / 8 x K / 16, K / 16 x N / 16) are sized on the
+    # host. It accumulates into the output, which starts at zero.
+    for _ in range(2):
+        lhs = torch.randint(-8, 8, (128, 256), dtype=torch.int32, device="cuda")
+        rhs = torch.randint(-8, 8, (256, 256), dtype=torch.int32, device="cuda")
+        out = torch.zeros(128, 256, dtype=torch.int32, device="cuda")
+        K.double_buffer_co(lhs, rhs, out)
+        ref = (lhs.cpu().long() @ rhs.cpu().long()).int()
+        expect_equal(out.cpu(), ref, "tutorial double buffer")
+
+
+@test
 def unsigned_elements():
     # u32 values across the whole range (bit patterns in int32 tensors),
     # u8 values past 127: division, remainder, shift, comparison and
