@@ -10,6 +10,7 @@
 #include "Croq/Dialect/Croq/IR/CroqTypes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Matchers.h"
 
@@ -171,27 +172,52 @@ bool mlir::croq::isPerThreadCopy(DmaCopyOp copy) {
              Storage::Shared;
 }
 
-/// True when `value` depends on the index of a parallel nested in `kernel`
-/// (or on a loop-carried value whose start does).
-static bool dependsOnGroupIndex(Value value, Operation *kernel) {
-  return !allSources(value, [&](BlockArgument arg) {
-    Operation *owner = arg.getOwner()->getParentOp();
-    if (auto parallel = dyn_cast<ParallelOp>(owner))
-      return parallel == kernel || !kernel->isProperAncestor(parallel);
-    if (auto loop = dyn_cast<scf::ForOp>(owner)) {
-      if (arg == loop.getInductionVar())
-        return true;
-      OpOperand *init = loop.getTiedLoopInit(arg);
-      return init && !dependsOnGroupIndex(init->get(), kernel);
-    }
+/// True unless `value` is provably the same in every instance of the
+/// parallels nested in `kernel`: computed by region-free ops that read no
+/// memory from values defined outside `kernel`, the kernel's own indices,
+/// and induction variables of loops whose bounds are themselves the same.
+/// Results of branches and loops, loop-carried values and loads are
+/// assumed to differ (a mutable scalar or a break flag can carry a warp
+/// index).
+static bool dependsOnGroupIndex(Value value, Operation *kernel,
+                                int depth = 0) {
+  if (depth > 32)
     return true;
+  if (auto arg = dyn_cast<BlockArgument>(value)) {
+    Operation *owner = arg.getOwner()->getParentOp();
+    if (owner == kernel || !kernel->isAncestor(owner))
+      return false;
+    if (auto loop = dyn_cast<scf::ForOp>(owner);
+        loop && arg == loop.getInductionVar())
+      return llvm::any_of(
+          ValueRange{loop.getLowerBound(), loop.getUpperBound(),
+                     loop.getStep()},
+          [&](Value v) { return dependsOnGroupIndex(v, kernel, depth + 1); });
+    return true;
+  }
+  Operation *def = value.getDefiningOp();
+  if (!kernel->isAncestor(def))
+    return false;
+  // A shared buffer is one per block, wherever it is declared.
+  if (auto alloc = dyn_cast<memref::AllocOp>(def);
+      alloc && getStorage(alloc.getType()) == Storage::Shared)
+    return llvm::any_of(alloc.getDynamicSizes(), [&](Value v) {
+      return dependsOnGroupIndex(v, kernel, depth + 1);
+    });
+  if (def->getNumRegions() || !isMemoryEffectFree(def))
+    return true;
+  return llvm::any_of(def->getOperands(), [&](Value v) {
+    return dependsOnGroupIndex(v, kernel, depth + 1);
   });
 }
 
 bool mlir::croq::isGroupInvariantCopy(DmaCopyOp copy, Operation *kernel) {
-  for (Value side : {copy.getSource(), copy.getTarget()})
-    if (dependsOnGroupIndex(side, kernel))
+  for (Value side : {copy.getSource(), copy.getTarget()}) {
+    // A local buffer is each thread's own: its copy is per thread.
+    if (getStorage(cast<MemRefType>(side.getType())) == Storage::Local ||
+        dependsOnGroupIndex(side, kernel))
       return false;
+  }
   for (Operation *p = copy->getParentOp(); p && p != kernel;
        p = p->getParentOp()) {
     if (auto parallel = dyn_cast<ParallelOp>(p)) {

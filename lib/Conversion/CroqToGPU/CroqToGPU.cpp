@@ -166,6 +166,15 @@ void LaunchAnalysis::recordScopes(ParallelOp kernel, int64_t blockDim) {
       scope.groupSize = blockDim;
     if (auto copy = dyn_cast<DmaCopyOp>(op); copy && scope.perThread)
       scope.copiesPerThread = isPerThreadCopy(copy);
+    // A local buffer is each thread's own, at any level: every thread
+    // copies its whole tile.
+    if (auto copy = dyn_cast<DmaCopyOp>(op);
+        copy && llvm::any_of(ValueRange{copy.getSource(), copy.getTarget()},
+                             [](Value side) {
+                               return getStorage(cast<MemRefType>(
+                                          side.getType())) == Storage::Local;
+                             }))
+      scope.copiesPerThread = true;
     // Every warp (warpgroup) of the block copies the same tile: the block
     // copies it once, cooperatively (croq-insert-barriers orders it).
     if (auto copy = dyn_cast<DmaCopyOp>(op);
