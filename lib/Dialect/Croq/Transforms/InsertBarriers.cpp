@@ -48,6 +48,8 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/MapVector.h"
 
+#include <functional>
+
 namespace mlir::croq {
 #define GEN_PASS_DEF_CROQINSERTBARRIERSPASS
 #include "Croq/Dialect/Croq/Transforms/Passes.h.inc"
@@ -82,6 +84,10 @@ struct Access {
   /// thread's only with the same indices, which depend on a thread index.
   SmallVector<Value> indices = {};
   bool isElement = false;
+  /// The memref an element access indexes, and the elements it covers
+  /// along the last dimension (a vector's width).
+  Value memref = {};
+  int64_t width = 1;
 };
 
 using State = SmallVector<Access>;
@@ -281,18 +287,24 @@ private:
         return;
       result.push_back({op, buffersOf(v), write, own});
       ValueRange indices;
+      int64_t width = 1;
       if (auto load = dyn_cast<memref::LoadOp>(op))
         indices = load.getIndices();
       else if (auto store = dyn_cast<memref::StoreOp>(op))
         indices = store.getIndices();
-      else if (auto load = dyn_cast<vector::LoadOp>(op))
+      else if (auto load = dyn_cast<vector::LoadOp>(op)) {
         indices = load.getIndices();
-      else if (auto store = dyn_cast<vector::StoreOp>(op))
+        width = load.getVectorType().getNumElements();
+      } else if (auto store = dyn_cast<vector::StoreOp>(op)) {
         indices = store.getIndices();
-      else
+        width = store.getVectorType().getNumElements();
+      } else {
         return;
+      }
       result.back().isElement = true;
       result.back().indices.assign(indices.begin(), indices.end());
+      result.back().memref = v;
+      result.back().width = width;
     };
     if (auto copy = dyn_cast<DmaCopyOp>(op)) {
       add(copy.getSource(), false);
@@ -321,16 +333,124 @@ private:
     return result;
   }
 
-  /// Both element accesses touch the element their thread indexes, the
-  /// same one: thread `t` of `s[t]` meets no other thread's `s[t]`.
-  static bool sameThreadElement(const Access &a, const Access &b) {
-    if (a.indices.size() != b.indices.size())
-      return false;
-    for (auto [x, y] : llvm::zip_equal(a.indices, b.indices))
-      if (!sameValue(x, y, /*depth=*/8))
+  /// An index of the form `t * k + base + r`: `t` an index of the thread
+  /// parallel `threads`, `k` a nonzero constant, `base` the same in every
+  /// thread (defined outside `threads`), and `r` ranging over `span`
+  /// consecutive values inside the thread (loop counters, constants). Two
+  /// threads' slots are disjoint when span <= |k|.
+  struct Slot {
+    Value thread;
+    int64_t stride = 1;
+    int64_t span = 1;
+    int64_t offset = 0;
+    SmallVector<Value> base;
+  };
+
+  static std::optional<Slot> slotOf(Value index, ParallelOp threads,
+                                    int depth = 0) {
+    if (depth > 12)
+      return std::nullopt;
+    // The same in every thread: defined outside, or pure arithmetic of
+    // such values.
+    std::function<bool(Value, int)> outside = [&](Value v, int level) {
+      Operation *def = v.getDefiningOp();
+      Operation *owner =
+          def ? def : cast<BlockArgument>(v).getOwner()->getParentOp();
+      if (!threads->isAncestor(owner))
+        return true;
+      if (!def || level > 8 || def->getNumRegions() || !isPure(def))
         return false;
-    return llvm::any_of(a.indices,
-                        [](Value i) { return dependsOnThreadIndex(i); });
+      return llvm::all_of(def->getOperands(),
+                          [&](Value o) { return outside(o, level + 1); });
+    };
+    if (auto arg = dyn_cast<BlockArgument>(index)) {
+      if (arg.getOwner()->getParentOp() != threads.getOperation())
+        return std::nullopt;
+      Slot slot;
+      slot.thread = arg;
+      return slot;
+    }
+    if (auto cast = index.getDefiningOp<arith::IndexCastOp>())
+      return slotOf(cast.getIn(), threads, depth + 1);
+    if (auto mul = index.getDefiningOp<arith::MulIOp>()) {
+      for (auto [x, y] : {std::pair{mul.getLhs(), mul.getRhs()},
+                          std::pair{mul.getRhs(), mul.getLhs()}}) {
+        std::optional<int64_t> c = getConstantIntValue(y);
+        std::optional<Slot> slot = slotOf(x, threads, depth + 1);
+        if (!c || *c == 0 || !slot || !slot->base.empty())
+          continue;
+        slot->stride *= *c;
+        slot->offset *= *c;
+        slot->span = (slot->span - 1) * std::abs(*c) + 1;
+        return slot;
+      }
+      return std::nullopt;
+    }
+    if (auto add = index.getDefiningOp<arith::AddIOp>()) {
+      for (auto [x, y] : {std::pair{add.getLhs(), add.getRhs()},
+                          std::pair{add.getRhs(), add.getLhs()}}) {
+        std::optional<Slot> slot = slotOf(x, threads, depth + 1);
+        if (!slot)
+          continue;
+        if (std::optional<int64_t> c = getConstantIntValue(y)) {
+          slot->offset += *c;
+          return slot;
+        }
+        if (outside(y, 0)) {
+          slot->base.push_back(y);
+          return slot;
+        }
+        // A loop counter inside the thread: 0 <= r < trip count.
+        if (auto arg = dyn_cast<BlockArgument>(y)) {
+          auto loop = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp());
+          std::optional<int64_t> lb, ub, step;
+          if (loop && arg == loop.getInductionVar()) {
+            lb = getConstantIntValue(loop.getLowerBound());
+            ub = getConstantIntValue(loop.getUpperBound());
+            step = getConstantIntValue(loop.getStep());
+          }
+          if (lb && ub && step && *step == 1 && *ub > *lb) {
+            slot->offset += *lb;
+            slot->span += *ub - *lb - 1;
+            return slot;
+          }
+        }
+      }
+      return std::nullopt;
+    }
+    return std::nullopt;
+  }
+
+  /// Two element accesses of one thread-level body that only the same
+  /// thread can make to one element: the same buffer, and a dimension whose
+  /// index is a disjoint slot of the same thread index in both (the other
+  /// dimensions are then free).
+  static bool sameThreadElement(const Access &a, const Access &b) {
+    if (a.indices.size() != b.indices.size() || a.indices.empty() ||
+        !sameValue(a.memref, b.memref, /*depth=*/8))
+      return false;
+    auto threads = dyn_cast_or_null<ParallelOp>(a.perThread);
+    if (!threads)
+      return false;
+    for (size_t d = 0; d < a.indices.size(); ++d) {
+      std::optional<Slot> x = slotOf(a.indices[d], threads);
+      std::optional<Slot> y = slotOf(b.indices[d], threads);
+      if (!x || !y || x->thread != y->thread || x->stride != y->stride ||
+          x->base.size() != y->base.size())
+        continue;
+      // A vector access along the last dimension covers `width` elements.
+      int64_t xSpan = x->span + (d + 1 == a.indices.size() ? a.width - 1 : 0);
+      int64_t ySpan = y->span + (d + 1 == b.indices.size() ? b.width - 1 : 0);
+      int64_t lo = std::min(x->offset, y->offset);
+      int64_t hi = std::max(x->offset + xSpan, y->offset + ySpan);
+      if (hi - lo > std::abs(x->stride))
+        continue;
+      if (llvm::all_of(llvm::zip_equal(x->base, y->base), [](auto pair) {
+            return sameValue(std::get<0>(pair), std::get<1>(pair), 8);
+          }))
+        return true;
+    }
+    return false;
   }
 
   /// `x` and `y` compute the same value: the same SSA value, or the same
@@ -356,15 +476,22 @@ private:
   static bool conflicts(const Access &earlier, const Access &later) {
     if (!earlier.write && !later.write)
       return false;
-    if (earlier.perThread && earlier.perThread == later.perThread &&
-        (!earlier.isElement || !later.isElement ||
-         sameThreadElement(earlier, later)))
+    if (!earlier.buffers.overlaps(later.buffers))
+      return false;
+    bool sameBody = earlier.perThread && earlier.perThread == later.perThread;
+    // Element accesses of one thread-level body: the same thread's only
+    // where their indices prove it (s[t] and s[t], not s[t] and s[0]).
+    if (sameBody && earlier.isElement && later.isElement)
+      return !sameThreadElement(earlier, later);
+    // Per-thread copies of one body move each thread's own data.
+    if (sameBody && !earlier.isElement && !later.isElement)
       return false;
     // One op writing the same elements again (the next iteration of a
     // cooperative copy): the same threads write the same elements.
-    if (earlier.op == later.op && earlier.write == later.write)
+    if (!earlier.isElement && earlier.op == later.op &&
+        earlier.write == later.write)
       return false;
-    return earlier.buffers.overlaps(later.buffers);
+    return true;
   }
 
   /// Orders `access` after every conflicting pending access: a barrier
