@@ -1665,23 +1665,17 @@ LogicalResult IRGen::assignment(const Stmt &stmt) {
         return fail(arg.loc, "select needs futures of one type");
       choices.push_back(f);
     }
-    // With two futures, select(c, f_true, f_false) as in C: a nonzero c
-    // picks the first (`select(#y % 2, fB, fA)` is fB on odd y). With more,
-    // c is the index of the one picked.
+    // The condition is the index of the future picked, as upstream's code
+    // generation reads it (`*futures[c]`): select(k % 2, f0, f1) is f0 for
+    // even k; a bool counts as 0 or 1. An index past the last picks the last.
     Value picked = choices.back()->value;
     Value c = cond->value;
+    if (c.getType().isInteger(1))
+      c = arith::ExtUIOp::create(builder, l, builder.getI64Type(), c);
     for (int i = choices.size() - 2; i >= 0; --i) {
-      Value is;
-      if (c.getType().isInteger(1) && choices.size() == 2)
-        is = c;
-      else if (choices.size() == 2)
-        is = builder.createOrFold<arith::CmpIOp>(
-            l, arith::CmpIPredicate::ne, coerce(c, builder.getIndexType(), l),
-            constIndex(0, l));
-      else
-        is = builder.createOrFold<arith::CmpIOp>(
-            l, arith::CmpIPredicate::eq, coerce(c, builder.getIndexType(), l),
-            constIndex(i, l));
+      Value is = builder.createOrFold<arith::CmpIOp>(
+          l, arith::CmpIPredicate::eq, coerce(c, builder.getIndexType(), l),
+          constIndex(i, l));
       picked = arith::SelectOp::create(builder, l, is, choices[i]->value, picked);
     }
     Symbol s = *choices[0];

@@ -339,12 +339,13 @@ def tensor_initialisers():
 
 @test
 def select_over_futures():
-    # f = select(which, fa, fb): fa for any nonzero which, fb for 0. 600
-    # blocks, a ragged M (the tail tile's copies clip), one block.
+    # f = select(which, fa, fb): which indexes the futures (fa for 0, fb
+    # for 1; past the last, the last). 600 blocks, a ragged M (the tail
+    # tile's copies clip), one block.
     for m in sweep((32, 32 * 600, 1000), (32, 40)):
         a = torch.randn(m, 64, device="cuda")
         b = torch.randn(m, 64, device="cuda")
-        for which, ref in ((0, b), (1, a), (7, a)):
+        for which, ref in ((0, a), (1, b), (7, b)):
             out = poisoned((m, 64), torch.float32)
             K.select_co(a, b, out, which)
             expect_equal(out, ref, f"select({which}, fa, fb), M = {m}")
