@@ -1922,8 +1922,17 @@ struct ChipFeatures {
   StringRef missing(Operation *op) const {
     bool hopper = sm >= 90;
     bool hopperA = sm == 90 && archSpecific;
+    bool ampere = sm >= 80;
     if (isa<TmaCopyOp>(op) && !hopper)
       return "tma.copy needs sm_90 or newer (TMA)";
+    if (auto copy = dyn_cast<DmaCopyOp>(op);
+        copy && copy.getAsync() && !ampere &&
+        getStorage(copy.getTarget().getType()) == Storage::Shared)
+      return "an asynchronous copy into shared memory (cp.async) needs "
+             "sm_80 or newer";
+    if (auto mma = dyn_cast<MmaOp>(op);
+        mma && mma.getAcc().getType().getScope() == Level::Warp && !ampere)
+      return "a warp MMA (mma.sync m16n8k16) needs sm_80 or newer";
     if (isa<EventAllocOp>(op) && !hopper)
       return "events need sm_90 or newer (mbarrier waits)";
     if (auto mma = dyn_cast<MmaOp>(op);

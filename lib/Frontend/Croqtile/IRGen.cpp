@@ -1696,6 +1696,12 @@ LogicalResult IRGen::assignment(const Stmt &stmt) {
       if (failed(v))
         return failure();
       if (existing && existing->value.getType() == v->getType()) {
+        // Views are not carried out of loops and branches.
+        if (existing->scope != scopes.size())
+          return fail(target.loc, "'" + target.name + "' names a view "
+                                  "declared outside this loop or branch; a "
+                                  "view cannot be rebound inside one",
+                      "give the new view its own name");
         existing->value = *v;
         return success();
       }
@@ -1974,8 +1980,10 @@ LogicalResult IRGen::with(const Stmt &stmt) {
   for (const Within &w : stmt.withins)
     for (auto [name, boundExpr] : llvm::zip_equal(w.names, w.bounds)) {
       FailureOr<Value> bound = indexExpr(*boundExpr);
-      if (failed(bound))
+      if (failed(bound)) {
+        pop();
         return failure();
+      }
       // Outside foreach a with-variable's value is 0.
       declare(name, Symbol{Symbol::Kind::Scalar, constIndex(0, loc(w.loc)), *bound});
     }
