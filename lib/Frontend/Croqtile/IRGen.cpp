@@ -1484,6 +1484,8 @@ LogicalResult IRGen::declaration(const Stmt &stmt) {
     } else {
       value = arith::ConstantOp::create(builder, l, builder.getZeroAttr(type));
     }
+    if (isUnsignedName(stmt.elemType))
+      unsignedValues.insert(value);
     Symbol s{Symbol::Kind::Scalar, value};
     s.isMutable = stmt.isMutable;
     if (failed(declareNew(stmt.name, stmt.nameLoc, s)))
@@ -2363,6 +2365,9 @@ LogicalResult IRGen::copy(const Stmt &stmt) {
                                   sourceType.getElementType(),
                                   MemRefLayoutAttrInterface(), space);
       target = memref::AllocOp::create(builder, l, type, dynamicSizes);
+      // A copy of unsigned elements holds unsigned elements.
+      if (unsignedTensors.contains(rootTensor(*source)))
+        unsignedTensors.insert(target);
     }
   }
   auto targetType = cast<MemRefType>(target.getType());
