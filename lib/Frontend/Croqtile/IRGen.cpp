@@ -125,8 +125,12 @@ private:
     for (auto [j, name] : llvm::enumerate(names)) {
       Symbol copy = *lookup(name);
       unsigned scope = copy.scope;
-      if (!values.empty())
+      if (!values.empty()) {
+        // A loop-carried or branch-joined unsigned value stays unsigned.
+        if (isUnsigned(copy.value))
+          unsignedValues.insert(values[j]);
         copy.value = values[j];
+      }
       declare(name, copy);
       scopes.back()[name].scope = scope;
     }
@@ -140,8 +144,11 @@ private:
   }
   /// Rebinds an existing name to a new value (keeps kind and origin).
   void rebind(StringRef name, Value value) {
-    if (Symbol *s = lookup(name))
+    if (Symbol *s = lookup(name)) {
+      if (isUnsigned(s->value))
+        unsignedValues.insert(value);
       s->value = value;
+    }
   }
 
   // Functions and statements.
