@@ -1501,6 +1501,10 @@ LogicalResult IRGen::declaration(const Stmt &stmt) {
     Type element = elementType(stmt.elemType, stmt.loc);
     if (!element)
       return failure();
+    if (element.isIndex())
+      return fail(stmt.loc, "a tensor needs a sized element type; 'int' is "
+                            "for scalars",
+                  "use s32, s64, u32, ...");
     std::string storage = stmt.storage.empty() ? "global" : stmt.storage;
     bool device = storage == "shared" || storage == "local";
     if (device && !insideParallel())

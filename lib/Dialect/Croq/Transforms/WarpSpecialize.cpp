@@ -62,7 +62,14 @@ struct CroqWarpSpecializePass
         producerRegisters % 8 != 0) {
       emitError(getOperation()->getLoc(), "croq-warp-specialize: "
                 "producer-registers must be a multiple of 8 in [24, 256], got ")
-          << producerRegisters;
+          << static_cast<int64_t>(producerRegisters);
+      return signalPassFailure();
+    }
+    if (maxRegisters < kMinRegisters || maxRegisters > 256 ||
+        maxRegisters % 8 != 0) {
+      emitError(getOperation()->getLoc(), "croq-warp-specialize: "
+                "max-registers must be a multiple of 8 in [24, 256], got ")
+          << static_cast<int64_t>(maxRegisters);
       return signalPassFailure();
     }
     DataFlowSolver solver;
