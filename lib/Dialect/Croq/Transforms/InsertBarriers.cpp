@@ -432,6 +432,31 @@ private:
     auto threads = dyn_cast_or_null<ParallelOp>(a.perThread);
     if (!threads)
       return false;
+    // The same element expression in the same block (a read-modify-write
+    // like `s.at(t / 32, t % 32) += 1`): two threads meet only where the
+    // expression maps them to one element, and there their writes already
+    // race with each other; no barrier could order them. A write under a
+    // condition the read is not under (a broadcast) is not exempt.
+    // The indices must not move with a loop inside the thread body: then
+    // one iteration's write meets the next iteration's read of another
+    // thread (s[t + j] in a loop over j).
+    auto loopInvariant = [&](Value index) {
+      return allSources(index, [&](BlockArgument arg) {
+        Operation *owner = arg.getOwner()->getParentOp();
+        return !(isa<scf::ForOp, scf::WhileOp>(owner) &&
+                 threads->isProperAncestor(owner));
+      });
+    };
+    if (a.op->getBlock() == b.op->getBlock() && a.width == b.width &&
+        llvm::all_of(llvm::zip_equal(a.indices, b.indices),
+                     [](auto pair) {
+                       return sameValue(std::get<0>(pair), std::get<1>(pair),
+                                        8);
+                     }) &&
+        llvm::all_of(a.indices, loopInvariant) &&
+        llvm::any_of(a.indices,
+                     [](Value i) { return dependsOnThreadIndex(i); }))
+      return true;
     for (size_t d = 0; d < a.indices.size(); ++d) {
       std::optional<Slot> x = slotOf(a.indices[d], threads);
       std::optional<Slot> y = slotOf(b.indices[d], threads);
