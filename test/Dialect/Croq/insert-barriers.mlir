@@ -84,3 +84,126 @@ func.func @loop_carried(%g: memref<?x128xf32>, %out: memref<128xf32>, %n: index)
   }
   return
 }
+
+// -----
+
+// A: index t+j in a loop: thread 1 at j=0 and thread 0 at j=1 touch s[1]
+// CHECK-LABEL: func.func @shifted_loop
+// CHECK: scf.for
+// CHECK: croq.barrier block
+func.func @shifted_loop(%out: memref<256xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c128 = arith.constant 128 : index
+  %one = arith.constant 1.0 : f32
+  croq.parallel (%b) by [%c1] : block {
+    %s = memref.alloc() : memref<256xf32, #gpu.address_space<workgroup>>
+    croq.parallel (%t) by [%c128] : thread {
+      scf.for %j = %c0 to %c4 step %c1 {
+        %i = arith.addi %t, %j : index
+        %x = memref.load %s[%i] : memref<256xf32, #gpu.address_space<workgroup>>
+        %y = arith.addf %x, %one : f32
+        memref.store %y, %s[%i] : memref<256xf32, #gpu.address_space<workgroup>>
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// B: same indices, different views: thread t writes s[t+1], thread t+1 reads s[t+1]
+// CHECK-LABEL: func.func @offset_view
+// CHECK: croq.barrier block
+func.func @offset_view(%out: memref<128xf32>) {
+  %c1 = arith.constant 1 : index
+  %c128 = arith.constant 128 : index
+  %one = arith.constant 1.0 : f32
+  croq.parallel (%b) by [%c1] : block {
+    %s = memref.alloc() : memref<256xf32, #gpu.address_space<workgroup>>
+    %v = memref.subview %s[1] [128] [1] : memref<256xf32, #gpu.address_space<workgroup>> to memref<128xf32, strided<[1], offset: 1>, #gpu.address_space<workgroup>>
+    croq.parallel (%t) by [%c128] : thread {
+      memref.store %one, %v[%t] : memref<128xf32, strided<[1], offset: 1>, #gpu.address_space<workgroup>>
+      %x = memref.load %s[%t] : memref<256xf32, #gpu.address_space<workgroup>>
+      memref.store %x, %out[%t] : memref<128xf32>
+    }
+  }
+  return
+}
+
+// -----
+
+// C: non-injective thread index t/2
+// CHECK-LABEL: func.func @halved
+// CHECK: croq.barrier block
+func.func @halved(%out: memref<128xf32>) {
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c128 = arith.constant 128 : index
+  croq.parallel (%b) by [%c1] : block {
+    %s = memref.alloc() : memref<64xf32, #gpu.address_space<workgroup>>
+    croq.parallel (%t) by [%c128] : thread {
+      %h = arith.divui %t, %c2 : index
+      %r = arith.remui %t, %c2 : index
+      %ri = arith.index_cast %r : index to i32
+      %f = arith.sitofp %ri : i32 to f32
+      %z = arith.constant 0 : index
+      %c = arith.cmpi eq, %r, %z : index
+      scf.if %c {
+        memref.store %f, %s[%h] : memref<64xf32, #gpu.address_space<workgroup>>
+      }
+      %x = memref.load %s[%h] : memref<64xf32, #gpu.address_space<workgroup>>
+      memref.store %x, %out[%t] : memref<128xf32>
+    }
+  }
+  return
+}
+
+// -----
+
+// D: a per-thread copy then a read of s[0]
+// CHECK-LABEL: func.func @copy_then_element
+// CHECK: croq.barrier block
+func.func @copy_then_element(%g: memref<128x4xf32>, %out: memref<128xf32>) {
+  %c1 = arith.constant 1 : index
+  %c0 = arith.constant 0 : index
+  %c128 = arith.constant 128 : index
+  croq.parallel (%b) by [%c1] : block {
+    %s = memref.alloc() : memref<128x4xf32, #gpu.address_space<workgroup>>
+    croq.parallel (%t) by [%c128] : thread {
+      %src = memref.subview %g[%t, 0] [1, 4] [1, 1] : memref<128x4xf32> to memref<1x4xf32, strided<[4, 1], offset: ?>>
+      %dst = memref.subview %s[%t, 0] [1, 4] [1, 1] : memref<128x4xf32, #gpu.address_space<workgroup>> to memref<1x4xf32, strided<[4, 1], offset: ?>, #gpu.address_space<workgroup>>
+      croq.dma.copy %src to %dst : memref<1x4xf32, strided<[4, 1], offset: ?>> to memref<1x4xf32, strided<[4, 1], offset: ?>, #gpu.address_space<workgroup>>
+      %x = memref.load %s[%c0, %c0] : memref<128x4xf32, #gpu.address_space<workgroup>>
+      memref.store %x, %out[%t] : memref<128xf32>
+    }
+  }
+  return
+}
+
+// -----
+
+// E: one thread's row, two columns, under a thread-dependent if: valid, own elements
+// CHECK-LABEL: func.func @own_row
+// CHECK-NOT: croq.barrier
+// CHECK: return
+func.func @own_row(%out: memref<128xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %c128 = arith.constant 128 : index
+  %one = arith.constant 1.0 : f32
+  croq.parallel (%b) by [%c1] : block {
+    %s = memref.alloc() : memref<128x2xf32, #gpu.address_space<workgroup>>
+    croq.parallel (%t) by [%c128] : thread {
+      %c = arith.cmpi ult, %t, %c64 : index
+      scf.if %c {
+        memref.store %one, %s[%t, %c0] : memref<128x2xf32, #gpu.address_space<workgroup>>
+        %x = memref.load %s[%t, %c1] : memref<128x2xf32, #gpu.address_space<workgroup>>
+        memref.store %x, %out[%t] : memref<128xf32>
+      }
+    }
+  }
+  return
+}
