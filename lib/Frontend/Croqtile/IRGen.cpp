@@ -37,6 +37,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/StringSwitch.h"
@@ -222,7 +223,12 @@ private:
       return c.getSExtValue();
     return std::nullopt;
   }
+  /// Parallel bodies being generated; the body of an op still being built
+  /// (a while loop's regions) is not attached yet, so the IR cannot tell.
+  unsigned parallelDepth = 0;
   bool insideParallel() {
+    if (parallelDepth)
+      return true;
     return builder.getInsertionBlock() &&
            builder.getInsertionBlock()->getParentOp() &&
            (isa<ParallelOp>(builder.getInsertionBlock()->getParentOp()) ||
@@ -1828,6 +1834,8 @@ static bool containsParallel(const std::vector<StmtPtr> &body) {
 
 LogicalResult IRGen::parallel(const Stmt &stmt) {
   bool outermost = !insideParallel();
+  ++parallelDepth;
+  auto leave = llvm::make_scope_exit([&] { --parallelDepth; });
   // Complete the level chain as Croqtile's pbfill does.
   struct LevelPlan {
     const ParallelLevel *source; // null: an implicit `by 1`
