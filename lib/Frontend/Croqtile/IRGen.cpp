@@ -770,7 +770,8 @@ FailureOr<std::pair<Value, SmallVector<Value>>>
 IRGen::element(const Expr &at) {
   if (!insideParallel())
     return fail(at.loc, "host code cannot read or write elements of a "
-                        "tensor: it lives in device memory",
+                        "tensor: croq's host code computes scalars and "
+                        "launches kernels",
                 "move the access into a parallel");
   FailureOr<Value> buffer = view(*at.base);
   if (failed(buffer))
@@ -1538,7 +1539,9 @@ LogicalResult IRGen::declaration(const Stmt &stmt) {
           return fail(d->loc, "tensor dimensions must be positive");
         shape.push_back(*c);
       } else {
-        if (device)
+        // A shared buffer may be sized at the launch (from the kernel's
+        // arguments); a local one lives in registers.
+        if (storage == "local")
           return fail(d->loc, storage + " buffers need compile-time "
                                         "dimensions",
                       "use literals or #defines");
