@@ -486,20 +486,28 @@ static void inlineBody(ConversionPatternRewriter &rewriter, Region &body,
 /// `value`, used in `kernel`, computed before it: values from outside are
 /// themselves, pure region-free ops of such values are cloned at the
 /// builder's point; a kernel index or anything else fails.
-static FailureOr<Value> hostValue(OpBuilder &b, Value value, Operation *kernel,
-                                  IRMapping &map) {
+static FailureOr<Value> hostValue(ConversionPatternRewriter &b, Value value,
+                                  Operation *kernel, IRMapping &map) {
   if (Value mapped = map.lookupOrNull(value))
     return mapped;
   Operation *def = value.getDefiningOp();
   Operation *owner =
       def ? def : cast<BlockArgument>(value).getOwner()->getParentOp();
-  if (!kernel->isAncestor(owner))
-    return value;
+  // From outside the kernel (a function argument may already have been
+  // converted: its replacement).
+  if (!owner || !kernel->isAncestor(owner)) {
+    Value remapped = b.getRemappedValue(value);
+    return remapped ? remapped : value;
+  }
   if (!def || def->getNumRegions() || !isPure(def))
     return failure();
-  for (Value operand : def->getOperands())
-    if (failed(hostValue(b, operand, kernel, map)))
+  for (Value operand : def->getOperands()) {
+    FailureOr<Value> host = hostValue(b, operand, kernel, map);
+    if (failed(host))
       return failure();
+    if (*host != operand)
+      map.map(operand, *host);
+  }
   Operation *clone = b.clone(*def, map);
   return clone->getResult(cast<OpResult>(value).getResultNumber());
 }
@@ -509,7 +517,7 @@ static bool isHostComputable(Value value, Operation *kernel) {
   Operation *def = value.getDefiningOp();
   Operation *owner =
       def ? def : cast<BlockArgument>(value).getOwner()->getParentOp();
-  if (!kernel->isAncestor(owner))
+  if (!owner || !kernel->isAncestor(owner))
     return true;
   return def && !def->getNumRegions() && isPure(def) &&
          llvm::all_of(def->getOperands(), [&](Value operand) {
