@@ -2889,6 +2889,23 @@ LogicalResult IRGen::mma(const Stmt &stmt) {
           FragRole::Acc, ArrayRef<int64_t>{m, n}, element, fragmentScope());
     }
   }
+  // Operands held at another scope than this MMA's (loaded outside the
+  // group-4 parallel, or inside a different one).
+  if (finalPass) {
+    Level here = fragmentScope();
+    for (auto [i, symbol] : llvm::enumerate(operandSymbols)) {
+      auto type = cast<FragType>(operands[i].getType());
+      if (type.getScope() == here)
+        continue;
+      const Expr &e = *stmt.operands[i + 1];
+      return fail(e.loc,
+                  "'" + (symbol ? e.name : std::string("this operand")) +
+                      "' is a " + stringifyLevel(type.getScope()) +
+                      " fragment, but this MMA runs at " +
+                      stringifyLevel(here) + " scope",
+                  "load it with mma.load inside the same parallel as the MMA");
+    }
+  }
   std::string layoutName = stmt.layout;
   std::replace(layoutName.begin(), layoutName.end(), '_', '.');
   if (ka != kb)
