@@ -62,6 +62,29 @@ def ConvertCroqToGPUPass : Pass<"convert-croq-to-gpu", "::mlir::ModuleOp"> {
   ];
 }
 
+def CroqAssignArrivalsPass : Pass<"croq-assign-arrivals", "::mlir::ModuleOp"> {
+  let summary = "Give every event without an explicit count the number of "
+                "threads that trigger it";
+  let description = [{
+    An mbarrier completes a phase when its arrival count is reached. For
+    each `croq.event.alloc` without `arrivals N` (`event<N>` in Croqtile),
+    the pass counts the threads that run its triggers and records the
+    count as the op's `arrivals` attribute: the threads of the innermost
+    `croq.inthreads` around the trigger, else the kernel's block size. It
+    fails at the event when a count cannot be computed at compile time.
+    An event that is never triggered gets 1. convert-croq-to-gpu runs it
+    first when needed; the EventAlloc pattern of
+    `populateCroqToGPUConversionPatterns` requires a count and fails at the
+    event without one.
+
+    ```mlir
+    %full = croq.event.alloc : !croq.event<shared, 2>
+    // becomes, when one warpgroup triggers it:
+    %full = croq.event.alloc arrivals 128 : !croq.event<shared, 2>
+    ```
+  }];
+}
+
 def CroqBoundKernelRegistersPass
     : Pass<"croq-bound-kernel-registers", "::mlir::gpu::GPUModuleOp"> {
   let summary = "Let ptxas know the entry register count of kernels that "

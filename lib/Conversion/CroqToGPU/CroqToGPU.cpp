@@ -39,6 +39,7 @@
 
 namespace mlir::croq {
 #define GEN_PASS_DEF_CONVERTCROQTOGPUPASS
+#define GEN_PASS_DEF_CROQASSIGNARRIVALSPASS
 #define GEN_PASS_DEF_CROQBOUNDKERNELREGISTERSPASS
 #define GEN_PASS_DEF_CROQUNROLLFRAGMENTVECTORSPASS
 #include "Croq/Conversion/Passes.h.inc"
@@ -1344,6 +1345,12 @@ struct EventAllocLowering : ScopedPattern<EventAllocOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     EventType type = op.getEvent().getType();
+    // The count is a decision of its own (croq-assign-arrivals, or the
+    // program's event<N>); the pattern does not guess one.
+    if (!op.getArrivals())
+      return op.emitOpError("has no arrival count: run croq-assign-arrivals "
+                            "before the croq-to-gpu patterns, or declare "
+                            "the event with one (event<N>)");
     // One thread initialises every element; then the block may use them.
     Value group = createMBarriers(rewriter, loc, type.getNumElements(),
                                   *op.getArrivals());
@@ -2169,6 +2176,16 @@ static LogicalResult assignArrivals(ModuleOp module,
   });
   return failure(result.wasInterrupted());
 }
+
+struct CroqAssignArrivalsPass
+    : mlir::croq::impl::CroqAssignArrivalsPassBase<CroqAssignArrivalsPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    std::unique_ptr<LaunchAnalysis> analysis = analyzeLaunches(module);
+    if (!analysis || failed(assignArrivals(module, *analysis)))
+      signalPassFailure();
+  }
+};
 
 struct ConvertCroqToGPUPass
     : mlir::croq::impl::ConvertCroqToGPUPassBase<ConvertCroqToGPUPass> {

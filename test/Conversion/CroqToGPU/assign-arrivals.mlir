@@ -1,0 +1,38 @@
+// RUN: croq-opt %s --croq-assign-arrivals | FileCheck %s
+// RUN: croq-opt %s --croq-insert-barriers --convert-croq-to-gpu | FileCheck %s --check-prefix=LOWERED
+
+// An event's arrival count is the number of threads that trigger it: one
+// warpgroup role (128), the whole block (256) for a trigger outside roles;
+// an explicit count stays, and an event nobody triggers gets 1.
+// CHECK-LABEL: func.func @counts
+// CHECK: croq.event.alloc arrivals 128 : <shared, 2>
+// CHECK: croq.event.alloc arrivals 3 : <shared>
+// CHECK: croq.event.alloc arrivals 1 : <shared>
+// CHECK: croq.event.alloc arrivals 256 : <shared>
+// The conversion assigns them the same way before it lowers them.
+// LOWERED-LABEL: func.func @counts
+// LOWERED: %[[C128:.*]] = arith.constant 128 : index
+// LOWERED: nvgpu.mbarrier.init %{{.*}}[%{{.*}}], %[[C128]]
+func.func @counts(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  croq.parallel (%b) by [%n] : block {
+    %full = croq.event.alloc : !croq.event<shared, 2>
+    %fixed = croq.event.alloc arrivals 3 : !croq.event<shared>
+    %unused = croq.event.alloc : !croq.event<shared>
+    %all = croq.event.alloc : !croq.event<shared>
+    croq.parallel (%p) by [%c2] : warpgroup {
+      %producer = arith.cmpi eq, %p, %c0 : index
+      croq.inthreads async (%producer) {
+        croq.event.trigger %full[%c0] : !croq.event<shared, 2>
+      }
+      %consumer = arith.cmpi eq, %p, %c1 : index
+      croq.inthreads async (%consumer) {
+        croq.event.wait %full[%c0] : !croq.event<shared, 2>
+      }
+      croq.event.trigger %all : !croq.event<shared>
+    }
+  }
+  return
+}
