@@ -214,8 +214,13 @@ LogicalResult LaunchAnalysis::analyze(ModuleOp module) {
   return failure(result.wasInterrupted());
 }
 
-std::unique_ptr<LaunchAnalysis> mlir::croq::analyzeLaunches(ModuleOp module) {
-  auto analysis = std::make_unique<LaunchAnalysis>();
+void mlir::croq::LaunchAnalysisDeleter::operator()(
+    LaunchAnalysis *analysis) const {
+  delete analysis;
+}
+
+LaunchAnalysisPtr mlir::croq::analyzeLaunches(ModuleOp module) {
+  LaunchAnalysisPtr analysis(new LaunchAnalysis());
   if (failed(analysis->analyze(module)))
     return nullptr;
   return analysis;
@@ -2181,7 +2186,7 @@ struct CroqAssignArrivalsPass
     : mlir::croq::impl::CroqAssignArrivalsPassBase<CroqAssignArrivalsPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    std::unique_ptr<LaunchAnalysis> analysis = analyzeLaunches(module);
+    LaunchAnalysisPtr analysis = analyzeLaunches(module);
     if (!analysis || failed(assignArrivals(module, *analysis)))
       signalPassFailure();
   }
@@ -2204,7 +2209,7 @@ struct ConvertCroqToGPUPass
       if (!trigger->hasAttr(kDeferredAttrName) && followsWgmma(trigger))
         trigger->setAttr(kWaitWgmmaAttrName, UnitAttr::get(trigger.getContext()));
     });
-    std::unique_ptr<LaunchAnalysis> analysis = analyzeLaunches(module);
+    LaunchAnalysisPtr analysis = analyzeLaunches(module);
     if (!analysis || failed(verifyLowerable(module, *analysis)) ||
         failed(assignArrivals(module, *analysis)) ||
         failed(planTmaCopies(module, analysis->tma)))

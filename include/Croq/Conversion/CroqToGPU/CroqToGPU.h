@@ -24,9 +24,16 @@ namespace croq {
 /// from the croq.parallel nesting before any op is rewritten.
 class LaunchAnalysis;
 
+/// Deletes a LaunchAnalysis where its type is complete, so that code that
+/// sees only this header can own one.
+struct LaunchAnalysisDeleter {
+  void operator()(LaunchAnalysis *analysis) const;
+};
+using LaunchAnalysisPtr = std::unique_ptr<LaunchAnalysis, LaunchAnalysisDeleter>;
+
 /// Builds the analysis for every kernel in `module`; reports (and returns
 /// null) when a level chain has no consistent block shape.
-std::unique_ptr<LaunchAnalysis> analyzeLaunches(ModuleOp module);
+LaunchAnalysisPtr analyzeLaunches(ModuleOp module);
 
 /// Maps croq types to what they lower to: a future to its data, a warp
 /// fragment to the register vectors of nvgpu.mma.sync, a warpgroup
