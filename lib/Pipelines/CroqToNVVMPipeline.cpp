@@ -50,6 +50,8 @@ void mlir::croq::buildCroqToNVVMPipeline(
     pm.addPass(createCroqWarpSpecializePass());
   // Every shared-memory hazard gets its barrier, at a uniform point.
   pm.addPass(createCroqInsertBarriersPass());
+  // Arrival counts are IR before the conversion reads them.
+  pm.addPass(createCroqAssignArrivalsPass());
   pm.addPass(createConvertCroqToGPUPass(toGPU));
   // A barrier that only part of its threads reach hangs: a compile error.
   pm.addPass(createCroqCheckDivergencePass());
