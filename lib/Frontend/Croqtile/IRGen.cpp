@@ -1966,6 +1966,29 @@ LogicalResult IRGen::parallel(const Stmt &stmt) {
     } else {
       bounds.push_back(constIndex(1, l));
     }
+    // Levels go block, group-4, group, thread from the outside in.
+    if (ParallelOp outer = enclosingParallel();
+        outer && static_cast<int>(outer.getLevel()) <=
+                     static_cast<int>(lp.level)) {
+      auto name = [](Level level) -> StringRef {
+        switch (level) {
+        case Level::Block:
+          return "block";
+        case Level::Warpgroup:
+          return "group-4";
+        case Level::Warp:
+          return "group";
+        case Level::Thread:
+          return "thread";
+        }
+        return "?";
+      };
+      return fail(lp.source ? lp.source->loc : stmt.loc,
+                  "a '" + name(lp.level) + "' parallel cannot be nested in a '" +
+                      name(outer.getLevel()) + "' parallel",
+                  "levels go block, group-4, group, thread from the outside "
+                  "in");
+    }
     SmallVector<Type> resultTypes;
     for (const std::string &name : carriedNames)
       resultTypes.push_back(lookup(name)->value.getType());
