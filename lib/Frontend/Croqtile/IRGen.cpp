@@ -2947,6 +2947,11 @@ LogicalResult IRGen::mma(const Stmt &stmt) {
                               " but the operands make a " + Twine(m) + "x" +
                               Twine(n) + " product",
                 "use one accumulator per MMA shape");
+  if (finalPass && a.getElementType() != b.getElementType())
+    return fail(stmt.loc, "the MMA operands have different element types: A "
+                          "is " + typeString(a.getElementType()) + " and B "
+                          "is " + typeString(b.getElementType()),
+                "load both operands from tensors of one element type");
   if (a.getRole() != FragRole::A || b.getRole() != FragRole::B) {
     if (finalPass)
       return fail(stmt.loc, "an operand fragment is used as both A and B",
@@ -2982,6 +2987,14 @@ LogicalResult IRGen::mmaStore(const Stmt &stmt) {
   SmallVector<int64_t> shape(frag.getShape());
   if (stmt.transpose)
     std::swap(shape[0], shape[1]);
+  if (finalPass && frag.getElementType().isInteger() !=
+                       type.getElementType().isInteger())
+    return fail(stmt.loc, "mma.store cannot convert the accumulator's " +
+                              typeString(frag.getElementType()) +
+                              " elements to " +
+                              typeString(type.getElementType()),
+                "store into a tensor of integers for an integer accumulator, "
+                "of floats for a float one");
   if (finalPass && type.getShape() != ArrayRef<int64_t>(shape))
     return fail(stmt.dest->loc,
                 Twine(stmt.transpose ? "mma.store.transp: the view is not "
