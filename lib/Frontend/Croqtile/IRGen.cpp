@@ -2525,6 +2525,27 @@ LogicalResult IRGen::copy(const Stmt &stmt) {
                     "write tma.copy.async<full[stage]>");
       event = s->value;
     }
+    // A swizzle span is the bytes of the shared tile's rows.
+    if (swizzle && finalPass) {
+      auto shared = getStorage(cast<MemRefType>(target.getType())) ==
+                            Storage::Shared
+                        ? cast<MemRefType>(target.getType())
+                        : cast<MemRefType>(source->getType());
+      int64_t inner = shared.getShape().back();
+      int64_t bytes = inner * shared.getElementTypeBitWidth() / 8;
+      if (!ShapedType::isDynamic(inner) && bytes != swizzle.getInt())
+        return fail(stmt.loc, ".swiz<" + Twine(swizzle.getInt()) +
+                                  "> needs shared rows of " +
+                                  Twine(swizzle.getInt()) +
+                                  " bytes; this tile's rows are " +
+                                  Twine(inner) + " x " +
+                                  typeString(shared.getElementType()) +
+                                  " = " + Twine(bytes) + " bytes",
+                    bytes == 32 || bytes == 64 || bytes == 128
+                        ? "use .swiz<" + Twine(bytes) + ">"
+                        : Twine("use rows of 32, 64 or 128 bytes, or no "
+                                "swizzle"));
+    }
     auto op = TmaCopyOp::create(builder, l, futureType ? TypeRange{futureType}
                                                        : TypeRange{},
                                 *source, target, event, eventIndices,
