@@ -2174,6 +2174,13 @@ static LogicalResult assignArrivals(ModuleOp module,
                           "(event<N>)");
         return WalkResult::interrupt();
       }
+      if (*threads == 0) {
+        InFlightDiagnostic diag = alloc.emitOpError(
+            "is triggered in a region that no thread runs (its predicate is "
+            "false for every index), so its arrival count would be 0");
+        diag.attachNote(user->getLoc()) << "the trigger";
+        return WalkResult::interrupt();
+      }
       count = count ? count : threads;
     }
     alloc.setArrivals(count.value_or(1));
