@@ -117,6 +117,8 @@ struct ScopedPattern : OpConversionPattern<OpTy> {
 //===----------------------------------------------------------------------===//
 
 Value cIndex(OpBuilder &b, Location loc, int64_t v);
+/// The kernel (outermost croq.parallel) around `op`, or null.
+ParallelOp kernelOf(Operation *op);
 Value threadId(OpBuilder &b, Location loc);
 /// Rank of the executing thread in its cooperating group.
 Value groupRank(OpBuilder &b, Location loc, const LaunchAnalysis::Scope &scope);

@@ -14,6 +14,7 @@
 #include "Croq/Dialect/Croq/Utils/TileAlgebra.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Func/Transforms/FuncConversions.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -165,24 +166,23 @@ void LaunchAnalysis::recordScopes(ParallelOp kernel, int64_t blockDim) {
     // group above; perThread records only that per-thread data is in scope.
     if (scope.perThread && !foundGroup)
       scope.groupSize = blockDim;
-    if (auto copy = dyn_cast<DmaCopyOp>(op); copy && scope.perThread)
-      scope.copiesPerThread = isPerThreadCopy(copy);
-    // A local buffer is each thread's own, at any level: every thread
-    // copies its whole tile.
-    if (auto copy = dyn_cast<DmaCopyOp>(op);
-        copy && llvm::any_of(ValueRange{copy.getSource(), copy.getTarget()},
-                             [](Value side) {
-                               return getStorage(cast<MemRefType>(
-                                          side.getType())) == Storage::Local;
-                             }))
-      scope.copiesPerThread = true;
-    // Every warp (warpgroup) of the block copies the same tile: the block
-    // copies it once, cooperatively (croq-insert-barriers orders it).
-    if (auto copy = dyn_cast<DmaCopyOp>(op);
-        copy && !scope.perThread && scope.groupLevel != Level::Block &&
-        isGroupInvariantCopy(copy, kernel)) {
-      scope.groupLevel = Level::Block;
-      scope.groupSize = blockDim;
+    if (auto copy = dyn_cast<DmaCopyOp>(op)) {
+      // A local buffer is each thread's own, at any level: every thread
+      // copies its whole tile (isPerThreadCopy holds for it).
+      bool local = llvm::any_of(
+          ValueRange{copy.getSource(), copy.getTarget()}, [](Value side) {
+            return getStorage(cast<MemRefType>(side.getType())) ==
+                   Storage::Local;
+          });
+      if (scope.perThread || local)
+        scope.copiesPerThread = isPerThreadCopy(copy);
+      // Every warp (warpgroup) of the block copies the same tile: the block
+      // copies it once, cooperatively (croq-insert-barriers orders it).
+      else if (scope.groupLevel != Level::Block &&
+               isGroupInvariantCopy(copy, kernel)) {
+        scope.groupLevel = Level::Block;
+        scope.groupSize = blockDim;
+      }
     }
     scopes[op] = scope;
   });
@@ -233,6 +233,13 @@ LaunchAnalysisPtr mlir::croq::analyzeLaunches(ModuleOp module) {
 namespace mlir::croq::detail {
 
 
+
+ParallelOp kernelOf(Operation *op) {
+  ParallelOp kernel = op->getParentOfType<ParallelOp>();
+  while (kernel && kernel.getParentParallel())
+    kernel = kernel.getParentParallel();
+  return kernel;
+}
 
 Value cIndex(OpBuilder &b, Location loc, int64_t v) {
   return arith::ConstantIndexOp::create(b, loc, v);
@@ -488,7 +495,6 @@ static void inlineBody(ConversionPatternRewriter &rewriter, Region &body,
   rewriter.inlineBlockBefore(block, op, replacements);
 }
 
-/// A host-level block parallel becomes a gpu.launch.
 /// `value`, used in `kernel`, computed before it: values from outside are
 /// themselves, pure region-free ops of such values are cloned at the
 /// builder's point; a kernel index or anything else fails.
@@ -531,6 +537,7 @@ static bool isHostComputable(Value value, Operation *kernel) {
          });
 }
 
+/// A host-level block parallel becomes a gpu.launch.
 struct KernelLaunchLowering : ScopedPattern<ParallelOp> {
   using ScopedPattern::ScopedPattern;
 
@@ -548,7 +555,9 @@ struct KernelLaunchLowering : ScopedPattern<ParallelOp> {
     // Shared buffers become views of the launch's dynamic shared memory.
     SmallVector<memref::AllocOp> sharedAllocs;
     int64_t sharedBytes = 0;
-    SmallVector<int64_t> offsets;
+    // Byte offsets: constants until a buffer with run-time extents, values
+    // (computed on the host) from there on.
+    SmallVector<OpFoldResult> offsets;
     op.getBody().walk([&](memref::AllocOp alloc) {
       if (getStorage(alloc.getType()) != Storage::Shared)
         return;
@@ -557,7 +566,6 @@ struct KernelLaunchLowering : ScopedPattern<ParallelOp> {
     // A buffer with run-time extents (a tile of a tensor of symbolic
     // shape) is sized on the host: its extents are computed there and the
     // offsets of the buffers after it, and the launch's size, become values.
-    SmallVector<Value> dynamicOffsets;
     Value dynamicBytes;
     IRMapping hostMap;
     for (memref::AllocOp alloc : sharedAllocs) {
@@ -569,8 +577,7 @@ struct KernelLaunchLowering : ScopedPattern<ParallelOp> {
       if (type.hasStaticShape() && !dynamicBytes) {
         // 1024-byte alignment suits every TMA swizzle mode.
         sharedBytes = llvm::alignTo(sharedBytes, 1024);
-        offsets.push_back(sharedBytes);
-        dynamicOffsets.push_back(Value());
+        offsets.push_back(rewriter.getIndexAttr(sharedBytes));
         sharedBytes += type.getNumElements() * elementBytes;
         continue;
       }
@@ -584,8 +591,7 @@ struct KernelLaunchLowering : ScopedPattern<ParallelOp> {
                                                        dynamicBytes, c1023),
                                  c1024),
           c1024);
-      offsets.push_back(0);
-      dynamicOffsets.push_back(aligned);
+      offsets.push_back(aligned);
       Value bytes = cIndex(rewriter, loc, elementBytes);
       unsigned next = 0;
       for (int64_t extent : type.getShape()) {
@@ -643,12 +649,10 @@ struct KernelLaunchLowering : ScopedPattern<ParallelOp> {
     auto terminator = gpu::TerminatorOp::create(rewriter, loc);
     inlineBody(rewriter, op.getBody(), terminator, blockIds);
 
-    for (auto [alloc, offset, dynamicOffset] :
-         llvm::zip_equal(sharedAllocs, offsets, dynamicOffsets)) {
+    for (auto [alloc, offset] : llvm::zip_equal(sharedAllocs, offsets)) {
       rewriter.setInsertionPoint(alloc);
-      Value byteOffset = dynamicOffset
-                             ? dynamicOffset
-                             : cIndex(rewriter, alloc.getLoc(), offset);
+      Value byteOffset =
+          getValueOrCreateConstantIndexOp(rewriter, alloc.getLoc(), offset);
       auto view = rewriter.replaceOpWithNewOp<memref::ViewOp>(
           alloc, alloc.getType(), base, byteOffset, alloc.getDynamicSizes());
       if (Attribute swizzle = alloc->getAttr(kSwizzleAttrName))
@@ -1926,7 +1930,6 @@ void mlir::croq::populateCroqToGPUConversionPatterns(
 namespace {
 
 
-/// Ops that have no lowering yet; each is reported where it stands.
 /// What the target chip has, from its name (sm_90a: sm 90, arch-specific).
 struct ChipFeatures {
   unsigned sm = 0;
@@ -1966,6 +1969,8 @@ struct ChipFeatures {
   }
 };
 
+/// Ops that cannot be lowered (for `chip`, or at all yet); each is reported
+/// where it stands.
 static LogicalResult reportUnsupported(ModuleOp module, StringRef chip) {
   ChipFeatures features(chip);
   WalkResult result = module.walk([&](Operation *op) {
@@ -2060,9 +2065,7 @@ static LogicalResult verifyLowerable(ModuleOp module,
       // Run-time extents are sized on the host at the launch, so they must
       // be computable there (from the kernel's arguments, not its indices);
       // swizzled buffers (TMA, wgmma) need static tiles.
-      Operation *kernel = alloc->getParentOfType<ParallelOp>();
-      while (kernel && cast<ParallelOp>(kernel).getParentParallel())
-        kernel = cast<ParallelOp>(kernel).getParentParallel();
+      ParallelOp kernel = kernelOf(alloc);
       bool hostSized = llvm::all_of(alloc.getDynamicSizes(), [&](Value v) {
         return kernel && isHostComputable(v, kernel);
       });

@@ -65,13 +65,6 @@ static Value viewedTensor(Value view, ParallelOp kernel) {
   return view;
 }
 
-static ParallelOp kernelOf(Operation *op) {
-  ParallelOp kernel = op->getParentOfType<ParallelOp>();
-  while (kernel && kernel.getParentParallel())
-    kernel = kernel.getParentParallel();
-  return kernel;
-}
-
 static int64_t tileBytes(MemRefType type) {
   return type.getNumElements() * type.getElementTypeBitWidth() / 8;
 }

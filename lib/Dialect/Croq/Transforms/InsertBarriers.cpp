@@ -485,17 +485,16 @@ private:
     if (x == y)
       return true;
     Operation *dx = x.getDefiningOp(), *dy = y.getDefiningOp();
-    if (!dx || !dy || depth == 0 || dx->getName() != dy->getName() ||
-        dx->getAttrDictionary() != dy->getAttrDictionary() ||
-        dx->getNumOperands() != dy->getNumOperands() ||
-        dx->getNumRegions() || !isPure(dx) ||
+    if (!dx || !dy || depth == 0 || dx->getNumRegions() || !isPure(dx) ||
         cast<OpResult>(x).getResultNumber() !=
             cast<OpResult>(y).getResultNumber())
       return false;
-    for (auto [ox, oy] : llvm::zip_equal(dx->getOperands(), dy->getOperands()))
-      if (!sameValue(ox, oy, depth - 1))
-        return false;
-    return true;
+    return OperationEquivalence::isEquivalentTo(
+        dx, dy,
+        [&](Value ox, Value oy) {
+          return success(sameValue(ox, oy, depth - 1));
+        },
+        /*markEquivalent=*/nullptr, OperationEquivalence::IgnoreLocations);
   }
 
   static bool conflicts(const Access &earlier, const Access &later) {
