@@ -223,11 +223,12 @@ private:
       return c.getSExtValue();
     return std::nullopt;
   }
-  /// Parallel bodies being generated; the body of an op still being built
-  /// (a while loop's regions) is not attached yet, so the IR cannot tell.
-  unsigned parallelDepth = 0;
+  /// The parallels whose bodies are being generated, innermost last: the
+  /// regions of an op still being built (a while loop's) are not attached
+  /// yet, so the IR around the insertion point cannot tell.
+  SmallVector<ParallelOp> openParallels;
   bool insideParallel() {
-    if (parallelDepth)
+    if (!openParallels.empty())
       return true;
     return builder.getInsertionBlock() &&
            builder.getInsertionBlock()->getParentOp() &&
@@ -247,7 +248,11 @@ private:
     return Level::Warp;
   }
   ParallelOp enclosingParallel() {
+    if (!openParallels.empty())
+      return openParallels.back();
     Operation *op = builder.getInsertionBlock()->getParentOp();
+    if (!op)
+      return {};
     if (auto p = dyn_cast<ParallelOp>(op))
       return p;
     return op->getParentOfType<ParallelOp>();
@@ -1826,6 +1831,21 @@ static std::optional<Level> levelFromName(StringRef name) {
       .Default(std::nullopt);
 }
 
+/// The Croqtile name of `level` (levelFromName's inverse).
+static StringRef levelName(Level level) {
+  switch (level) {
+  case Level::Block:
+    return "block";
+  case Level::Warpgroup:
+    return "group-4";
+  case Level::Warp:
+    return "group";
+  case Level::Thread:
+    return "thread";
+  }
+  llvm_unreachable("unknown level");
+}
+
 /// Whether a parallel statement is nested anywhere in `body`.
 static bool containsParallel(const std::vector<StmtPtr> &body) {
   for (const StmtPtr &s : body)
@@ -1837,8 +1857,6 @@ static bool containsParallel(const std::vector<StmtPtr> &body) {
 
 LogicalResult IRGen::parallel(const Stmt &stmt) {
   bool outermost = !insideParallel();
-  ++parallelDepth;
-  auto leave = llvm::make_scope_exit([&] { --parallelDepth; });
   // Complete the level chain as Croqtile's pbfill does.
   struct LevelPlan {
     const ParallelLevel *source; // null: an implicit `by 1`
@@ -1888,6 +1906,16 @@ LogicalResult IRGen::parallel(const Stmt &stmt) {
   if (!outermost && plan.front().level == Level::Block)
     return fail(stmt.loc, "a block-level parallel cannot be nested in "
                           "another parallel");
+  // The chain continues the levels of the parallel around it.
+  if (ParallelOp outer = enclosingParallel();
+      outer && static_cast<int>(outer.getLevel()) <=
+                   static_cast<int>(plan.front().level))
+    return fail(plan.front().source ? plan.front().source->loc : stmt.loc,
+                "a '" + levelName(plan.front().level) +
+                    "' parallel cannot be nested in a '" +
+                    levelName(outer.getLevel()) + "' parallel",
+                "levels go block, group-4, group, thread from the outside "
+                "in");
   for (size_t i = 0; i + 1 < plan.size(); ++i) {
     if (static_cast<int>(plan[i + 1].level) >= static_cast<int>(plan[i].level))
       return fail(plan[i + 1].source ? plan[i + 1].source->loc : stmt.loc,
@@ -1966,29 +1994,6 @@ LogicalResult IRGen::parallel(const Stmt &stmt) {
     } else {
       bounds.push_back(constIndex(1, l));
     }
-    // Levels go block, group-4, group, thread from the outside in.
-    if (ParallelOp outer = enclosingParallel();
-        outer && static_cast<int>(outer.getLevel()) <=
-                     static_cast<int>(lp.level)) {
-      auto name = [](Level level) -> StringRef {
-        switch (level) {
-        case Level::Block:
-          return "block";
-        case Level::Warpgroup:
-          return "group-4";
-        case Level::Warp:
-          return "group";
-        case Level::Thread:
-          return "thread";
-        }
-        return "?";
-      };
-      return fail(lp.source ? lp.source->loc : stmt.loc,
-                  "a '" + name(lp.level) + "' parallel cannot be nested in a '" +
-                      name(outer.getLevel()) + "' parallel",
-                  "levels go block, group-4, group, thread from the outside "
-                  "in");
-    }
     SmallVector<Type> resultTypes;
     for (const std::string &name : carriedNames)
       resultTypes.push_back(lookup(name)->value.getType());
@@ -1998,6 +2003,8 @@ LogicalResult IRGen::parallel(const Stmt &stmt) {
     OpBuilder::InsertionGuard guard(builder);
     Block &block = op.getBody().front();
     builder.setInsertionPointToStart(&block);
+    openParallels.push_back(op);
+    auto close = llvm::make_scope_exit([&] { openParallels.pop_back(); });
     push();
     shadow(carriedNames);
     if (lp.source)
