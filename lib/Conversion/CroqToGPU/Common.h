@@ -122,6 +122,9 @@ ParallelOp kernelOf(Operation *op);
 Value threadId(OpBuilder &b, Location loc);
 /// Rank of the executing thread in its cooperating group.
 Value groupRank(OpBuilder &b, Location loc, const LaunchAnalysis::Scope &scope);
+/// A barrier over the `size` threads of one instance of `level`.
+void emitGroupBarrier(OpBuilder &b, Location loc, Level level, int64_t size,
+                      int64_t blockDim);
 /// A barrier over the threads of the scope's group.
 void emitScopeBarrier(OpBuilder &b, Location loc,
                       const LaunchAnalysis::Scope &scope);
@@ -158,6 +161,13 @@ Type mbarrierGroupType(MLIRContext *context, int64_t count);
 Value createMBarriers(OpBuilder &b, Location loc, int64_t count,
                       int64_t arrivals);
 /// Per-thread phase bits, `count` of them, all starting at `start`.
+/// For a view that may reach past the end of its buffer (a tail tile), the
+/// extents that lie inside it; std::nullopt when it lies inside by
+/// construction (Copies.cpp).
+std::optional<SmallVector<Value>>
+validExtents(ConversionPatternRewriter &rewriter, Location loc, Value view);
+/// The sizes of a memref, constant or dynamic.
+SmallVector<Value> memrefSizes(OpBuilder &b, Location loc, Value memref);
 Value createPhaseBits(OpBuilder &b, Location loc, int64_t count, bool start);
 /// Replaces a copy by its destination (the data of its future), or erases
 /// it when it has no future.
@@ -167,6 +177,35 @@ void replaceCopy(ConversionPatternRewriter &rewriter, Operation *copy,
 /// flips the bit.
 void waitOnPhaseBit(OpBuilder &b, Location loc, Value group, Value slot,
                     Value bits, Value bit);
+
+//===----------------------------------------------------------------------===//
+// Pattern sets (Levels.cpp, Copies.cpp, Events.cpp, WarpMma.cpp)
+//===----------------------------------------------------------------------===//
+
+void populateLevelPatterns(TypeConverter &converter,
+                           RewritePatternSet &patterns,
+                           const LaunchAnalysis &analysis);
+void populateCopyPatterns(TypeConverter &converter, RewritePatternSet &patterns,
+                          const LaunchAnalysis &analysis);
+void populateEventPatterns(TypeConverter &converter,
+                           RewritePatternSet &patterns,
+                           const LaunchAnalysis &analysis);
+void populateMmaPatterns(TypeConverter &converter, RewritePatternSet &patterns,
+                         const LaunchAnalysis &analysis);
+
+/// Whether `value`, used in `kernel`, can be computed before it (Levels.cpp).
+bool isHostComputable(Value value, Operation *kernel);
+/// The innermost loop around `op` in its kernel (Events.cpp).
+Operation *innermostKernelLoop(Operation *op);
+/// True when a wait's generation follows from its loop (Events.cpp).
+bool hasLoopGeneration(EventWaitOp wait);
+/// Register type of a warp fragment, or null (WarpMma.cpp).
+VectorType fragVectorType(FragType type);
+/// Checks that a warp executes `op` and that `type` fits mma.sync.
+LogicalResult checkWarpFragment(Operation *op, const LaunchAnalysis &analysis,
+                                FragType type);
+/// The MMA layout of the croq.mma ops that consume an operand fragment.
+FailureOr<MmaLayout> consumerLayout(MmaLoadOp load);
 
 //===----------------------------------------------------------------------===//
 // Warpgroup MMA (Wgmma.cpp)

@@ -1,0 +1,294 @@
+//===- Builders.cpp - IR builders the croq-to-gpu patterns share ------------===//
+//
+// Part of the croq project: an MLIR dialect for the Croqtile GPU kernel
+// language.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Croq/Conversion/CroqToGPU/CroqToGPU.h"
+#include "Common.h"
+#include "Croq/Analysis/DivergenceAnalysis.h"
+#include "Croq/Analysis/Roles.h"
+#include "Croq/Conversion/Passes.h"
+#include "Croq/Dialect/Croq/IR/CroqOps.h"
+#include "Croq/Dialect/Croq/Utils/TileAlgebra.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Func/Transforms/FuncConversions.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/Patterns.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
+#include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Dominance.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Transforms/DialectConversion.h"
+#include "llvm/ADT/SmallPtrSet.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::croq;
+using namespace mlir::croq::detail;
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+namespace mlir::croq::detail {
+
+ParallelOp kernelOf(Operation *op) {
+  ParallelOp kernel = op->getParentOfType<ParallelOp>();
+  while (kernel && kernel.getParentParallel())
+    kernel = kernel.getParentParallel();
+  return kernel;
+}
+
+Value cIndex(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+
+Value threadId(OpBuilder &b, Location loc) {
+  return gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+}
+
+/// Rank of the executing thread in its cooperating group.
+Value groupRank(OpBuilder &b, Location loc,
+                       const LaunchAnalysis::Scope &scope) {
+  Value tid = threadId(b, loc);
+  if (scope.groupSize == scope.blockDim)
+    return tid;
+  return arith::RemUIOp::create(b, loc, tid, cIndex(b, loc, scope.groupSize));
+}
+
+/// A barrier over the threads of one group.
+void emitGroupBarrier(OpBuilder &b, Location loc, Level level,
+                             int64_t groupSize, int64_t blockDim) {
+  if (groupSize <= 1)
+    return;
+  if (level == Level::Block || groupSize == blockDim) {
+    gpu::BarrierOp::create(b, loc);
+    return;
+  }
+  if (level == Level::Warp) {
+    Value mask = arith::ConstantIntOp::create(b, loc, b.getI32Type(), -1);
+    NVVM::SyncWarpOp::create(b, loc, mask);
+    return;
+  }
+  // A warpgroup synchronises on named barrier 1 + its index; barrier 0 is
+  // the block's.
+  Value tid = threadId(b, loc);
+  Value group = arith::DivUIOp::create(b, loc, tid, cIndex(b, loc, 128));
+  Value id = arith::AddIOp::create(b, loc, group, cIndex(b, loc, 1));
+  Value id32 = arith::IndexCastOp::create(b, loc, b.getI32Type(), id);
+  Value count = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 128);
+  NVVM::BarrierOp::create(b, loc, Type(), id32, count, /*reductionOp=*/nullptr,
+                          /*reductionPredicate=*/Value());
+}
+
+void emitScopeBarrier(OpBuilder &b, Location loc,
+                             const LaunchAnalysis::Scope &scope) {
+  emitGroupBarrier(b, loc, scope.groupLevel, scope.groupSize, scope.blockDim);
+}
+
+Value linearSlot(OpBuilder &b, Location loc, EventType type,
+                        ValueRange indices) {
+  Value slot = cIndex(b, loc, 0);
+  for (auto [d, extent] : llvm::enumerate(type.getShape())) {
+    slot = arith::MulIOp::create(b, loc, slot, cIndex(b, loc, extent));
+    if (d < indices.size())
+      slot = arith::AddIOp::create(b, loc, slot, indices[d]);
+  }
+  return slot;
+}
+
+/// True when every croq.inthreads around `op` tests only indices of
+/// parallels at `level` or above, so that it keeps or drops whole instances
+/// of that level (a cooperative op there still has all its threads).
+bool selectsWholeGroups(Operation *op, Level level) {
+  for (auto region = op->getParentOfType<InThreadsOp>(); region;
+       region = region->getParentOfType<InThreadsOp>()) {
+    bool whole = allSources(region.getPredicate(), [&](BlockArgument arg) {
+      auto parallel = dyn_cast<ParallelOp>(arg.getOwner()->getParentOp());
+      return parallel && static_cast<int>(parallel.getLevel()) >=
+                             static_cast<int>(level);
+    });
+    if (!whole)
+      return false;
+  }
+  return true;
+}
+
+/// True when `pred` holds for every pair of `lhs` and `rhs`.
+static Value allHold(OpBuilder &b, Location loc, arith::CmpIPredicate pred,
+                     ArrayRef<Value> lhs, ArrayRef<Value> rhs) {
+  Value acc = arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1);
+  for (auto [l, r] : llvm::zip_equal(lhs, rhs))
+    acc = arith::AndIOp::create(b, loc, acc,
+                                arith::CmpIOp::create(b, loc, pred, l, r));
+  return acc;
+}
+
+/// True when every index lies below its valid extent.
+Value inBounds(OpBuilder &b, Location loc, ArrayRef<Value> indices,
+                      ArrayRef<Value> valid) {
+  return allHold(b, loc, arith::CmpIPredicate::slt, indices, valid);
+}
+
+/// True when the valid extents cover the whole tile.
+Value coversTile(OpBuilder &b, Location loc, ArrayRef<Value> valid,
+                        ArrayRef<Value> sizes) {
+  return allHold(b, loc, arith::CmpIPredicate::eq, valid, sizes);
+}
+
+/// True at run time when every row of `memref` starts `width`-aligned:
+/// its offset and outer strides are multiples of `width` elements.
+Value isAligned(OpBuilder &b, Location loc, Value memref,
+                       int64_t width) {
+  auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, memref);
+  Value widthValue = cIndex(b, loc, width);
+  Value zero = cIndex(b, loc, 0);
+  Value acc = arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1);
+  SmallVector<Value> checks{metadata.getOffset()};
+  for (Value stride : metadata.getStrides().drop_back())
+    checks.push_back(stride);
+  for (Value v : checks) {
+    Value rem = arith::RemUIOp::create(b, loc, v, widthValue);
+    Value ok =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, rem, zero);
+    acc = arith::AndIOp::create(b, loc, acc, ok);
+  }
+  return acc;
+}
+
+std::optional<Level> mmaScope(const LaunchAnalysis::Scope &scope) {
+  if (scope.groupLevel == Level::Warp ||
+      (scope.groupLevel == Level::Block && scope.blockDim == 32))
+    return Level::Warp;
+  if (scope.groupLevel == Level::Warpgroup ||
+      (scope.groupLevel == Level::Block && scope.blockDim == 128))
+    return Level::Warpgroup;
+  return std::nullopt;
+}
+
+Value convertFloat(OpBuilder &b, Location loc, Value value, Type to) {
+  Type from = value.getType();
+  if (from == to)
+    return value;
+  if (from.getIntOrFloatBitWidth() > to.getIntOrFloatBitWidth())
+    return arith::TruncFOp::create(b, loc, to, value);
+  return arith::ExtFOp::create(b, loc, to, value);
+}
+
+Value electOneThread(OpBuilder &b, Location loc, Value rank, bool electSync) {
+  if (!electSync)
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, rank,
+                                 cIndex(b, loc, 0));
+  Value warp = arith::DivUIOp::create(b, loc, rank, cIndex(b, loc, 32));
+  Value firstWarp = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                          warp, cIndex(b, loc, 0));
+  // elect.sync needs the whole warp: only the first warp evaluates it.
+  auto ifOp = scf::IfOp::create(b, loc, TypeRange{b.getI1Type()}, firstWarp,
+                                /*withElseRegion=*/true);
+  OpBuilder thenBuilder = ifOp.getThenBodyBuilder();
+  scf::YieldOp::create(thenBuilder, loc,
+                       ValueRange{NVVM::ElectSyncOp::create(
+                           thenBuilder, loc, thenBuilder.getI1Type(), Value())});
+  OpBuilder elseBuilder = ifOp.getElseBodyBuilder();
+  scf::YieldOp::create(elseBuilder, loc,
+                       ValueRange{arith::ConstantIntOp::create(
+                           elseBuilder, loc, elseBuilder.getI1Type(), 0)});
+  return ifOp.getResult(0);
+}
+
+Type mbarrierGroupType(MLIRContext *context, int64_t count) {
+  return nvgpu::MBarrierGroupType::get(
+      context, gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Workgroup),
+      count);
+}
+
+Value createMBarriers(OpBuilder &b, Location loc, int64_t count,
+                      int64_t arrivals) {
+  Value group = nvgpu::MBarrierCreateOp::create(
+      b, loc, mbarrierGroupType(b.getContext(), count));
+  Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                      threadId(b, loc), cIndex(b, loc, 0));
+  auto ifOp = scf::IfOp::create(b, loc, first, /*withElseRegion=*/false);
+  OpBuilder inner = ifOp.getThenBodyBuilder();
+  Value expected = cIndex(inner, loc, arrivals);
+  for (int64_t i = 0; i < count; ++i)
+    nvgpu::MBarrierInitOp::create(inner, loc, group, expected,
+                                  cIndex(inner, loc, i), Value());
+  gpu::BarrierOp::create(b, loc);
+  return group;
+}
+
+Value createPhaseBits(OpBuilder &b, Location loc, int64_t count, bool start) {
+  Value bits =
+      memref::AllocaOp::create(b, loc, MemRefType::get({count}, b.getI1Type()));
+  Value value = arith::ConstantIntOp::create(b, loc, b.getI1Type(), start);
+  for (int64_t i = 0; i < count; ++i)
+    memref::StoreOp::create(b, loc, value, bits, ValueRange{cIndex(b, loc, i)});
+  return bits;
+}
+
+void replaceCopy(ConversionPatternRewriter &rewriter, Operation *copy,
+                 Value destination) {
+  if (copy->getNumResults())
+    rewriter.replaceOp(copy, destination);
+  else
+    rewriter.eraseOp(copy);
+}
+
+/// Waits on mbarrier `slot` of `group` for the parity held in the thread's
+/// phase bit `bits[bit]`, then flips the bit: the waiter's own count of the
+/// generations it has seen.
+void waitOnPhaseBit(OpBuilder &b, Location loc, Value group,
+                           Value slot, Value bits, Value bit) {
+  Value parity = memref::LoadOp::create(b, loc, bits, bit);
+  nvgpu::MBarrierTryWaitParityOp::create(b, loc, group, parity,
+                                         cIndex(b, loc, 10000000), slot);
+  Value flipped = arith::XOrIOp::create(
+      b, loc, parity, arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1));
+  memref::StoreOp::create(b, loc, flipped, bits, bit);
+}
+
+/// Row-major delinearisation of `linear` over `extents`.
+SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value linear,
+                                      ArrayRef<Value> extents) {
+  SmallVector<Value> result(extents.size());
+  for (int i = extents.size() - 1; i >= 0; --i) {
+    if (i == 0) {
+      result[i] = linear;
+      break;
+    }
+    result[i] = arith::RemUIOp::create(b, loc, linear, extents[i]);
+    linear = arith::DivUIOp::create(b, loc, linear, extents[i]);
+  }
+  return result;
+}
+
+SmallVector<Value> memrefSizes(OpBuilder &b, Location loc, Value memref) {
+  auto type = cast<MemRefType>(memref.getType());
+  SmallVector<Value> sizes;
+  for (int64_t i = 0; i < type.getRank(); ++i) {
+    if (type.isDynamicDim(i))
+      sizes.push_back(memref::DimOp::create(b, loc, memref, i));
+    else
+      sizes.push_back(cIndex(b, loc, type.getDimSize(i)));
+  }
+  return sizes;
+}
+
+} // namespace mlir::croq::detail

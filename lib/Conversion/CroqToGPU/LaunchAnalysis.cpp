@@ -1,0 +1,218 @@
+//===- LaunchAnalysis.cpp - where each croq op runs -------------------------===//
+//
+// Part of the croq project: an MLIR dialect for the Croqtile GPU kernel
+// language.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Croq/Conversion/CroqToGPU/CroqToGPU.h"
+#include "Common.h"
+#include "Croq/Analysis/DivergenceAnalysis.h"
+#include "Croq/Analysis/Roles.h"
+#include "Croq/Conversion/Passes.h"
+#include "Croq/Dialect/Croq/IR/CroqOps.h"
+#include "Croq/Dialect/Croq/Utils/TileAlgebra.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Func/Transforms/FuncConversions.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/Patterns.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
+#include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Dominance.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Transforms/DialectConversion.h"
+#include "llvm/ADT/SmallPtrSet.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::croq;
+using namespace mlir::croq::detail;
+
+//===----------------------------------------------------------------------===//
+// LaunchAnalysis
+//===----------------------------------------------------------------------===//
+
+/// Parallels nested in `op` with no other parallel between them.
+static SmallVector<ParallelOp> directChildren(ParallelOp op) {
+  SmallVector<ParallelOp> children;
+  op.getBody().walk<WalkOrder::PreOrder>([&](ParallelOp child) {
+    children.push_back(child);
+    return WalkResult::skip();
+  });
+  return children;
+}
+
+/// Product of the constant bounds of a thread-side parallel.
+static FailureOr<int64_t> constantExtent(ParallelOp op) {
+  int64_t total = 1;
+  for (auto [i, bound] : llvm::enumerate(op.getBounds())) {
+    APInt value;
+    if (!matchPattern(bound, m_ConstantInt(&value)))
+      return op.emitOpError("bound ")
+             << i << " of a " << stringifyLevel(op.getLevel())
+             << " parallel must be a compile-time constant: it sets the "
+                "block size of the kernel";
+    int64_t extent = value.getSExtValue();
+    if (extent < 1)
+      return op.emitOpError("bound ")
+             << i << " of a " << stringifyLevel(op.getLevel())
+             << " parallel is " << extent << "; it must be at least 1";
+    // Saturates rather than wraps; the caller rejects anything this big.
+    total = total > std::numeric_limits<int64_t>::max() / extent
+                ? std::numeric_limits<int64_t>::max()
+                : total * extent;
+  }
+  return total;
+}
+
+/// The most threads one block may have.
+constexpr int64_t kMaxBlockThreads = 1024;
+
+/// Threads used by the thread-side children of `op`, which must agree.
+FailureOr<int64_t> LaunchAnalysis::childThreads(ParallelOp op) {
+  std::optional<int64_t> common;
+  ParallelOp first;
+  for (ParallelOp child : directChildren(op)) {
+    FailureOr<int64_t> extent = constantExtent(child);
+    if (failed(extent))
+      return failure();
+    int64_t unit = levelThreads(child.getLevel());
+    // Checked before multiplying: 2^62 warpgroups x 128 would wrap.
+    if (*extent > kMaxBlockThreads / unit)
+      return child.emitOpError("needs ")
+             << *extent << " x " << unit
+             << " threads per block; the limit is " << kMaxBlockThreads
+             << ": give this parallel a smaller extent";
+    instanceThreads[child] = unit;
+    // Children of this child must fill exactly one of its instances.
+    for (ParallelOp grandChild : directChildren(child)) {
+      (void)grandChild;
+      FailureOr<int64_t> inner = childThreads(child);
+      if (failed(inner))
+        return failure();
+      if (*inner != unit)
+        return child.emitOpError("an instance of a '")
+               << stringifyLevel(child.getLevel()) << "' parallel has " << unit
+               << " threads, but its nested parallels use " << *inner
+               << "; make the inner extents multiply to " << unit;
+      break;
+    }
+    int64_t threads = *extent * unit;
+    if (common && *common != threads) {
+      InFlightDiagnostic diag =
+          child.emitOpError("sibling parallels in one block need equal thread "
+                            "counts: this one uses ")
+          << threads << " threads";
+      diag.attachNote(first.getLoc()) << "and this one " << *common;
+      return diag;
+    }
+    common = threads;
+    first = child;
+  }
+  return common.value_or(1);
+}
+
+void LaunchAnalysis::recordScopes(ParallelOp kernel, int64_t blockDim) {
+  kernel.getBody().walk([&](Operation *op) {
+    Scope scope;
+    scope.blockDim = blockDim;
+    scope.groupLevel = Level::Block;
+    scope.groupSize = blockDim;
+    bool foundGroup = false;
+    for (Operation *parent = op->getParentOp(); parent;
+         parent = parent->getParentOp()) {
+      if (isa<InThreadsOp>(parent))
+        scope.inThreads = true;
+      auto parallel = dyn_cast<ParallelOp>(parent);
+      if (!parallel)
+        continue;
+      if (parallel == kernel)
+        break;
+      if (parallel.getLevel() == Level::Thread) {
+        if (!foundGroup)
+          scope.perThread = true;
+        continue;
+      }
+      if (!foundGroup) {
+        scope.groupLevel = parallel.getLevel();
+        scope.groupSize = levelThreads(parallel.getLevel());
+        foundGroup = true;
+      }
+    }
+    // A collective op directly in a thread-level body cooperates with the
+    // group above; perThread records only that per-thread data is in scope.
+    if (scope.perThread && !foundGroup)
+      scope.groupSize = blockDim;
+    if (auto copy = dyn_cast<DmaCopyOp>(op)) {
+      // A local buffer is each thread's own, at any level: every thread
+      // copies its whole tile (isPerThreadCopy holds for it).
+      bool local = llvm::any_of(
+          ValueRange{copy.getSource(), copy.getTarget()}, [](Value side) {
+            return getStorage(cast<MemRefType>(side.getType())) ==
+                   Storage::Local;
+          });
+      if (scope.perThread || local)
+        scope.copiesPerThread = isPerThreadCopy(copy);
+      // Every warp (warpgroup) of the block copies the same tile: the block
+      // copies it once, cooperatively (croq-insert-barriers orders it).
+      else if (scope.groupLevel != Level::Block &&
+               isGroupInvariantCopy(copy, kernel)) {
+        scope.groupLevel = Level::Block;
+        scope.groupSize = blockDim;
+      }
+    }
+    scopes[op] = scope;
+  });
+}
+
+LogicalResult LaunchAnalysis::analyze(ModuleOp module) {
+  WalkResult result = module.walk([&](ParallelOp op) {
+    if (op.getParentParallel())
+      return WalkResult::advance();
+    if (op.getLevel() != Level::Block) {
+      op.emitOpError("a kernel is a block-level parallel; wrap this '")
+          << stringifyLevel(op.getLevel())
+          << "' parallel in `croq.parallel (...) by [...] : block`";
+      return WalkResult::interrupt();
+    }
+    FailureOr<int64_t> blockDim = childThreads(op);
+    if (failed(blockDim))
+      return WalkResult::interrupt();
+    if (*blockDim > kMaxBlockThreads) {
+      op.emitOpError("needs ") << *blockDim
+                               << " threads per block; the limit is "
+                               << kMaxBlockThreads;
+      return WalkResult::interrupt();
+    }
+    instanceThreads[op] = *blockDim;
+    recordScopes(op, *blockDim);
+    return WalkResult::skip();
+  });
+  return failure(result.wasInterrupted());
+}
+
+void mlir::croq::LaunchAnalysisDeleter::operator()(
+    LaunchAnalysis *analysis) const {
+  delete analysis;
+}
+
+LaunchAnalysisPtr mlir::croq::analyzeLaunches(ModuleOp module) {
+  LaunchAnalysisPtr analysis(new LaunchAnalysis());
+  if (failed(analysis->analyze(module)))
+    return nullptr;
+  return analysis;
+}

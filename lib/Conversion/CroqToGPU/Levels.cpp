@@ -1,0 +1,402 @@
+//===- Levels.cpp - parallel levels, roles and barriers ---------------------===//
+//
+// Part of the croq project: an MLIR dialect for the Croqtile GPU kernel
+// language.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Croq/Conversion/CroqToGPU/CroqToGPU.h"
+#include "Common.h"
+#include "Croq/Analysis/DivergenceAnalysis.h"
+#include "Croq/Analysis/Roles.h"
+#include "Croq/Conversion/Passes.h"
+#include "Croq/Dialect/Croq/IR/CroqOps.h"
+#include "Croq/Dialect/Croq/Utils/TileAlgebra.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Func/Transforms/FuncConversions.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/Patterns.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
+#include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Dominance.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Transforms/DialectConversion.h"
+#include "llvm/ADT/SmallPtrSet.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::croq;
+using namespace mlir::croq::detail;
+
+namespace mlir::croq::detail {
+
+/// Whether hostValue can compute `value` before `kernel`.
+bool isHostComputable(Value value, Operation *kernel) {
+  Operation *def = value.getDefiningOp();
+  Operation *owner =
+      def ? def : cast<BlockArgument>(value).getOwner()->getParentOp();
+  if (!owner || !kernel->isAncestor(owner))
+    return true;
+  return def && !def->getNumRegions() && isPure(def) &&
+         llvm::all_of(def->getOperands(), [&](Value operand) {
+           return isHostComputable(operand, kernel);
+         });
+}
+
+} // namespace mlir::croq::detail
+
+namespace {
+
+/// Moves the body of a croq region op before `op`, replacing the block
+/// arguments, and drops its croq.yield.
+static void inlineBody(ConversionPatternRewriter &rewriter, Region &body,
+                       Operation *op, ValueRange replacements) {
+  Block *block = &body.front();
+  rewriter.eraseOp(block->getTerminator());
+  rewriter.inlineBlockBefore(block, op, replacements);
+}
+
+/// `value`, used in `kernel`, computed before it: values from outside are
+/// themselves, pure region-free ops of such values are cloned at the
+/// builder's point; a kernel index or anything else fails.
+static FailureOr<Value> hostValue(ConversionPatternRewriter &b, Value value,
+                                  Operation *kernel, IRMapping &map) {
+  if (Value mapped = map.lookupOrNull(value))
+    return mapped;
+  Operation *def = value.getDefiningOp();
+  Operation *owner =
+      def ? def : cast<BlockArgument>(value).getOwner()->getParentOp();
+  // From outside the kernel (a function argument may already have been
+  // converted: its replacement).
+  if (!owner || !kernel->isAncestor(owner)) {
+    Value remapped = b.getRemappedValue(value);
+    return remapped ? remapped : value;
+  }
+  if (!def || def->getNumRegions() || !isPure(def))
+    return failure();
+  for (Value operand : def->getOperands()) {
+    FailureOr<Value> host = hostValue(b, operand, kernel, map);
+    if (failed(host))
+      return failure();
+    if (*host != operand)
+      map.map(operand, *host);
+  }
+  Operation *clone = b.clone(*def, map);
+  return clone->getResult(cast<OpResult>(value).getResultNumber());
+}
+
+/// A host-level block parallel becomes a gpu.launch.
+struct KernelLaunchLowering : ScopedPattern<ParallelOp> {
+  using ScopedPattern::ScopedPattern;
+
+  LogicalResult
+  matchAndRewrite(ParallelOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (op.getParentParallel())
+      return failure();
+    Location loc = op.getLoc();
+    ValueRange bounds = adaptor.getBounds();
+    if (bounds.size() > 3)
+      return rewriter.notifyMatchFailure(op, "more than 3 grid dimensions");
+    int64_t blockDim = analysis.getInstanceThreads(op);
+
+    // Shared buffers become views of the launch's dynamic shared memory.
+    SmallVector<memref::AllocOp> sharedAllocs;
+    int64_t sharedBytes = 0;
+    // Byte offsets: constants until a buffer with run-time extents, values
+    // (computed on the host) from there on.
+    SmallVector<OpFoldResult> offsets;
+    op.getBody().walk([&](memref::AllocOp alloc) {
+      if (getStorage(alloc.getType()) != Storage::Shared)
+        return;
+      sharedAllocs.push_back(alloc);
+    });
+    // A buffer with run-time extents (a tile of a tensor of symbolic
+    // shape) is sized on the host: its extents are computed there and the
+    // offsets of the buffers after it, and the launch's size, become values.
+    Value dynamicBytes;
+    IRMapping hostMap;
+    for (memref::AllocOp alloc : sharedAllocs) {
+      MemRefType type = alloc.getType();
+      // verifyLowerable checked the layout and that run-time extents are
+      // computable on the host.
+      assert(type.getLayout().isIdentity());
+      int64_t elementBytes = type.getElementTypeBitWidth() / 8;
+      if (type.hasStaticShape() && !dynamicBytes) {
+        // 1024-byte alignment suits every TMA swizzle mode.
+        sharedBytes = llvm::alignTo(sharedBytes, 1024);
+        offsets.push_back(rewriter.getIndexAttr(sharedBytes));
+        sharedBytes += type.getNumElements() * elementBytes;
+        continue;
+      }
+      if (!dynamicBytes)
+        dynamicBytes = cIndex(rewriter, loc, sharedBytes);
+      Value c1023 = cIndex(rewriter, loc, 1023), c1024 = cIndex(rewriter, loc, 1024);
+      Value aligned = arith::MulIOp::create(
+          rewriter, loc,
+          arith::DivUIOp::create(rewriter, loc,
+                                 arith::AddIOp::create(rewriter, loc,
+                                                       dynamicBytes, c1023),
+                                 c1024),
+          c1024);
+      offsets.push_back(aligned);
+      Value bytes = cIndex(rewriter, loc, elementBytes);
+      unsigned next = 0;
+      for (int64_t extent : type.getShape()) {
+        Value e;
+        if (!ShapedType::isDynamic(extent)) {
+          e = cIndex(rewriter, loc, extent);
+        } else {
+          FailureOr<Value> host = hostValue(
+              rewriter, alloc.getDynamicSizes()[next++], op, hostMap);
+          if (failed(host))
+            return op.emitOpError("cannot size a shared buffer on the host");
+          e = *host;
+        }
+        bytes = arith::MulIOp::create(rewriter, loc, bytes, e);
+      }
+      dynamicBytes = arith::AddIOp::create(rewriter, loc, aligned, bytes);
+    }
+
+    auto toIndex = [&](Value v) { return v; };
+    Value one = cIndex(rewriter, loc, 1);
+    Value gx = toIndex(bounds[0]);
+    Value gy = bounds.size() > 1 ? bounds[1] : one;
+    Value gz = bounds.size() > 2 ? bounds[2] : one;
+    Value bx = cIndex(rewriter, loc, blockDim);
+    Value smem =
+        dynamicBytes
+            ? Value(arith::IndexCastOp::create(rewriter, loc,
+                                               rewriter.getI32Type(),
+                                               dynamicBytes))
+            : Value(arith::ConstantIntOp::create(
+                  rewriter, loc, rewriter.getI32Type(), sharedBytes));
+    Type tokenType;
+    SmallVector<Value> deps;
+    if (op.getAsync() || adaptor.getStream())
+      tokenType = rewriter.getType<gpu::AsyncTokenType>();
+    if (Value stream = adaptor.getStream())
+      deps.push_back(stream);
+    auto launch = gpu::LaunchOp::create(rewriter, loc, gx, gy, gz, bx, one, one,
+                                        smem, tokenType, deps);
+
+    Block &launchBody = launch.getBody().front();
+    rewriter.setInsertionPointToStart(&launchBody);
+    SmallVector<Value> blockIds;
+    gpu::Dimension dims[] = {gpu::Dimension::x, gpu::Dimension::y,
+                             gpu::Dimension::z};
+    for (size_t i = 0; i < bounds.size(); ++i)
+      blockIds.push_back(gpu::BlockIdOp::create(rewriter, loc, dims[i]));
+    Value base;
+    if (!sharedAllocs.empty())
+      base = gpu::DynamicSharedMemoryOp::create(
+          rewriter, loc,
+          MemRefType::get({ShapedType::kDynamic}, rewriter.getI8Type(),
+                          MemRefLayoutAttrInterface(),
+                          sharedAllocs.front().getType().getMemorySpace()));
+    auto terminator = gpu::TerminatorOp::create(rewriter, loc);
+    inlineBody(rewriter, op.getBody(), terminator, blockIds);
+
+    for (auto [alloc, offset] : llvm::zip_equal(sharedAllocs, offsets)) {
+      rewriter.setInsertionPoint(alloc);
+      Value byteOffset =
+          getValueOrCreateConstantIndexOp(rewriter, alloc.getLoc(), offset);
+      auto view = rewriter.replaceOpWithNewOp<memref::ViewOp>(
+          alloc, alloc.getType(), base, byteOffset, alloc.getDynamicSizes());
+      if (Attribute swizzle = alloc->getAttr(kSwizzleAttrName))
+        view->setAttr(kSwizzleAttrName, swizzle);
+    }
+
+    if (!op.getAsync() && adaptor.getStream()) {
+      // parallel<s>: launch on the stream, then wait for it.
+      rewriter.setInsertionPointAfter(launch);
+      gpu::WaitOp::create(rewriter, loc, Type(),
+                          ValueRange{launch.getAsyncToken()});
+    }
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// A nested parallel is inlined; its indices come from the thread id.
+struct NestedParallelLowering : ScopedPattern<ParallelOp> {
+  using ScopedPattern::ScopedPattern;
+
+  LogicalResult
+  matchAndRewrite(ParallelOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (!op.getParentParallel() && !op->getParentOfType<gpu::LaunchOp>())
+      return failure();
+    if (op.getLevel() == Level::Block)
+      return failure();
+    Location loc = op.getLoc();
+    int64_t unit = levelThreads(op.getLevel());
+    SmallVector<Value> extents(adaptor.getBounds());
+    Value total = extents.front();
+    for (Value e : ArrayRef(extents).drop_front())
+      total = arith::MulIOp::create(rewriter, loc, total, e);
+    // Index of this thread's instance among its siblings:
+    // (tid / unit) % (instances per parent instance).
+    Value tid = threadId(rewriter, loc);
+    Value linear = tid;
+    if (unit > 1)
+      linear = arith::DivUIOp::create(rewriter, loc, linear,
+                                      cIndex(rewriter, loc, unit));
+    linear = arith::RemUIOp::create(rewriter, loc, linear, total);
+    SmallVector<Value> indices = delinearize(rewriter, loc, linear, extents);
+
+    // Each thread takes the values its own instance yields.
+    SmallVector<Value> yielded(
+        cast<YieldOp>(op.getBody().front().getTerminator()).getValues());
+    inlineBody(rewriter, op.getBody(), op, indices);
+    rewriter.replaceOp(op, yielded);
+    return success();
+  }
+};
+
+/// A role's register budget (croq-warp-specialize) as setmaxnreg at the
+/// start of `block`, relative to the kernel's entry count
+/// (croq-bound-kernel-registers makes that count known to ptxas).
+static void emitRoleRegisters(ConversionPatternRewriter &rewriter,
+                              Location loc, InThreadsOp role, Block *block,
+                              int64_t blockDim) {
+  auto budget = role->getAttrOfType<IntegerAttr>(kMaxRegistersAttrName);
+  if (!budget)
+    return;
+  int64_t entry = entryRegisters(blockDim);
+  int64_t regs = budget.getInt();
+  if (regs == entry)
+    return;
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPointToStart(block);
+  NVVM::SetMaxRegisterOp::create(
+      rewriter, loc, static_cast<int32_t>(regs),
+      regs < entry ? NVVM::SetMaxRegisterAction::decrease
+                   : NVVM::SetMaxRegisterAction::increase);
+}
+
+struct InThreadsLowering : ScopedPattern<InThreadsOp> {
+  using ScopedPattern::ScopedPattern;
+
+  LogicalResult
+  matchAndRewrite(InThreadsOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    int64_t blockDim = analysis.getScope(op).blockDim;
+    if (op->hasAttr(kRoleIndexAttrName))
+      return lowerRoles(op, rewriter, blockDim);
+    auto ifOp = scf::IfOp::create(rewriter, loc, adaptor.getPredicate(),
+                                  /*withElseRegion=*/false);
+    Block *thenBlock = ifOp.thenBlock();
+    inlineBody(rewriter, op.getBody(), thenBlock->getTerminator(), {});
+    emitRoleRegisters(rewriter, loc, op, thenBlock, blockDim);
+    rewriter.eraseOp(op);
+    return success();
+  }
+
+  /// The adjacent, disjoint roles starting at `first` become one
+  /// scf.index_switch on the role the executing warpgroup plays.
+  LogicalResult lowerRoles(InThreadsOp first,
+                           ConversionPatternRewriter &rewriter,
+                           int64_t blockDim) const {
+    SmallVector<InThreadsOp> roles;
+    for (Operation *op = first; op; op = op->getNextNode()) {
+      auto role = dyn_cast<InThreadsOp>(op);
+      auto index = role ? role->getAttrOfType<IntegerAttr>(kRoleIndexAttrName)
+                        : IntegerAttr();
+      if (!index || index.getInt() != static_cast<int64_t>(roles.size()))
+        break;
+      roles.push_back(role);
+    }
+    // A later role is lowered with the first (the dialect verifier checks
+    // that roles count up from 0, adjacent).
+    if (roles.empty())
+      return rewriter.notifyMatchFailure(first, "not the first role");
+    Location loc = first.getLoc();
+    // Role ids by predicate; warpgroups without a role get roles.size(),
+    // which no case matches.
+    Value id = cIndex(rewriter, loc, roles.size());
+    for (int64_t i = roles.size() - 1; i >= 0; --i) {
+      Value predicate = rewriter.getRemappedValue(roles[i].getPredicate());
+      id = arith::SelectOp::create(rewriter, loc, predicate,
+                                   cIndex(rewriter, loc, i), id);
+    }
+    auto cases = llvm::to_vector(
+        llvm::seq<int64_t>(0, static_cast<int64_t>(roles.size())));
+    auto dispatch = scf::IndexSwitchOp::create(
+        rewriter, loc, TypeRange(), id, cases, cases.size());
+    {
+      OpBuilder::InsertionGuard guard(rewriter);
+      Block *none = rewriter.createBlock(&dispatch.getDefaultRegion());
+      scf::YieldOp::create(rewriter, loc);
+      (void)none;
+    }
+    for (auto [i, role] : llvm::enumerate(roles)) {
+      OpBuilder::InsertionGuard guard(rewriter);
+      Block *block = rewriter.createBlock(&dispatch.getCaseRegions()[i]);
+      auto yield = scf::YieldOp::create(rewriter, role.getLoc());
+      inlineBody(rewriter, role.getBody(), yield, {});
+      emitRoleRegisters(rewriter, role.getLoc(), role, block, blockDim);
+    }
+    for (InThreadsOp role : roles)
+      rewriter.eraseOp(role);
+    return success();
+  }
+};
+
+struct BarrierLowering : ScopedPattern<BarrierOp> {
+  using ScopedPattern::ScopedPattern;
+
+  LogicalResult
+  matchAndRewrite(BarrierOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    const LaunchAnalysis::Scope &scope = analysis.getScope(op);
+    int64_t size = op.getLevel() == Level::Block
+                       ? scope.blockDim
+                       : levelThreads(op.getLevel());
+    emitGroupBarrier(rewriter, op.getLoc(), op.getLevel(), size,
+                     scope.blockDim);
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// `stream s;` creates a stream owned by the host function.
+struct StreamCreateLowering : OpConversionPattern<StreamCreateOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(StreamCreateOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto wait = gpu::WaitOp::create(rewriter, op.getLoc(),
+                                    rewriter.getType<gpu::AsyncTokenType>(),
+                                    ValueRange());
+    wait->setAttr("croq.owned_stream", rewriter.getUnitAttr());
+    rewriter.replaceOp(op, wait.getAsyncToken());
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::croq::detail::populateLevelPatterns(TypeConverter &converter,
+    RewritePatternSet &patterns, const LaunchAnalysis &analysis) {
+  MLIRContext *context = patterns.getContext();
+  patterns.add<KernelLaunchLowering, NestedParallelLowering, InThreadsLowering,
+               BarrierLowering>(converter, context, analysis);
+  patterns.add<StreamCreateLowering>(converter, context);
+}
