@@ -50,8 +50,10 @@ void mlir::croq::buildCroqToNVVMPipeline(
     pm.addPass(createCroqWarpSpecializePass());
   // Every shared-memory hazard gets its barrier, at a uniform point.
   pm.addPass(createCroqInsertBarriersPass());
-  // Arrival counts are IR before the conversion reads them.
+  // Arrival counts and the phase each wait is owed are IR before the
+  // conversion reads them.
   pm.addPass(createCroqAssignArrivalsPass());
+  pm.addPass(createCroqAssignPhasesPass());
   pm.addPass(createConvertCroqToGPUPass(toGPU));
   // A barrier that only part of its threads reach hangs: a compile error.
   pm.addPass(createCroqCheckDivergencePass());

@@ -85,6 +85,46 @@ def CroqAssignArrivalsPass : Pass<"croq-assign-arrivals", "::mlir::ModuleOp"> {
   }];
 }
 
+def CroqAssignPhasesPass : Pass<"croq-assign-phases", "::mlir::ModuleOp"> {
+  let summary = "Make the phase parity every event wait is owed an operand";
+  let description = [{
+    An mbarrier wait names the parity of the phase it waits for. For each
+    `croq.event.wait` without `parity`, the pass computes that parity in IR
+    before the wait, from the rule that applies (an event declared `ready`
+    starts one generation ahead):
+    - `at(%o)`: generation `o / N` of an N-element array.
+    - A wait that runs once per iteration of the only loop around it in the
+      kernel (step 1, slot `iv % N` or a single slot): generation
+      `((iv - lb) / step) / N`; with no loop around it, generation 0.
+    - Any other wait (e.g. in a persistent kernel whose K loop restarts per
+      tile) counts at run time: the event gets one phase bit per element
+      per thread (`memref.alloca` after its `croq.event.alloc`), each such
+      wait loads its slot's bit as the parity and stores it flipped after
+      the wait. These bits stay in registers when every slot index is a
+      constant; otherwise they live in local memory.
+
+    It fails at a wait that must count at run time on an event not
+    allocated in the kernel.
+
+    ```mlir
+    scf.for %k = %c0 to %n step %c1 {
+      %s = arith.remui %k, %c2 : index
+      croq.event.wait %full[%s] : !croq.event<shared, 2>
+    }
+    // becomes
+    scf.for %k = %c0 to %n step %c1 {
+      %s = arith.remui %k, %c2 : index
+      // ((k - 0) / 1) / 2, modulo 2, as i1
+      croq.event.wait %full[%s] parity %p : !croq.event<shared, 2>
+    }
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::memref::MemRefDialect"
+  ];
+}
+
 def CroqBoundKernelRegistersPass
     : Pass<"croq-bound-kernel-registers", "::mlir::gpu::GPUModuleOp"> {
   let summary = "Let ptxas know the entry register count of kernels that "

@@ -37,9 +37,6 @@ struct TmaPlan {
 class LaunchAnalysis {
 public:
   TmaPlan tma;
-  /// Per-thread phase bits of events whose waits count at run time, made
-  /// by the event's lowering for the waits that follow it.
-  mutable DenseMap<Operation *, Value> phaseBits;
 
   /// Where an op inside a kernel runs.
   struct Scope {
@@ -87,9 +84,6 @@ namespace detail {
 
 /// Marks a shared buffer read by warpgroup MMAs with its swizzle span.
 inline constexpr llvm::StringLiteral kSwizzleAttrName = "croq.swizzle";
-/// Marks a wait whose generation is counted at run time (hasLoopGeneration
-/// is false; decided before rewriting, while loops are intact).
-inline constexpr llvm::StringLiteral kCountPhasesAttrName = "croq.count_phases";
 /// Marks a trigger released one iteration late, after a deferred wait.
 inline constexpr llvm::StringLiteral kDeferredAttrName = "croq.deferred_release";
 /// Marks a TMA copy or TMA-bound trigger whose single issuing thread may be
@@ -195,10 +189,6 @@ void populateMmaPatterns(TypeConverter &converter, RewritePatternSet &patterns,
 
 /// Whether `value`, used in `kernel`, can be computed before it (Levels.cpp).
 bool isHostComputable(Value value, Operation *kernel);
-/// The innermost loop around `op` in its kernel (Events.cpp).
-Operation *innermostKernelLoop(Operation *op);
-/// True when a wait's generation follows from its loop (Events.cpp).
-bool hasLoopGeneration(EventWaitOp wait);
 /// Register type of a warp fragment, or null (WarpMma.cpp).
 VectorType fragVectorType(FragType type);
 /// Checks that a warp executes `op` and that `type` fits mma.sync.

@@ -197,6 +197,25 @@ static LogicalResult checkWarpgroupFragment(Operation *op,
   return success();
 }
 
+/// The decisions the preparation passes make, which the patterns lower but
+/// do not make: each missing one is reported at its op with the pass that
+/// makes it.
+static LogicalResult verifyPrepared(ModuleOp module) {
+  WalkResult result = module.walk([&](Operation *op) {
+    auto missing = [&](StringRef what, StringRef pass) {
+      op->emitOpError("has no ")
+          << what << ": run " << pass << " before convert-croq-to-gpu";
+      return WalkResult::interrupt();
+    };
+    if (auto alloc = dyn_cast<EventAllocOp>(op); alloc && !alloc.getArrivals())
+      return missing("arrival count", "croq-assign-arrivals");
+    if (auto wait = dyn_cast<EventWaitOp>(op); wait && !wait.getParity())
+      return missing("phase parity", "croq-assign-phases");
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}
+
 /// Checks, before rewriting anything, the preconditions that depend on
 /// where ops run, so that each failure is reported once at its op.
 static LogicalResult verifyLowerable(ModuleOp module,
@@ -283,8 +302,10 @@ static void electStores(ModuleOp module, const LaunchAnalysis &analysis,
     const LaunchAnalysis::Scope &scope = analysis.getScope(store);
     if (scope.perThread || scope.groupSize <= 1)
       return;
-    // Buffers private to a thread need no election.
-    if (getStorage(store.getMemRefType()) == Storage::Local)
+    // Buffers private to a thread need no election: local buffers, and
+    // allocas such as the phase bits of croq-assign-phases.
+    if (getStorage(store.getMemRefType()) == Storage::Local ||
+        store.getMemRef().getDefiningOp<memref::AllocaOp>())
       return;
     stores.push_back(store);
   });
@@ -363,21 +384,17 @@ struct ConvertCroqToGPUPass
   using ConvertCroqToGPUPassBase::ConvertCroqToGPUPassBase;
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (failed(reportUnsupported(module, chip)) ||
+    if (failed(verifyPrepared(module)) ||
+        failed(reportUnsupported(module, chip)) ||
         failed(planSwizzledBuffers(module)))
       return signalPassFailure();
     deferWarpgroupMmaWaits(module);
-    module.walk([](EventWaitOp wait) {
-      if (!wait.getOrder() && !hasLoopGeneration(wait))
-        wait->setAttr(kCountPhasesAttrName, UnitAttr::get(wait.getContext()));
-    });
     module.walk([](EventTriggerOp trigger) {
       if (!trigger->hasAttr(kDeferredAttrName) && followsWgmma(trigger))
         trigger->setAttr(kWaitWgmmaAttrName, UnitAttr::get(trigger.getContext()));
     });
     LaunchAnalysisPtr analysis = analyzeLaunches(module);
     if (!analysis || failed(verifyLowerable(module, *analysis)) ||
-        failed(assignArrivals(module, *analysis)) ||
         failed(planTmaCopies(module, analysis->tma)))
       return signalPassFailure();
     markPerThreadIssues(module, *analysis);

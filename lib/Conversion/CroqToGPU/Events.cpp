@@ -42,61 +42,6 @@ using namespace mlir;
 using namespace mlir::croq;
 using namespace mlir::croq::detail;
 
-namespace mlir::croq::detail {
-
-/// The innermost scf.for or scf.while around `op` inside its kernel (loops
-/// around the launch do not count: every launch starts its events afresh).
-Operation *innermostKernelLoop(Operation *op) {
-  for (Operation *parent = op->getParentOp(); parent;
-       parent = parent->getParentOp()) {
-    if (isa<scf::ForOp, scf::WhileOp>(parent))
-      return parent;
-    // The kernel, before or after it became a gpu.launch.
-    if (isa<gpu::LaunchOp>(parent))
-      return nullptr;
-    if (auto parallel = dyn_cast<ParallelOp>(parent);
-        parallel && !parallel.getParentParallel())
-      return nullptr;
-  }
-  return nullptr;
-}
-
-/// True when `v` is `iv rem n` (signed or unsigned) for the constant `n`.
-bool isInductionModulo(Value v, Value iv, int64_t n) {
-  Operation *def = v.getDefiningOp();
-  if (!isa_and_nonnull<arith::RemSIOp, arith::RemUIOp>(def))
-    return false;
-  std::optional<int64_t> divisor = getConstantIntValue(def->getOperand(1));
-  return def->getOperand(0) == iv && divisor && *divisor == n;
-}
-
-/// True when the D1 rule, generation (iv - lb) / N of the loop around a
-/// subscripted wait, is the number of earlier waits on its slot: the wait
-/// runs once per iteration (directly in the body, step 1) of the only kernel
-/// loop around it, on slot `iv % N` or the event's only slot; or it runs at
-/// most once (no loop). Other waits count at run time: each thread keeps a
-/// phase bit per slot and flips it after each wait (the model's "waiter's
-/// own counter"), e.g. in persistent kernels whose K loop restarts per tile.
-bool hasLoopGeneration(EventWaitOp wait) {
-  Operation *loop = innermostKernelLoop(wait);
-  if (!loop)
-    return true;
-  auto forOp = dyn_cast<scf::ForOp>(loop);
-  if (!forOp || wait->getBlock() != forOp.getBody() ||
-      innermostKernelLoop(forOp))
-    return false;
-  std::optional<int64_t> step = getConstantIntValue(forOp.getStep());
-  if (!step || *step != 1)
-    return false;
-  EventType type = wait.getEvent().getType();
-  int64_t slots = type.getNumElements();
-  return slots == 1 ||
-         (type.getRank() == 1 && wait.getIndices().size() == 1 &&
-          isInductionModulo(wait.getIndices()[0], forOp.getInductionVar(),
-                            slots));
-}
-
-} // namespace mlir::croq::detail
 
 namespace {
 
@@ -107,11 +52,8 @@ namespace {
 // A shared event array is a group of mbarriers, one per element, initialised
 // by thread 0 with the event's arrival count (set by `assignArrivals` from
 // the threads that trigger it). A trigger is an arrive of each triggering
-// thread; a wait spins on the parity of the generation it is owed: for
-// `wait e[i]` inside a loop, generation `k / N` where k counts the loop's
-// iterations and N is the array size; for `wait e.at(o)`, slot `o % N` and
-// generation `o / N`. An event declared `ready` starts with generation 0
-// complete, so its waits use the opposite parity.
+// thread; a wait spins until the phase of the parity it names completes
+// (its `parity` operand, which croq-assign-phases computes).
 
 struct EventAllocLowering : ScopedPattern<EventAllocOp> {
   using ScopedPattern::ScopedPattern;
@@ -129,14 +71,6 @@ struct EventAllocLowering : ScopedPattern<EventAllocOp> {
     // One thread initialises every element; then the block may use them.
     Value group = createMBarriers(rewriter, loc, type.getNumElements(),
                                   *op.getArrivals());
-    bool counts = llvm::any_of(op.getEvent().getUsers(), [](Operation *user) {
-      return user->hasAttr(kCountPhasesAttrName);
-    });
-    // Each thread's phase bit per slot: the parity of the generation it
-    // waits for next (a `ready` event starts one generation ahead).
-    if (counts)
-      analysis.phaseBits[op] = createPhaseBits(
-          rewriter, loc, type.getNumElements(), op.getReady());
     rewriter.replaceOp(op, group);
     return success();
   }
@@ -207,49 +141,20 @@ struct EventWaitLowering : ScopedPattern<EventWaitOp> {
   LogicalResult
   matchAndRewrite(EventWaitOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
+    // Which generation a wait is owed is a decision of its own.
+    if (!adaptor.getParity())
+      return op.emitOpError("has no phase parity: run croq-assign-phases "
+                            "before the croq-to-gpu patterns");
     Location loc = op.getLoc();
     EventType type = op.getEvent().getType();
-    Value n = cIndex(rewriter, loc, type.getNumElements());
-    Value slot, generation;
-    if (Value order = adaptor.getOrder()) {
-      slot = arith::RemUIOp::create(rewriter, loc, order, n);
-      generation = arith::DivUIOp::create(rewriter, loc, order, n);
-    } else if (op->hasAttr(kCountPhasesAttrName)) {
-      slot = linearSlot(rewriter, loc, type, adaptor.getIndices());
-      Value bits = analysis.phaseBits.lookup(
-          op.getEvent().getDefiningOp<EventAllocOp>());
-      if (!bits)
-        return op.emitOpError("needs per-thread phase bits, which only events "
-                              "allocated in the kernel have");
-      waitOnPhaseBit(rewriter, loc, adaptor.getEvent(), slot, bits, slot);
-      rewriter.eraseOp(op);
-      return success();
-    } else {
-      slot = linearSlot(rewriter, loc, type, adaptor.getIndices());
-      // The D1 rule: the k-th iteration of the innermost loop waits for
-      // generation k / N.
-      if (auto loop =
-              dyn_cast_or_null<scf::ForOp>(innermostKernelLoop(op))) {
-        Value k = arith::DivUIOp::create(
-            rewriter, loc,
-            arith::SubIOp::create(rewriter, loc, loop.getInductionVar(),
-                                  loop.getLowerBound()),
-            loop.getStep());
-        generation = arith::DivUIOp::create(rewriter, loc, k, n);
-      } else {
-        generation = cIndex(rewriter, loc, 0);
-      }
-    }
-    auto alloc = op.getEvent().getDefiningOp<EventAllocOp>();
-    if (alloc && alloc.getReady())
-      generation = arith::AddIOp::create(rewriter, loc, generation,
-                                         cIndex(rewriter, loc, 1));
-    Value parity = arith::IndexCastOp::create(
-        rewriter, loc, rewriter.getI1Type(),
-        arith::RemUIOp::create(rewriter, loc, generation,
-                               cIndex(rewriter, loc, 2)));
+    Value slot =
+        adaptor.getOrder()
+            ? arith::RemUIOp::create(rewriter, loc, adaptor.getOrder(),
+                                     cIndex(rewriter, loc,
+                                            type.getNumElements()))
+            : linearSlot(rewriter, loc, type, adaptor.getIndices());
     nvgpu::MBarrierTryWaitParityOp::create(rewriter, loc, adaptor.getEvent(),
-                                           parity,
+                                           adaptor.getParity(),
                                            cIndex(rewriter, loc, 10000000), slot);
     rewriter.eraseOp(op);
     return success();

@@ -2767,7 +2767,8 @@ LogicalResult IRGen::waitOrTrigger(const Stmt &stmt) {
       order = *o;
     }
     if (isWait) {
-      EventWaitOp::create(builder, l, s->value, indices, order);
+      EventWaitOp::create(builder, l, s->value, indices, order,
+                          /*parity=*/Value());
     } else {
       SmallVector<Value> after;
       for (const std::string &name : stmt.after) {

@@ -1,6 +1,6 @@
-// RUN: croq-opt %s --croq-insert-barriers --convert-croq-to-gpu --split-input-file | FileCheck %s
+// RUN: croq-opt %s --croq-insert-barriers --croq-assign-arrivals --croq-assign-phases --convert-croq-to-gpu --split-input-file | FileCheck %s
 // Every case converted here also lowers all the way to PTX.
-// RUN: croq-opt %s --croq-insert-barriers --convert-croq-to-gpu --split-input-file | croq-opt --split-input-file --croq-to-nvvm=format=isa | FileCheck %s --check-prefix=PTX
+// RUN: croq-opt %s --croq-insert-barriers --croq-assign-arrivals --croq-assign-phases --convert-croq-to-gpu --split-input-file | croq-opt --split-input-file --croq-to-nvvm=format=isa | FileCheck %s --check-prefix=PTX
 
 // A host-level block parallel is a gpu.launch: block indices from
 // gpu.block_id, the block size from the thread-level chain.
@@ -286,7 +286,7 @@ func.func @elected_store(%counts: memref<?xi32>, %all: memref<?x64xi32>, %n: ind
 
 // -----
 
-// RUN: croq-opt %s --convert-croq-to-gpu="use-elect-sync=true" --split-input-file | FileCheck %s --check-prefix=ELECT
+// RUN: croq-opt %s --croq-assign-arrivals --croq-assign-phases --convert-croq-to-gpu="use-elect-sync=true" --split-input-file | FileCheck %s --check-prefix=ELECT
 // With use-elect-sync, a store between levels under warp-uniform control is
 // made by the lane elect.sync picks in the group's first warp.
 // ELECT-LABEL: func.func @elected_by_elect_sync
@@ -312,8 +312,8 @@ func.func @elected_by_elect_sync(%counts: memref<?xi32>, %n: index) {
 // A shared event is a group of mbarriers, one per element, initialised by
 // thread 0 with the arrivals of the role that triggers it (here the 128
 // threads of warpgroup 0) before the block goes on. A subscripted wait in a
-// loop waits for generation (iv - lb) / N, i.e. parity ((iv - lb) / N) % 2;
-// a trigger is one arrival per thread.
+// loop waits for the parity croq-assign-phases computed (assign-phases.mlir
+// shows how); a trigger is one arrival per thread.
 // CHECK-LABEL: func.func @event_ring
 // CHECK: %[[BARS:.*]] = nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 2>
 // CHECK: %[[TID:.*]] = gpu.thread_id x
@@ -329,12 +329,8 @@ func.func @elected_by_elect_sync(%counts: memref<?xi32>, %n: index) {
 // CHECK: nvgpu.mbarrier.arrive %[[BARS]][%[[LIN]]]
 // CHECK: scf.for %[[IV2:.*]] = %[[LB2:.*]] to
 // CHECK: %[[SLOT2:.*]] = arith.remsi %[[IV2]], %{{.*}} : index
+// CHECK: %[[PARITY:.*]] = arith.index_cast %{{.*}} : index to i1
 // CHECK: %[[LIN2:.*]] = arith.addi %{{.*}}, %[[SLOT2]] : index
-// CHECK: %[[OFF:.*]] = arith.subi %[[IV2]], %[[LB2]] : index
-// CHECK: %[[K:.*]] = arith.divui %[[OFF]], %{{.*}} : index
-// CHECK: %[[GEN:.*]] = arith.divui %[[K]], %{{.*}} : index
-// CHECK: %[[P:.*]] = arith.remui %[[GEN]], %{{.*}} : index
-// CHECK: %[[PARITY:.*]] = arith.index_cast %[[P]] : index to i1
 // CHECK: nvgpu.mbarrier.try_wait.parity %[[BARS]][%[[LIN2]]], %[[PARITY]],
 func.func @event_ring(%n: index, %out: memref<?xf32>) {
   %c0 = arith.constant 0 : index
@@ -370,11 +366,11 @@ func.func @event_ring(%n: index, %out: memref<?xf32>) {
 // CHECK-LABEL: func.func @event_ready_at
 // CHECK-SAME: (%{{.*}}: index, %[[ORDER:.*]]: index)
 // CHECK: nvgpu.mbarrier.init
-// CHECK: %[[SLOT:.*]] = arith.remui %[[ORDER]], %[[N:.*]] : index
-// CHECK: %[[GEN:.*]] = arith.divui %[[ORDER]], %[[N]] : index
+// CHECK: %[[GEN:.*]] = arith.divui %[[ORDER]], %[[N:.*]] : index
 // CHECK: %[[NEXT:.*]] = arith.addi %[[GEN]], %{{.*}} : index
 // CHECK: %[[P:.*]] = arith.remui %[[NEXT]], %{{.*}} : index
 // CHECK: %[[PARITY:.*]] = arith.index_cast %[[P]] : index to i1
+// CHECK: %[[SLOT:.*]] = arith.remui %[[ORDER]], %{{.*}} : index
 // CHECK: nvgpu.mbarrier.try_wait.parity %{{.*}}[%[[SLOT]]], %[[PARITY]],
 func.func @event_ready_at(%n: index, %o: index) {
   %c0 = arith.constant 0 : index
@@ -472,7 +468,7 @@ func.func @role_dispatch(%n: index, %out: memref<2xindex>) {
 // CHECK: memref.store %false, %[[BITS]]
 // CHECK: scf.for
 // CHECK: %[[P:.*]] = memref.load %[[BITS]][%[[S:.*]]] : memref<2xi1>
-// CHECK: nvgpu.mbarrier.try_wait.parity %{{.*}}[%[[S]]], %[[P]]
+// CHECK: nvgpu.mbarrier.try_wait.parity %{{.*}}[%{{.*}}], %[[P]]
 // CHECK: %[[F:.*]] = arith.xori %[[P]], %true
 // CHECK: memref.store %[[F]], %[[BITS]][%[[S]]]
 func.func @wait_counts_phases(%n: index) {

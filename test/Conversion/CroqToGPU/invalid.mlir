@@ -1,4 +1,4 @@
-// RUN: croq-opt %s --convert-croq-to-gpu --split-input-file --verify-diagnostics
+// RUN: croq-opt %s --croq-assign-arrivals --croq-assign-phases --convert-croq-to-gpu --split-input-file --verify-diagnostics
 
 // What convert-croq-to-gpu cannot lower is reported at the op, with what to
 // change.
@@ -358,3 +358,4 @@ func.func @negative_tma_strided_tile(%g: memref<64x64xf16>) {
   }
   return
 }
+

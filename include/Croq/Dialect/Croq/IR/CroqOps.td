@@ -243,18 +243,27 @@ def Croq_EventWaitOp : Croq_Op<"event.wait", [AttrSizedOperandSegments]> {
     Waiters do not arrive. `at(%o)` selects slot `o % N` of a 1-D array and
     generation `o / N` explicitly.
 
+    `parity %p` makes the owed generation explicit: the wait is for the
+    completion of the selected element's phase of parity `%p` (mbarrier
+    phases alternate 0, 1, 0, ...), and it keeps no count of its own.
+    croq-assign-phases computes it for every wait; the croq-to-gpu patterns
+    lower only waits that have it.
+
     ```mlir
     croq.event.wait %empty[%stage] : !croq.event<shared, 2>
     croq.event.wait %full at(%o) : !croq.event<shared, 2>
+    croq.event.wait %full[%stage] parity %p : !croq.event<shared, 2>
     ```
   }];
   let arguments = (ins
     Arg<Croq_Event, "", [MemRead, MemWrite]>:$event,
     Variadic<Index>:$indices,
-    Optional<Index>:$order
+    Optional<Index>:$order,
+    Optional<I1>:$parity
   );
   let assemblyFormat = [{
-    $event (`[` $indices^ `]`)? (`at` `(` $order^ `)`)? attr-dict `:` type($event)
+    $event (`[` $indices^ `]`)? (`at` `(` $order^ `)`)? (`parity` $parity^)?
+    attr-dict `:` type($event)
   }];
   let hasVerifier = 1;
 }

@@ -1,0 +1,153 @@
+// RUN: croq-opt %s --croq-assign-phases --split-input-file | FileCheck %s
+// RUN: croq-opt %s --croq-assign-phases --split-input-file | croq-opt --croq-assign-phases --split-input-file | FileCheck %s --check-prefix=AGAIN
+
+// croq-assign-phases writes the parity each wait is owed as IR before it.
+// A second run leaves waits that already have one alone.
+// AGAIN-COUNT-5: parity
+// AGAIN-NOT: parity {{.*}} parity
+
+// The only wait of a step-1 loop, on slot iv % N: generation
+// ((iv - lb) / step) / N. A trigger needs no parity.
+// CHECK-LABEL: func.func @loop_generation
+// CHECK: croq.event.trigger %{{.*}}[%{{.*}}]
+// CHECK: scf.for %[[IV:.*]] = %[[LB:.*]] to %{{.*}} step %[[STEP:.*]] {
+// CHECK-NEXT: %[[S:.*]] = arith.remui %[[IV]], %{{.*}} : index
+// CHECK-NEXT: %[[OFF:.*]] = arith.subi %[[IV]], %[[LB]] : index
+// CHECK-NEXT: %[[K:.*]] = arith.divui %[[OFF]], %[[STEP]] : index
+// CHECK-NEXT: %[[N:.*]] = arith.constant 2 : index
+// CHECK-NEXT: %[[GEN:.*]] = arith.divui %[[K]], %[[N]] : index
+// CHECK-NEXT: %[[TWO:.*]] = arith.constant 2 : index
+// CHECK-NEXT: %[[R:.*]] = arith.remui %[[GEN]], %[[TWO]] : index
+// CHECK-NEXT: %[[P:.*]] = arith.index_cast %[[R]] : index to i1
+// CHECK-NEXT: croq.event.wait %{{.*}}[%[[S]]] parity %[[P]]
+func.func @loop_generation(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c64 = arith.constant 64 : index
+  croq.parallel (%b) by [%n] : block {
+    %full = croq.event.alloc : !croq.event<shared, 2>
+    croq.parallel (%p) by [%c2] : warpgroup {
+      %producer = arith.cmpi eq, %p, %c0 : index
+      croq.inthreads async (%producer) {
+        scf.for %k = %c0 to %c64 step %c1 {
+          %s = arith.remui %k, %c2 : index
+          croq.event.trigger %full[%s] : !croq.event<shared, 2>
+        }
+      }
+      %consumer = arith.cmpi eq, %p, %c1 : index
+      croq.inthreads async (%consumer) {
+        scf.for %k = %c0 to %c64 step %c1 {
+          %s = arith.remui %k, %c2 : index
+          croq.event.wait %full[%s] : !croq.event<shared, 2>
+        }
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// `at(%o)` names generation o / N; `ready` starts one generation ahead.
+// A wait outside any loop is owed generation 0 (parity 1 when ready).
+// CHECK-LABEL: func.func @order_and_ready
+// CHECK-SAME: (%{{.*}}: index, %[[O:.*]]: index)
+// CHECK: %[[N:c2_.*]] = arith.constant 2 : index
+// CHECK-NEXT: %[[GEN:.*]] = arith.divui %[[O]], %[[N]] : index
+// CHECK-NEXT: %[[ONE:.*]] = arith.constant 1 : index
+// CHECK-NEXT: %[[AHEAD:.*]] = arith.addi %[[GEN]], %[[ONE]] : index
+// CHECK-NEXT: %[[TWO:.*]] = arith.constant 2 : index
+// CHECK-NEXT: %[[R:.*]] = arith.remui %[[AHEAD]], %[[TWO]] : index
+// CHECK-NEXT: %[[P:.*]] = arith.index_cast %[[R]] : index to i1
+// CHECK-NEXT: croq.event.wait %{{.*}} at(%[[O]]) parity %[[P]]
+// CHECK-NEXT: %[[ZERO:.*]] = arith.constant 0 : index
+// CHECK-NEXT: arith.constant 1 : index
+// CHECK-NEXT: %[[NEXT:.*]] = arith.addi %[[ZERO]], %{{.*}} : index
+// CHECK-NEXT: arith.constant 2 : index
+// CHECK-NEXT: %[[R2:.*]] = arith.remui %[[NEXT]], %{{.*}} : index
+// CHECK-NEXT: %[[P2:.*]] = arith.index_cast %[[R2]] : index to i1
+// CHECK-NEXT: croq.event.wait %{{.*}}[%{{.*}}] parity %[[P2]]
+func.func @order_and_ready(%n: index, %o: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  croq.parallel (%b) by [%n] : block {
+    %empty = croq.event.alloc ready : !croq.event<shared, 2>
+    croq.parallel (%p) by [%c2] : warpgroup {
+      %producer = arith.cmpi eq, %p, %c0 : index
+      croq.inthreads async (%producer) {
+        croq.event.wait %empty at(%o) : !croq.event<shared, 2>
+        croq.event.wait %empty[%c1] : !croq.event<shared, 2>
+      }
+      %consumer = arith.cmpi eq, %p, %c1 : index
+      croq.inthreads async (%consumer) {
+        croq.event.trigger %empty at(%o) : !croq.event<shared, 2>
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// The slot is not `iv % 2` of the loop, so the loop cannot name the
+// generation: each thread keeps a bit per slot (after the event, starting
+// at `ready`), loads it as the parity and flips it after the wait.
+// CHECK-LABEL: func.func @counted
+// CHECK: %[[E:.*]] = croq.event.alloc ready
+// CHECK-NEXT: %[[BITS:.*]] = memref.alloca() : memref<2xi1>
+// CHECK-NEXT: %[[TRUE:.*]] = arith.constant true
+// CHECK-NEXT: %[[C0:.*]] = arith.constant 0 : index
+// CHECK-NEXT: memref.store %[[TRUE]], %[[BITS]][%[[C0]]] : memref<2xi1>
+// CHECK-NEXT: %[[C1:.*]] = arith.constant 1 : index
+// CHECK-NEXT: memref.store %[[TRUE]], %[[BITS]][%[[C1]]] : memref<2xi1>
+// CHECK: scf.for
+// CHECK: %[[S:.*]] = arith.remui %{{.*}}, %{{.*}} : index
+// CHECK: %[[SLOT:.*]] = arith.addi %{{.*}}, %[[S]] : index
+// CHECK-NEXT: %[[P:.*]] = memref.load %[[BITS]][%[[SLOT]]] : memref<2xi1>
+// CHECK-NEXT: croq.event.wait %[[E]][%[[S]]] parity %[[P]]
+// CHECK-NEXT: %[[T:.*]] = arith.constant true
+// CHECK-NEXT: %[[F:.*]] = arith.xori %[[P]], %[[T]] : i1
+// CHECK-NEXT: memref.store %[[F]], %[[BITS]][%[[SLOT]]] : memref<2xi1>
+func.func @counted(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c8 = arith.constant 8 : index
+  croq.parallel (%b) by [%n] : block {
+    %e = croq.event.alloc ready : !croq.event<shared, 2>
+    croq.parallel (%p) by [%c2] : warpgroup {
+      %first = arith.cmpi eq, %p, %c0 : index
+      croq.inthreads async (%first) {
+        scf.for %k = %c0 to %c8 step %c1 {
+          %half = arith.divui %k, %c2 : index
+          %s = arith.remui %half, %c2 : index
+          croq.event.wait %e[%s] : !croq.event<shared, 2>
+        }
+      }
+      %second = arith.cmpi eq, %p, %c1 : index
+      croq.inthreads async (%second) {
+        scf.for %k = %c0 to %c8 step %c1 {
+          %s = arith.remui %k, %c2 : index
+          croq.event.trigger %e[%s] : !croq.event<shared, 2>
+        }
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// A parity the program (or an earlier pass) gave is kept.
+// CHECK-LABEL: func.func @given
+// CHECK: croq.event.wait %{{.*}} parity %arg1
+// CHECK-NOT: arith.index_cast
+func.func @given(%n: index, %p: i1) {
+  croq.parallel (%b) by [%n] : block {
+    %e = croq.event.alloc : !croq.event<shared>
+    croq.event.wait %e parity %p : !croq.event<shared>
+  }
+  return
+}
