@@ -50,6 +50,9 @@ void mlir::croq::buildCroqToNVVMPipeline(
     pm.addPass(createCroqWarpSpecializePass());
   // Every shared-memory hazard gets its barrier, at a uniform point.
   pm.addPass(createCroqInsertBarriersPass());
+  // wgmma batches stay in flight one K iteration; triggers after MMAs
+  // commit and wait for them first.
+  pm.addPass(createCroqPipelineMmaPass());
   // Arrival counts and the phase each wait is owed are IR before the
   // conversion reads them.
   pm.addPass(createCroqAssignArrivalsPass());

@@ -85,6 +85,48 @@ def CroqAssignArrivalsPass : Pass<"croq-assign-arrivals", "::mlir::ModuleOp"> {
   }];
 }
 
+def CroqPipelineMmaPass : Pass<"croq-pipeline-mma", "::mlir::ModuleOp"> {
+  let summary = "Place the commits and waits of warpgroup MMAs";
+  let description = [{
+    wgmma runs asynchronously; `croq.mma.commit pending N` closes the batch
+    issued so far and waits until at most N batches are in flight. The pass
+    writes two decisions as such ops:
+    - In a loop that issues warpgroup MMAs and ends `croq.mma.commit;
+      croq.event.trigger ...` (releasing the stages its MMAs read, events of
+      at least two elements), one K iteration stays in flight: the commit
+      becomes `pending 1`, the triggers release the previous iteration's
+      slots (from the second iteration on), and after the loop a full
+      commit precedes the release of the last iteration's slots. Loops
+      whose trigger slots are not pure functions of the iteration, and
+      rings of one slot, keep the plain form. A commit with an explicit
+      depth (`mma.wait<N>`) is the program's choice and is kept.
+    - Every other trigger that may follow warpgroup MMAs of its role or
+      kernel (earlier in an enclosing block, or in a loop around it) gets a
+      full `croq.mma.commit` before it: what it publishes or releases is
+      complete.
+
+    ```mlir
+    scf.for %k = %c0 to %n step %c1 {
+      ...  // wgmma on stage %s
+      croq.mma.commit
+      croq.event.trigger %empty[%s] : !croq.event<shared, 2>
+    }
+    // becomes
+    scf.for %k = %c0 to %n step %c1 {
+      ...
+      croq.mma.commit pending 1
+      scf.if (%k != %c0) { croq.event.trigger %empty[(%k - 1) % 2] }
+    }
+    croq.mma.commit
+    scf.if (%c0 < %n) { croq.event.trigger %empty[last % 2] }
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::scf::SCFDialect"
+  ];
+}
+
 def CroqAssignPhasesPass : Pass<"croq-assign-phases", "::mlir::ModuleOp"> {
   let summary = "Make the phase parity every event wait is owed an operand";
   let description = [{

@@ -84,15 +84,11 @@ namespace detail {
 
 /// Marks a shared buffer read by warpgroup MMAs with its swizzle span.
 inline constexpr llvm::StringLiteral kSwizzleAttrName = "croq.swizzle";
-/// Marks a trigger released one iteration late, after a deferred wait.
-inline constexpr llvm::StringLiteral kDeferredAttrName = "croq.deferred_release";
 /// Marks a TMA copy or TMA-bound trigger whose single issuing thread may be
 /// picked with elect.sync (its execution is warp-converged).
 inline constexpr llvm::StringLiteral kElectSyncAttrName = "croq.elect_sync";
 /// Marks a TMA copy or trigger that every executing thread issues itself.
 inline constexpr llvm::StringLiteral kPerThreadIssueAttrName = "croq.per_thread";
-/// Marks a trigger whose role issues warpgroup MMAs.
-inline constexpr llvm::StringLiteral kWaitWgmmaAttrName = "croq.wait_wgmma";
 
 /// One wgmma instruction: M rows per warpgroup, K per step (f16 / bf16).
 inline constexpr int64_t kWgmmaM = 64, kWgmmaK = 16;
@@ -227,10 +223,6 @@ bool isWarpgroupFrag(Type type);
 Type wgmmaAccType(FragType type);
 /// Picks the swizzle of buffers read by warpgroup MMAs; checks other uses.
 LogicalResult planSwizzledBuffers(ModuleOp module);
-/// Keeps one K iteration of wgmma in flight in consumer loops.
-void deferWarpgroupMmaWaits(ModuleOp module);
-/// True when warpgroup MMAs may have been issued before `op` in its role.
-bool followsWgmma(Operation *op);
 /// Commits the issued wgmma and waits until `pending` batches remain.
 void waitWarpgroupMmas(OpBuilder &b, Location loc, uint64_t pending = 0);
 Value fillWarpgroupAcc(OpBuilder &b, Location loc, FragType type, Value value);

@@ -388,11 +388,6 @@ struct ConvertCroqToGPUPass
         failed(reportUnsupported(module, chip)) ||
         failed(planSwizzledBuffers(module)))
       return signalPassFailure();
-    deferWarpgroupMmaWaits(module);
-    module.walk([](EventTriggerOp trigger) {
-      if (!trigger->hasAttr(kDeferredAttrName) && followsWgmma(trigger))
-        trigger->setAttr(kWaitWgmmaAttrName, UnitAttr::get(trigger.getContext()));
-    });
     LaunchAnalysisPtr analysis = analyzeLaunches(module);
     if (!analysis || failed(verifyLowerable(module, *analysis)) ||
         failed(planTmaCopies(module, analysis->tma)))

@@ -100,10 +100,6 @@ struct EventTriggerLowering : ScopedPattern<EventTriggerOp> {
         slots.push_back(arith::AddIOp::create(rewriter, loc, base,
                                               cIndex(rewriter, loc, i)));
     }
-    // A role's trigger publishes what its MMAs computed or releases the
-    // tiles they read: its wgmma groups complete first.
-    if (op->hasAttr(kWaitWgmmaAttrName))
-      waitWarpgroupMmas(rewriter, loc);
     if (int64_t bytes = analysis.tma.expectBytes.lookup(op)) {
       // The thread that issued the bound TMA loads expects their bytes;
       // the rest of the role (if any) arrives plainly.

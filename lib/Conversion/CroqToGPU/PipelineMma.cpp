@@ -1,0 +1,202 @@
+//===- PipelineMma.cpp - where warpgroup MMA commits and waits go ---------===//
+//
+// Part of the croq project: an MLIR dialect for the Croqtile GPU kernel
+// language.
+//
+//===----------------------------------------------------------------------===//
+//
+// wgmma is asynchronous: a batch of issued MMAs completes only when a
+// `wgmma.wait_group` says so. This pass decides where those waits go and
+// writes them as croq.mma.commit ops: one K iteration stays in flight in
+// consumer loops (the releases of each iteration's stages move one
+// iteration later), and a trigger that publishes or releases what a role's
+// MMAs touched first commits and waits for them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Common.h"
+#include "Croq/Conversion/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+namespace mlir::croq {
+#define GEN_PASS_DEF_CROQPIPELINEMMAPASS
+#include "Croq/Conversion/Passes.h.inc"
+} // namespace mlir::croq
+
+using namespace mlir;
+using namespace mlir::croq;
+using namespace mlir::croq::detail;
+
+static bool containsWgmma(Operation *op) {
+  bool found = false;
+  op->walk([&](MmaOp mma) {
+    found |= isWarpgroupFrag(mma.getAcc().getType());
+  });
+  return found;
+}
+
+/// True when warpgroup MMAs may have been issued before `op` runs, within
+/// its role (outermost croq.inthreads) or kernel: an earlier op of an
+/// enclosing block holds one, or a loop around `op` does (the previous
+/// iteration's).
+static bool followsWgmma(Operation *op) {
+  for (Operation *at = op; at; at = at->getParentOp()) {
+    for (Operation *prev = at->getPrevNode(); prev; prev = prev->getPrevNode())
+      if (containsWgmma(prev))
+        return true;
+    Operation *parent = at->getParentOp();
+    if (!parent || isa<gpu::LaunchOp>(parent) ||
+        (isa<ParallelOp>(parent) && !cast<ParallelOp>(parent).getParentParallel()) ||
+        (isa<InThreadsOp>(parent) && !parent->getParentOfType<InThreadsOp>()))
+      return false;
+    if (isa<LoopLikeOpInterface>(parent) && containsWgmma(parent))
+      return true;
+  }
+  return false;
+}
+
+/// Clones the pure computation of `v` inside `loop` with `map` (which maps
+/// the induction variable); values from outside the loop are kept.
+static FailureOr<Value> cloneSlice(OpBuilder &b, Value v, scf::ForOp loop,
+                                   IRMapping &map) {
+  if (Value mapped = map.lookupOrNull(v))
+    return mapped;
+  Operation *def = v.getDefiningOp();
+  if (!def || !loop->isAncestor(def))
+    return isa<BlockArgument>(v) && loop->isAncestor(
+                                        cast<BlockArgument>(v).getOwner()->getParentOp())
+               ? FailureOr<Value>(failure())
+               : FailureOr<Value>(v);
+  if (!isMemoryEffectFree(def) || def->getNumRegions())
+    return failure();
+  for (Value operand : def->getOperands())
+    if (failed(cloneSlice(b, operand, loop, map)))
+      return failure();
+  Operation *clone = b.clone(*def, map);
+  return clone->getResult(cast<OpResult>(v).getResultNumber());
+}
+
+/// Keeps one K iteration of wgmma in flight while the next is issued;
+/// returns the releases it deferred. In a
+/// consumer loop that ends `mma.commit; trigger e[slot(iv)]` (releasing the
+/// tiles its MMAs read), the commit becomes `mma.commit pending 1` (the
+/// previous iteration's batch is complete) and the triggers release the
+/// previous iteration's slots; after the loop a full commit releases the
+/// last. Rings of one slot keep the plain form,
+/// where the producer would wait for a release that comes after the
+/// consumer's next wait.
+static DenseSet<Operation *> deferWarpgroupMmaWaits(ModuleOp module) {
+  DenseSet<Operation *> deferred;
+  SmallVector<MmaCommitOp> commits;
+  module.walk([&](MmaCommitOp commit) { commits.push_back(commit); });
+  for (MmaCommitOp commit : commits) {
+    auto loop = dyn_cast<scf::ForOp>(commit->getParentOp());
+    // An explicit depth (mma.wait<N>) is the program's choice.
+    if (!loop || commit.getPending() != 0)
+      continue;
+    if (!containsWgmma(loop))
+      continue;
+    SmallVector<EventTriggerOp> triggers;
+    bool movable = true;
+    for (Operation *op = commit->getNextNode(); op != loop.getBody()->getTerminator();
+         op = op->getNextNode()) {
+      if (auto trigger = dyn_cast<EventTriggerOp>(op)) {
+        movable &= trigger.getAfter().empty() &&
+                   trigger.getEvent().getType().getNumElements() >= 2;
+        triggers.push_back(trigger);
+        continue;
+      }
+      movable &= isMemoryEffectFree(op) && op->getNumRegions() == 0;
+    }
+    if (!movable || triggers.empty())
+      continue;
+
+    Location loc = commit.getLoc();
+    Value iv = loop.getInductionVar();
+    OpBuilder b(loop.getBody()->getTerminator());
+    // In the loop: release the previous iteration's slots.
+    Value notFirst = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                           iv, loop.getLowerBound());
+    auto ifOp = scf::IfOp::create(b, loc, notFirst, /*withElseRegion=*/false);
+    OpBuilder inLoop = ifOp.getThenBodyBuilder();
+    IRMapping previous;
+    previous.map(iv, arith::SubIOp::create(inLoop, loc, iv, loop.getStep()));
+    // After the loop: a full commit, then the last iteration's slots.
+    b.setInsertionPointAfter(loop);
+    MmaCommitOp::create(b, loc);
+    Value ran = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                      loop.getLowerBound(),
+                                      loop.getUpperBound());
+    auto lastIf = scf::IfOp::create(b, loc, ran, /*withElseRegion=*/false);
+    OpBuilder after = lastIf.getThenBodyBuilder();
+    Value span = arith::SubIOp::create(
+        after, loc,
+        arith::SubIOp::create(after, loc, loop.getUpperBound(),
+                              loop.getLowerBound()),
+        cIndex(after, loc, 1));
+    Value lastIv = arith::AddIOp::create(
+        after, loc, loop.getLowerBound(),
+        arith::MulIOp::create(
+            after, loc,
+            arith::DivUIOp::create(after, loc, span, loop.getStep()),
+            loop.getStep()));
+    IRMapping last;
+    last.map(iv, lastIv);
+    bool cloned = true;
+    SmallVector<Operation *> releases;
+    for (EventTriggerOp trigger : triggers) {
+      for (auto [builder, map] :
+           {std::pair<OpBuilder *, IRMapping *>{&inLoop, &previous},
+            {&after, &last}}) {
+        for (Value operand : trigger->getOperands())
+          cloned &= succeeded(cloneSlice(*builder, operand, loop, *map));
+        if (!cloned)
+          break;
+        Operation *copy = builder->clone(*trigger, *map);
+        if (builder == &inLoop)
+          releases.push_back(copy);
+      }
+    }
+    if (!cloned) {
+      // A slot that is not a pure function of the iteration: keep the plain
+      // form.
+      lastIf.erase();
+      loop->getNextNode()->erase();
+      ifOp.erase();
+      continue;
+    }
+    for (EventTriggerOp trigger : triggers)
+      trigger.erase();
+    commit.setPending(1);
+    deferred.insert(releases.begin(), releases.end());
+  }
+  return deferred;
+}
+
+namespace {
+
+struct CroqPipelineMmaPass
+    : mlir::croq::impl::CroqPipelineMmaPassBase<CroqPipelineMmaPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    DenseSet<Operation *> deferred = deferWarpgroupMmaWaits(module);
+    // A role's trigger publishes what its MMAs computed or releases the
+    // tiles they read: its wgmma groups complete first. A deferred release
+    // follows the `pending 1` commit that completed its iteration.
+    module.walk([&](EventTriggerOp trigger) {
+      if (deferred.contains(trigger) || !followsWgmma(trigger))
+        return;
+      OpBuilder b(trigger);
+      MmaCommitOp::create(b, trigger.getLoc());
+    });
+  }
+};
+
+} // namespace
+

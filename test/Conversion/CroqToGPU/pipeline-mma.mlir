@@ -1,0 +1,103 @@
+// RUN: croq-opt %s --croq-pipeline-mma --split-input-file | FileCheck %s
+
+!ws = memref<64x16xf16, strided<[16, 1], offset: ?>, #gpu.address_space<workgroup>>
+!acc = !croq.frag<acc, 64x64xf16, warpgroup>
+
+// A consumer loop that ends `mma.commit; trigger empty[s]` keeps one K
+// iteration of wgmma in flight: `pending 1`, the release of the previous
+// iteration's slot from the second iteration on, and after the loop a full
+// commit, then the release of the last iteration's slot. The trigger after
+// the loop follows the MMAs, so it commits first.
+// CHECK-LABEL: func.func @deferred_release
+// CHECK: %[[R:.*]] = scf.for %[[IV:.*]] = %[[LB:.*]] to %[[UB:.*]] step %[[STEP:.*]] iter_args
+// CHECK: croq.mma row_row
+// CHECK: croq.mma.commit pending 1
+// CHECK-NOT: croq.event.trigger
+// CHECK: %[[NOTFIRST:.*]] = arith.cmpi ne, %[[IV]], %[[LB]] : index
+// CHECK-NEXT: scf.if %[[NOTFIRST]] {
+// CHECK-NEXT: %[[PREV:.*]] = arith.subi %[[IV]], %[[STEP]] : index
+// CHECK-NEXT: %[[S:.*]] = arith.remsi %[[PREV]], %{{.*}} : index
+// CHECK-NEXT: croq.event.trigger %{{.*}}[%[[S]]]
+// CHECK-NEXT: }
+// CHECK-NEXT: scf.yield
+// CHECK: croq.mma.commit{{$}}
+// CHECK-NEXT: %[[RAN:.*]] = arith.cmpi slt, %[[LB]], %[[UB]] : index
+// CHECK-NEXT: scf.if %[[RAN]] {
+// CHECK: %[[LAST:.*]] = arith.addi %[[LB]], %{{.*}} : index
+// CHECK-NEXT: %[[S2:.*]] = arith.remsi %[[LAST]], %{{.*}} : index
+// CHECK-NEXT: croq.mma.commit{{$}}
+// CHECK-NEXT: croq.event.trigger %{{.*}}[%[[S2]]]
+// CHECK: croq.mma.commit{{$}}
+// CHECK-NEXT: croq.event.trigger %{{.*}}[%{{.*}}]
+// CHECK-NEXT: croq.mma.store %[[R]]
+func.func @deferred_release(%n: index, %k: index, %out: memref<64x64xf16, #gpu.address_space<workgroup>>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %zero = arith.constant 0.0 : f32
+  croq.parallel (%b) by [%n] : block {
+    %full = croq.event.alloc : !croq.event<shared, 2>
+    %empty = croq.event.alloc : !croq.event<shared, 2>
+    %a = memref.alloc() : memref<2x64x16xf16, #gpu.address_space<workgroup>>
+    %bt = memref.alloc() : memref<2x64x16xf16, #gpu.address_space<workgroup>>
+    croq.parallel (%p) by [%c1] : warpgroup {
+      %init = croq.mma.fill %zero : f32 -> !acc
+      %r = scf.for %i = %c0 to %k step %c1 iter_args(%acc = %init) -> (!acc) {
+        %s = arith.remsi %i, %c2 : index
+        croq.event.wait %full[%s] : !croq.event<shared, 2>
+        %ta = memref.subview %a[%s, 0, 0] [1, 64, 16] [1, 1, 1] : memref<2x64x16xf16, #gpu.address_space<workgroup>> to !ws
+        %tb = memref.subview %bt[%s, 0, 0] [1, 64, 16] [1, 1, 1] : memref<2x64x16xf16, #gpu.address_space<workgroup>> to !ws
+        %ma = croq.mma.load %ta : !ws -> !croq.frag<a, 64x16xf16, warpgroup>
+        %mb = croq.mma.load %tb : !ws -> !croq.frag<b, 64x16xf16, warpgroup>
+        %next = croq.mma row_row %acc, %ma, %mb : !acc, !croq.frag<a, 64x16xf16, warpgroup>, !croq.frag<b, 64x16xf16, warpgroup> -> !acc
+        croq.mma.commit
+        croq.event.trigger %empty[%s] : !croq.event<shared, 2>
+        scf.yield %next : !acc
+      }
+      croq.event.trigger %full[%c0] : !croq.event<shared, 2>
+      croq.mma.store %r, %out : !acc, memref<64x64xf16, #gpu.address_space<workgroup>>
+    }
+  }
+  return
+}
+
+// -----
+
+!ws = memref<64x16xf16, strided<[16, 1], offset: ?>, #gpu.address_space<workgroup>>
+!acc = !croq.frag<acc, 64x64xf16, warpgroup>
+
+// An explicit depth (mma.wait<2>) is the program's choice: the loop keeps
+// its form, and the release in it, which follows MMAs, commits fully first.
+// A trigger before any MMA gets no commit.
+// CHECK-LABEL: func.func @explicit_depth
+// CHECK: croq.event.trigger %{{.*}}[%{{.*}}]
+// CHECK-NEXT: scf.for
+// CHECK: croq.mma.commit pending 2
+// CHECK-NEXT: croq.mma.commit{{$}}
+// CHECK-NEXT: croq.event.trigger
+// CHECK-NEXT: scf.yield
+func.func @explicit_depth(%n: index, %k: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %zero = arith.constant 0.0 : f32
+  croq.parallel (%b) by [%n] : block {
+    %empty = croq.event.alloc : !croq.event<shared, 2>
+    %a = memref.alloc() : memref<2x64x16xf16, #gpu.address_space<workgroup>>
+    croq.parallel (%p) by [%c1] : warpgroup {
+      croq.event.trigger %empty[%c1] : !croq.event<shared, 2>
+      %init = croq.mma.fill %zero : f32 -> !acc
+      %r = scf.for %i = %c0 to %k step %c1 iter_args(%acc = %init) -> (!acc) {
+        %s = arith.remsi %i, %c2 : index
+        %ta = memref.subview %a[%s, 0, 0] [1, 64, 16] [1, 1, 1] : memref<2x64x16xf16, #gpu.address_space<workgroup>> to !ws
+        %ma = croq.mma.load %ta : !ws -> !croq.frag<a, 64x16xf16, warpgroup>
+        %mb = croq.mma.load %ta : !ws -> !croq.frag<b, 64x16xf16, warpgroup>
+        %next = croq.mma row_row %acc, %ma, %mb : !acc, !croq.frag<a, 64x16xf16, warpgroup>, !croq.frag<b, 64x16xf16, warpgroup> -> !acc
+        croq.mma.commit pending 2
+        croq.event.trigger %empty[%s] : !croq.event<shared, 2>
+        scf.yield %next : !acc
+      }
+    }
+  }
+  return
+}
