@@ -70,8 +70,10 @@ func.func @deferred_release(%n: index, %k: index, %out: memref<64x64xf16, #gpu.a
 // its form, and the release in it, which follows MMAs, commits fully first.
 // A trigger before any MMA gets no commit.
 // CHECK-LABEL: func.func @explicit_depth
+// CHECK-NOT: croq.mma.commit
 // CHECK: croq.event.trigger %{{.*}}[%{{.*}}]
-// CHECK-NEXT: scf.for
+// CHECK-NOT: croq.mma.commit
+// CHECK: scf.for
 // CHECK: croq.mma.commit pending 2
 // CHECK-NEXT: croq.mma.commit{{$}}
 // CHECK-NEXT: croq.event.trigger
