@@ -50,6 +50,8 @@ void mlir::croq::buildCroqToNVVMPipeline(
     pm.addPass(createCroqWarpSpecializePass());
   // Every shared-memory hazard gets its barrier, at a uniform point.
   pm.addPass(createCroqInsertBarriersPass());
+  // Shared buffers that wgmma reads are stored in its swizzled layout.
+  pm.addPass(createCroqPlanSharedLayoutPass());
   // wgmma batches stay in flight one K iteration; triggers after MMAs
   // commit and wait for them first.
   pm.addPass(createCroqPipelineMmaPass());

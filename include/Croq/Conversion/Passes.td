@@ -85,6 +85,33 @@ def CroqAssignArrivalsPass : Pass<"croq-assign-arrivals", "::mlir::ModuleOp"> {
   }];
 }
 
+def CroqPlanSharedLayoutPass
+    : Pass<"croq-plan-shared-layout", "::mlir::ModuleOp"> {
+  let summary = "Pick the swizzled layout of shared buffers that warpgroup "
+                "MMAs read";
+  let description = [{
+    wgmma reads shared operands only in the layouts TMA writes. For each
+    shared buffer (`memref.alloc` in workgroup memory) that a warpgroup
+    `croq.mma.load` reads, the pass picks the swizzle span from the bytes of
+    a row: 128 for a multiple of 128, else 64 or 32; and records it as the
+    buffer's `croq.swizzle` attribute, which the croq dialect verifies. The
+    croq-to-gpu patterns then address the buffer in that layout, for copies
+    into it and for the wgmma descriptors that read it.
+
+    It fails at the op when a warpgroup operand is not loaded from a shared
+    buffer, when the buffer's rows are not 32, 64 or a multiple of 128
+    bytes or its rows are not a multiple of 8, when a load asks for another
+    swizzle, when a TMA copy fills the buffer without the same swizzle, and
+    when anything but copies into the buffer and MMA operand loads uses it.
+
+    ```mlir
+    %a = memref.alloc() : memref<2x64x64xf16, #gpu.address_space<workgroup>>
+    // becomes, when warpgroup MMAs read it (rows of 128 bytes):
+    %a = memref.alloc() {croq.swizzle = 128 : i64} : memref<2x64x64xf16, #gpu.address_space<workgroup>>
+    ```
+  }];
+}
+
 def CroqPipelineMmaPass : Pass<"croq-pipeline-mma", "::mlir::ModuleOp"> {
   let summary = "Place the commits and waits of warpgroup MMAs";
   let description = [{

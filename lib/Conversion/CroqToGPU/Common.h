@@ -221,8 +221,6 @@ SmallVector<Value> swizzledIndices(OpBuilder &b, Location loc,
 bool isWarpgroupFrag(Type type);
 /// The LLVM struct that holds a warpgroup accumulator per thread.
 Type wgmmaAccType(FragType type);
-/// Picks the swizzle of buffers read by warpgroup MMAs; checks other uses.
-LogicalResult planSwizzledBuffers(ModuleOp module);
 /// Commits the issued wgmma and waits until `pending` batches remain.
 void waitWarpgroupMmas(OpBuilder &b, Location loc, uint64_t pending = 0);
 Value fillWarpgroupAcc(OpBuilder &b, Location loc, FragType type, Value value);

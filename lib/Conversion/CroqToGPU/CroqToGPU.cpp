@@ -211,6 +211,13 @@ static LogicalResult verifyPrepared(ModuleOp module) {
       return missing("arrival count", "croq-assign-arrivals");
     if (auto wait = dyn_cast<EventWaitOp>(op); wait && !wait.getParity())
       return missing("phase parity", "croq-assign-phases");
+    if (auto load = dyn_cast<MmaLoadOp>(op);
+        load && load.getResult().getType().getScope() == Level::Warpgroup) {
+      memref::AllocOp buffer = viewedBuffer(load.getSource());
+      if (buffer && !buffer->hasAttr(kSwizzleAttrName))
+        return missing("shared layout for the buffer it reads",
+                       "croq-plan-shared-layout");
+    }
     return WalkResult::advance();
   });
   return failure(result.wasInterrupted());
@@ -385,8 +392,7 @@ struct ConvertCroqToGPUPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     if (failed(verifyPrepared(module)) ||
-        failed(reportUnsupported(module, chip)) ||
-        failed(planSwizzledBuffers(module)))
+        failed(reportUnsupported(module, chip)))
       return signalPassFailure();
     LaunchAnalysisPtr analysis = analyzeLaunches(module);
     if (!analysis || failed(verifyLowerable(module, *analysis)) ||

@@ -34,13 +34,13 @@ namespace mlir::croq::detail {
 // A warpgroup operand fragment is a wgmma shared-memory matrix descriptor of
 // a K-major tile. wgmma reads such tiles only in the layouts TMA writes, so
 // every shared buffer that warpgroup MMAs read is stored swizzled with span
-// S bytes (`planSwizzledBuffers` picks S and marks the buffer
+// S bytes (croq-plan-shared-layout picks S and marks the buffer
 // `croq.swizzle`): its columns are cut into panels of S / e elements (e
 // bytes each), a panel is an [R, S / e] tile, and 16-byte chunk c of row r
 // of a panel sits at chunk c ^ ((r * S / 128) % (S / 16)). That is the
 // TMA `.swiz<S>` layout of an [R, S / e] box, so TMA and cooperative copies
 // may both fill the buffer. Only copies into it and MMA operand loads may
-// touch it (checked by the plan).
+// touch it (checked by that pass).
 //
 // A warpgroup accumulator is the wgmma register layout: per thread, N / 2
 // f32 (or N / 4 packed f16x2) of an LLVM struct. Each croq.mma issues its
@@ -97,83 +97,6 @@ memref::AllocOp viewedBuffer(Value view) {
 static int64_t elementBytes(MemRefType type) {
   return type.getElementTypeBitWidth() / 8;
 }
-
-/// Picks the swizzle span of every shared buffer that warpgroup MMAs read
-/// and checks that nothing else reads or writes such a buffer.
-LogicalResult planSwizzledBuffers(ModuleOp module) {
-  WalkResult result = module.walk([&](MmaLoadOp load) {
-    if (load.getResult().getType().getScope() != Level::Warpgroup)
-      return WalkResult::advance();
-    memref::AllocOp alloc = viewedBuffer(load.getSource());
-    if (!alloc || getStorage(alloc.getType()) != Storage::Shared) {
-      load.emitOpError("is a warpgroup MMA operand, which wgmma reads from "
-                       "shared memory; load it from a view of a shared "
-                       "buffer");
-      return WalkResult::interrupt();
-    }
-    MemRefType type = alloc.getType();
-    int64_t rowBytes = type.getShape().back() * elementBytes(type);
-    int64_t span = rowBytes % 128 == 0 ? 128
-                   : rowBytes == 64    ? 64
-                   : rowBytes == 32    ? 32
-                                       : 0;
-    if (!span || type.getRank() < 2 || type.getShape()[type.getRank() - 2] % 8) {
-      load.emitOpError("reads buffer ")
-          << type << " with wgmma, which needs rows of 32, 64 or a multiple "
-          << "of 128 bytes and a multiple of 8 rows; reshape the buffer";
-      return WalkResult::interrupt();
-    }
-    if (std::optional<int64_t> swizzle = load.getSwizzle();
-        swizzle && *swizzle != span) {
-      load.emitOpError("reads with swizzle(")
-          << *swizzle << "), but the buffer's rows of " << rowBytes
-          << " bytes are stored with swizzle " << span
-          << "; write swizzle(" << span << ")";
-      return WalkResult::interrupt();
-    }
-    alloc->setAttr(kSwizzleAttrName,
-                   IntegerAttr::get(IntegerType::get(load.getContext(), 64),
-                                    span));
-    return WalkResult::advance();
-  });
-  if (result.wasInterrupted())
-    return failure();
-  result = module.walk([&](Operation *op) {
-    if (isa<SubspanOp, ChunkAtOp, memref::SubViewOp>(op))
-      return WalkResult::advance();
-    for (OpOperand &operand : op->getOpOperands()) {
-      if (!isa<MemRefType>(operand.get().getType()))
-        continue;
-      memref::AllocOp alloc = viewedBuffer(operand.get());
-      if (!alloc || alloc == op || !alloc->hasAttr(kSwizzleAttrName))
-        continue;
-      int64_t span = cast<IntegerAttr>(alloc->getAttr(kSwizzleAttrName)).getInt();
-      if (isa<MmaLoadOp>(op))
-        continue;
-      if (auto copy = dyn_cast<DmaCopyOp>(op);
-          copy && &operand == &copy.getTargetMutable())
-        continue;
-      if (auto copy = dyn_cast<TmaCopyOp>(op);
-          copy && &operand == &copy.getTargetMutable()) {
-        if (copy.getSwizzle() &&
-            static_cast<int64_t>(*copy.getSwizzle()) == span)
-          continue;
-        op->emitOpError("fills a buffer that warpgroup MMAs read, which is "
-                        "stored with swizzle ")
-            << span << "; write tma.copy.swiz<" << span << ">";
-        return WalkResult::interrupt();
-      }
-      op->emitOpError("accesses a shared buffer that warpgroup MMAs read, "
-                      "which is stored in the swizzled wgmma layout; only "
-                      "copies into it and MMA operand loads may use it, so "
-                      "give this access a buffer of its own");
-      return WalkResult::interrupt();
-    }
-    return WalkResult::advance();
-  });
-  return failure(result.wasInterrupted());
-}
-
 
 FailureOr<RootedView> rootView(OpBuilder &b, Location loc, Value view) {
   unsigned rank = cast<MemRefType>(view.getType()).getRank();

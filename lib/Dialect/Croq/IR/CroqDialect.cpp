@@ -9,6 +9,8 @@
 #include "Croq/Dialect/Croq/IR/CroqOps.h"
 #include "Croq/Dialect/Croq/IR/CroqTypes.h"
 
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+
 using namespace mlir;
 using namespace mlir::croq;
 
@@ -23,9 +25,34 @@ void CroqDialect::initialize() {
       >();
 }
 
+/// `croq.swizzle` (croq-plan-shared-layout): the swizzle span in bytes of
+/// a shared buffer that warpgroup MMAs read, on its allocation (or, inside
+/// the croq-to-gpu conversion, on the view of dynamic shared memory that
+/// replaced it).
+static LogicalResult verifySwizzleAttr(Operation *op, Attribute value) {
+  auto span = dyn_cast<IntegerAttr>(value);
+  if (!span || !span.getType().isInteger(64))
+    return op->emitError("'croq.swizzle' must be an i64 span in bytes");
+  int64_t bytes = span.getInt();
+  if (bytes != 32 && bytes != 64 && bytes != 128)
+    return op->emitError("'croq.swizzle' is ")
+           << bytes << "; a wgmma swizzle span is 32, 64 or 128 bytes";
+  if (!isa<memref::AllocOp, memref::ViewOp>(op))
+    return op->emitError("'croq.swizzle' belongs on the memref.alloc of a "
+                         "shared buffer");
+  auto type = cast<MemRefType>(op->getResult(0).getType());
+  if (getStorage(type) != Storage::Shared || type.getRank() < 2)
+    return op->emitError("'croq.swizzle' needs a shared buffer of rank 2 or "
+                         "more, got ")
+           << type;
+  return success();
+}
+
 LogicalResult CroqDialect::verifyOperationAttribute(Operation *op,
                                                     NamedAttribute attr) {
   StringRef name = attr.getName().getValue();
+  if (name == "croq.swizzle")
+    return verifySwizzleAttr(op, attr.getValue());
   bool isBudget = name == "croq.max_registers";
   if (!isBudget && name != "croq.role")
     return success();
