@@ -55,6 +55,8 @@ void mlir::croq::buildCroqToNVVMPipeline(
   // wgmma batches stay in flight one K iteration; triggers after MMAs
   // commit and wait for them first.
   pm.addPass(createCroqPipelineMmaPass());
+  // TMA copies name their host-built tensor maps; triggers the bytes.
+  pm.addPass(createCroqMaterializeTmaPass());
   // Arrival counts and the phase each wait is owed are IR before the
   // conversion reads them.
   pm.addPass(createCroqAssignArrivalsPass());

@@ -154,6 +154,49 @@ def CroqPipelineMmaPass : Pass<"croq-pipeline-mma", "::mlir::ModuleOp"> {
   ];
 }
 
+def CroqMaterializeTmaPass : Pass<"croq-materialize-tma", "::mlir::ModuleOp"> {
+  let summary = "Build the tensor map of every TMA copy and the bytes each "
+                "TMA-completed trigger expects";
+  let description = [{
+    For each `croq.tma.copy` in a kernel, the pass creates before the
+    kernel a tensor map over the whole global tensor the copy's global view
+    looks into, with the shared tile as its box and the copy's swizzle
+    (`nvgpu.tma.create.descriptor` of the tensor cast to an unranked memref;
+    one per kernel, tensor and box type), and names it with the copy's `map`
+    operand. Each trigger that TMA loads complete on gets the bytes they
+    bring as its `expect_tx`: for a load bound with `bind %e[i]` (D1), the
+    next trigger of the same element in the same block; for `trigger %e
+    after %f` (D2), that trigger. Copies that already have a map are left
+    alone.
+
+    It fails at the op when the global view is not of a row-major tensor
+    argument of the kernel, when the box is not static, contiguous in
+    shared memory, at most 256 per dimension and a multiple of 16 bytes
+    innermost, when a swizzled load fills a buffer that no warpgroup MMA
+    reads (run croq-plan-shared-layout first), when a D1 load has no
+    trigger after it, and when a D2 trigger binds a future twice, binds a
+    non-TMA future, or selects its element with a value computed after the
+    copy.
+
+    ```mlir
+    croq.parallel (%b) by [%n] : block {
+      croq.tma.copy %g to %s : memref<64x64xf16, ...> to memref<64x64xf16, #gpu.address_space<workgroup>>
+    }
+    // becomes
+    %u = memref.cast %arg : memref<?x?xf16> to memref<*xf16>
+    %m = nvgpu.tma.create.descriptor %u box[%c64, %c64] : memref<*xf16> -> !nvgpu.tensormap.descriptor<...>
+    croq.parallel (%b) by [%n] : block {
+      croq.tma.copy %g to %s map %m : ..., !nvgpu.tensormap.descriptor<...>
+    }
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::nvgpu::NVGPUDialect"
+  ];
+}
+
 def CroqAssignPhasesPass : Pass<"croq-assign-phases", "::mlir::ModuleOp"> {
   let summary = "Make the phase parity every event wait is owed an operand";
   let description = [{

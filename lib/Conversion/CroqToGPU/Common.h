@@ -24,19 +24,8 @@
 #include <optional>
 
 namespace mlir::croq {
-/// What the TMA lowering needs, computed before rewriting (planTmaCopies).
-struct TmaPlan {
-  /// The host-built tensor map of each TMA copy.
-  DenseMap<Operation *, Value> descriptors;
-  /// D2: the trigger that names a TMA load's future with `after`.
-  DenseMap<Operation *, EventTriggerOp> boundTrigger;
-  /// The TMA bytes each trigger expects.
-  DenseMap<Operation *, int64_t> expectBytes;
-};
-
 class LaunchAnalysis {
 public:
-  TmaPlan tma;
 
   /// Where an op inside a kernel runs.
   struct Scope {
@@ -236,8 +225,8 @@ void storeWarpgroupAcc(OpBuilder &b, Location loc, FragType type, Value acc,
 // TMA (Tma.cpp)
 //===----------------------------------------------------------------------===//
 
-/// Builds the tensor maps on the host and binds TMA loads to events.
-LogicalResult planTmaCopies(ModuleOp module, TmaPlan &plan);
+/// The bytes of a statically shaped tile.
+int64_t tileBytes(MemRefType type);
 /// Marks TMA copies and triggers that every executing thread issues.
 void markPerThreadIssues(ModuleOp module, const LaunchAnalysis &analysis);
 /// The condition under which the executing thread issues (null: always).

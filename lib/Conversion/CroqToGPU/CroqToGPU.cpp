@@ -211,6 +211,9 @@ static LogicalResult verifyPrepared(ModuleOp module) {
       return missing("arrival count", "croq-assign-arrivals");
     if (auto wait = dyn_cast<EventWaitOp>(op); wait && !wait.getParity())
       return missing("phase parity", "croq-assign-phases");
+    if (auto copy = dyn_cast<TmaCopyOp>(op);
+        copy && kernelOf(copy) && !copy.getTensorMap())
+      return missing("tensor map", "croq-materialize-tma");
     if (auto load = dyn_cast<MmaLoadOp>(op);
         load && load.getResult().getType().getScope() == Level::Warpgroup) {
       memref::AllocOp buffer = viewedBuffer(load.getSource());
@@ -395,8 +398,7 @@ struct ConvertCroqToGPUPass
         failed(reportUnsupported(module, chip)))
       return signalPassFailure();
     LaunchAnalysisPtr analysis = analyzeLaunches(module);
-    if (!analysis || failed(verifyLowerable(module, *analysis)) ||
-        failed(planTmaCopies(module, analysis->tma)))
+    if (!analysis || failed(verifyLowerable(module, *analysis)))
       return signalPassFailure();
     markPerThreadIssues(module, *analysis);
     electStores(module, *analysis, useElectSync);

@@ -100,14 +100,13 @@ struct EventTriggerLowering : ScopedPattern<EventTriggerOp> {
         slots.push_back(arith::AddIOp::create(rewriter, loc, base,
                                               cIndex(rewriter, loc, i)));
     }
-    if (int64_t bytes = analysis.tma.expectBytes.lookup(op)) {
+    if (std::optional<uint64_t> bytes = op.getExpectTx()) {
       // The thread that issued the bound TMA loads expects their bytes;
       // the rest of the role (if any) arrives plainly.
-      assert(slots.size() == 1 && "a TMA-bound trigger names one element");
       Value issues = issuer(rewriter, loc, op, analysis);
       auto expect = [&](OpBuilder &b) {
         nvgpu::MBarrierArriveExpectTxOp::create(b, loc, adaptor.getEvent(),
-                                                cIndex(b, loc, bytes),
+                                                cIndex(b, loc, *bytes),
                                                 slots.front(), Value());
       };
       if (!issues) {

@@ -53,22 +53,6 @@ namespace mlir::croq::detail {
 // a croq.inthreads picks single threads (`t == 0`), else the group's
 // first thread.
 
-/// The global tensor a croq-level view looks into: a value defined outside
-/// the kernel (a function argument), or null.
-static Value viewedTensor(Value view, ParallelOp kernel) {
-  view = viewSource(view);
-  if (kernel->isAncestor(view.getParentRegion()->getParentOp()))
-    return nullptr;
-  auto type = dyn_cast<MemRefType>(view.getType());
-  if (!type || !type.getLayout().isIdentity())
-    return nullptr;
-  return view;
-}
-
-static int64_t tileBytes(MemRefType type) {
-  return type.getNumElements() * type.getElementTypeBitWidth() / 8;
-}
-
 /// True when the croq.inthreads around `op` picks single threads, so each
 /// executing thread issues its own TMA. Decided before rewriting, while the
 /// croq.inthreads regions still stand (markPerThreadIssues).
@@ -112,144 +96,15 @@ static void onIssuer(OpBuilder &b, Location loc, Value condition,
   body(inner);
 }
 
-/// Builds the tensor maps on the host and binds every TMA load to the
-/// event it completes; records the bytes each trigger expects.
-LogicalResult planTmaCopies(ModuleOp module, TmaPlan &plan) {
-  DenseMap<std::tuple<Operation *, Value, Type>, Value> cache;
-  WalkResult result = module.walk([&](TmaCopyOp copy) {
-    ParallelOp kernel = kernelOf(copy);
-    if (!kernel)
-      return WalkResult::advance();
-    bool load = copy.isLoad();
-    Value globalView = load ? copy.getSource() : copy.getTarget();
-    Value sharedView = load ? copy.getTarget() : copy.getSource();
-    Value tensor = viewedTensor(globalView, kernel);
-    if (!tensor) {
-      copy.emitOpError("TMA needs a view of a row-major tensor argument of "
-                       "the kernel, to build its tensor map on the host");
-      return WalkResult::interrupt();
-    }
-    auto tileType = cast<MemRefType>(sharedView.getType());
-    if (!tileType.hasStaticShape()) {
-      copy.emitOpError("a TMA box needs a static shape, got ") << tileType;
-      return WalkResult::interrupt();
-    }
-    // The box lands contiguously in shared memory.
-    SmallVector<int64_t> strides;
-    int64_t offset;
-    if (failed(tileType.getStridesAndOffset(strides, offset)) ||
-        strides != computeSuffixProduct(tileType.getShape())) {
-      copy.emitOpError("TMA moves a box that is contiguous in shared memory, "
-                       "but this shared view is strided (")
-          << tileType << "); copy a whole buffer or a slice of its outer "
-          << "dimensions";
-      return WalkResult::interrupt();
-    }
-    if (llvm::any_of(tileType.getShape(), [](int64_t d) { return d > 256; }) ||
-        tileType.getShape().back() * tileType.getElementTypeBitWidth() % 128) {
-      copy.emitOpError("a TMA box has at most 256 elements per dimension and "
-                       "an innermost extent of a multiple of 16 bytes, got ")
-          << tileType;
-      return WalkResult::interrupt();
-    }
-    if (copy.getSwizzle() && load) {
-      memref::AllocOp buffer = viewedBuffer(sharedView);
-      if (!buffer || !buffer->hasAttr(kSwizzleAttrName)) {
-        copy.emitOpError("writes a swizzled tile that only warpgroup MMAs can "
-                         "read, but none reads this buffer; drop the swizzle");
-        return WalkResult::interrupt();
-      }
-    }
-    MLIRContext *context = copy.getContext();
-    int64_t swizzle = copy.getSwizzle() ? *copy.getSwizzle() : 0;
-    auto swizzleKind = swizzle == 128 ? nvgpu::TensorMapSwizzleKind::SWIZZLE_128B
-                       : swizzle == 64 ? nvgpu::TensorMapSwizzleKind::SWIZZLE_64B
-                       : swizzle == 32 ? nvgpu::TensorMapSwizzleKind::SWIZZLE_32B
-                                       : nvgpu::TensorMapSwizzleKind::SWIZZLE_NONE;
-    auto box = MemRefType::get(
-        tileType.getShape(), tileType.getElementType(), MemRefLayoutAttrInterface(),
-        gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Workgroup));
-    auto descriptorType = nvgpu::TensorMapDescriptorType::get(
-        context, box, swizzleKind, nvgpu::TensorMapL2PromoKind::L2PROMO_128B,
-        nvgpu::TensorMapOOBKind::OOB_ZERO,
-        nvgpu::TensorMapInterleaveKind::INTERLEAVE_NONE);
-    Value &descriptor = cache[{kernel, tensor, descriptorType}];
-    if (!descriptor) {
-      OpBuilder b(kernel);
-      Location loc = copy.getLoc();
-      auto tensorType = cast<MemRefType>(tensor.getType());
-      Value unranked = memref::CastOp::create(
-          b, loc,
-          UnrankedMemRefType::get(tensorType.getElementType(),
-                                  tensorType.getMemorySpace()),
-          tensor);
-      SmallVector<Value> boxDims;
-      for (int64_t d : tileType.getShape())
-        boxDims.push_back(cIndex(b, loc, d));
-      descriptor = nvgpu::TmaCreateDescriptorOp::create(b, loc, descriptorType,
-                                                        unranked, boxDims);
-    }
-    plan.descriptors[copy] = descriptor;
-    if (!load)
-      return WalkResult::advance();
-
-    // D1: the next trigger of the bound element in the same block expects
-    // the bytes.
-    if (Value event = copy.getEvent()) {
-      EventTriggerOp trigger;
-      for (Operation *op = copy->getNextNode(); op && !trigger;
-           op = op->getNextNode())
-        if (auto t = dyn_cast<EventTriggerOp>(op);
-            t && t.getEvent() == event && t.getAfter().empty() &&
-            t.getIndices() == copy.getEventIndices() && !t.getOrder())
-          trigger = t;
-      if (!trigger) {
-        copy.emitOpError("is bound to an event element that is not "
-                         "triggered after it in the same block; the trigger "
-                         "is what expects the copy's bytes, so add `trigger` "
-                         "of the same element after the copy");
-        return WalkResult::interrupt();
-      }
-      plan.expectBytes[trigger] += tileBytes(tileType);
-    }
-    return WalkResult::advance();
-  });
-  if (result.wasInterrupted())
-    return failure();
-
-  // D2: `trigger e after f...` binds each TMA future to e's element.
-  DominanceInfo dominance(module);
-  result = module.walk([&](EventTriggerOp trigger) {
-    for (Value future : trigger.getAfter()) {
-      auto copy = future.getDefiningOp<TmaCopyOp>();
-      if (!copy || !copy.isLoad() || copy.getEvent()) {
-        trigger.emitOpError("`after` takes futures of unbound asynchronous "
-                            "TMA loads");
-        return WalkResult::interrupt();
-      }
-      if (plan.boundTrigger.count(copy)) {
-        trigger.emitOpError("binds a TMA future that another trigger already "
-                            "bound; each copy completes one event element");
-        return WalkResult::interrupt();
-      }
-      SmallVector<Value> slotValues(trigger.getIndices());
-      if (trigger.getOrder())
-        slotValues.push_back(trigger.getOrder());
-      for (Value v : slotValues)
-        if (!dominance.properlyDominates(v, copy)) {
-          trigger.emitOpError("selects its event element with a value "
-                              "computed after the TMA copy it binds; the copy "
-                              "needs the element when it is issued, so compute "
-                              "the index before the copy");
-          return WalkResult::interrupt();
-        }
-      plan.boundTrigger[copy] = trigger;
-      plan.expectBytes[trigger] +=
-          tileBytes(cast<MemRefType>(copy.getTarget().getType()));
-    }
-    return WalkResult::advance();
-  });
-  return failure(result.wasInterrupted());
+/// D2: the trigger that names the future of `copy` with `after`, or null.
+static EventTriggerOp boundTrigger(TmaCopyOp copy) {
+  if (!copy.getFuture())
+    return nullptr;
+  for (Operation *user : copy.getFuture().getUsers())
+    if (auto trigger = dyn_cast<EventTriggerOp>(user);
+        trigger && llvm::is_contained(trigger.getAfter(), copy.getFuture()))
+      return trigger;
+  return nullptr;
 }
 
 static Value eventSlot(OpBuilder &b, Location loc, EventType type,
@@ -291,8 +146,10 @@ struct TmaCopyLowering : ScopedPattern<TmaCopyOp> {
   matchAndRewrite(TmaCopyOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    const TmaPlan &plan = analysis.tma;
-    Value descriptor = plan.descriptors.lookup(op);
+    Value descriptor = adaptor.getTensorMap();
+    if (!descriptor)
+      return op.emitOpError("has no tensor map: run croq-materialize-tma "
+                            "before the croq-to-gpu patterns");
     bool load = op.isLoad();
     Value globalView = load ? adaptor.getSource() : adaptor.getTarget();
     Value sharedView = load ? adaptor.getTarget() : adaptor.getSource();
@@ -331,7 +188,7 @@ struct TmaCopyLowering : ScopedPattern<TmaCopyOp> {
       group = adaptor.getEvent();
       slot = eventSlot(rewriter, loc, op.getEvent().getType(), Value(),
                        adaptor.getEventIndices());
-    } else if (EventTriggerOp trigger = plan.boundTrigger.lookup(op)) {
+    } else if (EventTriggerOp trigger = boundTrigger(op)) {
       group = rewriter.getRemappedValue(trigger.getEvent());
       SmallVector<Value> indices;
       for (Value v : trigger.getIndices())

@@ -2556,7 +2556,7 @@ LogicalResult IRGen::copy(const Stmt &stmt) {
     auto op = TmaCopyOp::create(builder, l, futureType ? TypeRange{futureType}
                                                        : TypeRange{},
                                 *source, target, event, eventIndices,
-                                stmt.async, swizzle);
+                                /*tensorMap=*/Value(), stmt.async, swizzle);
     if (futureType)
       future = op.getFuture();
   } else {
@@ -2785,7 +2785,8 @@ LogicalResult IRGen::waitOrTrigger(const Stmt &stmt) {
       if (!after.empty() && indices.size() != type.getRank() && !order)
         return fail(stmt.loc, "trigger ... after binds bytes to one event "
                               "element; index it");
-      EventTriggerOp::create(builder, l, s->value, indices, order, after);
+      EventTriggerOp::create(builder, l, s->value, indices, order, after,
+                             /*expectTx=*/IntegerAttr());
     }
   }
   if (!futures.empty()) {

@@ -7,6 +7,7 @@
 
 #include "Croq/Dialect/Croq/IR/CroqOps.h"
 #include "Croq/Dialect/Croq/Utils/TileAlgebra.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Matchers.h"
@@ -592,9 +593,12 @@ LogicalResult EventTriggerOp::verify() {
   EventType type = getEvent().getType();
   if (failed(verifyEventSelection(*this, type, getIndices(), getOrder())))
     return failure();
+  bool single = getIndices().size() == type.getRank() || getOrder();
+  if (getExpectTx() && !single)
+    return emitOpError("expect_tx must select a single event element");
   if (getAfter().empty())
     return success();
-  if (getIndices().size() != type.getRank() && !getOrder())
+  if (!single)
     return emitOpError("trigger ... after must select a single event element");
   for (auto [i, future] : llvm::enumerate(getAfter())) {
     auto futureType = cast<FutureType>(future.getType());
@@ -858,6 +862,11 @@ LogicalResult TmaCopyOp::verify() {
              << "extent, " << inner << " x " << bits << " bits = "
              << inner * bits / 8 << " bytes";
   }
+
+  if (Value map = getTensorMap();
+      map && !isa<nvgpu::TensorMapDescriptorType>(map.getType()))
+    return emitOpError("map must be an !nvgpu.tensormap.descriptor, got ")
+           << map.getType();
 
   if (Value event = getEvent()) {
     if (!getAsync() || !load)

@@ -217,20 +217,28 @@ def Croq_EventTriggerOp : Croq_Op<"event.trigger", [AttrSizedOperandSegments]> {
     selects slot `o % N` of a 1-D array by order. `after` binds the bytes of
     asynchronous TMA loads to the arrival (`trigger e after f`).
 
+    `expect_tx(N)` says that TMA loads complete N bytes on the selected
+    element in this generation: the issuing thread's arrival expects them
+    (`mbarrier.arrive.expect_tx`). croq-materialize-tma sets it from the
+    loads bound to the element (by `bind` or `after`).
+
     ```mlir
     croq.event.trigger %full[%stage] : !croq.event<shared, 2>
     croq.event.trigger %full at(%o) after %f : !croq.event<shared, 2>, !croq.future<tma, async, memref<64x64xf16, #gpu.address_space<workgroup>>>
+    croq.event.trigger %full[%stage] expect_tx(16384) : !croq.event<shared, 2>
     ```
   }];
   let arguments = (ins
     Arg<Croq_Event, "", [MemRead, MemWrite]>:$event,
     Variadic<Index>:$indices,
     Optional<Index>:$order,
-    Variadic<Croq_Future>:$after
+    Variadic<Croq_Future>:$after,
+    OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$expectTx
   );
   let assemblyFormat = [{
     $event (`[` $indices^ `]`)? (`at` `(` $order^ `)`)? (`after` $after^)?
-    attr-dict `:` type($event) (`,` type($after)^)?
+    (`expect_tx` `(` $expectTx^ `)`)? attr-dict `:` type($event)
+    (`,` type($after)^)?
   }];
   let hasVerifier = 1;
 }
@@ -478,8 +486,14 @@ def Croq_TmaCopyOp : Croq_Op<"tma.copy", [AttrSizedOperandSegments]> {
     `croq.event.trigger ... after`. `swizzle(N)` must equal the bytes of the
     innermost tile extent.
 
+    `map %m` names the tensor map the copy uses: an
+    `!nvgpu.tensormap.descriptor` over the whole global tensor with the
+    tile as its box, built before the kernel. croq-materialize-tma creates
+    it; the croq-to-gpu patterns lower only copies that have one.
+
     ```mlir
     croq.tma.copy async swizzle(128) %g to %s bind %full[%st] : memref<64x64xf16, strided<[?, 1], offset: ?>> to memref<64x64xf16, #gpu.address_space<workgroup>>, !croq.event<shared, 2>
+    croq.tma.copy %g to %s map %m : memref<64x64xf16, strided<[?, 1], offset: ?>> to memref<64x64xf16, #gpu.address_space<workgroup>>, !nvgpu.tensormap.descriptor<tensor = memref<64x64xf16, #gpu.address_space<workgroup>>, swizzle = none, l2promo = l2promo_128b, oob = zero, interleave = none>
     ```
   }];
   let arguments = (ins
@@ -487,15 +501,16 @@ def Croq_TmaCopyOp : Croq_Op<"tma.copy", [AttrSizedOperandSegments]> {
     Arg<AnyMemRef, "", [MemWrite]>:$target,
     Optional<Croq_Event>:$event,
     Variadic<Index>:$eventIndices,
+    Optional<AnyType>:$tensorMap,
     UnitAttr:$async,
     OptionalAttr<Croq_SwizzleAttr>:$swizzle
   );
   let results = (outs Optional<Croq_Future>:$future);
   let assemblyFormat = [{
     (`async` $async^)? (`swizzle` `(` $swizzle^ `)`)? $source `to` $target
-    (`bind` $event^ (`[` $eventIndices^ `]`)?)? attr-dict
+    (`bind` $event^ (`[` $eventIndices^ `]`)?)? (`map` $tensorMap^)? attr-dict
     `:` type($source) `to` type($target) (`,` type($event)^)?
-    (`->` type($future)^)?
+    (`,` type($tensorMap)^)? (`->` type($future)^)?
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{

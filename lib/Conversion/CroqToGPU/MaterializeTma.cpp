@@ -1,0 +1,213 @@
+//===- MaterializeTma.cpp - tensor maps and expected bytes as IR ----------===//
+//
+// Part of the croq project: an MLIR dialect for the Croqtile GPU kernel
+// language.
+//
+//===----------------------------------------------------------------------===//
+//
+// Each TMA copy gets a tensor map over its whole global tensor with the
+// shared tile as the box, created on the host before the kernel
+// (`nvgpu.tma.create.descriptor`, which the host emitter turns into a
+// cuTensorMapEncodeTiled call) and named by the copy's `map` operand. Each
+// trigger that TMA loads complete on (D1 `bind e[i]`: the next trigger of
+// that element in the block; D2 `trigger e after f`) gets the bytes they
+// bring as its `expect_tx`.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Common.h"
+#include "Croq/Conversion/Passes.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
+#include "mlir/IR/Dominance.h"
+
+namespace mlir::croq {
+#define GEN_PASS_DEF_CROQMATERIALIZETMAPASS
+#include "Croq/Conversion/Passes.h.inc"
+} // namespace mlir::croq
+
+using namespace mlir;
+using namespace mlir::croq;
+using namespace mlir::croq::detail;
+
+/// The global tensor a croq-level view looks into: a value defined outside
+/// the kernel (a function argument), or null.
+static Value viewedTensor(Value view, ParallelOp kernel) {
+  view = viewSource(view);
+  if (kernel->isAncestor(view.getParentRegion()->getParentOp()))
+    return nullptr;
+  auto type = dyn_cast<MemRefType>(view.getType());
+  if (!type || !type.getLayout().isIdentity())
+    return nullptr;
+  return view;
+}
+
+int64_t mlir::croq::detail::tileBytes(MemRefType type) {
+  return type.getNumElements() * type.getElementTypeBitWidth() / 8;
+}
+
+/// Builds the tensor maps on the host and gives each TMA copy its map;
+/// gives each trigger the bytes of the TMA loads bound to its element.
+static LogicalResult materializeTma(ModuleOp module) {
+  DenseMap<std::tuple<Operation *, Value, Type>, Value> cache;
+  DenseMap<Operation *, int64_t> expectBytes;
+  // Copies that an earlier run materialized keep their map and bytes.
+  DenseSet<Operation *> fresh;
+  WalkResult result = module.walk([&](TmaCopyOp copy) {
+    ParallelOp kernel = kernelOf(copy);
+    if (!kernel || copy.getTensorMap())
+      return WalkResult::advance();
+    fresh.insert(copy);
+    bool load = copy.isLoad();
+    Value globalView = load ? copy.getSource() : copy.getTarget();
+    Value sharedView = load ? copy.getTarget() : copy.getSource();
+    Value tensor = viewedTensor(globalView, kernel);
+    if (!tensor) {
+      copy.emitOpError("TMA needs a view of a row-major tensor argument of "
+                       "the kernel, to build its tensor map on the host");
+      return WalkResult::interrupt();
+    }
+    auto tileType = cast<MemRefType>(sharedView.getType());
+    if (!tileType.hasStaticShape()) {
+      copy.emitOpError("a TMA box needs a static shape, got ") << tileType;
+      return WalkResult::interrupt();
+    }
+    // The box lands contiguously in shared memory.
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    if (failed(tileType.getStridesAndOffset(strides, offset)) ||
+        strides != computeSuffixProduct(tileType.getShape())) {
+      copy.emitOpError("TMA moves a box that is contiguous in shared memory, "
+                       "but this shared view is strided (")
+          << tileType << "); copy a whole buffer or a slice of its outer "
+          << "dimensions";
+      return WalkResult::interrupt();
+    }
+    if (llvm::any_of(tileType.getShape(), [](int64_t d) { return d > 256; }) ||
+        tileType.getShape().back() * tileType.getElementTypeBitWidth() % 128) {
+      copy.emitOpError("a TMA box has at most 256 elements per dimension and "
+                       "an innermost extent of a multiple of 16 bytes, got ")
+          << tileType;
+      return WalkResult::interrupt();
+    }
+    if (copy.getSwizzle() && load) {
+      memref::AllocOp buffer = viewedBuffer(sharedView);
+      if (!buffer || !buffer->hasAttr(kSwizzleAttrName)) {
+        copy.emitOpError("writes a swizzled tile that only warpgroup MMAs can "
+                         "read, but none reads this buffer; drop the swizzle");
+        return WalkResult::interrupt();
+      }
+    }
+    MLIRContext *context = copy.getContext();
+    int64_t swizzle = copy.getSwizzle() ? *copy.getSwizzle() : 0;
+    auto swizzleKind = swizzle == 128 ? nvgpu::TensorMapSwizzleKind::SWIZZLE_128B
+                       : swizzle == 64 ? nvgpu::TensorMapSwizzleKind::SWIZZLE_64B
+                       : swizzle == 32 ? nvgpu::TensorMapSwizzleKind::SWIZZLE_32B
+                                       : nvgpu::TensorMapSwizzleKind::SWIZZLE_NONE;
+    auto box = MemRefType::get(
+        tileType.getShape(), tileType.getElementType(), MemRefLayoutAttrInterface(),
+        gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Workgroup));
+    auto descriptorType = nvgpu::TensorMapDescriptorType::get(
+        context, box, swizzleKind, nvgpu::TensorMapL2PromoKind::L2PROMO_128B,
+        nvgpu::TensorMapOOBKind::OOB_ZERO,
+        nvgpu::TensorMapInterleaveKind::INTERLEAVE_NONE);
+    Value &descriptor = cache[{kernel, tensor, descriptorType}];
+    if (!descriptor) {
+      OpBuilder b(kernel);
+      Location loc = copy.getLoc();
+      auto tensorType = cast<MemRefType>(tensor.getType());
+      Value unranked = memref::CastOp::create(
+          b, loc,
+          UnrankedMemRefType::get(tensorType.getElementType(),
+                                  tensorType.getMemorySpace()),
+          tensor);
+      SmallVector<Value> boxDims;
+      for (int64_t d : tileType.getShape())
+        boxDims.push_back(cIndex(b, loc, d));
+      descriptor = nvgpu::TmaCreateDescriptorOp::create(b, loc, descriptorType,
+                                                        unranked, boxDims);
+    }
+    copy.getTensorMapMutable().assign(descriptor);
+    if (!load)
+      return WalkResult::advance();
+
+    // D1: the next trigger of the bound element in the same block expects
+    // the bytes.
+    if (Value event = copy.getEvent()) {
+      EventTriggerOp trigger;
+      for (Operation *op = copy->getNextNode(); op && !trigger;
+           op = op->getNextNode())
+        if (auto t = dyn_cast<EventTriggerOp>(op);
+            t && t.getEvent() == event && t.getAfter().empty() &&
+            t.getIndices() == copy.getEventIndices() && !t.getOrder())
+          trigger = t;
+      if (!trigger) {
+        copy.emitOpError("is bound to an event element that is not "
+                         "triggered after it in the same block; the trigger "
+                         "is what expects the copy's bytes, so add `trigger` "
+                         "of the same element after the copy");
+        return WalkResult::interrupt();
+      }
+      expectBytes[trigger] += tileBytes(tileType);
+    }
+    return WalkResult::advance();
+  });
+  if (result.wasInterrupted())
+    return failure();
+
+  // D2: `trigger e after f...` binds each TMA future to e's element.
+  DominanceInfo dominance(module);
+  DenseSet<Operation *> bound;
+  result = module.walk([&](EventTriggerOp trigger) {
+    for (Value future : trigger.getAfter()) {
+      auto copy = future.getDefiningOp<TmaCopyOp>();
+      if (!copy || !copy.isLoad() || copy.getEvent()) {
+        trigger.emitOpError("`after` takes futures of unbound asynchronous "
+                            "TMA loads");
+        return WalkResult::interrupt();
+      }
+      if (!bound.insert(copy).second) {
+        trigger.emitOpError("binds a TMA future that another trigger already "
+                            "bound; each copy completes one event element");
+        return WalkResult::interrupt();
+      }
+      SmallVector<Value> slotValues(trigger.getIndices());
+      if (trigger.getOrder())
+        slotValues.push_back(trigger.getOrder());
+      for (Value v : slotValues)
+        if (!dominance.properlyDominates(v, copy)) {
+          trigger.emitOpError("selects its event element with a value "
+                              "computed after the TMA copy it binds; the copy "
+                              "needs the element when it is issued, so compute "
+                              "the index before the copy");
+          return WalkResult::interrupt();
+        }
+      if (fresh.contains(copy))
+        expectBytes[trigger] +=
+            tileBytes(cast<MemRefType>(copy.getTarget().getType()));
+    }
+    return WalkResult::advance();
+  });
+  if (result.wasInterrupted())
+    return failure();
+  for (auto [op, bytes] : expectBytes) {
+    auto trigger = cast<EventTriggerOp>(op);
+    trigger.setExpectTx(trigger.getExpectTx().value_or(0) + bytes);
+  }
+  return success();
+}
+
+namespace {
+
+struct CroqMaterializeTmaPass
+    : mlir::croq::impl::CroqMaterializeTmaPassBase<CroqMaterializeTmaPass> {
+  void runOnOperation() override {
+    if (failed(materializeTma(getOperation())))
+      signalPassFailure();
+  }
+};
+
+} // namespace
