@@ -302,9 +302,9 @@ def mlir_passes():
         names = [n for n in dict.fromkeys(names) if n != "croq-to-nvvm"]
         MLIR_PASSES = (["--canonicalize", "--cse"] + ["--" + n for n in names]
                        + ["--croq-to-nvvm",
-                          "--croq-warp-specialize,--convert-croq-to-gpu,"
+                          "--croq-prepare-gpu,--convert-croq-to-gpu,"
                           "--canonicalize",
-                          "--croq-insert-barriers,--convert-croq-to-gpu"])
+                          "--croq-prepare-gpu,--convert-croq-to-gpu"])
     return MLIR_PASSES
 
 
@@ -317,17 +317,19 @@ VARIANTS = [
     "opt --croq-to-nvvm=opt-level=0",
     "tr --croq-chip=sm_80;--croq-features=+ptx70;--croq-to-ptx",
     "tr --croq-chip=sm_100a;--croq-features=+ptx86;--croq-to-ptx",
-    "opt --convert-croq-to-gpu=use-elect-sync",
-    "opt --croq-warp-specialize,--convert-croq-to-gpu=use-elect-sync,"
+    "opt --croq-prepare-gpu,--convert-croq-to-gpu",
+    "opt --croq-prepare-gpu=chip=sm_80,--convert-croq-to-gpu=chip=sm_80,"
     "--canonicalize,--cse",
     "opt --croq-warp-specialize=producer-registers=24 max-registers=24,"
-    "--convert-croq-to-gpu",
+    "--croq-prepare-gpu=chip=sm_90,--convert-croq-to-gpu",
     "opt --croq-warp-specialize=producer-registers=256 max-registers=256,"
-    "--convert-croq-to-gpu",
+    "--croq-prepare-gpu=chip=sm_90,--convert-croq-to-gpu",
     "opt --croq-warp-specialize=producer-registers=40 max-registers=0,"
-    "--convert-croq-to-gpu",
-    "opt --croq-warp-specialize=max-registers=1000,--convert-croq-to-gpu",
-    "opt --croq-warp-specialize=max-registers=-8,--convert-croq-to-gpu",
+    "--croq-prepare-gpu=chip=sm_90,--convert-croq-to-gpu",
+    "opt --croq-warp-specialize=max-registers=1000,"
+    "--croq-prepare-gpu=chip=sm_90,--convert-croq-to-gpu",
+    "opt --croq-warp-specialize=max-registers=-8,"
+    "--croq-prepare-gpu=chip=sm_90,--convert-croq-to-gpu",
     "opt --canonicalize,--croq-verify-protocol,--croq-insert-barriers,"
     "--croq-check-divergence",
     "opt --cse,--canonicalize,--croq-to-nvvm",

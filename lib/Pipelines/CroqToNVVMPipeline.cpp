@@ -33,20 +33,20 @@ static int64_t sharedMemoryPerBlock(unsigned sm) {
   return 48 * 1024;
 }
 
-void mlir::croq::buildCroqToNVVMPipeline(
-    OpPassManager &pm, const CroqToNVVMPipelineOptions &options) {
-  // Deadlocks and unwaited futures are compile errors, before anything is
-  // lowered.
-  pm.addPass(createCroqVerifyProtocolPass());
-  // elect.sync exists from sm_90 on; setmaxnreg on sm_90a.
-  ConvertCroqToGPUPassOptions toGPU;
-  toGPU.chip = options.chip.getValue();
-  StringRef chip = options.chip.getValue();
+/// sm_<N> with N >= 90 (elect.sync); with `a` also setmaxnreg and wgmma.
+static std::pair<bool, bool> hopperFeatures(StringRef chip) {
   unsigned sm = 0;
-  toGPU.useElectSync = chip.consume_front("sm_") &&
-                       !chip.take_while(llvm::isDigit).getAsInteger(10, sm) &&
-                       sm >= 90;
-  if (toGPU.useElectSync && chip.ends_with("a"))
+  bool hopper = chip.consume_front("sm_") &&
+                !chip.take_while(llvm::isDigit).getAsInteger(10, sm) &&
+                sm >= 90;
+  return {hopper, hopper && chip.ends_with("a")};
+}
+
+void mlir::croq::buildCroqPrepareGPUPipeline(
+    OpPassManager &pm, const CroqPrepareGPUPipelineOptions &options) {
+  auto [hopper, archSpecific] = hopperFeatures(options.chip.getValue());
+  // Roles get register budgets where setmaxnreg exists.
+  if (archSpecific)
     pm.addPass(createCroqWarpSpecializePass());
   // Every shared-memory hazard gets its barrier, at a uniform point.
   pm.addPass(createCroqInsertBarriersPass());
@@ -57,10 +57,28 @@ void mlir::croq::buildCroqToNVVMPipeline(
   pm.addPass(createCroqPipelineMmaPass());
   // TMA copies name their host-built tensor maps; triggers the bytes.
   pm.addPass(createCroqMaterializeTmaPass());
-  // Arrival counts and the phase each wait is owed are IR before the
-  // conversion reads them.
+  // Arrival counts and the phase parity each wait is owed.
   pm.addPass(createCroqAssignArrivalsPass());
   pm.addPass(createCroqAssignPhasesPass());
+  // One thread acts for its group where only one may (elect.sync where the
+  // warp is converged, from sm_90 on).
+  CroqElectIssuersPassOptions elect;
+  elect.useElectSync = hopper;
+  pm.addPass(createCroqElectIssuersPass(elect));
+}
+
+void mlir::croq::buildCroqToNVVMPipeline(
+    OpPassManager &pm, const CroqToNVVMPipelineOptions &options) {
+  // Deadlocks and unwaited futures are compile errors, before anything is
+  // lowered.
+  pm.addPass(createCroqVerifyProtocolPass());
+  // Every lowering decision, each made by its own pass, as croq IR.
+  CroqPrepareGPUPipelineOptions prepare;
+  prepare.chip = options.chip.getValue();
+  buildCroqPrepareGPUPipeline(pm, prepare);
+  // The croq-to-gpu patterns lower what those passes decided.
+  ConvertCroqToGPUPassOptions toGPU;
+  toGPU.chip = options.chip.getValue();
   pm.addPass(createConvertCroqToGPUPass(toGPU));
   // A barrier that only part of its threads reach hangs: a compile error.
   pm.addPass(createCroqCheckDivergencePass());
@@ -96,6 +114,10 @@ void mlir::croq::buildCroqToNVVMPipeline(
   kernels.addPass(createCSEPass());
   // Buffers, events and alignment padding fit the block's shared memory.
   CroqCheckSharedMemoryPassOptions sharedLimit;
+  unsigned sm = 0;
+  StringRef chip = options.chip.getValue();
+  if (chip.consume_front("sm_"))
+    (void)chip.take_while(llvm::isDigit).getAsInteger(10, sm);
   sharedLimit.limit = sharedMemoryPerBlock(sm);
   pm.addPass(createCroqCheckSharedMemoryPass(sharedLimit));
 
@@ -108,6 +130,11 @@ void mlir::croq::buildCroqToNVVMPipeline(
 }
 
 void mlir::croq::registerCroqToNVVMPipeline() {
+  PassPipelineRegistration<CroqPrepareGPUPipelineOptions>(
+      "croq-prepare-gpu",
+      "Make every lowering decision of croq IR for NVIDIA GPUs as IR, each by "
+      "its own pass, in the order convert-croq-to-gpu needs them",
+      buildCroqPrepareGPUPipeline);
   PassPipelineRegistration<CroqToNVVMPipelineOptions>(
       "croq-to-nvvm",
       "Lower croq IR to outlined NVVM kernels and serialize them (PTX or "

@@ -1,4 +1,4 @@
-// RUN: croq-opt %s --croq-warp-specialize --croq-plan-shared-layout --croq-pipeline-mma --croq-materialize-tma --croq-assign-arrivals --croq-assign-phases --convert-croq-to-gpu --croq-report-divergence --verify-diagnostics
+// RUN: croq-opt %s --croq-warp-specialize --croq-plan-shared-layout --croq-pipeline-mma --croq-materialize-tma --croq-assign-arrivals --croq-assign-phases --croq-elect-issuers --convert-croq-to-gpu --croq-report-divergence --verify-diagnostics
 
 // The single dispatch of warp-specialized roles switches on a value the
 // analysis proves warpgroup-uniform (it comes from the warpgroup index), so

@@ -14,6 +14,14 @@ def ConvertCroqToGPUPass : Pass<"convert-croq-to-gpu", "::mlir::ModuleOp"> {
   let summary = "Lower croq parallel structure, views, copies and futures to "
                 "gpu, scf, memref, vector, nvgpu and nvvm";
   let description = [{
+    Lowers croq IR whose decisions the preparation passes have made, in
+    this order: croq-plan-shared-layout (swizzle of wgmma buffers),
+    croq-pipeline-mma (wgmma commits), croq-materialize-tma (tensor maps,
+    expect_tx), croq-assign-arrivals (event counts), croq-assign-phases
+    (wait parities) and croq-elect-issuers (single-thread stores and TMA
+    issuers). Before it rewrites anything, it reports each missing decision
+    at its op with the pass that makes it; croq-to-nvvm runs them all.
+
     Each host-level block `croq.parallel` becomes a `gpu.launch`: its indices
     are `gpu.block_id x/y/z`, the block size is the thread count of its
     level chain (a warpgroup is 128 threads, a warp 32), and its shared
@@ -21,12 +29,8 @@ def ConvertCroqToGPUPass : Pass<"convert-croq-to-gpu", "::mlir::ModuleOp"> {
     inlined with indices computed from `gpu.thread_id x` (a warpgroup index
     is `tid / 128`, a warp index `tid / 32`, thread indices linearised
     row-major), followed by a barrier of the enclosing scope when code
-    follows them. Code between levels runs once per outer instance: a
-    `memref.store` there is made by one elected thread of the group. With
-    `use-elect-sync`, where the divergence analysis shows the control around
-    the store is warp-uniform, the thread is chosen by `elect.sync` within
-    the group's first warp rather than by a `tid == 0` comparison.
-    `croq.inthreads` becomes `scf.if` (plus a scope barrier unless async).
+    follows them. `croq.inthreads` becomes `scf.if` (plus a scope barrier
+    unless async); numbered roles become one `scf.index_switch`.
 
     Views become `memref.subview`s. A synchronous `croq.dma.copy` is a
     cooperative copy by the threads of its scope (16-byte vector accesses
@@ -35,18 +39,19 @@ def ConvertCroqToGPUPass : Pass<"convert-croq-to-gpu", "::mlir::ModuleOp"> {
     `cp.async` and commits a group, and `croq.wait` waits for the groups and
     synchronises the scope. Futures become the data they refer to, and
     `croq.swap` / `croq.rotate` / `croq.dma.any` disappear. Warp-scope
-    `croq.mma` becomes `nvgpu.mma.sync` (m16n8k16, f16 operands, f16 or f32
-    accumulators). Streams become `!gpu.async.token`s.
+    `croq.mma` becomes `nvgpu.mma.sync` (m16n8k16), warpgroup-scope
+    `croq.mma` wgmma over croq's own shared-memory descriptors. TMA copies
+    become `nvgpu.tma.async.load` / `store` with their tensor maps. Streams
+    become `!gpu.async.token`s.
 
-    Shared events become `nvgpu` mbarrier groups; `croq.max_registers` on a
-    role (from croq-warp-specialize) becomes `nvvm.setmaxregister` at its
-    entry. Ops this pass cannot lower (TMA, warpgroup MMA, local and global
-    events) are reported at their own location.
+    Shared events become `nvgpu` mbarrier groups, triggers arrivals (with
+    expect_tx from the issuer) and waits `mbarrier.try_wait.parity` of their
+    parity; `croq.max_registers` on a role (from croq-warp-specialize)
+    becomes `nvvm.setmaxregister` at its entry. Ops this pass cannot lower
+    (for the chip, or at all: local and global events) are reported at
+    their own location.
   }];
   let options = [
-    Option<"useElectSync", "use-elect-sync", "bool", /*default=*/"false",
-           "Elect single threads with elect.sync (sm_90+) where the "
-           "divergence analysis proves the warp converged">,
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
            "Target GPU: Hopper features (TMA, wgmma, setmaxnreg, mbarrier "
            "waits) are rejected at their op on a chip without them">
@@ -186,7 +191,7 @@ def CroqMaterializeTmaPass : Pass<"croq-materialize-tma", "::mlir::ModuleOp"> {
     %u = memref.cast %arg : memref<?x?xf16> to memref<*xf16>
     %m = nvgpu.tma.create.descriptor %u box[%c64, %c64] : memref<*xf16> -> !nvgpu.tensormap.descriptor<...>
     croq.parallel (%b) by [%n] : block {
-      croq.tma.copy %g to %s map %m : ..., !nvgpu.tensormap.descriptor<...>
+      croq.tma.copy %g to %s map(%m : !nvgpu.tensormap.descriptor<...>) : ...
     }
     ```
   }];
@@ -194,6 +199,48 @@ def CroqMaterializeTmaPass : Pass<"croq-materialize-tma", "::mlir::ModuleOp"> {
     "::mlir::arith::ArithDialect",
     "::mlir::memref::MemRefDialect",
     "::mlir::nvgpu::NVGPUDialect"
+  ];
+}
+
+def CroqElectIssuersPass : Pass<"croq-elect-issuers", "::mlir::ModuleOp"> {
+  let summary = "Pick the single thread that acts for its group";
+  let description = [{
+    Code between parallel levels runs once per instance of the outer level,
+    but every thread of the instance executes it. Where only one may act:
+    - A `memref.store` there (not to a local buffer or an alloca) is wrapped
+      in `scf.if` of the election test: rank 0 in the group
+      (`gpu.thread_id x`, modulo the group size), or, with `use-elect-sync`
+      where the divergence analysis proves the warp converged, the lane
+      `nvvm.elect.sync` picks in the group's first warp.
+    - Each `croq.tma.copy` in a kernel, and each trigger with `expect_tx`,
+      gets its `issuer`: `each` where the group is one thread or a
+      `croq.inthreads` picks single threads, else `elected` or `first`
+      by the same rule.
+
+    ```mlir
+    croq.parallel (%b) by [%n] : block {
+      memref.store %v, %out[%b] : memref<?xf32>
+      croq.parallel (%t) by [%c64] : thread { ... }
+    }
+    // becomes
+    croq.parallel (%b) by [%n] : block {
+      %tid = gpu.thread_id x
+      %first = arith.cmpi eq, %tid, %c0 : index
+      scf.if %first { memref.store %v, %out[%b] : memref<?xf32> }
+      ...
+    }
+    ```
+  }];
+  let options = [
+    Option<"useElectSync", "use-elect-sync", "bool", /*default=*/"false",
+           "Elect single threads with elect.sync (sm_90+) where the "
+           "divergence analysis proves the warp converged">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::NVVM::NVVMDialect",
+    "::mlir::scf::SCFDialect"
   ];
 }
 

@@ -15,6 +15,21 @@ class OpPassManager;
 
 namespace croq {
 
+struct CroqPrepareGPUPipelineOptions
+    : public PassPipelineOptions<CroqPrepareGPUPipelineOptions> {
+  PassOptions::Option<std::string> chip{
+      *this, "chip", llvm::cl::desc("Target GPU, e.g. sm_90a or sm_80"),
+      llvm::cl::init("sm_90a")};
+};
+
+/// The preparation passes, in order: croq-warp-specialize (sm_90a),
+/// croq-insert-barriers, croq-plan-shared-layout, croq-pipeline-mma,
+/// croq-materialize-tma, croq-assign-arrivals, croq-assign-phases and
+/// croq-elect-issuers (elect.sync from sm_90). After them,
+/// convert-croq-to-gpu (or the populateCroqToGPU* patterns) can lower.
+void buildCroqPrepareGPUPipeline(OpPassManager &pm,
+                                 const CroqPrepareGPUPipelineOptions &options);
+
 struct CroqToNVVMPipelineOptions
     : public PassPipelineOptions<CroqToNVVMPipelineOptions> {
   PassOptions::Option<std::string> chip{
@@ -41,7 +56,8 @@ struct CroqToNVVMPipelineOptions
 void buildCroqToNVVMPipeline(OpPassManager &pm,
                              const CroqToNVVMPipelineOptions &options);
 
-/// Registers `croq-to-nvvm` with the global pass registry.
+/// Registers `croq-prepare-gpu` and `croq-to-nvvm` with the global pass
+/// registry.
 void registerCroqToNVVMPipeline();
 
 } // namespace croq

@@ -73,11 +73,6 @@ namespace detail {
 
 /// Marks a shared buffer read by warpgroup MMAs with its swizzle span.
 inline constexpr llvm::StringLiteral kSwizzleAttrName = "croq.swizzle";
-/// Marks a TMA copy or TMA-bound trigger whose single issuing thread may be
-/// picked with elect.sync (its execution is warp-converged).
-inline constexpr llvm::StringLiteral kElectSyncAttrName = "croq.elect_sync";
-/// Marks a TMA copy or trigger that every executing thread issues itself.
-inline constexpr llvm::StringLiteral kPerThreadIssueAttrName = "croq.per_thread";
 
 /// One wgmma instruction: M rows per warpgroup, K per step (f16 / bf16).
 inline constexpr int64_t kWgmmaM = 64, kWgmmaK = 16;
@@ -227,8 +222,6 @@ void storeWarpgroupAcc(OpBuilder &b, Location loc, FragType type, Value acc,
 
 /// The bytes of a statically shaped tile.
 int64_t tileBytes(MemRefType type);
-/// Marks TMA copies and triggers that every executing thread issues.
-void markPerThreadIssues(ModuleOp module, const LaunchAnalysis &analysis);
 /// The condition under which the executing thread issues (null: always).
 Value issuer(OpBuilder &b, Location loc, Operation *op,
              const LaunchAnalysis &analysis);

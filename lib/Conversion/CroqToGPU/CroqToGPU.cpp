@@ -211,9 +211,15 @@ static LogicalResult verifyPrepared(ModuleOp module) {
       return missing("arrival count", "croq-assign-arrivals");
     if (auto wait = dyn_cast<EventWaitOp>(op); wait && !wait.getParity())
       return missing("phase parity", "croq-assign-phases");
-    if (auto copy = dyn_cast<TmaCopyOp>(op);
-        copy && kernelOf(copy) && !copy.getTensorMap())
-      return missing("tensor map", "croq-materialize-tma");
+    if (auto copy = dyn_cast<TmaCopyOp>(op); copy && kernelOf(copy)) {
+      if (!copy.getTensorMap())
+        return missing("tensor map", "croq-materialize-tma");
+      if (!copy.getIssuer())
+        return missing("issuer", "croq-elect-issuers");
+    }
+    if (auto trigger = dyn_cast<EventTriggerOp>(op);
+        trigger && trigger.getExpectTx() && !trigger.getIssuer())
+      return missing("issuer", "croq-elect-issuers");
     if (auto load = dyn_cast<MmaLoadOp>(op);
         load && load.getResult().getType().getScope() == Level::Warpgroup) {
       memref::AllocOp buffer = viewedBuffer(load.getSource());
@@ -296,51 +302,6 @@ static LogicalResult verifyLowerable(ModuleOp module,
   return failure(result.wasInterrupted());
 }
 
-/// Code between parallel levels runs once per instance of the outer level:
-/// a store there is made by one elected thread of the group (pure code may
-/// run redundantly, collective ops cooperate). Wraps each such store in
-/// `scf.if (rank == 0)`.
-static void electStores(ModuleOp module, const LaunchAnalysis &analysis,
-                        bool useElectSync) {
-  DataFlowSolver solver;
-  if (useElectSync && failed(runDivergenceAnalysis(module, solver)))
-    useElectSync = false;
-  SmallVector<memref::StoreOp> stores;
-  module.walk([&](memref::StoreOp store) {
-    if (!analysis.hasScope(store))
-      return;
-    const LaunchAnalysis::Scope &scope = analysis.getScope(store);
-    if (scope.perThread || scope.groupSize <= 1)
-      return;
-    // Buffers private to a thread need no election: local buffers, and
-    // allocas such as the phase bits of croq-assign-phases.
-    if (getStorage(store.getMemRefType()) == Storage::Local ||
-        store.getMemRef().getDefiningOp<memref::AllocaOp>())
-      return;
-    stores.push_back(store);
-  });
-  // TMA issues and their expect_tx triggers elect their thread the same way.
-  if (useElectSync)
-    module.walk([&](Operation *op) {
-      if (isa<TmaCopyOp, EventTriggerOp>(op) && analysis.hasScope(op) &&
-          getExecutionScope(solver, op) >= UniformScope::Warp)
-        op->setAttr(kElectSyncAttrName, UnitAttr::get(op->getContext()));
-    });
-  for (memref::StoreOp store : stores) {
-    const LaunchAnalysis::Scope &scope = analysis.getScope(store);
-    OpBuilder b(store);
-    Location loc = store.getLoc();
-    Value rank = groupRank(b, loc, scope);
-    // Where the warp is converged, elect.sync picks a lane of the group's
-    // first warp (a warp-uniform test) instead of comparing thread ids.
-    Value elected = electOneThread(
-        b, loc, rank,
-        useElectSync && getExecutionScope(solver, store) >= UniformScope::Warp);
-    auto ifOp = scf::IfOp::create(b, loc, elected, /*withElseRegion=*/false);
-    store->moveBefore(ifOp.thenBlock()->getTerminator());
-  }
-}
-
 /// Gives every event without `event<N>` its arrival count: the threads of
 /// the role (croq.inthreads region) that triggers it, or the whole block.
 static LogicalResult assignArrivals(ModuleOp module,
@@ -400,8 +361,6 @@ struct ConvertCroqToGPUPass
     LaunchAnalysisPtr analysis = analyzeLaunches(module);
     if (!analysis || failed(verifyLowerable(module, *analysis)))
       return signalPassFailure();
-    markPerThreadIssues(module, *analysis);
-    electStores(module, *analysis, useElectSync);
 
     MLIRContext *context = &getContext();
     TypeConverter converter;

@@ -49,39 +49,19 @@ namespace mlir::croq::detail {
 // `bind e[i]`, D2 the trigger that names its future with `after`), whose
 // trigger by the issuing thread becomes `arrive.expect_tx` with the bytes
 // of every copy bound to it; a synchronous load uses a barrier of its own
-// and a per-thread phase. The issuing thread is each executing thread when
-// a croq.inthreads picks single threads (`t == 0`), else the group's
-// first thread.
+// and a per-thread phase. The issuing thread is the op's issuer
+// (croq-elect-issuers).
 
-/// True when the croq.inthreads around `op` picks single threads, so each
-/// executing thread issues its own TMA. Decided before rewriting, while the
-/// croq.inthreads regions still stand (markPerThreadIssues).
-static bool issuedPerThread(Operation *op, const LaunchAnalysis &analysis) {
-  return op->hasAttr(kPerThreadIssueAttrName);
-}
-
-void markPerThreadIssues(ModuleOp module,
-                                const LaunchAnalysis &analysis) {
-  module.walk([&](Operation *op) {
-    if (!isa<TmaCopyOp, EventTriggerOp>(op) || !analysis.hasScope(op))
-      return;
-    const LaunchAnalysis::Scope &scope = analysis.getScope(op);
-    if (scope.groupSize <= 1 ||
-        (scope.perThread && !selectsWholeGroups(op, scope.groupLevel)))
-      op->setAttr(kPerThreadIssueAttrName, UnitAttr::get(op->getContext()));
-  });
-}
-
-/// The condition under which the executing thread issues (null: always).
-/// Where the divergence analysis proved the op runs warp-converged
-/// (kElectSyncAttrName), a lane of the group's first warp is picked with
-/// elect.sync instead of comparing thread ids.
+/// The condition under which the executing thread issues (null: every
+/// thread does), from the op's issuer (croq-elect-issuers).
 Value issuer(OpBuilder &b, Location loc, Operation *op,
              const LaunchAnalysis &analysis) {
-  if (issuedPerThread(op, analysis))
+  auto who = op->getAttrOfType<IssuerAttr>("issuer");
+  assert(who && "croq-elect-issuers gives every TMA issue its issuer");
+  if (who.getValue() == Issuer::Each)
     return Value();
   return electOneThread(b, loc, groupRank(b, loc, analysis.getScope(op)),
-                        op->hasAttr(kElectSyncAttrName));
+                        who.getValue() == Issuer::Elected);
 }
 
 /// Runs `body` on the issuing thread only.
@@ -160,7 +140,7 @@ struct TmaCopyLowering : ScopedPattern<TmaCopyOp> {
                             "TMA needs unit-stride tiles of a tensor argument");
     LaunchAnalysis::Scope scope = analysis.getScope(op);
     Value issues = issuer(rewriter, loc, op, analysis);
-    bool cooperative = !issuedPerThread(op, analysis);
+    bool cooperative = op.getIssuer() != Issuer::Each;
 
     if (!load) {
       // The group's shared writes become visible to the async proxy, then

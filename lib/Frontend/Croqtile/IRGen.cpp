@@ -2556,7 +2556,8 @@ LogicalResult IRGen::copy(const Stmt &stmt) {
     auto op = TmaCopyOp::create(builder, l, futureType ? TypeRange{futureType}
                                                        : TypeRange{},
                                 *source, target, event, eventIndices,
-                                /*tensorMap=*/Value(), stmt.async, swizzle);
+                                /*tensorMap=*/Value(), stmt.async, swizzle,
+                                /*issuer=*/IssuerAttr());
     if (futureType)
       future = op.getFuture();
   } else {
@@ -2786,7 +2787,8 @@ LogicalResult IRGen::waitOrTrigger(const Stmt &stmt) {
         return fail(stmt.loc, "trigger ... after binds bytes to one event "
                               "element; index it");
       EventTriggerOp::create(builder, l, s->value, indices, order, after,
-                             /*expectTx=*/IntegerAttr());
+                             /*expectTx=*/IntegerAttr(),
+                             /*issuer=*/IssuerAttr());
     }
   }
   if (!futures.empty()) {

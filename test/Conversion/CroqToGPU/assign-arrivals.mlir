@@ -1,5 +1,5 @@
 // RUN: croq-opt %s --croq-assign-arrivals | FileCheck %s
-// RUN: croq-opt %s --croq-insert-barriers --croq-plan-shared-layout --croq-pipeline-mma --croq-materialize-tma --croq-assign-arrivals --croq-assign-phases --convert-croq-to-gpu | FileCheck %s --check-prefix=LOWERED
+// RUN: croq-opt %s --croq-insert-barriers --croq-plan-shared-layout --croq-pipeline-mma --croq-materialize-tma --croq-assign-arrivals --croq-assign-phases --croq-elect-issuers --convert-croq-to-gpu | FileCheck %s --check-prefix=LOWERED
 
 // An event's arrival count is the number of threads that trigger it: one
 // warpgroup role (128), the whole block (256) for a trigger outside roles;

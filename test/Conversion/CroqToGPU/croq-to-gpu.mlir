@@ -1,6 +1,6 @@
-// RUN: croq-opt %s --croq-insert-barriers --croq-plan-shared-layout --croq-pipeline-mma --croq-materialize-tma --croq-assign-arrivals --croq-assign-phases --convert-croq-to-gpu --split-input-file | FileCheck %s
+// RUN: croq-opt %s --croq-insert-barriers --croq-plan-shared-layout --croq-pipeline-mma --croq-materialize-tma --croq-assign-arrivals --croq-assign-phases --croq-elect-issuers --convert-croq-to-gpu --split-input-file | FileCheck %s
 // Every case converted here also lowers all the way to PTX.
-// RUN: croq-opt %s --croq-insert-barriers --croq-plan-shared-layout --croq-pipeline-mma --croq-materialize-tma --croq-assign-arrivals --croq-assign-phases --convert-croq-to-gpu --split-input-file | croq-opt --split-input-file --croq-to-nvvm=format=isa | FileCheck %s --check-prefix=PTX
+// RUN: croq-opt %s --croq-insert-barriers --croq-plan-shared-layout --croq-pipeline-mma --croq-materialize-tma --croq-assign-arrivals --croq-assign-phases --croq-elect-issuers --convert-croq-to-gpu --split-input-file | croq-opt --split-input-file --croq-to-nvvm=format=isa | FileCheck %s --check-prefix=PTX
 
 // A host-level block parallel is a gpu.launch: block indices from
 // gpu.block_id, the block size from the thread-level chain.
@@ -286,7 +286,7 @@ func.func @elected_store(%counts: memref<?xi32>, %all: memref<?x64xi32>, %n: ind
 
 // -----
 
-// RUN: croq-opt %s --croq-plan-shared-layout --croq-pipeline-mma --croq-materialize-tma --croq-assign-arrivals --croq-assign-phases --convert-croq-to-gpu="use-elect-sync=true" --split-input-file | FileCheck %s --check-prefix=ELECT
+// RUN: croq-opt %s --croq-plan-shared-layout --croq-pipeline-mma --croq-materialize-tma --croq-assign-arrivals --croq-assign-phases --croq-elect-issuers="use-elect-sync=true" --convert-croq-to-gpu --split-input-file | FileCheck %s --check-prefix=ELECT
 // With use-elect-sync, a store between levels under warp-uniform control is
 // made by the lane elect.sync picks in the group's first warp.
 // ELECT-LABEL: func.func @elected_by_elect_sync

@@ -1,4 +1,4 @@
-// RUN: croq-opt %s --croq-plan-shared-layout --croq-pipeline-mma --croq-materialize-tma --croq-assign-arrivals --croq-assign-phases --convert-croq-to-gpu --split-input-file --verify-diagnostics
+// RUN: croq-opt %s --croq-plan-shared-layout --croq-pipeline-mma --croq-materialize-tma --croq-assign-arrivals --croq-assign-phases --croq-elect-issuers --convert-croq-to-gpu --split-input-file --verify-diagnostics
 
 // What convert-croq-to-gpu cannot lower is reported at the op, with what to
 // change.

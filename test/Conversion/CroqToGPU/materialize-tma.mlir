@@ -12,8 +12,8 @@
 // CHECK: %[[M:.*]] = nvgpu.tma.create.descriptor %[[U]] box[%{{.*}}, %{{.*}}] : memref<*xf16> -> <tensor = memref<64x64xf16, #gpu.address_space<workgroup>>, swizzle = none, l2promo = l2promo_128b, oob = zero, interleave = none>
 // CHECK-NOT: nvgpu.tma.create.descriptor
 // CHECK: croq.parallel
-// CHECK: croq.tma.copy async %{{.*}} to %{{.*}} bind %{{.*}}[%{{.*}}] map %[[M]]
-// CHECK: croq.tma.copy async %{{.*}} to %{{.*}} bind %{{.*}}[%{{.*}}] map %[[M]]
+// CHECK: croq.tma.copy async %{{.*}} to %{{.*}} bind %{{.*}}[%{{.*}}] map(%[[M]] :
+// CHECK: croq.tma.copy async %{{.*}} to %{{.*}} bind %{{.*}}[%{{.*}}] map(%[[M]] :
 // CHECK: croq.event.trigger %{{.*}}[%{{.*}}] expect_tx(16384) : <shared, 2>
 // CHECK: croq.event.trigger %{{.*}}[%{{.*}}] : <shared, 2>{{$}}
 func.func @bound(%n: index, %g: memref<?x?xf16>) {
@@ -40,9 +40,9 @@ func.func @bound(%n: index, %g: memref<?x?xf16>) {
 // CHECK-LABEL: func.func @after
 // CHECK: %[[M:.*]] = nvgpu.tma.create.descriptor
 // CHECK: croq.parallel
-// CHECK: %[[F:.*]] = croq.tma.copy async %{{.*}} to %{{.*}} map %[[M]]
+// CHECK: %[[F:.*]] = croq.tma.copy async %{{.*}} to %{{.*}} map(%[[M]] :
 // CHECK: croq.event.trigger %{{.*}} at(%{{.*}}) after %[[F]] expect_tx(8192)
-// CHECK: croq.tma.copy %{{.*}} to %{{.*}} map %[[M]]
+// CHECK: croq.tma.copy %{{.*}} to %{{.*}} map(%[[M]] :
 func.func @after(%n: index, %g: memref<?x?xf16>) {
   %c0 = arith.constant 0 : index
   croq.parallel (%b) by [%n] : block {

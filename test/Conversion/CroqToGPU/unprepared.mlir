@@ -22,3 +22,43 @@ func.func @negative_event_without_arrivals(%n: index) {
   }
   return
 }
+
+// -----
+
+func.func @negative_tma_without_map(%g: memref<64x64xf16>) {
+  %c1 = arith.constant 1 : index
+  croq.parallel (%b) by [%c1] : block {
+    %s = memref.alloc() : memref<64x64xf16, #gpu.address_space<workgroup>>
+    // expected-error @below {{has no tensor map: run croq-materialize-tma before convert-croq-to-gpu}}
+    croq.tma.copy %g to %s : memref<64x64xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
+  }
+  return
+}
+
+// -----
+
+!map = !nvgpu.tensormap.descriptor<tensor = memref<64x64xf16, #gpu.address_space<workgroup>>, swizzle = none, l2promo = l2promo_128b, oob = zero, interleave = none>
+func.func @negative_tma_without_issuer(%g: memref<64x64xf16>, %m: !map) {
+  %c1 = arith.constant 1 : index
+  croq.parallel (%b) by [%c1] : block {
+    %s = memref.alloc() : memref<64x64xf16, #gpu.address_space<workgroup>>
+    // expected-error @below {{has no issuer: run croq-elect-issuers before convert-croq-to-gpu}}
+    croq.tma.copy %g to %s map(%m : !map) : memref<64x64xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
+  }
+  return
+}
+
+// -----
+
+func.func @negative_wgmma_without_layout(%n: index) {
+  %c1 = arith.constant 1 : index
+  croq.parallel (%b) by [%n] : block {
+    %a = memref.alloc() : memref<64x64xf16, #gpu.address_space<workgroup>>
+    croq.parallel (%p) by [%c1] : warpgroup {
+      %t = memref.subview %a[0, 0] [64, 16] [1, 1] : memref<64x64xf16, #gpu.address_space<workgroup>> to memref<64x16xf16, strided<[64, 1]>, #gpu.address_space<workgroup>>
+      // expected-error @below {{has no shared layout for the buffer it reads: run croq-plan-shared-layout before convert-croq-to-gpu}}
+      %f = croq.mma.load %t : memref<64x16xf16, strided<[64, 1]>, #gpu.address_space<workgroup>> -> !croq.frag<a, 64x16xf16, warpgroup>
+    }
+  }
+  return
+}

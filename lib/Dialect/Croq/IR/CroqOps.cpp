@@ -596,6 +596,9 @@ LogicalResult EventTriggerOp::verify() {
   bool single = getIndices().size() == type.getRank() || getOrder();
   if (getExpectTx() && !single)
     return emitOpError("expect_tx must select a single event element");
+  if (getIssuer() && !getExpectTx())
+    return emitOpError("an issuer picks the thread that expects TMA bytes, "
+                       "but this trigger has no expect_tx");
   if (getAfter().empty())
     return success();
   if (!single)

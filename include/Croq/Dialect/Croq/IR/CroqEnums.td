@@ -49,6 +49,27 @@ def Croq_MemoryKind : I32EnumAttr<"MemoryKind", "storage of an event", [
   let cppNamespace = "::mlir::croq";
 }
 
+def Croq_Issuer : I32EnumAttr<"Issuer",
+    "which threads of a group issue a single-thread operation", [
+    I32EnumAttrCase<"Each", 0, "each">,
+    I32EnumAttrCase<"First", 1, "first">,
+    I32EnumAttrCase<"Elected", 2, "elected">
+  ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::croq";
+}
+def Croq_IssuerAttr : EnumAttr<Croq_Dialect, Croq_Issuer, "issuer"> {
+  let summary = "who issues a TMA copy or an expect_tx arrival";
+  let assemblyFormat = "`<` $value `>`";
+  let description = [{
+    `each`: every executing thread issues its own (the group is one thread,
+    or a croq.inthreads picks single threads). `first`: the thread of rank 0
+    in the cooperating group. `elected`: the lane that `elect.sync` picks in
+    the group's first warp, where the divergence analysis proved that warp
+    converged. Set by croq-elect-issuers.
+  }];
+}
+
 def Croq_FutureKind : I32EnumAttr<"FutureKind", "engine a future waits on", [
     I32EnumAttrCase<"Dma", 0, "dma">,
     I32EnumAttrCase<"Tma", 1, "tma">,

@@ -220,7 +220,9 @@ def Croq_EventTriggerOp : Croq_Op<"event.trigger", [AttrSizedOperandSegments]> {
     `expect_tx(N)` says that TMA loads complete N bytes on the selected
     element in this generation: the issuing thread's arrival expects them
     (`mbarrier.arrive.expect_tx`). croq-materialize-tma sets it from the
-    loads bound to the element (by `bind` or `after`).
+    loads bound to the element (by `bind` or `after`). `issuer<...>` says
+    which thread of the group makes that arrival; the others arrive plainly
+    (croq-elect-issuers).
 
     ```mlir
     croq.event.trigger %full[%stage] : !croq.event<shared, 2>
@@ -233,11 +235,13 @@ def Croq_EventTriggerOp : Croq_Op<"event.trigger", [AttrSizedOperandSegments]> {
     Variadic<Index>:$indices,
     Optional<Index>:$order,
     Variadic<Croq_Future>:$after,
-    OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$expectTx
+    OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$expectTx,
+    OptionalAttr<Croq_IssuerAttr>:$issuer
   );
   let assemblyFormat = [{
     $event (`[` $indices^ `]`)? (`at` `(` $order^ `)`)? (`after` $after^)?
-    (`expect_tx` `(` $expectTx^ `)`)? attr-dict `:` type($event)
+    (`expect_tx` `(` $expectTx^ `)`)? (`issuer` `` $issuer^)?
+    attr-dict `:` type($event)
     (`,` type($after)^)?
   }];
   let hasVerifier = 1;
@@ -486,14 +490,16 @@ def Croq_TmaCopyOp : Croq_Op<"tma.copy", [AttrSizedOperandSegments]> {
     `croq.event.trigger ... after`. `swizzle(N)` must equal the bytes of the
     innermost tile extent.
 
-    `map %m` names the tensor map the copy uses: an
+    `map(%m : type)` names the tensor map the copy uses: an
     `!nvgpu.tensormap.descriptor` over the whole global tensor with the
     tile as its box, built before the kernel. croq-materialize-tma creates
     it; the croq-to-gpu patterns lower only copies that have one.
+    `issuer<...>` says which threads of the executing group issue the copy
+    (croq-elect-issuers).
 
     ```mlir
     croq.tma.copy async swizzle(128) %g to %s bind %full[%st] : memref<64x64xf16, strided<[?, 1], offset: ?>> to memref<64x64xf16, #gpu.address_space<workgroup>>, !croq.event<shared, 2>
-    croq.tma.copy %g to %s map %m : memref<64x64xf16, strided<[?, 1], offset: ?>> to memref<64x64xf16, #gpu.address_space<workgroup>>, !nvgpu.tensormap.descriptor<tensor = memref<64x64xf16, #gpu.address_space<workgroup>>, swizzle = none, l2promo = l2promo_128b, oob = zero, interleave = none>
+    croq.tma.copy %g to %s map(%m : !nvgpu.tensormap.descriptor<tensor = memref<64x64xf16, #gpu.address_space<workgroup>>, swizzle = none, l2promo = l2promo_128b, oob = zero, interleave = none>) issuer<first> : memref<64x64xf16, strided<[?, 1], offset: ?>> to memref<64x64xf16, #gpu.address_space<workgroup>>
     ```
   }];
   let arguments = (ins
@@ -503,14 +509,16 @@ def Croq_TmaCopyOp : Croq_Op<"tma.copy", [AttrSizedOperandSegments]> {
     Variadic<Index>:$eventIndices,
     Optional<AnyType>:$tensorMap,
     UnitAttr:$async,
-    OptionalAttr<Croq_SwizzleAttr>:$swizzle
+    OptionalAttr<Croq_SwizzleAttr>:$swizzle,
+    OptionalAttr<Croq_IssuerAttr>:$issuer
   );
   let results = (outs Optional<Croq_Future>:$future);
   let assemblyFormat = [{
     (`async` $async^)? (`swizzle` `(` $swizzle^ `)`)? $source `to` $target
-    (`bind` $event^ (`[` $eventIndices^ `]`)?)? (`map` $tensorMap^)? attr-dict
-    `:` type($source) `to` type($target) (`,` type($event)^)?
-    (`,` type($tensorMap)^)? (`->` type($future)^)?
+    (`bind` $event^ (`[` $eventIndices^ `]`)?)?
+    (`map` `(` $tensorMap^ `:` type($tensorMap) `)`)? (`issuer` `` $issuer^)?
+    attr-dict `:` type($source) `to` type($target) (`,` type($event)^)?
+    (`->` type($future)^)?
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{

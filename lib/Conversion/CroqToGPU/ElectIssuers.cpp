@@ -1,0 +1,105 @@
+//===- ElectIssuers.cpp - the single thread that acts for a group ---------===//
+//
+// Part of the croq project: an MLIR dialect for the Croqtile GPU kernel
+// language.
+//
+//===----------------------------------------------------------------------===//
+//
+// Code between parallel levels runs once per instance of the outer level,
+// but every thread of that instance executes it. This pass decides which
+// thread acts where only one may: stores there are wrapped in the election
+// test, and TMA copies and their expect_tx arrivals get an `issuer`.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Common.h"
+#include "Croq/Analysis/DivergenceAnalysis.h"
+#include "Croq/Conversion/Passes.h"
+
+#include "mlir/Analysis/DataFlowFramework.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+namespace mlir::croq {
+#define GEN_PASS_DEF_CROQELECTISSUERSPASS
+#include "Croq/Conversion/Passes.h.inc"
+} // namespace mlir::croq
+
+using namespace mlir;
+using namespace mlir::croq;
+using namespace mlir::croq::detail;
+
+/// Code between parallel levels runs once per instance of the outer level:
+/// a store there is made by one elected thread of the group (pure code may
+/// run redundantly, collective ops cooperate). Wraps each such store in
+/// `scf.if (rank == 0)` (or the elect.sync test), and gives each TMA issue
+/// its issuer.
+static void electIssuers(ModuleOp module, const LaunchAnalysis &analysis,
+                         bool useElectSync) {
+  DataFlowSolver solver;
+  if (useElectSync && failed(runDivergenceAnalysis(module, solver)))
+    useElectSync = false;
+  SmallVector<memref::StoreOp> stores;
+  module.walk([&](memref::StoreOp store) {
+    if (!analysis.hasScope(store))
+      return;
+    const LaunchAnalysis::Scope &scope = analysis.getScope(store);
+    if (scope.perThread || scope.groupSize <= 1)
+      return;
+    // Buffers private to a thread need no election: local buffers, and
+    // allocas such as the phase bits of croq-assign-phases.
+    if (getStorage(store.getMemRefType()) == Storage::Local ||
+        store.getMemRef().getDefiningOp<memref::AllocaOp>())
+      return;
+    stores.push_back(store);
+  });
+  // TMA issues and their expect_tx arrivals: each executing thread where
+  // the group is one thread or a croq.inthreads picks single threads, else
+  // one thread of the group, picked like the stores'.
+  module.walk([&](Operation *op) {
+    auto trigger = dyn_cast<EventTriggerOp>(op);
+    if ((!isa<TmaCopyOp>(op) && !(trigger && trigger.getExpectTx())) ||
+        !analysis.hasScope(op) || op->hasAttr("issuer"))
+      return;
+    const LaunchAnalysis::Scope &scope = analysis.getScope(op);
+    Issuer who =
+        scope.groupSize <= 1 ||
+                (scope.perThread && !selectsWholeGroups(op, scope.groupLevel))
+            ? Issuer::Each
+        : useElectSync && getExecutionScope(solver, op) >= UniformScope::Warp
+            ? Issuer::Elected
+            : Issuer::First;
+    op->setAttr("issuer", IssuerAttr::get(op->getContext(), who));
+  });
+  for (memref::StoreOp store : stores) {
+    const LaunchAnalysis::Scope &scope = analysis.getScope(store);
+    OpBuilder b(store);
+    Location loc = store.getLoc();
+    Value rank = groupRank(b, loc, scope);
+    // Where the warp is converged, elect.sync picks a lane of the group's
+    // first warp (a warp-uniform test) instead of comparing thread ids.
+    Value elected = electOneThread(
+        b, loc, rank,
+        useElectSync && getExecutionScope(solver, store) >= UniformScope::Warp);
+    auto ifOp = scf::IfOp::create(b, loc, elected, /*withElseRegion=*/false);
+    store->moveBefore(ifOp.thenBlock()->getTerminator());
+  }
+}
+
+namespace {
+
+struct CroqElectIssuersPass
+    : mlir::croq::impl::CroqElectIssuersPassBase<CroqElectIssuersPass> {
+  using CroqElectIssuersPassBase::CroqElectIssuersPassBase;
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    LaunchAnalysisPtr analysis = analyzeLaunches(module);
+    if (!analysis)
+      return signalPassFailure();
+    electIssuers(module, *analysis, useElectSync);
+  }
+};
+
+} // namespace
