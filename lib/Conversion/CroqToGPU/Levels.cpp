@@ -385,7 +385,6 @@ struct StreamCreateLowering : OpConversionPattern<StreamCreateOp> {
     auto wait = gpu::WaitOp::create(rewriter, op.getLoc(),
                                     rewriter.getType<gpu::AsyncTokenType>(),
                                     ValueRange());
-    wait->setAttr("croq.owned_stream", rewriter.getUnitAttr());
     rewriter.replaceOp(op, wait.getAsyncToken());
     return success();
   }

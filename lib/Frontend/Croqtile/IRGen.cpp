@@ -3099,9 +3099,6 @@ LogicalResult IRGen::function(const Function &fn) {
       declare(p.name, Symbol{Symbol::Kind::Scalar, v});
       continue;
     }
-    if (p.byRef || p.storage.empty())
-      func.setArgAttr(i, "croq.storage",
-                      builder.getStringAttr(p.storage.empty() ? "host" : "global"));
     // The host entry point names the tensor in its run-time errors.
     func.setArgAttr(i, "croq.name", builder.getStringAttr(p.name));
     if (isUnsignedName(p.elemType))

@@ -53,6 +53,16 @@ LogicalResult CroqDialect::verifyOperationAttribute(Operation *op,
   StringRef name = attr.getName().getValue();
   if (name == "croq.swizzle")
     return verifySwizzleAttr(op, attr.getValue());
+  // The program's host C++ code (outside __co__ functions), in source order,
+  // kept for the tools that build the whole program.
+  if (name == "croq.host_code") {
+    auto chunks = dyn_cast<ArrayAttr>(attr.getValue());
+    if (!isa<ModuleOp>(op) || !chunks ||
+        !llvm::all_of(chunks, [](Attribute a) { return isa<StringAttr>(a); }))
+      return op->emitError("'croq.host_code' is an array of strings on a "
+                           "module");
+    return success();
+  }
   bool isBudget = name == "croq.max_registers";
   if (!isBudget && name != "croq.role")
     return success();
