@@ -11,6 +11,7 @@
 #include "Croq/Conversion/CroqToGPU/CroqToGPU.h"
 #include "Croq/Conversion/Passes.h"
 #include "Croq/InitAllDialects.h"
+#include "Croq/Pipelines/Pipelines.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -100,13 +101,35 @@ TEST_F(Embedder, AnEventWithoutACountIsAnErrorNotAGarbageCount) {
       << message;
 }
 
-TEST_F(Embedder, AssignArrivalsThenConverts) {
+TEST_F(Embedder, AWaitWithoutAParityNamesThePassThatGivesIt) {
   OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(kEvent, &context);
   ASSERT_TRUE(module);
   PassManager pm(&context);
   pm.addPass(croq::createCroqAssignArrivalsPass());
   ASSERT_TRUE(succeeded(pm.run(*module)));
+  std::string message;
+  ScopedDiagnosticHandler capture(&context, [&](Diagnostic &d) {
+    message += d.str();
+    return success();
+  });
+  EXPECT_FALSE(convert(*module));
+  EXPECT_NE(message.find("has no phase parity: run croq-assign-phases"),
+            std::string::npos)
+      << message;
+}
+
+TEST_F(Embedder, ThePreparationPipelineThenThePatterns) {
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(kEvent, &context);
+  ASSERT_TRUE(module);
+  PassManager pm(&context);
+  croq::buildCroqPrepareGPUPipeline(pm, croq::CroqPrepareGPUPipelineOptions());
+  ASSERT_TRUE(succeeded(pm.run(*module)));
   EXPECT_TRUE(convert(*module));
+  int waits = 0;
+  module->walk([&](Operation *op) {
+    waits += op->getName().getStringRef() == "nvgpu.mbarrier.try_wait.parity";
+  });
+  EXPECT_EQ(waits, 1);
 }
 
 } // namespace

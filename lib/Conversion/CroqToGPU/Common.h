@@ -5,16 +5,16 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Private to lib/Conversion/CroqToGPU: the launch analysis, the attributes
-// the pre-rewrite planning leaves on ops, and the builders that the
-// general lowering (CroqToGPU.cpp), the warpgroup MMA lowering (Wgmma.cpp)
-// and the TMA lowering (Tma.cpp) share.
+// Private to lib/Conversion/CroqToGPU: the builders and helpers that the
+// preparation passes and the pattern files of the croq-to-gpu lowering
+// share.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef CROQ_LIB_CONVERSION_CROQTOGPU_COMMON_H
 #define CROQ_LIB_CONVERSION_CROQTOGPU_COMMON_H
 
+#include "Croq/Analysis/LaunchAnalysis.h"
 #include "Croq/Conversion/CroqToGPU/CroqToGPU.h"
 #include "Croq/Dialect/Croq/IR/CroqOps.h"
 
@@ -24,51 +24,6 @@
 #include <optional>
 
 namespace mlir::croq {
-class LaunchAnalysis {
-public:
-
-  /// Where an op inside a kernel runs.
-  struct Scope {
-    /// Threads per block of the enclosing kernel.
-    int64_t blockDim = 1;
-    /// The innermost enclosing parallel above thread level: its instance is
-    /// the group that executes collective ops cooperatively.
-    Level groupLevel = Level::Block;
-    int64_t groupSize = 1;
-    /// True when the innermost enclosing parallel is thread level.
-    bool perThread = false;
-    /// True inside a croq.inthreads region.
-    bool inThreads = false;
-    /// For a copy in a thread-level body: true when it moves data of the
-    /// executing thread alone (a local buffer, or a view that depends on a
-    /// thread index), false when the group above copies cooperatively.
-    bool copiesPerThread = false;
-  };
-
-  /// Scope of `op`, which must be inside a kernel.
-  const Scope &getScope(Operation *op) const {
-    auto it = scopes.find(op);
-    assert(it != scopes.end() && "op outside an analysed kernel");
-    return it->second;
-  }
-  bool hasScope(Operation *op) const { return scopes.count(op); }
-
-  /// Threads in one instance of a nested parallel; block size of a kernel.
-  int64_t getInstanceThreads(ParallelOp op) const {
-    return instanceThreads.lookup(op);
-  }
-
-  LogicalResult analyze(ModuleOp module);
-
-private:
-  FailureOr<int64_t> analyzeLevel(ParallelOp op, int64_t blockDim);
-  FailureOr<int64_t> childThreads(ParallelOp op);
-  void recordScopes(ParallelOp kernel, int64_t blockDim);
-
-  DenseMap<Operation *, Scope> scopes;
-  DenseMap<Operation *, int64_t> instanceThreads;
-};
-
 namespace detail {
 
 /// Marks a shared buffer read by warpgroup MMAs with its swizzle span.

@@ -40,7 +40,6 @@
 
 namespace mlir::croq {
 #define GEN_PASS_DEF_CONVERTCROQTOGPUPASS
-#define GEN_PASS_DEF_CROQASSIGNARRIVALSPASS
 #include "Croq/Conversion/Passes.h.inc"
 } // namespace mlir::croq
 
@@ -302,54 +301,6 @@ static LogicalResult verifyLowerable(ModuleOp module,
   return failure(result.wasInterrupted());
 }
 
-/// Gives every event without `event<N>` its arrival count: the threads of
-/// the role (croq.inthreads region) that triggers it, or the whole block.
-static LogicalResult assignArrivals(ModuleOp module,
-                                    const LaunchAnalysis &analysis) {
-  WalkResult result = module.walk([&](EventAllocOp alloc) {
-    if (alloc.getArrivals() || !analysis.hasScope(alloc))
-      return WalkResult::advance();
-    std::optional<int64_t> count;
-    for (Operation *user : alloc.getEvent().getUsers()) {
-      if (!isa<EventTriggerOp>(user))
-        continue;
-      // The threads that run the trigger: those of its innermost region
-      // (whose count includes the regions around it).
-      InThreadsOp role = user->getParentOfType<InThreadsOp>();
-      std::optional<int64_t> threads =
-          role ? countRoleThreads(role)
-               : std::optional(analysis.getScope(user).blockDim);
-      if (!threads) {
-        alloc.emitOpError("cannot count the threads that trigger this "
-                          "event; declare it with an explicit arrival count "
-                          "(event<N>)");
-        return WalkResult::interrupt();
-      }
-      if (*threads == 0) {
-        InFlightDiagnostic diag = alloc.emitOpError(
-            "is triggered in a region that no thread runs (its predicate is "
-            "false for every index), so its arrival count would be 0");
-        diag.attachNote(user->getLoc()) << "the trigger";
-        return WalkResult::interrupt();
-      }
-      count = count ? count : threads;
-    }
-    alloc.setArrivals(count.value_or(1));
-    return WalkResult::advance();
-  });
-  return failure(result.wasInterrupted());
-}
-
-struct CroqAssignArrivalsPass
-    : mlir::croq::impl::CroqAssignArrivalsPassBase<CroqAssignArrivalsPass> {
-  void runOnOperation() override {
-    ModuleOp module = getOperation();
-    LaunchAnalysisPtr analysis = analyzeLaunches(module);
-    if (!analysis || failed(assignArrivals(module, *analysis)))
-      signalPassFailure();
-  }
-};
-
 struct ConvertCroqToGPUPass
     : mlir::croq::impl::ConvertCroqToGPUPassBase<ConvertCroqToGPUPass> {
   using ConvertCroqToGPUPassBase::ConvertCroqToGPUPassBase;
@@ -358,8 +309,8 @@ struct ConvertCroqToGPUPass
     if (failed(verifyPrepared(module)) ||
         failed(reportUnsupported(module, chip)))
       return signalPassFailure();
-    LaunchAnalysisPtr analysis = analyzeLaunches(module);
-    if (!analysis || failed(verifyLowerable(module, *analysis)))
+    auto &launches = getAnalysis<LaunchAnalysis>();
+    if (!launches.isValid() || failed(verifyLowerable(module, launches)))
       return signalPassFailure();
 
     MLIRContext *context = &getContext();
@@ -385,7 +336,7 @@ struct ConvertCroqToGPUPass
         [&](Operation *op) { return converter.isLegal(op); });
 
     RewritePatternSet patterns(context);
-    populateCroqToGPUConversionPatterns(converter, patterns, *analysis);
+    populateCroqToGPUConversionPatterns(converter, patterns, launches);
     populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,
                                                                    converter);
     populateReturnOpTypeConversionPattern(patterns, converter);

@@ -94,11 +94,10 @@ struct CroqElectIssuersPass
     : mlir::croq::impl::CroqElectIssuersPassBase<CroqElectIssuersPass> {
   using CroqElectIssuersPassBase::CroqElectIssuersPassBase;
   void runOnOperation() override {
-    ModuleOp module = getOperation();
-    LaunchAnalysisPtr analysis = analyzeLaunches(module);
-    if (!analysis)
+    auto &analysis = getAnalysis<LaunchAnalysis>();
+    if (!analysis.isValid())
       return signalPassFailure();
-    electIssuers(module, *analysis, useElectSync);
+    electIssuers(getOperation(), analysis, useElectSync);
   }
 };
 

@@ -5,42 +5,15 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Croq/Conversion/CroqToGPU/CroqToGPU.h"
-#include "Common.h"
-#include "Croq/Analysis/DivergenceAnalysis.h"
+#include "Croq/Analysis/LaunchAnalysis.h"
 #include "Croq/Analysis/Roles.h"
-#include "Croq/Conversion/Passes.h"
-#include "Croq/Dialect/Croq/IR/CroqOps.h"
-#include "Croq/Dialect/Croq/Utils/TileAlgebra.h"
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Arith/Utils/Utils.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/Func/Transforms/FuncConversions.h"
-#include "mlir/Dialect/GPU/IR/GPUDialect.h"
-#include "mlir/Dialect/Utils/IndexingUtils.h"
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
-#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/Dialect/SCF/Transforms/Patterns.h"
-#include "mlir/Dialect/Vector/IR/VectorOps.h"
-#include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
-#include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
-#include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/Dominance.h"
-#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
-#include "mlir/Transforms/DialectConversion.h"
-#include "llvm/ADT/SmallPtrSet.h"
 
 #include <limits>
 
 using namespace mlir;
 using namespace mlir::croq;
-using namespace mlir::croq::detail;
 
 //===----------------------------------------------------------------------===//
 // LaunchAnalysis
@@ -205,13 +178,13 @@ LogicalResult LaunchAnalysis::analyze(ModuleOp module) {
   return failure(result.wasInterrupted());
 }
 
-void mlir::croq::LaunchAnalysisDeleter::operator()(
-    LaunchAnalysis *analysis) const {
-  delete analysis;
+LaunchAnalysis::LaunchAnalysis(Operation *op) {
+  auto module = dyn_cast<ModuleOp>(op);
+  valid = module && succeeded(analyze(module));
 }
 
-LaunchAnalysisPtr mlir::croq::analyzeLaunches(ModuleOp module) {
-  LaunchAnalysisPtr analysis(new LaunchAnalysis());
+std::unique_ptr<LaunchAnalysis> mlir::croq::analyzeLaunches(ModuleOp module) {
+  auto analysis = std::make_unique<LaunchAnalysis>();
   if (failed(analysis->analyze(module)))
     return nullptr;
   return analysis;
