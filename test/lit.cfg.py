@@ -22,7 +22,7 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 config.environment["FILECHECK_OPTS"] = "-enable-var-scope --allow-unused-prefixes=false"
 
 tool_dirs = [config.croq_tools_dir, config.llvm_tools_dir]
-tools = ["croq-opt", "croq-translate"]
+tools = ["croq-opt", "croq-translate", "croq-pattern-embedder"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
 # ptxas from the CUDA toolkit assembles the PTX tests produce.

@@ -80,6 +80,11 @@ void mlir::croq::buildCroqToNVVMPipeline(
   ConvertCroqToGPUPassOptions toGPU;
   toGPU.chip = options.chip.getValue();
   pm.addPass(createConvertCroqToGPUPass(toGPU));
+  buildCroqGPUToNVVMPipeline(pm, options);
+}
+
+void mlir::croq::buildCroqGPUToNVVMPipeline(
+    OpPassManager &pm, const CroqToNVVMPipelineOptions &options) {
   // A barrier that only part of its threads reach hangs: a compile error.
   pm.addPass(createCroqCheckDivergencePass());
   pm.addPass(createCanonicalizerPass());

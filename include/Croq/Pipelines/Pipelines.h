@@ -56,6 +56,13 @@ struct CroqToNVVMPipelineOptions
 void buildCroqToNVVMPipeline(OpPassManager &pm,
                              const CroqToNVVMPipelineOptions &options);
 
+/// What croq-to-nvvm runs after convert-croq-to-gpu: the divergence check,
+/// kernel outlining, the NVVM lowering of the kernels and their
+/// serialization. An embedder that converts croq IR with its own conversion
+/// target runs this next.
+void buildCroqGPUToNVVMPipeline(OpPassManager &pm,
+                                const CroqToNVVMPipelineOptions &options);
+
 /// Registers `croq-prepare-gpu` and `croq-to-nvvm` with the global pass
 /// registry.
 void registerCroqToNVVMPipeline();

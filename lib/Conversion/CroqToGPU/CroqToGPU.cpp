@@ -73,6 +73,22 @@ void mlir::croq::populateCroqToGPUTypeConversions(TypeConverter &converter) {
   });
 }
 
+void mlir::croq::configureCroqToGPUConversionLegality(
+    ConversionTarget &target, const TypeConverter &converter) {
+  target.addIllegalDialect<CroqDialect>();
+  // Local buffers become allocas.
+  target.addDynamicallyLegalOp<memref::AllocOp>([](memref::AllocOp op) {
+    return getStorage(op.getType()) != Storage::Local;
+  });
+  // Ops that carry croq types (futures, events, fragments) are retyped.
+  target.addDynamicallyLegalOp<func::FuncOp>([&converter](func::FuncOp op) {
+    return converter.isSignatureLegal(op.getFunctionType()) &&
+           converter.isLegal(&op.getBody());
+  });
+  target.addDynamicallyLegalOp<func::ReturnOp, func::CallOp, arith::SelectOp>(
+      [&converter](Operation *op) { return converter.isLegal(op); });
+}
+
 void mlir::croq::populateCroqToGPUConversionPatterns(
     TypeConverter &converter, RewritePatternSet &patterns,
     const LaunchAnalysis &analysis) {
@@ -324,16 +340,7 @@ struct ConvertCroqToGPUPass
                            NVVM::NVVMDialect,
                            nvgpu::NVGPUDialect, scf::SCFDialect,
                            vector::VectorDialect>();
-    target.addDynamicallyLegalOp<memref::AllocOp>([](memref::AllocOp op) {
-      return getStorage(op.getType()) != Storage::Local;
-    });
-    target.addDynamicallyLegalOp<func::FuncOp>([&](func::FuncOp op) {
-      return converter.isSignatureLegal(op.getFunctionType()) &&
-             converter.isLegal(&op.getBody());
-    });
-    target.addDynamicallyLegalOp<func::ReturnOp, func::CallOp,
-                                 arith::SelectOp>(
-        [&](Operation *op) { return converter.isLegal(op); });
+    configureCroqToGPUConversionLegality(target, converter);
 
     RewritePatternSet patterns(context);
     populateCroqToGPUConversionPatterns(converter, patterns, launches);

@@ -12,6 +12,7 @@
 #include "mlir/Support/LLVM.h"
 
 namespace mlir {
+class ConversionTarget;
 class RewritePatternSet;
 class TypeConverter;
 
@@ -24,8 +25,26 @@ namespace croq {
 /// to !gpu.async.token.
 void populateCroqToGPUTypeConversions(TypeConverter &converter);
 
+/// Makes the croq dialect illegal in `target`, and with it what the patterns
+/// rewrite outside it: local `memref.alloc`s, and `func.func`, `func.return`,
+/// `func.call` and `arith.select` ops that carry croq types (`converter`
+/// must outlive `target`). The embedder declares what is legal besides.
+void configureCroqToGPUConversionLegality(ConversionTarget &target,
+                                          const TypeConverter &converter);
+
 /// Patterns lowering croq ops to gpu / scf / memref / vector / nvgpu / nvvm.
 /// `analysis` must outlive the patterns.
+///
+/// Preconditions: the decisions of the preparation passes are IR (run the
+/// croq-prepare-gpu pipeline, i.e. buildCroqPrepareGPUPipeline): swizzles of
+/// wgmma buffers (croq-plan-shared-layout), wgmma commits
+/// (croq-pipeline-mma), tensor maps and expect_tx (croq-materialize-tma),
+/// arrival counts (croq-assign-arrivals), wait parities
+/// (croq-assign-phases) and issuers and store elections
+/// (croq-elect-issuers). A pattern that meets an op without its decision
+/// fails at the op with the name of the pass to run. Add the upstream
+/// structural conversions for func and scf with the same converter (see
+/// convert-croq-to-gpu).
 void populateCroqToGPUConversionPatterns(TypeConverter &converter,
                                          RewritePatternSet &patterns,
                                          const LaunchAnalysis &analysis);

@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""Checks that croq's lowering, embedded in another compiler, generates what
+croq itself does: for every integration kernel (croq IR, and Croqtile
+through the importer), `croq-opt --croq-to-nvvm` and croq-pattern-embedder
+(its own conversion target around croq's public pattern sets) must print
+the same module, PTX included. Prints one line per kernel that differs and
+a total.
+
+usage: compare-embedder.py BIN_DIR SRC_ROOT
+"""
+import difflib
+import pathlib
+import re
+import subprocess
+import sys
+import tempfile
+
+
+def run(args, stdin=None):
+    return subprocess.run(args, input=stdin, capture_output=True, text=True)
+
+
+def normalized(text):
+    # gpu-module-to-binary records how long the NVPTX backend took.
+    return re.sub(r"LLVMIRToISATimeInMs = \d+ : i64, ", "", text)
+
+
+def main():
+    bin_dir, src = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
+    opt, translate = bin_dir / "croq-opt", bin_dir / "croq-translate"
+    embedder = bin_dir / "croq-pattern-embedder"
+    kernels = sorted((src / "test/Integration/kernels").glob("*.mlir"))
+    kernels += sorted((src / "test/Integration/croqtile").glob("*.co"))
+    differ = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for kernel in kernels:
+            path = kernel
+            if kernel.suffix == ".co":
+                imported = run([str(translate), "--import-croqtile", str(kernel)])
+                if imported.returncode:
+                    print(f"{kernel.name}: import failed\n{imported.stderr}")
+                    differ += 1
+                    continue
+                path = pathlib.Path(tmp) / (kernel.stem + ".mlir")
+                path.write_text(imported.stdout)
+            ours = run([str(opt), "--croq-to-nvvm", str(path)])
+            theirs = run([str(embedder), str(path)])
+            if ours.returncode or theirs.returncode:
+                print(f"{kernel.name}: failed (croq-opt {ours.returncode}, "
+                      f"embedder {theirs.returncode})\n{ours.stderr}{theirs.stderr}")
+                differ += 1
+                continue
+            if normalized(ours.stdout) != normalized(theirs.stdout):
+                diff = difflib.unified_diff(normalized(ours.stdout).splitlines(),
+                                            normalized(theirs.stdout).splitlines(),
+                                            "croq-to-nvvm", "embedder", n=1,
+                                            lineterm="")
+                print(f"{kernel.name}: differs")
+                print("\n".join(line[:160] for line in list(diff)[:20]))
+                differ += 1
+    print(f"{len(kernels)} kernels, {differ} differ")
+    return 1 if differ else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
