@@ -58,16 +58,6 @@ bool isGroupInvariantCopy(DmaCopyOp copy, Operation *kernel);
 /// none when a bound or the predicate is not a compile-time constant.
 std::optional<llvm::BitVector> roleSelection(InThreadsOp region);
 
-/// Registers per thread that croq-warp-specialize gives a role: an integer
-/// attribute on the role's croq.inthreads, lowered to nvvm.setmaxregister.
-inline constexpr llvm::StringLiteral kMaxRegistersAttrName =
-    "croq.max_registers";
-
-/// The position of a role among the adjacent, disjoint roles of its
-/// warpgroup parallel (croq-warp-specialize); the lowering turns all of them
-/// into one switch on the role index.
-inline constexpr llvm::StringLiteral kRoleIndexAttrName = "croq.role";
-
 /// Registers per thread at entry of a kernel bounded to one block of
 /// `blockThreads` per SM (what ptxas allocates under .maxntid and
 /// .minnctapersm 1): the 64K-register file divided evenly, in the

@@ -46,8 +46,9 @@ def ConvertCroqToGPUPass : Pass<"convert-croq-to-gpu", "::mlir::ModuleOp"> {
 
     Shared events become `nvgpu` mbarrier groups, triggers arrivals (with
     expect_tx from the issuer) and waits `mbarrier.try_wait.parity` of their
-    parity; `croq.max_registers` on a role (from croq-warp-specialize)
-    becomes `nvvm.setmaxregister` at its entry. Ops this pass cannot lower
+    parity; the budgets of a `croq.warp_specialize` (from
+    croq-warp-specialize) become `nvvm.setmaxregister` at each role's entry,
+    and its roles one dispatch. Ops this pass cannot lower
     (for the chip, or at all: local and global events) are reported at
     their own location.
   }];

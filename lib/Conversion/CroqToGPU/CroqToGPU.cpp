@@ -133,9 +133,10 @@ struct ChipFeatures {
         mma && mma.getAcc().getType().getScope() == Level::Warpgroup &&
         !hopperA)
       return "a warpgroup MMA (wgmma, in a group-4 parallel) needs sm_90a";
-    if (op->hasAttr(kMaxRegistersAttrName) && !(hopper && archSpecific))
-      return "a register budget (croq.max_registers, setmaxnreg) needs an "
-             "arch-specific chip of sm_90 or newer, such as sm_90a";
+    if (isa<WarpSpecializeOp>(op) && !(hopper && archSpecific))
+      return "register budgets of warpgroup roles (croq.warp_specialize, "
+             "setmaxnreg) need an arch-specific chip of sm_90 or newer, such "
+             "as sm_90a";
     return {};
   }
 };

@@ -268,17 +268,13 @@ struct NestedParallelLowering : ScopedPattern<ParallelOp> {
   }
 };
 
-/// A role's register budget (croq-warp-specialize) as setmaxnreg at the
+/// A role's register budget (croq.warp_specialize) as setmaxnreg at the
 /// start of `block`, relative to the kernel's entry count
 /// (croq-bound-kernel-registers makes that count known to ptxas).
 static void emitRoleRegisters(ConversionPatternRewriter &rewriter,
-                              Location loc, InThreadsOp role, Block *block,
+                              Location loc, int64_t regs, Block *block,
                               int64_t blockDim) {
-  auto budget = role->getAttrOfType<IntegerAttr>(kMaxRegistersAttrName);
-  if (!budget)
-    return;
   int64_t entry = entryRegisters(blockDim);
-  int64_t regs = budget.getInt();
   if (regs == entry)
     return;
   OpBuilder::InsertionGuard guard(rewriter);
@@ -289,44 +285,46 @@ static void emitRoleRegisters(ConversionPatternRewriter &rewriter,
                    : NVVM::SetMaxRegisterAction::increase);
 }
 
+/// `croq.inthreads` becomes `scf.if` on its predicate.
 struct InThreadsLowering : ScopedPattern<InThreadsOp> {
   using ScopedPattern::ScopedPattern;
 
   LogicalResult
   matchAndRewrite(InThreadsOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    int64_t blockDim = analysis.getScope(op).blockDim;
-    if (op->hasAttr(kRoleIndexAttrName))
-      return lowerRoles(op, rewriter, blockDim);
-    auto ifOp = scf::IfOp::create(rewriter, loc, adaptor.getPredicate(),
+    auto ifOp = scf::IfOp::create(rewriter, op.getLoc(), adaptor.getPredicate(),
                                   /*withElseRegion=*/false);
-    Block *thenBlock = ifOp.thenBlock();
-    inlineBody(rewriter, op.getBody(), thenBlock->getTerminator(), {});
-    emitRoleRegisters(rewriter, loc, op, thenBlock, blockDim);
+    inlineBody(rewriter, op.getBody(), ifOp.thenBlock()->getTerminator(), {});
     rewriter.eraseOp(op);
     return success();
   }
+};
 
-  /// The adjacent, disjoint roles starting at `first` become one
-  /// scf.index_switch on the role the executing warpgroup plays.
-  LogicalResult lowerRoles(InThreadsOp first,
-                           ConversionPatternRewriter &rewriter,
-                           int64_t blockDim) const {
-    SmallVector<InThreadsOp> roles;
-    for (Operation *op = first; op; op = op->getNextNode()) {
-      auto role = dyn_cast<InThreadsOp>(op);
-      auto index = role ? role->getAttrOfType<IntegerAttr>(kRoleIndexAttrName)
-                        : IntegerAttr();
-      if (!index || index.getInt() != static_cast<int64_t>(roles.size()))
-        break;
-      roles.push_back(role);
+/// The roles of a croq.warp_specialize start with their register budgets:
+/// one role is an `scf.if`; several become one scf.index_switch on the role
+/// the executing warpgroup plays.
+struct WarpSpecializeLowering : ScopedPattern<WarpSpecializeOp> {
+  using ScopedPattern::ScopedPattern;
+
+  LogicalResult
+  matchAndRewrite(WarpSpecializeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    int64_t blockDim = analysis.getScope(op).blockDim;
+    SmallVector<InThreadsOp> roles = op.getRoles();
+    ArrayRef<int32_t> budgets = op.getRegisters();
+    if (roles.size() == 1) {
+      InThreadsOp role = roles.front();
+      Value predicate = rewriter.getRemappedValue(role.getPredicate());
+      auto ifOp = scf::IfOp::create(rewriter, role.getLoc(), predicate,
+                                    /*withElseRegion=*/false);
+      Block *thenBlock = ifOp.thenBlock();
+      inlineBody(rewriter, role.getBody(), thenBlock->getTerminator(), {});
+      emitRoleRegisters(rewriter, role.getLoc(), budgets.front(), thenBlock,
+                        blockDim);
+      rewriter.eraseOp(op);
+      return success();
     }
-    // A later role is lowered with the first (the dialect verifier checks
-    // that roles count up from 0, adjacent).
-    if (roles.empty())
-      return rewriter.notifyMatchFailure(first, "not the first role");
-    Location loc = first.getLoc();
+    Location loc = roles.front().getLoc();
     // Role ids by predicate; warpgroups without a role get roles.size(),
     // which no case matches.
     Value id = cIndex(rewriter, loc, roles.size());
@@ -341,19 +339,17 @@ struct InThreadsLowering : ScopedPattern<InThreadsOp> {
         rewriter, loc, TypeRange(), id, cases, cases.size());
     {
       OpBuilder::InsertionGuard guard(rewriter);
-      Block *none = rewriter.createBlock(&dispatch.getDefaultRegion());
+      rewriter.createBlock(&dispatch.getDefaultRegion());
       scf::YieldOp::create(rewriter, loc);
-      (void)none;
     }
     for (auto [i, role] : llvm::enumerate(roles)) {
       OpBuilder::InsertionGuard guard(rewriter);
       Block *block = rewriter.createBlock(&dispatch.getCaseRegions()[i]);
       auto yield = scf::YieldOp::create(rewriter, role.getLoc());
       inlineBody(rewriter, role.getBody(), yield, {});
-      emitRoleRegisters(rewriter, role.getLoc(), role, block, blockDim);
+      emitRoleRegisters(rewriter, role.getLoc(), budgets[i], block, blockDim);
     }
-    for (InThreadsOp role : roles)
-      rewriter.eraseOp(role);
+    rewriter.eraseOp(op);
     return success();
   }
 };
@@ -396,6 +392,7 @@ void mlir::croq::detail::populateLevelPatterns(TypeConverter &converter,
     RewritePatternSet &patterns, const LaunchAnalysis &analysis) {
   MLIRContext *context = patterns.getContext();
   patterns.add<KernelLaunchLowering, NestedParallelLowering, InThreadsLowering,
-               BarrierLowering>(converter, context, analysis);
+               WarpSpecializeLowering, BarrierLowering>(converter, context,
+                                                        analysis);
   patterns.add<StreamCreateLowering>(converter, context);
 }

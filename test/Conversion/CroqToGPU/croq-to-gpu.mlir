@@ -395,7 +395,8 @@ func.func @event_ready_at(%n: index, %o: index) {
 // -----
 
 // A role's register budget becomes setmaxnreg at its entry: down from the
-// entry count (255 for 256 threads) for both roles here.
+// entry count (255 for 256 threads) for both roles here. A
+// croq.warp_specialize of one role is a branch.
 // CHECK-LABEL: func.func @role_registers
 // CHECK: scf.if
 // CHECK-NEXT: nvvm.setmaxregister decrease 40
@@ -408,11 +409,15 @@ func.func @role_registers(%n: index) {
   croq.parallel (%b) by [%n] : block {
     croq.parallel (%p) by [%c2] : warpgroup {
       %producer = arith.cmpi eq, %p, %c0 : index
-      croq.inthreads async (%producer) {
-      } {croq.max_registers = 40 : i32}
+      croq.warp_specialize registers(40) {
+        croq.inthreads async (%producer) {
+        }
+      }
       %consumer = arith.cmpi eq, %p, %c1 : index
-      croq.inthreads async (%consumer) {
-      } {croq.max_registers = 240 : i32}
+      croq.warp_specialize registers(240) {
+        croq.inthreads async (%consumer) {
+        }
+      }
     }
   }
   return
@@ -420,7 +425,8 @@ func.func @role_registers(%n: index) {
 
 // -----
 
-// Numbered roles share one dispatch: the role id is chosen by the
+// The roles of one croq.warp_specialize share one dispatch: the role id is
+// chosen by the
 // predicates (2, no role, otherwise) and each case starts with its budget.
 // CHECK-LABEL: func.func @role_dispatch
 // CHECK: %[[P0:.*]] = arith.cmpi eq, %{{.*}}, %c0
@@ -448,12 +454,14 @@ func.func @role_dispatch(%n: index, %out: memref<2xindex>) {
     croq.parallel (%p) by [%c2] : warpgroup {
       %producer = arith.cmpi eq, %p, %c0 : index
       %consumer = arith.cmpi eq, %p, %c1 : index
-      croq.inthreads async (%producer) {
-        memref.store %b, %out[%c0] : memref<2xindex>
-      } {croq.max_registers = 40 : i32, croq.role = 0 : i32}
-      croq.inthreads async (%consumer) {
-        memref.store %b, %out[%c1] : memref<2xindex>
-      } {croq.max_registers = 240 : i32, croq.role = 1 : i32}
+      croq.warp_specialize registers(40, 240) {
+        croq.inthreads async (%producer) {
+          memref.store %b, %out[%c0] : memref<2xindex>
+        }
+        croq.inthreads async (%consumer) {
+          memref.store %b, %out[%c1] : memref<2xindex>
+        }
+      }
     }
   }
   return

@@ -910,15 +910,17 @@ func.func @negative_commit_pending(%n: index) {
 
 // -----
 
-func.func @negative_max_registers_range(%n: index) {
+func.func @negative_budget_range(%n: index) {
   %c2 = arith.constant 2 : index
   %c0 = arith.constant 0 : index
   croq.parallel (%b) by [%n] : block {
     croq.parallel (%p) by [%c2] : warpgroup {
       %first = arith.cmpi eq, %p, %c0 : index
-      // expected-error @below {{'croq.max_registers' is 300; setmaxnreg needs a multiple of 8 from 24 to 256}}
-      croq.inthreads async (%first) {
-      } {croq.max_registers = 300 : i64}
+      // expected-error @below {{gives a role 300 registers; setmaxnreg needs a multiple of 8 from 24 to 256}}
+      croq.warp_specialize registers(300) {
+        croq.inthreads async (%first) {
+        }
+      }
     }
   }
   return
@@ -926,15 +928,17 @@ func.func @negative_max_registers_range(%n: index) {
 
 // -----
 
-func.func @negative_max_registers_step(%n: index) {
+func.func @negative_budget_step(%n: index) {
   %c2 = arith.constant 2 : index
   %c0 = arith.constant 0 : index
   croq.parallel (%b) by [%n] : block {
     croq.parallel (%p) by [%c2] : warpgroup {
       %first = arith.cmpi eq, %p, %c0 : index
-      // expected-error @below {{'croq.max_registers' is 36; setmaxnreg needs a multiple of 8 from 24 to 256}}
-      croq.inthreads async (%first) {
-      } {croq.max_registers = 36 : i64}
+      // expected-error @below {{gives a role 36 registers}}
+      croq.warp_specialize registers(36) {
+        croq.inthreads async (%first) {
+        }
+      }
     }
   }
   return
@@ -942,26 +946,57 @@ func.func @negative_max_registers_step(%n: index) {
 
 // -----
 
-func.func @negative_max_registers_not_a_role(%n: index) {
-  // expected-error @below {{'croq.max_registers' belongs on a croq.inthreads async role}}
+func.func @negative_budget_count(%n: index) {
+  %c2 = arith.constant 2 : index
+  %c0 = arith.constant 0 : index
+  croq.parallel (%b) by [%n] : block {
+    croq.parallel (%p) by [%c2] : warpgroup {
+      %first = arith.cmpi eq, %p, %c0 : index
+      // expected-error @below {{has 1 roles but 2 register budgets; give each role one}}
+      croq.warp_specialize registers(40, 232) {
+        croq.inthreads async (%first) {
+        }
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @negative_warp_specialize_not_a_role(%n: index) {
+  %c2 = arith.constant 2 : index
+  %c0 = arith.constant 0 : index
+  croq.parallel (%b) by [%n] : block {
+    croq.parallel (%p) by [%c2] : warpgroup {
+      %first = arith.cmpi eq, %p, %c0 : index
+      // expected-error @below {{holds only croq.inthreads async roles, got croq.inthreads}}
+      croq.warp_specialize registers(40) {
+        croq.inthreads (%first) {
+        }
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @negative_warp_specialize_on_host() {
+  // expected-error @below {{'croq.warp_specialize' op}}
+  croq.warp_specialize registers(40) {
+  }
+  return
+}
+
+// -----
+
+// Decisions between passes are ops, operands, properties or the dialect's
+// own verified attributes: an unknown croq.* attribute is an error.
+func.func @negative_unknown_attribute(%n: index) {
+  // expected-error @below {{unknown croq dialect attribute 'croq.max_registers'}}
   croq.parallel (%b) by [%n] : block {
   } attributes {croq.max_registers = 40 : i64}
-  return
-}
-
-// -----
-
-func.func @negative_max_registers_type(%n: index) {
-  %c2 = arith.constant 2 : index
-  %c0 = arith.constant 0 : index
-  croq.parallel (%b) by [%n] : block {
-    croq.parallel (%p) by [%c2] : warpgroup {
-      %first = arith.cmpi eq, %p, %c0 : index
-      // expected-error @below {{'croq.max_registers' must be an integer}}
-      croq.inthreads async (%first) {
-      } {croq.max_registers = "many"}
-    }
-  }
   return
 }
 
@@ -985,22 +1020,6 @@ func.func @negative_dim_past_the_rank(%a: memref<?x?xf32>) {
   %d = memref.dim %a, %c : memref<?x?xf32>
   // expected-error @below {{operand #0 is computed from the extent of dimension 2 of a rank-2 memref}}
   croq.parallel (%b) by [%d] : block {
-  }
-  return
-}
-
-// -----
-
-func.func @negative_role_numbering(%n: index) {
-  %c2 = arith.constant 2 : index
-  %c0 = arith.constant 0 : index
-  croq.parallel (%b) by [%n] : block {
-    croq.parallel (%p) by [%c2] : warpgroup {
-      %first = arith.cmpi eq, %p, %c0 : index
-      // expected-error @below {{'croq.role' is 3 but the op before it is not role 2; roles are numbered 0, 1, ... in order, adjacent}}
-      croq.inthreads async (%first) {
-      } {croq.role = 3 : i32}
-    }
   }
   return
 }

@@ -36,9 +36,9 @@ func.func @parallel_levels(%n: index, %s: !croq.stream) {
   croq.parallel (%b) by [%n] : block stream(%s) {
   }
   // CHECK: croq.parallel (%{{.*}}) by [%[[N]]] : block {
-  // CHECK-NEXT: } attributes {croq.note = "kept"}
+  // CHECK-NEXT: } attributes {note = "kept"}
   croq.parallel (%b) by [%n] : block {
-  } attributes {croq.note = "kept"}
+  } attributes {note = "kept"}
   return
 }
 
@@ -266,6 +266,28 @@ func.func @mma(%a: memref<16x16xf16, #gpu.address_space<workgroup>>,
       croq.mma.commit pending 1
       // CHECK: croq.mma.store %[[DONE]], %{{.*}} : <acc, 16x16xf32>, memref<16x16xf32>
       croq.mma.store %done, %out : !croq.frag<acc, 16x16xf32>, memref<16x16xf32>
+    }
+  }
+  return
+}
+
+// CHECK-LABEL: func.func @warp_specialize
+// CHECK: croq.warp_specialize registers(40, 232) {
+// CHECK-NEXT: croq.inthreads async (%{{.*}}) {
+// CHECK: croq.inthreads async (%{{.*}}) {
+func.func @warp_specialize(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  croq.parallel (%b) by [%n] : block {
+    croq.parallel (%p) by [%c2] : warpgroup {
+      %producer = arith.cmpi eq, %p, %c0 : index
+      %consumer = arith.cmpi ne, %p, %c0 : index
+      croq.warp_specialize registers(40, 232) {
+        croq.inthreads async (%producer) {
+        }
+        croq.inthreads async (%consumer) {
+        }
+      }
     }
   }
   return

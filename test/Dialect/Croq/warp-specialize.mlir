@@ -2,17 +2,19 @@
 
 // 1P1C: the copying role is a producer (40 registers), the summing role a
 // consumer, which gets what is left, capped at 240. The roles are disjoint,
-// so they are numbered for one dispatch, and the consumer's predicate moves
-// up so that the roles are adjacent.
+// so they share one croq.warp_specialize (one dispatch), and the
+// consumer's predicate moves up so that the roles are adjacent.
 // CHECK-LABEL: func.func @one_producer_one_consumer
 // CHECK: %[[PRODUCER:.*]] = arith.cmpi eq, %{{.*}}, %c0
 // CHECK-NEXT: %[[CONSUMER:.*]] = arith.cmpi eq, %{{.*}}, %c1
+// CHECK-NEXT: croq.warp_specialize registers(40, 240) {
 // CHECK-NEXT: croq.inthreads async (%[[PRODUCER]]) {
 // CHECK: croq.dma.copy
-// CHECK: } {croq.max_registers = 40 : i32, croq.role = 0 : i32}
+// CHECK: }
 // CHECK-NEXT: croq.inthreads async (%[[CONSUMER]]) {
 // CHECK: arith.addf
-// CHECK: } {croq.max_registers = 240 : i32, croq.role = 1 : i32}
+// CHECK: }
+// CHECK-NEXT: }
 func.func @one_producer_one_consumer(%g: memref<64xf32>, %n: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -40,8 +42,7 @@ func.func @one_producer_one_consumer(%g: memref<64xf32>, %n: index) {
 // 1P2C (`p > 0`): two consumer warpgroups share 64K - 128 * 40 registers,
 // 236 each, rounded down to 232.
 // CHECK-LABEL: func.func @one_producer_two_consumers
-// CHECK: } {croq.max_registers = 40 : i32, croq.role = 0 : i32}
-// CHECK: } {croq.max_registers = 232 : i32, croq.role = 1 : i32}
+// CHECK: croq.warp_specialize registers(40, 232) {
 func.func @one_producer_two_consumers(%g: memref<64xf32>, %n: index) {
   %c0 = arith.constant 0 : index
   %c3 = arith.constant 3 : index
@@ -95,7 +96,7 @@ func.func @overlapping_roles(%g: memref<64xf32>, %n: index) {
 
 // Plain inthreads (not async) and kernels without roles are left alone.
 // CHECK-LABEL: func.func @no_roles
-// CHECK-NOT: croq.max_registers
+// CHECK-NOT: croq.warp_specialize
 func.func @no_roles(%g: memref<64xindex>, %n: index) {
   %c0 = arith.constant 0 : index
   %c2 = arith.constant 2 : index
@@ -137,11 +138,10 @@ func.func @dynamic_warpgroups(%g: memref<64xf32>, %n: index) {
 // CHECK: croq.parallel (%[[T:.*]]) by [%{{.*}}] : thread {
 // CHECK: %[[WG:.*]] = arith.cmpi eq, %{{.*}}, %c0
 // CHECK: %[[LANE:.*]] = arith.cmpi eq, %[[T]], %c0
-// CHECK: croq.inthreads async (%[[WG]]) {
+// CHECK: croq.warp_specialize registers(40, 240) {
+// CHECK-NEXT: croq.inthreads async (%[[WG]]) {
 // CHECK-NEXT: croq.inthreads (%[[LANE]]) {
 // CHECK-NEXT: croq.dma.copy
-// CHECK: } {croq.max_registers = 40 : i32, croq.role = 0 : i32}
-// CHECK: } {croq.max_registers = 240 : i32, croq.role = 1 : i32}
 func.func @single_thread_producer(%g: memref<64xf32>, %n: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -185,6 +185,40 @@ func.func @role_of_no_warpgroup(%g: memref<64xf32>, %n: index) {
       %consumer = arith.cmpi eq, %p, %c256 : index
       // expected-error @below {{is a warp-specialized role that no warpgroup runs: its predicate is false for every index of the parallel}}
       croq.inthreads async (%consumer) {
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// A store between the roles cannot move before the first: each role gets a
+// croq.warp_specialize of its own (one branch each when lowered).
+// CHECK-LABEL: func.func @roles_apart
+// CHECK: croq.warp_specialize registers(40) {
+// CHECK-NEXT: croq.inthreads async
+// CHECK: memref.store
+// CHECK: croq.warp_specialize registers(240) {
+// CHECK-NEXT: croq.inthreads async
+func.func @roles_apart(%g: memref<64xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %zero = arith.constant 0.0 : f32
+  croq.parallel (%b) by [%n] : block {
+    %s = memref.alloc() : memref<64xf32, #gpu.address_space<workgroup>>
+    croq.parallel (%p) by [%c2] : warpgroup {
+      %producer = arith.cmpi eq, %p, %c0 : index
+      croq.inthreads async (%producer) {
+        croq.dma.copy %g to %s : memref<64xf32> to memref<64xf32, #gpu.address_space<workgroup>>
+      }
+      memref.store %zero, %g[%c1] : memref<64xf32>
+      %consumer = arith.cmpi eq, %p, %c1 : index
+      croq.inthreads async (%consumer) {
+        %v = memref.load %s[%c0] : memref<64xf32, #gpu.address_space<workgroup>>
+        %w = arith.addf %v, %v : f32
+        memref.store %w, %g[%c0] : memref<64xf32>
       }
     }
   }

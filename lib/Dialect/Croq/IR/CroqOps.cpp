@@ -224,6 +224,12 @@ static void printChunkList(OpAsmPrinter &printer, Operation *,
   });
 }
 
+// Custom directives of the generated assembly formats.
+static ParseResult parseBudgets(OpAsmParser &parser,
+                                DenseI32ArrayAttr &registers);
+static void printBudgets(OpAsmPrinter &printer, Operation *,
+                         DenseI32ArrayAttr registers);
+
 #define GET_OP_CLASSES
 #include "Croq/Dialect/Croq/IR/CroqOps.cpp.inc"
 
@@ -535,6 +541,82 @@ void InThreadsOp::getEntrySuccessorRegions(
     return;
   }
   getSuccessorRegions(RegionBranchPoint::parent(), regions);
+}
+
+//===----------------------------------------------------------------------===//
+// WarpSpecializeOp
+//===----------------------------------------------------------------------===//
+
+static ParseResult parseBudgets(OpAsmParser &parser,
+                                DenseI32ArrayAttr &registers) {
+  SmallVector<int32_t> values;
+  if (parser.parseCommaSeparatedList([&] {
+        int32_t v;
+        if (parser.parseInteger(v))
+          return failure();
+        values.push_back(v);
+        return success();
+      }))
+    return failure();
+  registers = parser.getBuilder().getDenseI32ArrayAttr(values);
+  return success();
+}
+
+static void printBudgets(OpAsmPrinter &printer, Operation *,
+                         DenseI32ArrayAttr registers) {
+  llvm::interleaveComma(registers.asArrayRef(), printer);
+}
+
+void WarpSpecializeOp::build(OpBuilder &builder, OperationState &state,
+                             ArrayRef<int32_t> registers) {
+  state.getOrAddProperties<Properties>().registers =
+      builder.getDenseI32ArrayAttr(registers);
+  Region *body = state.addRegion();
+  body->push_back(new Block());
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToEnd(&body->front());
+  YieldOp::create(builder, state.location);
+}
+
+SmallVector<InThreadsOp> WarpSpecializeOp::getRoles() {
+  return llvm::to_vector(getBody().front().getOps<InThreadsOp>());
+}
+
+LogicalResult WarpSpecializeOp::verify() {
+  if (failed(verifyInsideParallel(*this, "; roles partition the threads of "
+                                         "a kernel")))
+    return failure();
+  Block &body = getBody().front();
+  int64_t roles = 0;
+  for (Operation &op : body.without_terminator()) {
+    auto role = dyn_cast<InThreadsOp>(op);
+    if (!role || !role.getAsync())
+      return emitOpError("holds only croq.inthreads async roles, got ")
+             << op.getName();
+    ++roles;
+  }
+  if (roles == 0)
+    return emitOpError("needs at least one role");
+  if (static_cast<int64_t>(getRegisters().size()) != roles)
+    return emitOpError("has ")
+           << roles << " roles but " << getRegisters().size()
+           << " register budgets; give each role one";
+  for (int32_t budget : getRegisters())
+    if (budget < 24 || budget > 256 || budget % 8 != 0)
+      return emitOpError("gives a role ")
+             << budget
+             << " registers; setmaxnreg needs a multiple of 8 from 24 to 256";
+  return success();
+}
+
+void WarpSpecializeOp::getSuccessorRegions(
+    RegionBranchPoint point, SmallVectorImpl<RegionSuccessor> &regions) {
+  // Every thread enters the body; its roles select their warpgroups.
+  if (point.isParent())
+    regions.push_back(RegionSuccessor(&getBody()));
+  else
+    regions.push_back(
+        RegionSuccessor(getOperation(), getOperation()->getResults()));
 }
 
 //===----------------------------------------------------------------------===//

@@ -9,7 +9,8 @@
 // regions of a warpgroup parallel. Producers (copies only) need few
 // registers, consumers (MMA, arithmetic) as many as the file allows; Hopper
 // moves registers between warpgroups with setmaxnreg. This pass proves each
-// role is made of whole warpgroups and chooses the budgets.
+// role is made of whole warpgroups, chooses the budgets, and groups the
+// roles in a croq.warp_specialize that declares them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -188,24 +189,35 @@ struct CroqWarpSpecializePass
              << consumerRegisters
              << " registers per thread (at least 24 needed); use fewer "
                 "warpgroups or lower producer-registers";
-    auto i32 = IntegerType::get(&getContext(), 32);
-    for (auto [role, isProducerRole] : llvm::zip_equal(roles, producer))
-      role->setAttr(kMaxRegistersAttrName,
-                    IntegerAttr::get(i32, isProducerRole ? producerRegisters
-                                                         : consumerRegisters));
+    SmallVector<int32_t> budgets;
+    for (bool isProducerRole : producer)
+      budgets.push_back(isProducerRole ? producerRegisters : consumerRegisters);
     if (canDispatchOnce(roles)) {
       // Only pure ops stand between the roles: they move before the first,
-      // so that the roles are adjacent and lower to one switch.
+      // so that the roles are adjacent and share one dispatch.
       for (Operation *op = roles.front()->getNextNode(); op != roles.back();) {
         Operation *next = op->getNextNode();
         if (!isa<InThreadsOp>(op) || !cast<InThreadsOp>(op).getAsync())
           op->moveBefore(roles.front());
         op = next;
       }
-      for (auto [index, role] : llvm::enumerate(roles))
-        role->setAttr(kRoleIndexAttrName, IntegerAttr::get(i32, index));
+      wrap(roles, budgets);
+      return success();
     }
+    // Roles that cannot share a dispatch get one each.
+    for (auto [role, budget] : llvm::zip_equal(roles, budgets))
+      wrap(role, budget);
     return success();
+  }
+
+  /// Moves adjacent `roles` into a croq.warp_specialize with `budgets`.
+  static void wrap(ArrayRef<InThreadsOp> roles, ArrayRef<int32_t> budgets) {
+    Operation *first = roles.front();
+    OpBuilder b(first);
+    auto specialized = WarpSpecializeOp::create(b, first->getLoc(), budgets);
+    Operation *yield = specialized.getBody().front().getTerminator();
+    for (InThreadsOp role : roles)
+      role->moveBefore(yield);
   }
 
   /// Splits a role whose predicate is `uniform && rest` (conjuncts uniform

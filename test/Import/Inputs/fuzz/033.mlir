@@ -6,10 +6,12 @@ func.func @role_dispatch(%n: index, %out: memref<2xindex>) {
     croq.parallel (%p) by [%c2] : warpgroup {
       %producer = arith.cmpi eq, %p, %c0 : index
       %consumer = arith.cmpi eq, %p, %c1 : index
-      croq.inthreads async (%producer) {
-      } {croq.max_registers = 40 : i32, croq.role = 0 : i32}
-      croq.inthreads async (%consumer) {
-      } {croq.max_registers = 32 : i32, croq.role = 1 : i32}
+      croq.warp_specialize registers(40, 32) {
+        croq.inthreads async (%producer) {
+        }
+        croq.inthreads async (%consumer) {
+        }
+      }
     }
   }
   return

@@ -36,8 +36,9 @@ def Croq_Dialect : Dialect {
   ];
   let useDefaultTypePrinterParser = 1;
   let useDefaultAttributePrinterParser = 1;
-  // croq.max_registers and croq.role (croq-warp-specialize) are checked
-  // wherever they appear.
+  // croq.swizzle (croq-plan-shared-layout) and croq.host_code (the
+  // importer) are checked wherever they appear; any other croq.* attribute
+  // on an op is an error.
   let hasOperationAttrVerify = 1;
   let extraClassDeclaration = [{
     void registerTypes();

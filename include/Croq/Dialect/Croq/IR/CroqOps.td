@@ -120,9 +120,49 @@ def Croq_InThreadsOp : Croq_Op<"inthreads", [
   ];
 }
 
+def Croq_WarpSpecializeOp : Croq_Op<"warp_specialize", [
+    RecursiveMemoryEffects,
+    SingleBlockImplicitTerminator<"::mlir::croq::YieldOp">,
+    DeclareOpInterfaceMethods<RegionBranchOpInterface>
+  ]> {
+  let summary = "the warpgroup roles of a warp-specialized kernel and their "
+                "register budgets";
+  let description = [{
+    Groups the roles of a warpgroup parallel: its body holds only
+    `croq.inthreads async` ops, each selecting whole warpgroups, no
+    warpgroup in two of them. `registers` gives each role, in order, the
+    registers per thread it runs with (`setmaxnreg`: 24 to 256 in steps of
+    8); a budget equal to the kernel's entry count moves nothing. With two
+    or more roles, the lowering dispatches once on the role the executing
+    warpgroup plays (one `scf.index_switch`). croq-warp-specialize creates
+    it; sm_90a is needed to lower it.
+
+    ```mlir
+    croq.warp_specialize registers(40, 232) {
+      croq.inthreads async (%producer) { ... }
+      croq.inthreads async (%consumer) { ... }
+    }
+    ```
+  }];
+  let arguments = (ins DenseI32ArrayAttr:$registers);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    `registers` `(` custom<Budgets>($registers) `)` $body attr-dict
+  }];
+  let hasVerifier = 1;
+  let skipDefaultBuilders = 1;
+  let builders = [
+    OpBuilder<(ins "::llvm::ArrayRef<int32_t>":$registers)>
+  ];
+  let extraClassDeclaration = [{
+    /// The roles, in order.
+    ::llvm::SmallVector<InThreadsOp> getRoles();
+  }];
+}
+
 def Croq_YieldOp : Croq_Op<"yield", [
     Pure, ReturnLike, Terminator,
-    ParentOneOf<["ParallelOp", "InThreadsOp"]>
+    ParentOneOf<["ParallelOp", "InThreadsOp", "WarpSpecializeOp"]>
   ]> {
   let summary = "terminator of croq region ops";
   let description = [{

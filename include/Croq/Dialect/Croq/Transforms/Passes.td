@@ -71,19 +71,30 @@ def CroqWarpSpecializePass : Pass<"croq-warp-specialize"> {
     and does no MMA and no floating-point arithmetic; every other role is a
     consumer. Producers get `producer-registers` per thread; consumers share
     what is left of the 64K-register file, rounded down to a multiple of 8
-    and capped at `max-registers`. The budget is recorded as the
-    `croq.max_registers` attribute on each role, which convert-croq-to-gpu
-    lowers to `nvvm.setmaxregister` at the role's entry. The pass fails when
+    and capped at `max-registers`. The roles move into a
+    `croq.warp_specialize` op that declares the budgets, one per role, which
+    convert-croq-to-gpu lowers to `nvvm.setmaxregister` at each role's
+    entry. The pass fails when
     the roles cannot fit in the register file (fewer than 24 registers per
     consumer thread), when two roles select the same warpgroup (it would
     move its registers twice), and when a role selects no warpgroup.
 
     When no warpgroup runs two roles (checked by evaluating the predicates
     over the parallel indices) and only pure ops stand between them, those
-    ops move before the first role and the roles are numbered
-    (`croq.role`); convert-croq-to-gpu then dispatches them with a single
-    `scf.index_switch` on the role the warpgroup plays instead of one branch
-    per role.
+    ops move before the first role and all the roles share one
+    `croq.warp_specialize`, which convert-croq-to-gpu lowers to a single
+    `scf.index_switch` on the role the warpgroup plays; otherwise each role
+    gets a `croq.warp_specialize` of its own (one branch per role).
+
+    ```mlir
+    croq.inthreads async (%producer) { ... }
+    croq.inthreads async (%consumer) { ... }
+    // becomes
+    croq.warp_specialize registers(40, 232) {
+      croq.inthreads async (%producer) { ... }
+      croq.inthreads async (%consumer) { ... }
+    }
+    ```
 
     Example: 1 producer and 2 consumer warpgroups get 40 and 232 registers.
   }];
