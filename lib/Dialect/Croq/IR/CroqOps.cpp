@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Croq/Dialect/Croq/IR/CroqOps.h"
+#include "OpVerifiers.h"
 #include "Croq/Dialect/Croq/Utils/TileAlgebra.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 
@@ -17,12 +18,15 @@
 
 using namespace mlir;
 using namespace mlir::croq;
+using namespace mlir::croq::detail;
 
 //===----------------------------------------------------------------------===//
 // Shared helpers
 //===----------------------------------------------------------------------===//
 
-static std::optional<int64_t> getConstantIndex(Value value) {
+namespace mlir::croq::detail {
+
+std::optional<int64_t> getConstantIndex(Value value) {
   APInt constant;
   if (matchPattern(value, m_ConstantInt(&constant)))
     return constant.getSExtValue();
@@ -30,13 +34,13 @@ static std::optional<int64_t> getConstantIndex(Value value) {
 }
 
 /// Device-side ops must sit inside a `croq.parallel`.
-static LogicalResult verifyInsideParallel(Operation *op, StringRef why) {
+LogicalResult verifyInsideParallel(Operation *op, StringRef why) {
   if (op->getParentOfType<ParallelOp>())
     return success();
   return op->emitOpError("must be nested in a croq.parallel") << why;
 }
 
-static FailureOr<Storage> verifyStorage(Operation *op, MemRefType type,
+FailureOr<Storage> verifyStorage(Operation *op, MemRefType type,
                                         StringRef which) {
   std::optional<Storage> storage = getStorage(type);
   if (!storage)
@@ -50,7 +54,7 @@ static FailureOr<Storage> verifyStorage(Operation *op, MemRefType type,
 
 /// Source and destination of a copy agree in element type and shape; a
 /// dynamic extent matches any extent.
-static LogicalResult verifyCopyShapes(Operation *op, MemRefType source,
+LogicalResult verifyCopyShapes(Operation *op, MemRefType source,
                                       MemRefType target) {
   if (source.getElementType() != target.getElementType())
     return op->emitOpError("element types differ: ")
@@ -69,7 +73,7 @@ static LogicalResult verifyCopyShapes(Operation *op, MemRefType source,
 }
 
 /// Checks the subscripts (and `at` order) that select event elements.
-static LogicalResult verifyEventSelection(Operation *op, EventType type,
+LogicalResult verifyEventSelection(Operation *op, EventType type,
                                           ValueRange indices, Value order) {
   unsigned rank = type.getRank();
   if (indices.size() > rank)
@@ -96,7 +100,7 @@ static LogicalResult verifyEventSelection(Operation *op, EventType type,
 
 /// Builds the type of a tile of `source` with `shape`: the source's strides,
 /// a dynamic offset and the source's memory space.
-static FailureOr<MemRefType> inferTileType(Operation *op, MemRefType source,
+FailureOr<MemRefType> inferTileType(Operation *op, MemRefType source,
                                            ArrayRef<int64_t> shape) {
   SmallVector<int64_t> strides;
   int64_t offset;
@@ -109,7 +113,7 @@ static FailureOr<MemRefType> inferTileType(Operation *op, MemRefType source,
                          source.getMemorySpace());
 }
 
-static LogicalResult verifyTileResult(Operation *op, MemRefType source,
+LogicalResult verifyTileResult(Operation *op, MemRefType source,
                                       ArrayRef<int64_t> shape,
                                       MemRefType result) {
   FailureOr<MemRefType> expected = inferTileType(op, source, shape);
@@ -120,6 +124,44 @@ static LogicalResult verifyTileResult(Operation *op, MemRefType source,
            << *expected << ", got " << result;
   return success();
 }
+
+static void collectDims(Value value, int depth,
+                        SmallVectorImpl<memref::DimOp> &dims) {
+  Operation *def = value.getDefiningOp();
+  if (!def || def->getNumRegions())
+    return;
+  if (auto dim = dyn_cast<memref::DimOp>(def)) {
+    dims.push_back(dim);
+    return;
+  }
+  if (depth == 0)
+    return;
+  for (Value operand : def->getOperands())
+    collectDims(operand, depth - 1, dims);
+}
+
+LogicalResult verifyNoInvalidDims(Operation *op) {
+  for (OpOperand &operand : op->getOpOperands()) {
+    SmallVector<memref::DimOp> dims;
+    collectDims(operand.get(), /*depth=*/4, dims);
+    for (memref::DimOp dim : dims) {
+      std::optional<int64_t> index = dim.getConstantIndex();
+      auto type = dyn_cast<MemRefType>(dim.getSource().getType());
+      if (!index || !type || (*index >= 0 && *index < type.getRank()))
+        continue;
+      return op->emitOpError("operand #")
+             << operand.getOperandNumber()
+             << " is computed from the extent of dimension " << *index
+             << " of a rank-" << type.getRank()
+             << " memref (memref.dim), which does not exist; dimensions are "
+                "0 to "
+             << type.getRank() - 1;
+    }
+  }
+  return success();
+}
+
+} // namespace mlir::croq::detail
 
 //===----------------------------------------------------------------------===//
 // Custom directives
@@ -351,42 +393,6 @@ void ParallelOp::print(OpAsmPrinter &printer) {
 /// where croq uses it.
 /// The memref.dim ops `value` is computed from, through a few levels of
 /// region-free ops (a bound is often `dim / 16`).
-static void collectDims(Value value, int depth,
-                        SmallVectorImpl<memref::DimOp> &dims) {
-  Operation *def = value.getDefiningOp();
-  if (!def || def->getNumRegions())
-    return;
-  if (auto dim = dyn_cast<memref::DimOp>(def)) {
-    dims.push_back(dim);
-    return;
-  }
-  if (depth == 0)
-    return;
-  for (Value operand : def->getOperands())
-    collectDims(operand, depth - 1, dims);
-}
-
-static LogicalResult verifyNoInvalidDims(Operation *op) {
-  for (OpOperand &operand : op->getOpOperands()) {
-    SmallVector<memref::DimOp> dims;
-    collectDims(operand.get(), /*depth=*/4, dims);
-    for (memref::DimOp dim : dims) {
-      std::optional<int64_t> index = dim.getConstantIndex();
-      auto type = dyn_cast<MemRefType>(dim.getSource().getType());
-      if (!index || !type || (*index >= 0 && *index < type.getRank()))
-        continue;
-      return op->emitOpError("operand #")
-             << operand.getOperandNumber()
-             << " is computed from the extent of dimension " << *index
-             << " of a rank-" << type.getRank()
-             << " memref (memref.dim), which does not exist; dimensions are "
-                "0 to "
-             << type.getRank() - 1;
-    }
-  }
-  return success();
-}
-
 LogicalResult ParallelOp::verify() {
   if (getBounds().empty())
     return emitOpError("expects at least one bound");
@@ -767,345 +773,4 @@ LogicalResult RotateOp::fold(FoldAdaptor,
   for (size_t i = 0, e = futures.size(); i < e; ++i)
     results.push_back(futures[(i + 1) % e]);
   return success();
-}
-
-//===----------------------------------------------------------------------===//
-// Tile views
-//===----------------------------------------------------------------------===//
-
-SmallVector<int64_t> ChunkAtOp::inferTileShape() {
-  auto sourceType = cast<MemRefType>(getSource().getType());
-  std::optional<SmallVector<int64_t>> shape =
-      tile::chunkatShape(sourceType.getShape(), getStaticBounds());
-  return shape ? *shape : SmallVector<int64_t>();
-}
-
-LogicalResult ChunkAtOp::verify() {
-  if (failed(verifyNoInvalidDims(*this)))
-    return failure();
-  auto sourceType = cast<MemRefType>(getSource().getType());
-  ArrayRef<int64_t> bounds = getStaticBounds();
-  if (bounds.size() != static_cast<size_t>(sourceType.getRank()))
-    return emitOpError("expected ")
-           << sourceType.getRank()
-           << " entries, one per dimension of the source, got "
-           << bounds.size();
-  size_t numIndices = llvm::count_if(
-      bounds, [](int64_t b) { return b != tile::kWholeDim; });
-  size_t numDynamic = llvm::count_if(bounds, ShapedType::isDynamic);
-  if (getIndices().size() != numIndices)
-    return emitOpError("expected ")
-           << numIndices << " indices, one per divided dimension, got "
-           << getIndices().size();
-  if (getBounds().size() != numDynamic)
-    return emitOpError("expected ")
-           << numDynamic << " dynamic bounds, got " << getBounds().size();
-  for (auto [i, bound] : llvm::enumerate(bounds)) {
-    if (bound == tile::kWholeDim || ShapedType::isDynamic(bound))
-      continue;
-    if (bound <= 0)
-      return emitOpError("chunk count of dimension ")
-             << i << " must be positive, got " << bound;
-    int64_t dim = sourceType.getDimSize(i);
-    if (!ShapedType::isDynamic(dim) && bound > dim)
-      return emitOpError("chunk count ")
-             << bound << " of dimension " << i << " exceeds its extent "
-             << dim << " and would make an empty tile";
-  }
-  return verifyTileResult(*this, sourceType, inferTileShape(),
-                          getResult().getType());
-}
-
-void ChunkAtOp::getAsmResultNames(OpAsmSetValueNameFn setNameFn) {
-  setNameFn(getResult(), "tile");
-}
-
-SmallVector<int64_t> SubspanOp::inferTileShape() {
-  auto sourceType = cast<MemRefType>(getSource().getType());
-  std::optional<SmallVector<int64_t>> shape =
-      tile::subspanShape(sourceType.getShape(), getStaticExtents());
-  return shape ? *shape : SmallVector<int64_t>();
-}
-
-LogicalResult SubspanOp::verify() {
-  if (failed(verifyNoInvalidDims(*this)))
-    return failure();
-  auto sourceType = cast<MemRefType>(getSource().getType());
-  size_t rank = sourceType.getRank();
-  ArrayRef<int64_t> extents = getStaticExtents();
-  if (extents.size() != rank)
-    return emitOpError("expected ")
-           << rank << " extents, one per dimension of the source, got "
-           << extents.size();
-  size_t numDynamic = llvm::count_if(extents, ShapedType::isDynamic);
-  if (getExtents().size() != numDynamic)
-    return emitOpError("expected ")
-           << numDynamic << " dynamic extents, got " << getExtents().size();
-  if (getIndices().size() != rank)
-    return emitOpError("expected ")
-           << rank << " tile indices in 'at', got " << getIndices().size();
-  if (!getSteps().empty() && getSteps().size() != rank)
-    return emitOpError("expected ")
-           << rank << " steps, one per dimension, got " << getSteps().size();
-  for (auto [i, extent] : llvm::enumerate(extents)) {
-    if (extent == tile::kWholeDim || ShapedType::isDynamic(extent))
-      continue;
-    if (extent <= 0)
-      return emitOpError("extent of dimension ")
-             << i << " must be positive, got " << extent;
-    int64_t dim = sourceType.getDimSize(i);
-    if (!ShapedType::isDynamic(dim) && extent > dim)
-      return emitOpError("extent ")
-             << extent << " of dimension " << i << " exceeds its size "
-             << dim;
-  }
-  return verifyTileResult(*this, sourceType, inferTileShape(),
-                          getResult().getType());
-}
-
-void SubspanOp::getAsmResultNames(OpAsmSetValueNameFn setNameFn) {
-  setNameFn(getResult(), "tile");
-}
-
-//===----------------------------------------------------------------------===//
-// Copies
-//===----------------------------------------------------------------------===//
-
-/// Checks the optional future of a copy: its kind, asynchrony and data.
-static LogicalResult verifyCopyFuture(Operation *op, Value future,
-                                      FutureKind kind, bool async,
-                                      Type target) {
-  if (!future)
-    return success();
-  auto type = cast<FutureType>(future.getType());
-  if (type.getKind() != kind || type.getAsync() != async)
-    return op->emitOpError("expected a ")
-           << (async ? "async " : "synchronous ") << stringifyFutureKind(kind)
-           << " future, got " << type;
-  if (type.getDataType() != target)
-    return op->emitOpError("future data type ")
-           << type.getDataType() << " does not match the destination type "
-           << target;
-  return success();
-}
-
-LogicalResult DmaCopyOp::verify() {
-  auto sourceType = cast<MemRefType>(getSource().getType());
-  auto targetType = cast<MemRefType>(getTarget().getType());
-  FailureOr<Storage> source = verifyStorage(*this, sourceType, "source");
-  FailureOr<Storage> target = verifyStorage(*this, targetType, "destination");
-  if (failed(source) || failed(target) ||
-      failed(verifyCopyShapes(*this, sourceType, targetType)))
-    return failure();
-  if (getSwizzle() && *source != Storage::Shared && *target != Storage::Shared)
-    return emitOpError("swizzle applies to shared memory, but the copy is ")
-           << stringifyStorage(*source) << " => " << stringifyStorage(*target);
-  if (getAsync() && !getFuture())
-    return emitOpError("an async copy must produce a future to wait on");
-  return verifyCopyFuture(*this, getFuture(), FutureKind::Dma, getAsync(),
-                          targetType);
-}
-
-bool TmaCopyOp::isLoad() {
-  return getStorage(cast<MemRefType>(getTarget().getType())) ==
-         Storage::Shared;
-}
-
-LogicalResult TmaCopyOp::verify() {
-  auto sourceType = cast<MemRefType>(getSource().getType());
-  auto targetType = cast<MemRefType>(getTarget().getType());
-  FailureOr<Storage> source = verifyStorage(*this, sourceType, "source");
-  FailureOr<Storage> target = verifyStorage(*this, targetType, "destination");
-  if (failed(source) || failed(target))
-    return failure();
-  bool load = *source == Storage::Global && *target == Storage::Shared;
-  bool store = *source == Storage::Shared && *target == Storage::Global;
-  if (!load && !store)
-    return emitOpError("moves between global and shared memory, got ")
-           << stringifyStorage(*source) << " => " << stringifyStorage(*target);
-  if (failed(verifyCopyShapes(*this, sourceType, targetType)))
-    return failure();
-  if (sourceType.getRank() < 1 || sourceType.getRank() > 5)
-    return emitOpError("TMA supports tiles of rank 1 to 5, got rank ")
-           << sourceType.getRank();
-
-  MemRefType globalType = load ? sourceType : targetType;
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  if (failed(globalType.getStridesAndOffset(strides, offset)) ||
-      strides.back() != 1)
-    return emitOpError("the innermost dimension of the global view must be "
-                       "contiguous (stride 1), got ")
-           << globalType;
-
-  if (std::optional<int64_t> swizzle = getSwizzle()) {
-    int64_t inner = targetType.getShape().back();
-    unsigned bits = targetType.getElementTypeBitWidth();
-    if (!ShapedType::isDynamic(inner) && inner * bits / 8 != *swizzle)
-      return emitOpError("swizzle(")
-             << *swizzle << ") must equal the bytes of the innermost tile "
-             << "extent, " << inner << " x " << bits << " bits = "
-             << inner * bits / 8 << " bytes";
-  }
-
-  if (Value map = getTensorMap();
-      map && !isa<nvgpu::TensorMapDescriptorType>(map.getType()))
-    return emitOpError("map must be an !nvgpu.tensormap.descriptor, got ")
-           << map.getType();
-
-  if (Value event = getEvent()) {
-    if (!getAsync() || !load)
-      return emitOpError("binding an event needs an async global => shared "
-                         "load");
-    auto eventType = cast<EventType>(event.getType());
-    if (eventType.getStorage() != MemoryKind::Shared)
-      return emitOpError("TMA completes on a shared event, got ") << eventType;
-    if (getEventIndices().size() != eventType.getRank())
-      return emitOpError("the bound event must be a single element: expected ")
-             << eventType.getRank() << " subscripts, got "
-             << getEventIndices().size();
-    if (failed(verifyEventSelection(*this, eventType, getEventIndices(),
-                                    Value())))
-      return failure();
-    if (getFuture())
-      return emitOpError("a copy bound to an event has no future; trigger the "
-                         "event instead");
-    return success();
-  }
-  if (getAsync() && !getFuture())
-    return emitOpError("an async TMA copy needs either a bound event or a "
-                       "future");
-  return verifyCopyFuture(*this, getFuture(), FutureKind::Tma, getAsync(),
-                          targetType);
-}
-
-//===----------------------------------------------------------------------===//
-// MMA
-//===----------------------------------------------------------------------===//
-
-static LogicalResult verifyRole(Operation *op, FragType type,
-                                ArrayRef<FragRole> roles, StringRef what) {
-  if (llvm::is_contained(roles, type.getRole()))
-    return success();
-  return op->emitOpError() << what << " must be a fragment of role "
-                           << llvm::join(llvm::map_range(roles,
-                                                         [](FragRole r) {
-                                                           return stringifyFragRole(
-                                                               r);
-                                                         }),
-                                         " or ")
-                           << ", got " << type;
-}
-
-LogicalResult MmaFillOp::verify() {
-  return verifyRole(*this, getResult().getType(), {FragRole::Acc}, "result");
-}
-
-LogicalResult MmaLoadOp::verify() {
-  FragType fragType = getResult().getType();
-  auto sourceType = cast<MemRefType>(getSource().getType());
-  if (failed(verifyRole(*this, fragType, {FragRole::A, FragRole::B},
-                        "result")))
-    return failure();
-  FailureOr<Storage> storage = verifyStorage(*this, sourceType, "source");
-  if (failed(storage))
-    return failure();
-  if (*storage == Storage::Local)
-    return emitOpError("reads shared or global memory, not local");
-  if (fragType.getElementType() != sourceType.getElementType())
-    return emitOpError("fragment element type ")
-           << fragType.getElementType() << " differs from the view's "
-           << sourceType.getElementType();
-  if (sourceType.getShape() != fragType.getShape())
-    return emitOpError("view shape does not match the fragment shape ")
-           << fragType;
-  if (getSwizzle() && *storage != Storage::Shared)
-    return emitOpError("swizzle applies to shared memory");
-  return success();
-}
-
-LogicalResult MmaOp::verify() {
-  FragType acc = getAcc().getType();
-  FragType a = getA().getType();
-  FragType b = getB().getType();
-  if (failed(verifyRole(*this, acc, {FragRole::Acc}, "accumulator")) ||
-      failed(verifyRole(*this, a, {FragRole::A}, "operand A")) ||
-      failed(verifyRole(*this, b, {FragRole::B}, "operand B")))
-    return failure();
-  if (a.getElementType() != b.getElementType())
-    return emitOpError("operand element types differ: ")
-           << a.getElementType() << " and " << b.getElementType();
-  if (a.getScope() != acc.getScope() || b.getScope() != acc.getScope())
-    return emitOpError("the accumulator and the operands must be held by "
-                       "the same scope, got ")
-           << acc << ", " << a << " and " << b;
-
-  MmaLayout layout = getLayout();
-  bool aRow = layout == MmaLayout::RowRow || layout == MmaLayout::RowCol;
-  bool bRow = layout == MmaLayout::RowRow || layout == MmaLayout::ColRow;
-  int64_t m = acc.getShape()[0], n = acc.getShape()[1];
-  int64_t aM = a.getShape()[aRow ? 0 : 1], aK = a.getShape()[aRow ? 1 : 0];
-  int64_t bN = b.getShape()[bRow ? 0 : 1], bK = b.getShape()[bRow ? 1 : 0];
-  if (aM != m || bN != n || aK != bK)
-    return emitOpError("operand shapes do not agree for ")
-           << stringifyMmaLayout(layout) << ": accumulator " << m << "x" << n
-           << ", A is " << (aRow ? "[M, K]" : "[K, M]") << " = " << a
-           << ", B is " << (bRow ? "[N, K]" : "[K, N]") << " = " << b;
-
-  Type resultType = getResult().getType();
-  if (getAsync()) {
-    auto futureType = dyn_cast<FutureType>(resultType);
-    if (!futureType || futureType.getKind() != FutureKind::Mma ||
-        futureType.getDataType() != acc)
-      return emitOpError("the async form yields a future of the accumulator ")
-             << acc << ", got " << resultType;
-    return success();
-  }
-  if (resultType != acc)
-    return emitOpError("result type ")
-           << resultType << " differs from the accumulator " << acc;
-  return success();
-}
-
-void MmaOp::getEffects(
-    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
-        &effects) {
-  // On Hopper the operands may describe shared memory that wgmma reads when
-  // it executes, not when the fragment was formed.
-  effects.emplace_back(MemoryEffects::Read::get());
-}
-
-LogicalResult MmaStoreOp::verify() {
-  FragType fragType = getValue().getType();
-  auto targetType = cast<MemRefType>(getTarget().getType());
-  if (failed(verifyRole(*this, fragType, {FragRole::Acc}, "stored value")))
-    return failure();
-  if (failed(verifyStorage(*this, targetType, "destination")))
-    return failure();
-  Type from = fragType.getElementType(), to = targetType.getElementType();
-  if (from.isInteger() != to.isInteger())
-    return emitOpError("cannot convert fragment elements ")
-           << from << " to " << to << "; both must be integers or floats";
-  SmallVector<int64_t> shape(fragType.getShape());
-  if (getTranspose())
-    std::reverse(shape.begin(), shape.end());
-  if (targetType.getShape() != ArrayRef<int64_t>(shape))
-    return emitOpError(getTranspose()
-                           ? "view shape is not the transposed fragment shape "
-                           : "view shape does not match the fragment shape ")
-           << fragType;
-  return success();
-}
-
-LogicalResult MmaCommitOp::verify() {
-  return verifyInsideParallel(*this, "; it fences MMAs issued by device "
-                                     "threads");
-}
-
-void MmaCommitOp::getEffects(
-    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
-        &effects) {
-  // Waits for in-flight MMAs, which read shared memory and write registers.
-  effects.emplace_back(MemoryEffects::Read::get());
-  effects.emplace_back(MemoryEffects::Write::get());
 }
