@@ -50,7 +50,7 @@ namespace {
 //===----------------------------------------------------------------------===//
 //
 // A shared event array is a group of mbarriers, one per element, initialised
-// by thread 0 with the event's arrival count (set by `assignArrivals` from
+// by thread 0 with the event's arrival count (set by croq-assign-arrivals from
 // the threads that trigger it). A trigger is an arrive of each triggering
 // thread; a wait spins until the phase of the parity it names completes
 // (its `parity` operand, which croq-assign-phases computes).
