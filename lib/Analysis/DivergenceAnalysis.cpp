@@ -331,6 +331,10 @@ LogicalResult mlir::croq::runDivergenceAnalysis(Operation *root,
   return solver.initializeAndRun(root);
 }
 
+UniformityInfo::UniformityInfo(Operation *root)
+    : solver(std::make_unique<DataFlowSolver>()),
+      valid(succeeded(runDivergenceAnalysis(root, *solver))) {}
+
 UniformScope mlir::croq::getUniformScope(DataFlowSolver &solver, Value value) {
   const auto *lattice = solver.lookupState<UniformityLattice>(value);
   if (!lattice || lattice->getValue().isUninitialized())

@@ -20,6 +20,7 @@
 
 #include "mlir/Analysis/DataFlow/SparseAnalysis.h"
 #include "mlir/Analysis/DataFlowFramework.h"
+#include "mlir/Pass/AnalysisManager.h"
 
 #include <optional>
 
@@ -97,6 +98,25 @@ private:
 
 /// Runs the analysis on `root` (baseline analyses included).
 LogicalResult runDivergenceAnalysis(Operation *root, DataFlowSolver &solver);
+
+/// The divergence analysis of `root` (a module) for the analysis manager:
+/// passes get it with getAnalysis<UniformityInfo>(), and share one run for
+/// as long as the passes between them preserve it (those that change no IR
+/// mark it preserved).
+class UniformityInfo {
+public:
+  explicit UniformityInfo(Operation *root);
+  /// False when the solver failed (reported at the op).
+  bool isValid() const { return valid; }
+  DataFlowSolver &getSolver() { return *solver; }
+  bool isInvalidated(const AnalysisManager::PreservedAnalyses &pa) {
+    return !pa.isPreserved<UniformityInfo>();
+  }
+
+private:
+  std::unique_ptr<DataFlowSolver> solver;
+  bool valid;
+};
 
 /// The uniformity of `value`, or Thread when the analysis did not reach it.
 UniformScope getUniformScope(DataFlowSolver &solver, Value value);

@@ -37,10 +37,9 @@ using namespace mlir::croq::detail;
 /// `scf.if (rank == 0)` (or the elect.sync test), and gives each TMA issue
 /// its issuer.
 static void electIssuers(ModuleOp module, const LaunchAnalysis &analysis,
-                         bool useElectSync) {
-  DataFlowSolver solver;
-  if (useElectSync && failed(runDivergenceAnalysis(module, solver)))
-    useElectSync = false;
+                         DataFlowSolver *solver) {
+  // Without the analysis (no use-elect-sync), elect by thread id.
+  bool useElectSync = solver;
   SmallVector<memref::StoreOp> stores;
   module.walk([&](memref::StoreOp store) {
     if (!analysis.hasScope(store))
@@ -68,7 +67,7 @@ static void electIssuers(ModuleOp module, const LaunchAnalysis &analysis,
         scope.groupSize <= 1 ||
                 (scope.perThread && !selectsWholeGroups(op, scope.groupLevel))
             ? Issuer::Each
-        : useElectSync && getExecutionScope(solver, op) >= UniformScope::Warp
+        : useElectSync && getExecutionScope(*solver, op) >= UniformScope::Warp
             ? Issuer::Elected
             : Issuer::First;
     op->setAttr("issuer", IssuerAttr::get(op->getContext(), who));
@@ -82,7 +81,7 @@ static void electIssuers(ModuleOp module, const LaunchAnalysis &analysis,
     // first warp (a warp-uniform test) instead of comparing thread ids.
     Value elected = electOneThread(
         b, loc, rank,
-        useElectSync && getExecutionScope(solver, store) >= UniformScope::Warp);
+        useElectSync && getExecutionScope(*solver, store) >= UniformScope::Warp);
     auto ifOp = scf::IfOp::create(b, loc, elected, /*withElseRegion=*/false);
     store->moveBefore(ifOp.thenBlock()->getTerminator());
   }
@@ -97,7 +96,14 @@ struct CroqElectIssuersPass
     auto &analysis = getAnalysis<LaunchAnalysis>();
     if (!analysis.isValid())
       return signalPassFailure();
-    electIssuers(getOperation(), analysis, useElectSync);
+    // elect.sync where the divergence analysis proves the warp converged.
+    DataFlowSolver *solver = nullptr;
+    if (useElectSync) {
+      auto &uniformity = getAnalysis<UniformityInfo>();
+      if (uniformity.isValid())
+        solver = &uniformity.getSolver();
+    }
+    electIssuers(getOperation(), analysis, solver);
   }
 };
 

@@ -38,9 +38,12 @@ namespace {
 struct CroqReportDivergencePass
     : mlir::croq::impl::CroqReportDivergencePassBase<CroqReportDivergencePass> {
   void runOnOperation() override {
-    DataFlowSolver solver;
-    if (failed(runDivergenceAnalysis(getOperation(), solver)))
+    auto &uniformity = getAnalysis<UniformityInfo>();
+    if (!uniformity.isValid())
       return signalPassFailure();
+    // Remarks only: the analysis stays valid for the next pass.
+    markAllAnalysesPreserved();
+    DataFlowSolver &solver = uniformity.getSolver();
     getOperation()->walk([&](Operation *op) {
       if (!isa<scf::IfOp, scf::IndexSwitchOp, scf::ForOp, scf::WhileOp,
                InThreadsOp, ParallelOp>(op))
@@ -128,9 +131,11 @@ static bool isSingleThreadIssue(Operation *op) {
 struct CroqCheckDivergencePass
     : mlir::croq::impl::CroqCheckDivergencePassBase<CroqCheckDivergencePass> {
   void runOnOperation() override {
-    DataFlowSolver solver;
-    if (failed(runDivergenceAnalysis(getOperation(), solver)))
+    auto &uniformity = getAnalysis<UniformityInfo>();
+    if (!uniformity.isValid())
       return signalPassFailure();
+    markAllAnalysesPreserved();
+    DataFlowSolver &solver = uniformity.getSolver();
     bool failedAny = false;
     getOperation()->walk([&](Operation *op) {
       if (isSingleThreadIssue(op) && !isSingleThreaded(solver, op)) {

@@ -592,9 +592,10 @@ private:
 struct CroqInsertBarriersPass
     : mlir::croq::impl::CroqInsertBarriersPassBase<CroqInsertBarriersPass> {
   void runOnOperation() override {
-    DataFlowSolver solver;
-    if (failed(runDivergenceAnalysis(getOperation(), solver)))
+    auto &uniformity = getAnalysis<UniformityInfo>();
+    if (!uniformity.isValid())
       return signalPassFailure();
+    DataFlowSolver &solver = uniformity.getSolver();
     SmallVector<ParallelOp> kernels;
     getOperation()->walk([&](ParallelOp op) {
       if (op.getLevel() == Level::Block && !op->getParentOfType<ParallelOp>())

@@ -73,9 +73,10 @@ struct CroqWarpSpecializePass
           << static_cast<int64_t>(maxRegisters);
       return signalPassFailure();
     }
-    DataFlowSolver solver;
-    if (failed(runDivergenceAnalysis(getOperation(), solver)))
+    auto &uniformity = getAnalysis<UniformityInfo>();
+    if (!uniformity.isValid())
       return signalPassFailure();
+    DataFlowSolver &solver = uniformity.getSolver();
     WalkResult result = getOperation()->walk([&](ParallelOp group) {
       if (group.getLevel() != Level::Warpgroup)
         return WalkResult::advance();
