@@ -7,6 +7,7 @@
 
 #include "Croq/InitAllDialects.h"
 #include "Croq/Dialect/Croq/IR/CroqDialect.h"
+#include "Croq/Dialect/Croq/IR/CroqOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
@@ -28,6 +29,8 @@ void mlir::croq::registerCroqDialects(DialectRegistry &registry) {
                   math::MathDialect, memref::MemRefDialect,
                   nvgpu::NVGPUDialect, NVVM::NVVMDialect, scf::SCFDialect,
                   vector::VectorDialect>();
+  // croq-check-divergence asks which upstream ops are collective.
+  croq::registerCollectiveOpInterfaceExternalModels(registry);
   // gpu-module-to-binary serializes kernels through the NVVM target.
   NVVM::registerNVVMTargetInterfaceExternalModels(registry);
 }

@@ -231,6 +231,25 @@ LogicalResult TmaCopyOp::verify() {
 // MMA
 //===----------------------------------------------------------------------===//
 
+/// A croq MMA is collective over the warp or warpgroup whose parallel body
+/// it is in (a warp where no such parallel is around it).
+static Level mmaGroup(Operation *op) {
+  for (auto p = op->getParentOfType<ParallelOp>(); p;
+       p = p->getParentOfType<ParallelOp>())
+    if (p.getLevel() == Level::Warpgroup || p.getLevel() == Level::Warp)
+      return p.getLevel();
+  return Level::Warp;
+}
+
+std::optional<Level> MmaLoadOp::getCollectiveLevel() { return mmaGroup(*this); }
+std::optional<Level> MmaOp::getCollectiveLevel() { return mmaGroup(*this); }
+std::optional<Level> MmaStoreOp::getCollectiveLevel() {
+  return mmaGroup(*this);
+}
+std::optional<Level> MmaCommitOp::getCollectiveLevel() {
+  return mmaGroup(*this);
+}
+
 static LogicalResult verifyRole(Operation *op, FragType type,
                                 ArrayRef<FragRole> roles, StringRef what) {
   if (llvm::is_contained(roles, type.getRole()))

@@ -272,6 +272,8 @@ static ParseResult parseBudgets(OpAsmParser &parser,
 static void printBudgets(OpAsmPrinter &printer, Operation *,
                          DenseI32ArrayAttr registers);
 
+#include "Croq/Dialect/Croq/IR/CroqInterfaces.cpp.inc"
+
 #define GET_OP_CLASSES
 #include "Croq/Dialect/Croq/IR/CroqOps.cpp.inc"
 
@@ -643,6 +645,13 @@ LogicalResult YieldOp::verify() {
 //===----------------------------------------------------------------------===//
 // BarrierOp, StreamCreateOp
 //===----------------------------------------------------------------------===//
+
+std::optional<Level> BarrierOp::getCollectiveLevel() {
+  // A thread-level barrier synchronises nothing.
+  if (getLevel() == Level::Thread)
+    return std::nullopt;
+  return getLevel();
+}
 
 LogicalResult BarrierOp::verify() {
   if (getLevel() == Level::Thread)

@@ -82,43 +82,22 @@ struct CroqReportDivergencePass
 /// The level a collective op needs its executing threads to agree at.
 static std::optional<UniformScope> requiredScope(Operation *op,
                                                  DataFlowSolver &solver) {
-  if (isa<gpu::BarrierOp, NVVM::Barrier0Op>(op))
+  auto collective = dyn_cast<CollectiveOpInterface>(op);
+  std::optional<Level> level =
+      collective ? collective.getCollectiveLevel() : std::nullopt;
+  if (!level)
+    return std::nullopt;
+  switch (*level) {
+  case Level::Block:
     return UniformScope::Block;
-  if (auto barrier = dyn_cast<NVVM::BarrierOp>(op))
-    return barrier.getNumberOfThreads() ? std::nullopt
-                                        : std::optional(UniformScope::Block);
-  if (auto barrier = dyn_cast<BarrierOp>(op)) {
-    switch (barrier.getLevel()) {
-    case Level::Block:
-      return UniformScope::Block;
-    case Level::Warpgroup:
-      return UniformScope::Warpgroup;
-    case Level::Warp:
-      return UniformScope::Warp;
-    case Level::Thread:
-      return std::nullopt;
-    }
-  }
-  if (isa<nvgpu::WarpgroupMmaOp, nvgpu::WarpgroupMmaStoreOp,
-          nvgpu::WarpgroupGenerateDescriptorOp, NVVM::SetMaxRegisterOp,
-          NVVM::WgmmaMmaAsyncOp, NVVM::WgmmaFenceAlignedOp,
-          NVVM::WgmmaGroupSyncAlignedOp, NVVM::WgmmaWaitGroupSyncOp>(op))
+  case Level::Warpgroup:
     return UniformScope::Warpgroup;
-  if (isa<nvgpu::MmaSyncOp, nvgpu::LdMatrixOp, gpu::ShuffleOp,
-          NVVM::ShflOp, NVVM::VoteSyncOp, NVVM::ElectSyncOp, NVVM::MmaOp>(op))
+  case Level::Warp:
     return UniformScope::Warp;
-  if (isa<MmaOp, MmaLoadOp, MmaStoreOp, MmaCommitOp>(op)) {
-    // A croq MMA is collective over the warp or warpgroup whose parallel
-    // body it is in.
-    for (ParallelOp p = op->getParentOfType<ParallelOp>(); p;
-         p = p->getParentOfType<ParallelOp>())
-      if (p.getLevel() == Level::Warpgroup)
-        return UniformScope::Warpgroup;
-      else if (p.getLevel() == Level::Warp)
-        return UniformScope::Warp;
-    return UniformScope::Warp;
+  case Level::Thread:
+    return std::nullopt;
   }
-  return std::nullopt;
+  llvm_unreachable("unknown level");
 }
 
 static bool isSingleThreadIssue(Operation *op) {
@@ -130,6 +109,13 @@ static bool isSingleThreadIssue(Operation *op) {
 
 struct CroqCheckDivergencePass
     : mlir::croq::impl::CroqCheckDivergencePassBase<CroqCheckDivergencePass> {
+  // Which upstream ops are collective is their CollectiveOpInterface: make
+  // sure the models are attached wherever the pass runs.
+  void getDependentDialects(DialectRegistry &registry) const override {
+    CroqCheckDivergencePassBase::getDependentDialects(registry);
+    registerCollectiveOpInterfaceExternalModels(registry);
+  }
+
   void runOnOperation() override {
     auto &uniformity = getAnalysis<UniformityInfo>();
     if (!uniformity.isValid())

@@ -38,7 +38,7 @@ static constexpr int64_t kMinRegisters = 24;
 static bool isProducer(InThreadsOp role) {
   bool copies = false, computes = false;
   role.getBody().walk([&](Operation *op) {
-    if (isa<DmaCopyOp, TmaCopyOp>(op))
+    if (isa<CopyOpInterface>(op))
       copies = true;
     else if (isa<MmaOp, MmaLoadOp, MmaFillOp>(op))
       computes = true;

@@ -17,6 +17,19 @@
 #include "mlir/Interfaces/ControlFlowInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include <optional>
+
+#include "Croq/Dialect/Croq/IR/CroqInterfaces.h.inc"
+
+namespace mlir {
+class DialectRegistry;
+namespace croq {
+/// Attaches CollectiveOpInterface to the upstream gpu, nvgpu and nvvm ops
+/// that threads execute together.
+void registerCollectiveOpInterfaceExternalModels(DialectRegistry &registry);
+} // namespace croq
+} // namespace mlir
+
 #define GET_OP_CLASSES
 #include "Croq/Dialect/Croq/IR/CroqOps.h.inc"
 

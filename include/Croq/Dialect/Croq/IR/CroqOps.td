@@ -8,6 +8,7 @@
 #ifndef CROQ_DIALECT_CROQ_IR_CROQOPS_TD
 #define CROQ_DIALECT_CROQ_IR_CROQOPS_TD
 
+include "Croq/Dialect/Croq/IR/CroqInterfaces.td"
 include "Croq/Dialect/Croq/IR/CroqTypes.td"
 include "mlir/IR/OpAsmInterface.td"
 include "mlir/Interfaces/ControlFlowInterfaces.td"
@@ -180,7 +181,8 @@ def Croq_YieldOp : Croq_Op<"yield", [
   let hasVerifier = 1;
 }
 
-def Croq_BarrierOp : Croq_Op<"barrier"> {
+def Croq_BarrierOp : Croq_Op<"barrier", [
+    DeclareOpInterfaceMethods<Croq_CollectiveOpInterface>]> {
   let summary = "barrier over all threads of one parallel level";
   let description = [{
     Croqtile's `sync.barrier : level` (and `sync.shared`, a block barrier).
@@ -486,7 +488,7 @@ def Croq_SubspanOp : Croq_Op<"subspan", [Pure, AttrSizedOperandSegments,
 // Copies
 //===----------------------------------------------------------------------===//
 
-def Croq_DmaCopyOp : Croq_Op<"dma.copy"> {
+def Croq_DmaCopyOp : Croq_Op<"dma.copy", [Croq_CopyOpInterface]> {
   let summary = "cooperative copy between views";
   let description = [{
     `dma.copy src => dst`: every thread of the executing scope takes part in
@@ -518,7 +520,8 @@ def Croq_DmaCopyOp : Croq_Op<"dma.copy"> {
   let hasVerifier = 1;
 }
 
-def Croq_TmaCopyOp : Croq_Op<"tma.copy", [AttrSizedOperandSegments]> {
+def Croq_TmaCopyOp : Croq_Op<"tma.copy", [AttrSizedOperandSegments,
+    Croq_CopyOpInterface]> {
   let summary = "tensor-memory-accelerator copy between global and shared";
   let description = [{
     `tma.copy[.swiz<N>] g => s` loads a tile from global into shared memory
@@ -587,7 +590,8 @@ def Croq_MmaFillOp : Croq_Op<"mma.fill", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Croq_MmaLoadOp : Croq_Op<"mma.load"> {
+def Croq_MmaLoadOp : Croq_Op<"mma.load", [
+    DeclareOpInterfaceMethods<Croq_CollectiveOpInterface>]> {
   let summary = "an operand fragment loaded from a view";
   let description = [{
     `ma = mma.load[.swiz<N>] view`. At warp scope this loads registers; at
@@ -611,7 +615,8 @@ def Croq_MmaLoadOp : Croq_Op<"mma.load"> {
 }
 
 def Croq_MmaOp : Croq_Op<"mma", [
-    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>,
+    DeclareOpInterfaceMethods<Croq_CollectiveOpInterface>]> {
   let summary = "matrix multiply-accumulate on fragments";
   let description = [{
     `mma.row.row acc, a, b`: `acc[m, n] += sum_k A[m, k] * B[n, k]`. The
@@ -641,7 +646,8 @@ def Croq_MmaOp : Croq_Op<"mma", [
   let hasVerifier = 1;
 }
 
-def Croq_MmaStoreOp : Croq_Op<"mma.store"> {
+def Croq_MmaStoreOp : Croq_Op<"mma.store", [
+    DeclareOpInterfaceMethods<Croq_CollectiveOpInterface>]> {
   let summary = "store an accumulator fragment to a view";
   let description = [{
     `mma.store acc, view`, executed collectively by the fragment's scope.
@@ -662,7 +668,8 @@ def Croq_MmaStoreOp : Croq_Op<"mma.store"> {
 }
 
 def Croq_MmaCommitOp : Croq_Op<"mma.commit", [
-    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>,
+    DeclareOpInterfaceMethods<Croq_CollectiveOpInterface>]> {
   let summary = "commit issued MMAs and wait for them";
   let description = [{
     D1's `mma.commit`: closes the batch of issued warpgroup MMAs and waits
