@@ -68,6 +68,23 @@ bool convert(ModuleOp module) {
   return succeeded(applyPartialConversion(module, target, std::move(patterns)));
 }
 
+/// Converts `module` with only the level and copy pattern sets.
+bool convertLevelsAndCopies(ModuleOp module) {
+  MLIRContext *context = module.getContext();
+  croq::LaunchAnalysisPtr analysis = croq::analyzeLaunches(module);
+  if (!analysis)
+    return false;
+  TypeConverter converter;
+  croq::populateCroqToGPUTypeConversions(converter);
+  RewritePatternSet patterns(context);
+  croq::populateCroqToGPULevelPatterns(converter, patterns, *analysis);
+  croq::populateCroqToGPUCopyPatterns(converter, patterns, *analysis);
+  ConversionTarget target(*context);
+  target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
+  croq::configureCroqToGPUConversionLegality(target, converter);
+  return succeeded(applyPartialConversion(module, target, std::move(patterns)));
+}
+
 struct Embedder : ::testing::Test {
   Embedder() {
     DialectRegistry registry;
@@ -85,6 +102,18 @@ TEST_F(Embedder, ConvertsAKernelWithThePublicPatterns) {
   int launches = 0;
   module->walk([&](gpu::LaunchOp) { ++launches; });
   EXPECT_EQ(launches, 1);
+}
+
+TEST_F(Embedder, APatternSetByItself) {
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(kKernel, &context);
+  ASSERT_TRUE(module);
+  ASSERT_TRUE(convertLevelsAndCopies(*module));
+  bool croqLeft = false;
+  module->walk([&](Operation *op) {
+    croqLeft |= op->getDialect() &&
+                op->getDialect()->getNamespace() == "croq";
+  });
+  EXPECT_FALSE(croqLeft);
 }
 
 TEST_F(Embedder, AnEventWithoutACountIsAnErrorNotAGarbageCount) {

@@ -107,21 +107,6 @@ void replaceCopy(ConversionPatternRewriter &rewriter, Operation *copy,
 void waitOnPhaseBit(OpBuilder &b, Location loc, Value group, Value slot,
                     Value bits, Value bit);
 
-//===----------------------------------------------------------------------===//
-// Pattern sets (Levels.cpp, Copies.cpp, Events.cpp, WarpMma.cpp)
-//===----------------------------------------------------------------------===//
-
-void populateLevelPatterns(TypeConverter &converter,
-                           RewritePatternSet &patterns,
-                           const LaunchAnalysis &analysis);
-void populateCopyPatterns(TypeConverter &converter, RewritePatternSet &patterns,
-                          const LaunchAnalysis &analysis);
-void populateEventPatterns(TypeConverter &converter,
-                           RewritePatternSet &patterns,
-                           const LaunchAnalysis &analysis);
-void populateMmaPatterns(TypeConverter &converter, RewritePatternSet &patterns,
-                         const LaunchAnalysis &analysis);
-
 /// Whether `value`, used in `kernel`, can be computed before it (Levels.cpp).
 bool isHostComputable(Value value, Operation *kernel);
 /// Register type of a warp fragment, or null (WarpMma.cpp).
@@ -180,8 +165,6 @@ int64_t tileBytes(MemRefType type);
 /// The condition under which the executing thread issues (null: always).
 Value issuer(OpBuilder &b, Location loc, Operation *op,
              const LaunchAnalysis &analysis);
-void populateTmaPatterns(TypeConverter &converter, RewritePatternSet &patterns,
-                         const LaunchAnalysis &analysis);
 
 } // namespace detail
 } // namespace mlir::croq

@@ -501,7 +501,7 @@ struct LocalAllocLowering : OpConversionPattern<memref::AllocOp> {
 
 } // namespace
 
-void mlir::croq::detail::populateCopyPatterns(TypeConverter &converter,
+void mlir::croq::populateCroqToGPUCopyPatterns(TypeConverter &converter,
     RewritePatternSet &patterns, const LaunchAnalysis &analysis) {
   MLIRContext *context = patterns.getContext();
   patterns.add<DmaCopyLowering, WaitLowering>(converter, context, analysis);

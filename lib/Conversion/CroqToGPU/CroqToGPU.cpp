@@ -92,11 +92,11 @@ void mlir::croq::configureCroqToGPUConversionLegality(
 void mlir::croq::populateCroqToGPUConversionPatterns(
     TypeConverter &converter, RewritePatternSet &patterns,
     const LaunchAnalysis &analysis) {
-  populateLevelPatterns(converter, patterns, analysis);
-  populateCopyPatterns(converter, patterns, analysis);
-  populateEventPatterns(converter, patterns, analysis);
-  populateMmaPatterns(converter, patterns, analysis);
-  populateTmaPatterns(converter, patterns, analysis);
+  populateCroqToGPULevelPatterns(converter, patterns, analysis);
+  populateCroqToGPUCopyPatterns(converter, patterns, analysis);
+  populateCroqToGPUEventPatterns(converter, patterns, analysis);
+  populateCroqToGPUMmaPatterns(converter, patterns, analysis);
+  populateCroqToGPUTmaPatterns(converter, patterns, analysis);
 }
 
 namespace {

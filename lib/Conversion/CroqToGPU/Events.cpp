@@ -103,6 +103,9 @@ struct EventTriggerLowering : ScopedPattern<EventTriggerOp> {
     if (std::optional<uint64_t> bytes = op.getExpectTx()) {
       // The thread that issued the bound TMA loads expects their bytes;
       // the rest of the role (if any) arrives plainly.
+      if (!op.getIssuer())
+        return op.emitOpError("has no issuer: run croq-elect-issuers before "
+                              "the croq-to-gpu patterns");
       Value issues = issuer(rewriter, loc, op, analysis);
       auto expect = [&](OpBuilder &b) {
         nvgpu::MBarrierArriveExpectTxOp::create(b, loc, adaptor.getEvent(),
@@ -158,7 +161,7 @@ struct EventWaitLowering : ScopedPattern<EventWaitOp> {
 
 } // namespace
 
-void mlir::croq::detail::populateEventPatterns(TypeConverter &converter,
+void mlir::croq::populateCroqToGPUEventPatterns(TypeConverter &converter,
     RewritePatternSet &patterns, const LaunchAnalysis &analysis) {
   patterns.add<EventAllocLowering, EventTriggerLowering, EventWaitLowering>(
       converter, patterns.getContext(), analysis);

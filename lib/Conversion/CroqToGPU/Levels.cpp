@@ -388,7 +388,7 @@ struct StreamCreateLowering : OpConversionPattern<StreamCreateOp> {
 
 } // namespace
 
-void mlir::croq::detail::populateLevelPatterns(TypeConverter &converter,
+void mlir::croq::populateCroqToGPULevelPatterns(TypeConverter &converter,
     RewritePatternSet &patterns, const LaunchAnalysis &analysis) {
   MLIRContext *context = patterns.getContext();
   patterns.add<KernelLaunchLowering, NestedParallelLowering, InThreadsLowering,

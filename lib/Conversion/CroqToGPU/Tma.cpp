@@ -56,8 +56,8 @@ namespace mlir::croq::detail {
 /// thread does), from the op's issuer (croq-elect-issuers).
 Value issuer(OpBuilder &b, Location loc, Operation *op,
              const LaunchAnalysis &analysis) {
+  // The patterns check that croq-elect-issuers gave the op its issuer.
   auto who = op->getAttrOfType<IssuerAttr>("issuer");
-  assert(who && "croq-elect-issuers gives every TMA issue its issuer");
   if (who.getValue() == Issuer::Each)
     return Value();
   return electOneThread(b, loc, groupRank(b, loc, analysis.getScope(op)),
@@ -130,6 +130,9 @@ struct TmaCopyLowering : ScopedPattern<TmaCopyOp> {
     if (!descriptor)
       return op.emitOpError("has no tensor map: run croq-materialize-tma "
                             "before the croq-to-gpu patterns");
+    if (!op.getIssuer())
+      return op.emitOpError("has no issuer: run croq-elect-issuers before the "
+                            "croq-to-gpu patterns");
     bool load = op.isLoad();
     Value globalView = load ? adaptor.getSource() : adaptor.getTarget();
     Value sharedView = load ? adaptor.getTarget() : adaptor.getSource();
@@ -255,7 +258,7 @@ struct CroqPassTensorMapsByPointerPass
 
 } // namespace
 
-void mlir::croq::detail::populateTmaPatterns(TypeConverter &converter,
+void mlir::croq::populateCroqToGPUTmaPatterns(TypeConverter &converter,
                                              RewritePatternSet &patterns,
                                              const LaunchAnalysis &analysis) {
   patterns.add<TmaCopyLowering>(converter, patterns.getContext(), analysis);

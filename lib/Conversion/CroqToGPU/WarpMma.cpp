@@ -444,7 +444,7 @@ struct MmaCommitLowering : ScopedPattern<MmaCommitOp> {
 
 } // namespace
 
-void mlir::croq::detail::populateMmaPatterns(TypeConverter &converter,
+void mlir::croq::populateCroqToGPUMmaPatterns(TypeConverter &converter,
     RewritePatternSet &patterns, const LaunchAnalysis &analysis) {
   patterns.add<MmaFillLowering, MmaLoadLowering, MmaLowering, MmaStoreLowering,
                MmaCommitLowering>(converter, patterns.getContext(), analysis);

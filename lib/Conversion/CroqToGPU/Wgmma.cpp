@@ -275,8 +275,12 @@ LogicalResult lowerWarpgroupLoad(MmaLoadOp op, Value source,
                                         ConversionPatternRewriter &rewriter) {
   Location loc = op.getLoc();
   int64_t span = swizzleSpan(source);
+  if (!span)
+    return op.emitOpError("reads a shared buffer without a wgmma layout: run "
+                          "croq-plan-shared-layout before the croq-to-gpu "
+                          "patterns");
   FailureOr<RootedView> view = failure();
-  if (!span || failed(view = rootView(rewriter, loc, source)))
+  if (failed(view = rootView(rewriter, loc, source)))
     return op.emitOpError("cannot trace this operand to a swizzled shared "
                           "buffer through unit-stride views");
   rewriter.replaceOp(op, wgmmaDescriptor(rewriter, loc, *view, span));

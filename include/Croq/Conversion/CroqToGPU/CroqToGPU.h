@@ -32,7 +32,38 @@ void populateCroqToGPUTypeConversions(TypeConverter &converter);
 void configureCroqToGPUConversionLegality(ConversionTarget &target,
                                           const TypeConverter &converter);
 
-/// Patterns lowering croq ops to gpu / scf / memref / vector / nvgpu / nvvm.
+/// The pattern sets, by what they lower (each needs the type conversions of
+/// populateCroqToGPUTypeConversions; `analysis` must outlive the patterns):
+/// - levels: host-level block parallels to gpu.launch, nested parallels to
+///   thread-id arithmetic, croq.inthreads to scf.if, croq.warp_specialize to
+///   one dispatch with setmaxnreg (nvvm), barriers, streams;
+void populateCroqToGPULevelPatterns(TypeConverter &converter,
+                                    RewritePatternSet &patterns,
+                                    const LaunchAnalysis &analysis);
+/// - copies: views to memref.subview, dma.copy to cooperative loops or
+///   cp.async (nvgpu), futures to their data, local buffers to allocas;
+void populateCroqToGPUCopyPatterns(TypeConverter &converter,
+                                   RewritePatternSet &patterns,
+                                   const LaunchAnalysis &analysis);
+/// - events: mbarrier groups (nvgpu); needs arrival counts
+///   (croq-assign-arrivals), wait parities (croq-assign-phases) and the
+///   issuers of expect_tx triggers (croq-elect-issuers);
+void populateCroqToGPUEventPatterns(TypeConverter &converter,
+                                    RewritePatternSet &patterns,
+                                    const LaunchAnalysis &analysis);
+/// - MMA: warp fragments to nvgpu.mma.sync, warpgroup ones to wgmma over
+///   croq's descriptors (nvvm); needs the wgmma layout of their buffers
+///   (croq-plan-shared-layout) and their commits (croq-pipeline-mma);
+void populateCroqToGPUMmaPatterns(TypeConverter &converter,
+                                  RewritePatternSet &patterns,
+                                  const LaunchAnalysis &analysis);
+/// - TMA: copies to nvgpu.tma.async.load / store; needs tensor maps
+///   (croq-materialize-tma) and issuers (croq-elect-issuers).
+void populateCroqToGPUTmaPatterns(TypeConverter &converter,
+                                  RewritePatternSet &patterns,
+                                  const LaunchAnalysis &analysis);
+
+/// All of the above: croq ops to gpu / scf / memref / vector / nvgpu / nvvm.
 /// `analysis` must outlive the patterns.
 ///
 /// Preconditions: the decisions of the preparation passes are IR (run the
