@@ -30,7 +30,8 @@ def ConvertCroqToGPUPass : Pass<"convert-croq-to-gpu", "::mlir::ModuleOp"> {
     is `tid / 128`, a warp index `tid / 32`, thread indices linearised
     row-major), followed by a barrier of the enclosing scope when code
     follows them. `croq.inthreads` becomes `scf.if` (plus a scope barrier
-    unless async); numbered roles become one `scf.index_switch`.
+    unless async); the roles of a `croq.warp_specialize` become one
+    `scf.index_switch` (one `scf.if` for a single role).
 
     Views become `memref.subview`s. A synchronous `croq.dma.copy` is a
     cooperative copy by the threads of its scope (16-byte vector accesses

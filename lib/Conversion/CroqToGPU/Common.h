@@ -18,6 +18,7 @@
 #include "Croq/Conversion/CroqToGPU/CroqToGPU.h"
 #include "Croq/Dialect/Croq/IR/CroqOps.h"
 
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Transforms/DialectConversion.h"
 
@@ -107,6 +108,15 @@ void replaceCopy(ConversionPatternRewriter &rewriter, Operation *copy,
 void waitOnPhaseBit(OpBuilder &b, Location loc, Value group, Value slot,
                     Value bits, Value bit);
 
+/// True when `trigger` may follow warpgroup MMAs of its role that no commit
+/// has completed; croq-pipeline-mma puts a commit before each such trigger
+/// (PipelineMma.cpp).
+bool needsMmaCommit(EventTriggerOp trigger);
+/// True when `store` runs between parallel levels, so that one thread of
+/// its group must make it, and no election guards it yet (ElectIssuers.cpp).
+bool needsElection(memref::StoreOp store, const LaunchAnalysis &analysis);
+/// True when `store` sits in the election croq-elect-issuers builds.
+bool isElected(memref::StoreOp store);
 /// Whether `value`, used in `kernel`, can be computed before it (Levels.cpp).
 bool isHostComputable(Value value, Operation *kernel);
 /// Register type of a warp fragment, or null (WarpMma.cpp).

@@ -129,6 +129,14 @@ struct ChipFeatures {
       return "a warp MMA (mma.sync m16n8k16) needs sm_80 or newer";
     if (isa<EventAllocOp>(op) && !hopper)
       return "events need sm_90 or newer (mbarrier waits)";
+    // croq-elect-issuers chose elect.sync for a chip that has it; prepare
+    // and convert for the same chip.
+    auto issuer = op->getAttrOfType<IssuerAttr>("issuer");
+    if (((issuer && issuer.getValue() == Issuer::Elected) ||
+         isa<NVVM::ElectSyncOp>(op)) &&
+        !hopper)
+      return "elect.sync (chosen by croq-elect-issuers with use-elect-sync) "
+             "needs sm_90 or newer; prepare for the chip you convert for";
     if (auto mma = dyn_cast<MmaOp>(op);
         mma && mma.getAcc().getType().getScope() == Level::Warpgroup &&
         !hopperA)
@@ -216,7 +224,8 @@ static LogicalResult checkWarpgroupFragment(Operation *op,
 /// The decisions the preparation passes make, which the patterns lower but
 /// do not make: each missing one is reported at its op with the pass that
 /// makes it.
-static LogicalResult verifyPrepared(ModuleOp module) {
+static LogicalResult verifyPrepared(ModuleOp module,
+                                    const LaunchAnalysis &analysis) {
   WalkResult result = module.walk([&](Operation *op) {
     auto missing = [&](StringRef what, StringRef pass) {
       op->emitOpError("has no ")
@@ -225,6 +234,11 @@ static LogicalResult verifyPrepared(ModuleOp module) {
     };
     if (auto alloc = dyn_cast<EventAllocOp>(op); alloc && !alloc.getArrivals())
       return missing("arrival count", "croq-assign-arrivals");
+    if (auto store = dyn_cast<memref::StoreOp>(op);
+        store && needsElection(store, analysis))
+      return missing("election of the one thread of its group that stores "
+                     "(it runs between parallel levels)",
+                     "croq-elect-issuers");
     if (auto wait = dyn_cast<EventWaitOp>(op); wait && !wait.getParity())
       return missing("phase parity", "croq-assign-phases");
     if (auto copy = dyn_cast<TmaCopyOp>(op); copy && kernelOf(copy)) {
@@ -234,8 +248,41 @@ static LogicalResult verifyPrepared(ModuleOp module) {
         return missing("issuer", "croq-elect-issuers");
     }
     if (auto trigger = dyn_cast<EventTriggerOp>(op);
+        trigger && needsMmaCommit(trigger))
+      return missing("commit of the warpgroup MMAs before it",
+                     "croq-pipeline-mma");
+    if (auto trigger = dyn_cast<EventTriggerOp>(op);
+        trigger && !trigger.getAfter().empty() && !trigger.getExpectTx())
+      return missing("expect_tx for the TMA loads it binds",
+                     "croq-materialize-tma");
+    if (auto trigger = dyn_cast<EventTriggerOp>(op);
         trigger && trigger.getExpectTx() && !trigger.getIssuer())
       return missing("issuer", "croq-elect-issuers");
+    // The roles of one dispatch must be disjoint: the switch runs one role
+    // per warpgroup.
+    if (auto specialized = dyn_cast<WarpSpecializeOp>(op)) {
+      std::optional<llvm::BitVector> taken;
+      for (InThreadsOp role : specialized.getRoles()) {
+        std::optional<llvm::BitVector> selected = roleSelection(role);
+        if (!selected) {
+          role.emitOpError("is a role whose threads cannot be computed at "
+                           "compile time; roles need constant predicates "
+                           "over parallel indices");
+          return WalkResult::interrupt();
+        }
+        if (taken && (taken->size() != selected->size() ||
+                      taken->anyCommon(*selected))) {
+          role.emitOpError("shares warpgroups with an earlier role of its "
+                           "croq.warp_specialize; one dispatch runs one role "
+                           "per warpgroup, so give each its own warpgroups");
+          return WalkResult::interrupt();
+        }
+        if (!taken)
+          taken = *selected;
+        else
+          *taken |= *selected;
+      }
+    }
     if (auto load = dyn_cast<MmaLoadOp>(op);
         load && load.getResult().getType().getScope() == Level::Warpgroup) {
       memref::AllocOp buffer = viewedBuffer(load.getSource());
@@ -323,11 +370,12 @@ struct ConvertCroqToGPUPass
   using ConvertCroqToGPUPassBase::ConvertCroqToGPUPassBase;
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (failed(verifyPrepared(module)) ||
-        failed(reportUnsupported(module, chip)))
+    // What the chip cannot run first: no preparation pass would help.
+    if (failed(reportUnsupported(module, chip)))
       return signalPassFailure();
     auto &launches = getAnalysis<LaunchAnalysis>();
-    if (!launches.isValid() || failed(verifyLowerable(module, launches)))
+    if (!launches.isValid() || failed(verifyPrepared(module, launches)) ||
+        failed(verifyLowerable(module, launches)))
       return signalPassFailure();
 
     MLIRContext *context = &getContext();

@@ -20,6 +20,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
 namespace mlir::croq {
@@ -36,23 +37,52 @@ using namespace mlir::croq::detail;
 /// run redundantly, collective ops cooperate). Wraps each such store in
 /// `scf.if (rank == 0)` (or the elect.sync test), and gives each TMA issue
 /// its issuer.
+/// True when `cond` is an election electOneThread builds: `rank == 0` of the
+/// thread id (modulo the group size), or the elect.sync result of the
+/// group's first warp.
+static bool isElection(Value cond) {
+  if (auto branch = cond.getDefiningOp<scf::IfOp>())
+    return !branch.getThenRegion().getOps<NVVM::ElectSyncOp>().empty();
+  auto test = cond.getDefiningOp<arith::CmpIOp>();
+  if (!test || test.getPredicate() != arith::CmpIPredicate::eq ||
+      !matchPattern(test.getRhs(), m_Zero()))
+    return false;
+  Value rank = test.getLhs();
+  if (auto rem = rank.getDefiningOp<arith::RemUIOp>())
+    rank = rem.getLhs();
+  return rank.getDefiningOp<gpu::ThreadIdOp>() != nullptr;
+}
+
+bool mlir::croq::detail::isElected(memref::StoreOp store) {
+  auto branch = dyn_cast<scf::IfOp>(store->getParentOp());
+  return branch && store->getParentRegion() == &branch.getThenRegion() &&
+         isElection(branch.getCondition());
+}
+
+bool mlir::croq::detail::needsElection(memref::StoreOp store,
+                                       const LaunchAnalysis &analysis) {
+  if (!analysis.hasScope(store))
+    return false;
+  const LaunchAnalysis::Scope &scope = analysis.getScope(store);
+  if (scope.perThread || scope.groupSize <= 1)
+    return false;
+  // Buffers private to a thread need no election: local buffers, and
+  // allocas such as the phase bits of croq-assign-phases.
+  if (getStorage(store.getMemRefType()) == Storage::Local ||
+      store.getMemRef().getDefiningOp<memref::AllocaOp>())
+    return false;
+  return !isElected(store);
+}
+
 static void electIssuers(ModuleOp module, const LaunchAnalysis &analysis,
                          DataFlowSolver *solver) {
   // Without the analysis (no use-elect-sync), elect by thread id.
   bool useElectSync = solver;
   SmallVector<memref::StoreOp> stores;
   module.walk([&](memref::StoreOp store) {
-    if (!analysis.hasScope(store))
-      return;
-    const LaunchAnalysis::Scope &scope = analysis.getScope(store);
-    if (scope.perThread || scope.groupSize <= 1)
-      return;
-    // Buffers private to a thread need no election: local buffers, and
-    // allocas such as the phase bits of croq-assign-phases.
-    if (getStorage(store.getMemRefType()) == Storage::Local ||
-        store.getMemRef().getDefiningOp<memref::AllocaOp>())
-      return;
-    stores.push_back(store);
+    // A store elected by an earlier run keeps its election.
+    if (needsElection(store, analysis))
+      stores.push_back(store);
   });
   // TMA issues and their expect_tx arrivals: each executing thread where
   // the group is one thread or a croq.inthreads picks single threads, else

@@ -54,83 +54,84 @@ int64_t mlir::croq::detail::tileBytes(MemRefType type) {
 static LogicalResult materializeTma(ModuleOp module) {
   DenseMap<std::tuple<Operation *, Value, Type>, Value> cache;
   DenseMap<Operation *, int64_t> expectBytes;
-  // Copies that an earlier run materialized keep their map and bytes.
-  DenseSet<Operation *> fresh;
   WalkResult result = module.walk([&](TmaCopyOp copy) {
     ParallelOp kernel = kernelOf(copy);
-    if (!kernel || copy.getTensorMap())
+    if (!kernel)
       return WalkResult::advance();
-    fresh.insert(copy);
     bool load = copy.isLoad();
     Value globalView = load ? copy.getSource() : copy.getTarget();
     Value sharedView = load ? copy.getTarget() : copy.getSource();
-    Value tensor = viewedTensor(globalView, kernel);
-    if (!tensor) {
-      copy.emitOpError("TMA needs a view of a row-major tensor argument of "
-                       "the kernel, to build its tensor map on the host");
-      return WalkResult::interrupt();
-    }
     auto tileType = cast<MemRefType>(sharedView.getType());
-    if (!tileType.hasStaticShape()) {
-      copy.emitOpError("a TMA box needs a static shape, got ") << tileType;
-      return WalkResult::interrupt();
-    }
-    // The box lands contiguously in shared memory.
-    SmallVector<int64_t> strides;
-    int64_t offset;
-    if (failed(tileType.getStridesAndOffset(strides, offset)) ||
-        strides != computeSuffixProduct(tileType.getShape())) {
-      copy.emitOpError("TMA moves a box that is contiguous in shared memory, "
-                       "but this shared view is strided (")
-          << tileType << "); copy a whole buffer or a slice of its outer "
-          << "dimensions";
-      return WalkResult::interrupt();
-    }
-    if (llvm::any_of(tileType.getShape(), [](int64_t d) { return d > 256; }) ||
-        tileType.getShape().back() * tileType.getElementTypeBitWidth() % 128) {
-      copy.emitOpError("a TMA box has at most 256 elements per dimension and "
-                       "an innermost extent of a multiple of 16 bytes, got ")
-          << tileType;
-      return WalkResult::interrupt();
-    }
-    if (copy.getSwizzle() && load) {
-      memref::AllocOp buffer = viewedBuffer(sharedView);
-      if (!buffer || !buffer->hasAttr(kSwizzleAttrName)) {
-        copy.emitOpError("writes a swizzled tile that only warpgroup MMAs can "
-                         "read, but none reads this buffer; drop the swizzle");
+    // A copy that has a map (from an earlier run, or the program) keeps it;
+    // the bytes are counted afresh either way.
+    if (!copy.getTensorMap()) {
+      Value tensor = viewedTensor(globalView, kernel);
+      if (!tensor) {
+        copy.emitOpError("TMA needs a view of a row-major tensor argument of "
+                         "the kernel, to build its tensor map on the host");
         return WalkResult::interrupt();
       }
+      if (!tileType.hasStaticShape()) {
+        copy.emitOpError("a TMA box needs a static shape, got ") << tileType;
+        return WalkResult::interrupt();
+      }
+      // The box lands contiguously in shared memory.
+      SmallVector<int64_t> strides;
+      int64_t offset;
+      if (failed(tileType.getStridesAndOffset(strides, offset)) ||
+          strides != computeSuffixProduct(tileType.getShape())) {
+        copy.emitOpError("TMA moves a box that is contiguous in shared memory, "
+                         "but this shared view is strided (")
+            << tileType << "); copy a whole buffer or a slice of its outer "
+            << "dimensions";
+        return WalkResult::interrupt();
+      }
+      if (llvm::any_of(tileType.getShape(), [](int64_t d) { return d > 256; }) ||
+          tileType.getShape().back() * tileType.getElementTypeBitWidth() % 128) {
+        copy.emitOpError("a TMA box has at most 256 elements per dimension and "
+                         "an innermost extent of a multiple of 16 bytes, got ")
+            << tileType;
+        return WalkResult::interrupt();
+      }
+      if (copy.getSwizzle() && load) {
+        memref::AllocOp buffer = viewedBuffer(sharedView);
+        if (!buffer || !buffer->hasAttr(kSwizzleAttrName)) {
+          copy.emitOpError("writes a swizzled tile that only warpgroup MMAs can "
+                           "read, but none reads this buffer; drop the swizzle");
+          return WalkResult::interrupt();
+        }
+      }
+      MLIRContext *context = copy.getContext();
+      int64_t swizzle = copy.getSwizzle() ? *copy.getSwizzle() : 0;
+      auto swizzleKind = swizzle == 128 ? nvgpu::TensorMapSwizzleKind::SWIZZLE_128B
+                         : swizzle == 64 ? nvgpu::TensorMapSwizzleKind::SWIZZLE_64B
+                         : swizzle == 32 ? nvgpu::TensorMapSwizzleKind::SWIZZLE_32B
+                                         : nvgpu::TensorMapSwizzleKind::SWIZZLE_NONE;
+      auto box = MemRefType::get(
+          tileType.getShape(), tileType.getElementType(), MemRefLayoutAttrInterface(),
+          gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Workgroup));
+      auto descriptorType = nvgpu::TensorMapDescriptorType::get(
+          context, box, swizzleKind, nvgpu::TensorMapL2PromoKind::L2PROMO_128B,
+          nvgpu::TensorMapOOBKind::OOB_ZERO,
+          nvgpu::TensorMapInterleaveKind::INTERLEAVE_NONE);
+      Value &descriptor = cache[{kernel, tensor, descriptorType}];
+      if (!descriptor) {
+        OpBuilder b(kernel);
+        Location loc = copy.getLoc();
+        auto tensorType = cast<MemRefType>(tensor.getType());
+        Value unranked = memref::CastOp::create(
+            b, loc,
+            UnrankedMemRefType::get(tensorType.getElementType(),
+                                    tensorType.getMemorySpace()),
+            tensor);
+        SmallVector<Value> boxDims;
+        for (int64_t d : tileType.getShape())
+          boxDims.push_back(cIndex(b, loc, d));
+        descriptor = nvgpu::TmaCreateDescriptorOp::create(b, loc, descriptorType,
+                                                          unranked, boxDims);
+      }
+      copy.getTensorMapMutable().assign(descriptor);
     }
-    MLIRContext *context = copy.getContext();
-    int64_t swizzle = copy.getSwizzle() ? *copy.getSwizzle() : 0;
-    auto swizzleKind = swizzle == 128 ? nvgpu::TensorMapSwizzleKind::SWIZZLE_128B
-                       : swizzle == 64 ? nvgpu::TensorMapSwizzleKind::SWIZZLE_64B
-                       : swizzle == 32 ? nvgpu::TensorMapSwizzleKind::SWIZZLE_32B
-                                       : nvgpu::TensorMapSwizzleKind::SWIZZLE_NONE;
-    auto box = MemRefType::get(
-        tileType.getShape(), tileType.getElementType(), MemRefLayoutAttrInterface(),
-        gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Workgroup));
-    auto descriptorType = nvgpu::TensorMapDescriptorType::get(
-        context, box, swizzleKind, nvgpu::TensorMapL2PromoKind::L2PROMO_128B,
-        nvgpu::TensorMapOOBKind::OOB_ZERO,
-        nvgpu::TensorMapInterleaveKind::INTERLEAVE_NONE);
-    Value &descriptor = cache[{kernel, tensor, descriptorType}];
-    if (!descriptor) {
-      OpBuilder b(kernel);
-      Location loc = copy.getLoc();
-      auto tensorType = cast<MemRefType>(tensor.getType());
-      Value unranked = memref::CastOp::create(
-          b, loc,
-          UnrankedMemRefType::get(tensorType.getElementType(),
-                                  tensorType.getMemorySpace()),
-          tensor);
-      SmallVector<Value> boxDims;
-      for (int64_t d : tileType.getShape())
-        boxDims.push_back(cIndex(b, loc, d));
-      descriptor = nvgpu::TmaCreateDescriptorOp::create(b, loc, descriptorType,
-                                                        unranked, boxDims);
-    }
-    copy.getTensorMapMutable().assign(descriptor);
     if (!load)
       return WalkResult::advance();
 
@@ -185,18 +186,15 @@ static LogicalResult materializeTma(ModuleOp module) {
                               "the index before the copy");
           return WalkResult::interrupt();
         }
-      if (fresh.contains(copy))
-        expectBytes[trigger] +=
-            tileBytes(cast<MemRefType>(copy.getTarget().getType()));
+      expectBytes[trigger] +=
+          tileBytes(cast<MemRefType>(copy.getTarget().getType()));
     }
     return WalkResult::advance();
   });
   if (result.wasInterrupted())
     return failure();
-  for (auto [op, bytes] : expectBytes) {
-    auto trigger = cast<EventTriggerOp>(op);
-    trigger.setExpectTx(trigger.getExpectTx().value_or(0) + bytes);
-  }
+  for (auto [op, bytes] : expectBytes)
+    cast<EventTriggerOp>(op).setExpectTx(bytes);
   return success();
 }
 

@@ -82,8 +82,7 @@ static FailureOr<Value> cloneSlice(OpBuilder &b, Value v, scf::ForOp loop,
   return clone->getResult(cast<OpResult>(v).getResultNumber());
 }
 
-/// Keeps one K iteration of wgmma in flight while the next is issued;
-/// returns the releases it deferred. In a
+/// Keeps one K iteration of wgmma in flight while the next is issued. In a
 /// consumer loop that ends `mma.commit; trigger e[slot(iv)]` (releasing the
 /// tiles its MMAs read), the commit becomes `mma.commit pending 1` (the
 /// previous iteration's batch is complete) and the triggers release the
@@ -91,14 +90,16 @@ static FailureOr<Value> cloneSlice(OpBuilder &b, Value v, scf::ForOp loop,
 /// last. Rings of one slot keep the plain form,
 /// where the producer would wait for a release that comes after the
 /// consumer's next wait.
-static DenseSet<Operation *> deferWarpgroupMmaWaits(ModuleOp module) {
-  DenseSet<Operation *> deferred;
+static void deferWarpgroupMmaWaits(ModuleOp module) {
   SmallVector<MmaCommitOp> commits;
   module.walk([&](MmaCommitOp commit) { commits.push_back(commit); });
   for (MmaCommitOp commit : commits) {
     auto loop = dyn_cast<scf::ForOp>(commit->getParentOp());
-    // An explicit depth (mma.wait<N>) is the program's choice.
-    if (!loop || commit.getPending() != 0)
+    // An explicit depth (mma.wait<N>) is the program's choice, and a loop
+    // that already keeps a batch in flight (an earlier run) is done.
+    if (!loop || commit.getPending() != 0 ||
+        llvm::any_of(loop.getBody()->getOps<MmaCommitOp>(),
+                     [](MmaCommitOp c) { return c.getPending() != 0; }))
       continue;
     if (!containsWgmma(loop))
       continue;
@@ -149,7 +150,6 @@ static DenseSet<Operation *> deferWarpgroupMmaWaits(ModuleOp module) {
     IRMapping last;
     last.map(iv, lastIv);
     bool cloned = true;
-    SmallVector<Operation *> releases;
     for (EventTriggerOp trigger : triggers) {
       for (auto [builder, map] :
            {std::pair<OpBuilder *, IRMapping *>{&inLoop, &previous},
@@ -158,9 +158,7 @@ static DenseSet<Operation *> deferWarpgroupMmaWaits(ModuleOp module) {
           cloned &= succeeded(cloneSlice(*builder, operand, loop, *map));
         if (!cloned)
           break;
-        Operation *copy = builder->clone(*trigger, *map);
-        if (builder == &inLoop)
-          releases.push_back(copy);
+        builder->clone(*trigger, *map);
       }
     }
     if (!cloned) {
@@ -174,9 +172,44 @@ static DenseSet<Operation *> deferWarpgroupMmaWaits(ModuleOp module) {
     for (EventTriggerOp trigger : triggers)
       trigger.erase();
     commit.setPending(1);
-    deferred.insert(releases.begin(), releases.end());
   }
-  return deferred;
+}
+
+/// True when `branch` is the `scf.if (iv != lb)` of a deferred release: the
+/// first iteration of its loop skips it.
+static bool isDeferredRelease(scf::IfOp branch) {
+  auto loop = dyn_cast<scf::ForOp>(branch->getParentOp());
+  auto test = branch.getCondition().getDefiningOp<arith::CmpIOp>();
+  return loop && test && test.getPredicate() == arith::CmpIPredicate::ne &&
+         test.getLhs() == loop.getInductionVar() &&
+         test.getRhs() == loop.getLowerBound();
+}
+
+/// True when a commit has completed the warpgroup MMAs issued before `op`:
+/// the nearest op before it with effects (looking out of enclosing
+/// `scf.if`s) is a full `croq.mma.commit`, or the `pending 1` commit of a
+/// deferred release.
+static bool committedBefore(Operation *op) {
+  bool deferred = false;
+  for (Operation *at = op;;) {
+    Operation *prev = at->getPrevNode();
+    while (prev && prev->getNumRegions() == 0 && isMemoryEffectFree(prev))
+      prev = prev->getPrevNode();
+    if (prev) {
+      auto commit = dyn_cast<MmaCommitOp>(prev);
+      return commit &&
+             (commit.getPending() == 0 || (deferred && commit.getPending() == 1));
+    }
+    auto branch = dyn_cast<scf::IfOp>(at->getParentOp());
+    if (!branch)
+      return false;
+    deferred |= isDeferredRelease(branch);
+    at = branch;
+  }
+}
+
+bool mlir::croq::detail::needsMmaCommit(EventTriggerOp trigger) {
+  return followsWgmma(trigger) && !committedBefore(trigger);
 }
 
 namespace {
@@ -185,16 +218,20 @@ struct CroqPipelineMmaPass
     : mlir::croq::impl::CroqPipelineMmaPassBase<CroqPipelineMmaPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    DenseSet<Operation *> deferred = deferWarpgroupMmaWaits(module);
+    deferWarpgroupMmaWaits(module);
     // A role's trigger publishes what its MMAs computed or releases the
-    // tiles they read: its wgmma groups complete first. A deferred release
-    // follows the `pending 1` commit that completed its iteration.
+    // tiles they read: its wgmma groups complete first, unless a commit
+    // right before it (a deferred release's `pending 1`, or a run of this
+    // pass) already waited for them.
+    SmallVector<EventTriggerOp> triggers;
     module.walk([&](EventTriggerOp trigger) {
-      if (deferred.contains(trigger) || !followsWgmma(trigger))
-        return;
+      if (needsMmaCommit(trigger))
+        triggers.push_back(trigger);
+    });
+    for (EventTriggerOp trigger : triggers) {
       OpBuilder b(trigger);
       MmaCommitOp::create(b, trigger.getLoc());
-    });
+    }
   }
 };
 

@@ -1,5 +1,9 @@
 // RUN: croq-opt %s --croq-elect-issuers --split-input-file | FileCheck %s
 // RUN: croq-opt %s --croq-elect-issuers=use-elect-sync --split-input-file | FileCheck %s --check-prefix=ELECT
+// A second run keeps the elections it finds (an elect.sync nested in another
+// would run on one lane only).
+// RUN: croq-opt %s --croq-elect-issuers --croq-elect-issuers --split-input-file | FileCheck %s
+// RUN: croq-opt %s --croq-elect-issuers=use-elect-sync --croq-elect-issuers=use-elect-sync --split-input-file | FileCheck %s --check-prefix=ELECT
 
 // A store between levels runs once per block: thread 0 makes it. With
 // use-elect-sync, where the warp is converged, elect.sync picks the lane in
@@ -19,6 +23,8 @@
 // ELECT: nvvm.elect.sync
 // ELECT: scf.if %[[E]] {
 // ELECT-NEXT: memref.store
+// ELECT-NOT: nvvm.elect.sync
+// ELECT-LABEL: func.func @tma_issuers
 func.func @store_between_levels(%n: index, %out: memref<?xi32>) {
   %c0 = arith.constant 0 : index
   %c64 = arith.constant 64 : index
@@ -45,7 +51,6 @@ func.func @store_between_levels(%n: index, %out: memref<?xi32>) {
 // CHECK: croq.event.trigger %{{.*}}[%{{.*}}] : <shared, 2>{{$}}
 // CHECK: croq.tma.copy async {{.*}} issuer<each>
 // CHECK: croq.event.trigger {{.*}} expect_tx(8192) issuer<each>
-// ELECT-LABEL: func.func @tma_issuers
 // ELECT: croq.tma.copy async {{.*}} issuer<elected>
 // ELECT: croq.event.trigger {{.*}} expect_tx(8192) issuer<elected>
 // ELECT: croq.tma.copy async {{.*}} issuer<each>

@@ -62,3 +62,43 @@ func.func @negative_wgmma_without_layout(%n: index) {
   }
   return
 }
+
+// -----
+
+func.func @negative_store_without_election(%n: index, %out: memref<?xi32>) {
+  %c64 = arith.constant 64 : index
+  croq.parallel (%b) by [%n] : block {
+    %one = arith.constant 1 : i32
+    // expected-error @below {{has no election of the one thread of its group that stores (it runs between parallel levels): run croq-elect-issuers before convert-croq-to-gpu}}
+    memref.store %one, %out[%b] : memref<?xi32>
+    croq.parallel (%t) by [%c64] : thread {
+    }
+  }
+  return
+}
+
+// -----
+
+!ws = memref<64x16xf16, strided<[16, 1]>, #gpu.address_space<workgroup>>
+!acc = !croq.frag<acc, 64x64xf16, warpgroup>
+func.func @negative_release_without_commit(%n: index, %k: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  croq.parallel (%b) by [%n] : block {
+    %empty = croq.event.alloc arrivals 128 : !croq.event<shared>
+    %a = memref.alloc() {croq.swizzle = 32 : i64} : memref<64x16xf16, #gpu.address_space<workgroup>>
+    croq.parallel (%p) by [%c1] : warpgroup {
+      %init = croq.mma.fill %zero : f32 -> !acc
+      %r = scf.for %i = %c0 to %k step %c1 iter_args(%acc = %init) -> (!acc) {
+        %ma = croq.mma.load %a : memref<64x16xf16, #gpu.address_space<workgroup>> -> !croq.frag<a, 64x16xf16, warpgroup>
+        %mb = croq.mma.load %a : memref<64x16xf16, #gpu.address_space<workgroup>> -> !croq.frag<b, 64x16xf16, warpgroup>
+        %next = croq.mma row_row %acc, %ma, %mb : !acc, !croq.frag<a, 64x16xf16, warpgroup>, !croq.frag<b, 64x16xf16, warpgroup> -> !acc
+        // expected-error @below {{has no commit of the warpgroup MMAs before it: run croq-pipeline-mma before convert-croq-to-gpu}}
+        croq.event.trigger %empty : !croq.event<shared>
+        scf.yield %next : !acc
+      }
+    }
+  }
+  return
+}

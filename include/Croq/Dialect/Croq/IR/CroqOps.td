@@ -131,7 +131,9 @@ def Croq_WarpSpecializeOp : Croq_Op<"warp_specialize", [
   let description = [{
     Groups the roles of a warpgroup parallel: its body holds only
     `croq.inthreads async` ops, each selecting whole warpgroups, no
-    warpgroup in two of them. `registers` gives each role, in order, the
+    warpgroup in two of them (croq-warp-specialize proves both; the
+    conversion rejects overlapping roles, and croq-check-divergence a
+    register move under control that is not warpgroup-uniform). `registers` gives each role, in order, the
     registers per thread it runs with (`setmaxnreg`: 24 to 256 in steps of
     8); a budget equal to the kernel's entry count moves nothing. With two
     or more roles, the lowering dispatches once on the role the executing
