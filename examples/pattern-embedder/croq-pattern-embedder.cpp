@@ -8,8 +8,8 @@
 // Lowers croq IR to serialized GPU kernels the way a compiler that embeds
 // croq would, using only croq's public headers: croq's preparation passes
 // (buildCroqPrepareGPUPipeline), then a conversion with a target and a
-// pattern list of its own (croq's type conversions and pattern sets, the
-// upstream structural conversions), then croq's kernel pipeline
+// pattern list of its own (croq's type conversions, pattern sets and
+// structural conversions), then croq's kernel pipeline
 // (buildCroqGPUToNVVMPipeline). It prints the module, which for every
 // integration kernel is what `croq-opt --croq-to-nvvm` prints.
 //
@@ -24,8 +24,6 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/Func/Transforms/FuncConversions.h"
-#include "mlir/Dialect/SCF/Transforms/Patterns.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/InitAllExtensions.h"
@@ -65,12 +63,7 @@ static LogicalResult convertCroq(ModuleOp module) {
 
   RewritePatternSet patterns(context);
   croq::populateCroqToGPUConversionPatterns(converter, patterns, *launches);
-  populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,
-                                                                 converter);
-  populateReturnOpTypeConversionPattern(patterns, converter);
-  populateCallOpTypeConversionPattern(patterns, converter);
-  scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns,
-                                                       target);
+  croq::populateCroqToGPUStructuralConversions(converter, patterns, target);
   return applyPartialConversion(module, target, std::move(patterns));
 }
 

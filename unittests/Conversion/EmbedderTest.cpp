@@ -85,6 +85,17 @@ bool convertLevelsAndCopies(ModuleOp module) {
   return succeeded(applyPartialConversion(module, target, std::move(patterns)));
 }
 
+/// The diagnostics of a conversion of `module` that must fail.
+std::string conversionErrors(ModuleOp module) {
+  std::string message;
+  ScopedDiagnosticHandler capture(module.getContext(), [&](Diagnostic &d) {
+    message += d.str();
+    return success();
+  });
+  EXPECT_FALSE(convert(module));
+  return message;
+}
+
 struct Embedder : ::testing::Test {
   Embedder() {
     DialectRegistry registry;
@@ -119,12 +130,7 @@ TEST_F(Embedder, APatternSetByItself) {
 TEST_F(Embedder, AnEventWithoutACountIsAnErrorNotAGarbageCount) {
   OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(kEvent, &context);
   ASSERT_TRUE(module);
-  std::string message;
-  ScopedDiagnosticHandler capture(&context, [&](Diagnostic &d) {
-    message += d.str();
-    return success();
-  });
-  EXPECT_FALSE(convert(*module));
+  std::string message = conversionErrors(*module);
   EXPECT_NE(message.find("has no arrival count: run croq-assign-arrivals"),
             std::string::npos)
       << message;
@@ -136,12 +142,7 @@ TEST_F(Embedder, AWaitWithoutAParityNamesThePassThatGivesIt) {
   PassManager pm(&context);
   pm.addPass(croq::createCroqAssignArrivalsPass());
   ASSERT_TRUE(succeeded(pm.run(*module)));
-  std::string message;
-  ScopedDiagnosticHandler capture(&context, [&](Diagnostic &d) {
-    message += d.str();
-    return success();
-  });
-  EXPECT_FALSE(convert(*module));
+  std::string message = conversionErrors(*module);
   EXPECT_NE(message.find("has no phase parity: run croq-assign-phases"),
             std::string::npos)
       << message;

@@ -89,6 +89,17 @@ void mlir::croq::configureCroqToGPUConversionLegality(
       [&converter](Operation *op) { return converter.isLegal(op); });
 }
 
+void mlir::croq::populateCroqToGPUStructuralConversions(
+    TypeConverter &converter, RewritePatternSet &patterns,
+    ConversionTarget &target) {
+  populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,
+                                                                 converter);
+  populateReturnOpTypeConversionPattern(patterns, converter);
+  populateCallOpTypeConversionPattern(patterns, converter);
+  scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns,
+                                                       target);
+}
+
 void mlir::croq::populateCroqToGPUConversionPatterns(
     TypeConverter &converter, RewritePatternSet &patterns,
     const LaunchAnalysis &analysis) {
@@ -393,12 +404,7 @@ struct ConvertCroqToGPUPass
 
     RewritePatternSet patterns(context);
     populateCroqToGPUConversionPatterns(converter, patterns, launches);
-    populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,
-                                                                   converter);
-    populateReturnOpTypeConversionPattern(patterns, converter);
-    populateCallOpTypeConversionPattern(patterns, converter);
-    scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns,
-                                                         target);
+    populateCroqToGPUStructuralConversions(converter, patterns, target);
     if (failed(applyPartialConversion(module, target, std::move(patterns))))
       return signalPassFailure();
     module.walk([](memref::ViewOp view) { view->removeAttr(kSwizzleAttrName); });

@@ -63,6 +63,14 @@ void populateCroqToGPUTmaPatterns(TypeConverter &converter,
                                   RewritePatternSet &patterns,
                                   const LaunchAnalysis &analysis);
 
+/// Upstream's structural type conversions of func (signatures, returns,
+/// calls) and scf with `converter`, and their legality in `target`: the
+/// croq patterns retype futures, events and fragments that flow through
+/// them.
+void populateCroqToGPUStructuralConversions(TypeConverter &converter,
+                                            RewritePatternSet &patterns,
+                                            ConversionTarget &target);
+
 /// All of the above: croq ops to gpu / scf / memref / vector / nvgpu / nvvm.
 /// `analysis` must outlive the patterns.
 ///
