@@ -44,3 +44,13 @@ if shutil.which("nvidia-smi"):
         pass
 config.substitutions.append(("%croq_src_root", os.path.dirname(os.path.dirname(__file__))))
 config.substitutions.append(("%croq_obj_root", config.croq_obj_root))
+
+# An out-of-tree project configured against croq's build tree, with the
+# compiler and generator croq was configured with.
+config.substitutions.append(("%cmake_configure",
+    '"%s" -G "%s" -DCMAKE_MAKE_PROGRAM="%s" -DCMAKE_CXX_COMPILER="%s" '
+    '-DCMAKE_BUILD_TYPE="%s" -DCroq_DIR="%s/lib/cmake/croq"' % (
+        config.cmake_command, config.cmake_generator,
+        config.cmake_make_program, config.cxx_compiler,
+        config.cmake_build_type or "Release", config.croq_obj_root)))
+config.substitutions.append(("%cmake", '"%s"' % config.cmake_command))

@@ -6,7 +6,8 @@ through the importer), `croq-opt --croq-to-nvvm` and croq-pattern-embedder
 the same module, PTX included. Prints one line per kernel that differs and
 a total.
 
-usage: compare-embedder.py BIN_DIR SRC_ROOT
+usage: compare-embedder.py BIN_DIR SRC_ROOT [EMBEDDER]
+EMBEDDER defaults to BIN_DIR/croq-pattern-embedder.
 """
 import difflib
 import pathlib
@@ -28,7 +29,8 @@ def normalized(text):
 def main():
     bin_dir, src = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
     opt, translate = bin_dir / "croq-opt", bin_dir / "croq-translate"
-    embedder = bin_dir / "croq-pattern-embedder"
+    embedder = (pathlib.Path(sys.argv[3]) if len(sys.argv) > 3
+                else bin_dir / "croq-pattern-embedder")
     kernels = sorted((src / "test/Integration/kernels").glob("*.mlir"))
     kernels += sorted((src / "test/Integration/croqtile").glob("*.co"))
     differ = 0
