@@ -96,6 +96,10 @@ def croq_says(line):
                                            errors="replace").read())
         # join string literals continued on the next line
         CROQ_SOURCE = re.sub(r'"\s*\n\s*"', "", "\n".join(chunks))
+    # The conversion's "has no <decision>: run croq-<pass> before ..." is
+    # assembled from pieces.
+    if re.search(r": run croq-[a-z-]+ before ", line):
+        return True
     m = re.search(r"' op (.*)", line)
     if not m:
         return False

@@ -193,7 +193,9 @@ static bool committedBefore(Operation *op) {
   bool deferred = false;
   for (Operation *at = op;;) {
     Operation *prev = at->getPrevNode();
-    while (prev && prev->getNumRegions() == 0 && isMemoryEffectFree(prev))
+    // Pure ops and other triggers issue no MMA.
+    while (prev && prev->getNumRegions() == 0 &&
+           (isMemoryEffectFree(prev) || isa<EventTriggerOp>(prev)))
       prev = prev->getPrevNode();
     if (prev) {
       auto commit = dyn_cast<MmaCommitOp>(prev);
@@ -218,11 +220,10 @@ struct CroqPipelineMmaPass
     : mlir::croq::impl::CroqPipelineMmaPassBase<CroqPipelineMmaPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    deferWarpgroupMmaWaits(module);
     // A role's trigger publishes what its MMAs computed or releases the
     // tiles they read: its wgmma groups complete first, unless a commit
-    // right before it (a deferred release's `pending 1`, or a run of this
-    // pass) already waited for them.
+    // before it (a deferred release's `pending 1`, the program's, or a run
+    // of this pass) already waited for them.
     SmallVector<EventTriggerOp> triggers;
     module.walk([&](EventTriggerOp trigger) {
       if (needsMmaCommit(trigger))
@@ -232,6 +233,9 @@ struct CroqPipelineMmaPass
       OpBuilder b(trigger);
       MmaCommitOp::create(b, trigger.getLoc());
     }
+    // Then the releases at the end of a consumer loop, whoever wrote their
+    // commit, move one iteration later.
+    deferWarpgroupMmaWaits(module);
   }
 };
 

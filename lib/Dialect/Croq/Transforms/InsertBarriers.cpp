@@ -94,10 +94,11 @@ using State = SmallVector<Access>;
 
 /// Shared memory, and global memory: a barrier also orders a block's
 /// global accesses (code between levels that one thread runs, read by the
-/// thread level after it). Local memory is the thread's own.
+/// thread level after it). Local memory is the thread's own, and so is an
+/// alloca (such as croq-assign-phases' phase bits).
 static bool isTracked(Value v) {
   auto type = dyn_cast<MemRefType>(v.getType());
-  if (!type)
+  if (!type || v.getDefiningOp<memref::AllocaOp>())
     return false;
   std::optional<Storage> storage = getStorage(type);
   return storage && *storage != Storage::Local;
