@@ -63,7 +63,7 @@ void Uniformity::print(raw_ostream &os) const {
 // Transfer functions
 //===----------------------------------------------------------------------===//
 
-static UniformScope levelScope(Level level) {
+UniformScope mlir::croq::levelScope(Level level) {
   switch (level) {
   case Level::Thread:
     return UniformScope::Thread;

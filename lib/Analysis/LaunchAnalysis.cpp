@@ -184,8 +184,6 @@ LaunchAnalysis::LaunchAnalysis(Operation *op) {
 }
 
 std::unique_ptr<LaunchAnalysis> mlir::croq::analyzeLaunches(ModuleOp module) {
-  auto analysis = std::make_unique<LaunchAnalysis>();
-  if (failed(analysis->analyze(module)))
-    return nullptr;
-  return analysis;
+  auto analysis = std::make_unique<LaunchAnalysis>(module);
+  return analysis->isValid() ? std::move(analysis) : nullptr;
 }

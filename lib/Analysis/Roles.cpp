@@ -120,6 +120,28 @@ mlir::croq::roleSelection(InThreadsOp region) {
   return selected;
 }
 
+std::optional<RoleOverlap>
+mlir::croq::findRoleOverlap(ArrayRef<InThreadsOp> roles, Operation **unknown) {
+  SmallVector<std::pair<InThreadsOp, llvm::BitVector>> selections;
+  for (InThreadsOp role : roles) {
+    std::optional<llvm::BitVector> selected = roleSelection(role);
+    if (!selected) {
+      if (unknown)
+        *unknown = role;
+      return std::nullopt;
+    }
+    for (auto &[other, taken] : selections) {
+      if (taken.size() != selected->size() || !taken.anyCommon(*selected))
+        continue;
+      llvm::BitVector both = taken;
+      both &= *selected;
+      return RoleOverlap{other, role, both.find_first()};
+    }
+    selections.emplace_back(role, std::move(*selected));
+  }
+  return std::nullopt;
+}
+
 std::optional<int64_t> mlir::croq::countRoleThreads(InThreadsOp region) {
   std::optional<llvm::BitVector> selected = roleSelection(region);
   if (!selected)

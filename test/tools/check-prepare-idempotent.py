@@ -8,12 +8,9 @@ usage: check-prepare-idempotent.py BIN_DIR SRC_ROOT
 """
 import pathlib
 import re
-import subprocess
 import sys
 
-
-def run(args, stdin=None):
-    return subprocess.run(args, input=stdin, capture_output=True, text=True)
+from integration_kernels import kernels, run
 
 
 def shape(text):
@@ -22,15 +19,14 @@ def shape(text):
 
 def main():
     bin_dir, src = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
-    opt, translate = str(bin_dir / "croq-opt"), str(bin_dir / "croq-translate")
-    kernels = sorted((src / "test/Integration/kernels").glob("*.mlir"))
-    kernels += sorted((src / "test/Integration/croqtile").glob("*.co"))
-    differ = 0
-    for kernel in kernels:
-        if kernel.suffix == ".co":
-            ir = run([translate, "--import-croqtile", str(kernel)]).stdout
-        else:
-            ir = kernel.read_text()
+    opt = str(bin_dir / "croq-opt")
+    count = differ = 0
+    for kernel, ir, error in kernels(bin_dir, src):
+        count += 1
+        if ir is None:
+            print(f"{kernel.name}: import failed\n{error}")
+            differ += 1
+            continue
         once = run([opt, "--croq-verify-protocol", "--croq-prepare-gpu"], ir)
         twice = run([opt, "--croq-prepare-gpu"], once.stdout)
         if once.returncode or twice.returncode:
@@ -39,7 +35,7 @@ def main():
         elif shape(once.stdout) != shape(twice.stdout):
             print(f"{kernel.name}: a second run changes it")
             differ += 1
-    print(f"{len(kernels)} kernels, {differ} not idempotent")
+    print(f"{count} kernels, {differ} not idempotent")
     return 1 if differ else 0
 
 

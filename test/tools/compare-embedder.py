@@ -12,13 +12,10 @@ EMBEDDER defaults to BIN_DIR/croq-pattern-embedder.
 import difflib
 import pathlib
 import re
-import subprocess
 import sys
 import tempfile
 
-
-def run(args, stdin=None):
-    return subprocess.run(args, input=stdin, capture_output=True, text=True)
+from integration_kernels import kernels, run
 
 
 def normalized(text):
@@ -28,23 +25,19 @@ def normalized(text):
 
 def main():
     bin_dir, src = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
-    opt, translate = bin_dir / "croq-opt", bin_dir / "croq-translate"
+    opt = bin_dir / "croq-opt"
     embedder = (pathlib.Path(sys.argv[3]) if len(sys.argv) > 3
                 else bin_dir / "croq-pattern-embedder")
-    kernels = sorted((src / "test/Integration/kernels").glob("*.mlir"))
-    kernels += sorted((src / "test/Integration/croqtile").glob("*.co"))
-    differ = 0
+    count = differ = 0
     with tempfile.TemporaryDirectory() as tmp:
-        for kernel in kernels:
-            path = kernel
-            if kernel.suffix == ".co":
-                imported = run([str(translate), "--import-croqtile", str(kernel)])
-                if imported.returncode:
-                    print(f"{kernel.name}: import failed\n{imported.stderr}")
-                    differ += 1
-                    continue
-                path = pathlib.Path(tmp) / (kernel.stem + ".mlir")
-                path.write_text(imported.stdout)
+        for kernel, ir, error in kernels(bin_dir, src):
+            count += 1
+            if ir is None:
+                print(f"{kernel.name}: import failed\n{error}")
+                differ += 1
+                continue
+            path = pathlib.Path(tmp) / (kernel.stem + ".mlir")
+            path.write_text(ir)
             ours = run([str(opt), "--croq-to-nvvm", str(path)])
             theirs = run([str(embedder), str(path)])
             if ours.returncode or theirs.returncode:
@@ -60,7 +53,7 @@ def main():
                 print(f"{kernel.name}: differs")
                 print("\n".join(line[:160] for line in list(diff)[:20]))
                 differ += 1
-    print(f"{len(kernels)} kernels, {differ} differ")
+    print(f"{count} kernels, {differ} differ")
     return 1 if differ else 0
 
 

@@ -25,12 +25,16 @@
 #include <optional>
 
 namespace mlir::croq {
+enum class Level : uint32_t;
 
 /// The widest group of threads that agree on a value, narrowest first.
 enum class UniformScope : uint8_t { Thread, Warp, Warpgroup, Block, Grid };
 
 /// "warp", "warpgroup", ...
 StringRef stringifyUniformScope(UniformScope scope);
+
+/// The scope whose threads share the index of a parallel at `level`.
+UniformScope levelScope(Level level);
 
 /// Lattice value: unknown (not yet reached), or a scope. `tidLike` marks
 /// values equal to the linear thread index modulo a multiple of 32 (or the

@@ -58,6 +58,19 @@ bool isGroupInvariantCopy(DmaCopyOp copy, Operation *kernel);
 /// none when a bound or the predicate is not a compile-time constant.
 std::optional<llvm::BitVector> roleSelection(InThreadsOp region);
 
+/// Two of a block's roles that some instance runs both of: `later` shares
+/// instance `instance` (a bit of roleSelection) with the earlier `earlier`.
+struct RoleOverlap {
+  Operation *earlier, *later;
+  int64_t instance;
+};
+
+/// The first overlap among `roles` (croq.inthreads regions of one block, in
+/// order); std::nullopt when they are disjoint, or when the selection of a
+/// role cannot be computed, which is then returned in `*unknown`.
+std::optional<RoleOverlap> findRoleOverlap(ArrayRef<InThreadsOp> roles,
+                                           Operation **unknown = nullptr);
+
 /// Registers per thread at entry of a kernel bounded to one block of
 /// `blockThreads` per SM (what ptxas allocates under .maxntid and
 /// .minnctapersm 1): the 64K-register file divided evenly, in the

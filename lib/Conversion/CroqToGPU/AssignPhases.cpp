@@ -17,7 +17,6 @@
 #include "Croq/Conversion/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -38,9 +37,6 @@ static Operation *innermostKernelLoop(Operation *op) {
        parent = parent->getParentOp()) {
     if (isa<scf::ForOp, scf::WhileOp>(parent))
       return parent;
-    // The kernel, before or after it became a gpu.launch.
-    if (isa<gpu::LaunchOp>(parent))
-      return nullptr;
     if (auto parallel = dyn_cast<ParallelOp>(parent);
         parallel && !parallel.getParentParallel())
       return nullptr;

@@ -272,26 +272,21 @@ static LogicalResult verifyPrepared(ModuleOp module,
     // The roles of one dispatch must be disjoint: the switch runs one role
     // per warpgroup.
     if (auto specialized = dyn_cast<WarpSpecializeOp>(op)) {
-      std::optional<llvm::BitVector> taken;
-      for (InThreadsOp role : specialized.getRoles()) {
-        std::optional<llvm::BitVector> selected = roleSelection(role);
-        if (!selected) {
-          role.emitOpError("is a role whose threads cannot be computed at "
-                           "compile time; roles need constant predicates "
-                           "over parallel indices");
-          return WalkResult::interrupt();
-        }
-        if (taken && (taken->size() != selected->size() ||
-                      taken->anyCommon(*selected))) {
-          role.emitOpError("shares warpgroups with an earlier role of its "
-                           "croq.warp_specialize; one dispatch runs one role "
-                           "per warpgroup, so give each its own warpgroups");
-          return WalkResult::interrupt();
-        }
-        if (!taken)
-          taken = *selected;
-        else
-          *taken |= *selected;
+      Operation *unknown = nullptr;
+      std::optional<RoleOverlap> overlap =
+          findRoleOverlap(specialized.getRoles(), &unknown);
+      if (unknown) {
+        unknown->emitOpError("is a role whose threads cannot be computed "
+                             "at compile time; roles need constant "
+                             "predicates over parallel indices");
+        return WalkResult::interrupt();
+      }
+      if (overlap) {
+        overlap->later->emitOpError(
+            "shares warpgroups with an earlier role of its "
+            "croq.warp_specialize; one dispatch runs one role per warpgroup, "
+            "so give each its own warpgroups");
+        return WalkResult::interrupt();
       }
     }
     if (auto load = dyn_cast<MmaLoadOp>(op);

@@ -18,7 +18,6 @@
 #include "Croq/Conversion/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
@@ -51,7 +50,7 @@ static bool followsWgmma(Operation *op) {
       if (containsWgmma(prev))
         return true;
     Operation *parent = at->getParentOp();
-    if (!parent || isa<gpu::LaunchOp>(parent) ||
+    if (!parent ||
         (isa<ParallelOp>(parent) && !cast<ParallelOp>(parent).getParentParallel()) ||
         (isa<InThreadsOp>(parent) && !parent->getParentOfType<InThreadsOp>()))
       return false;

@@ -359,3 +359,26 @@ func.func @negative_tma_strided_tile(%g: memref<64x64xf16>) {
   return
 }
 
+
+// -----
+
+// One dispatch runs one role per warpgroup: roles that share warpgroup 0
+// cannot share a croq.warp_specialize.
+func.func @negative_overlapping_roles(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  croq.parallel (%b) by [%n] : block {
+    croq.parallel (%p) by [%c2] : warpgroup {
+      %first = arith.cmpi eq, %p, %c0 : index
+      %any = arith.cmpi sge, %p, %c0 : index
+      croq.warp_specialize registers(40, 232) {
+        croq.inthreads async (%first) {
+        }
+        // expected-error @below {{shares warpgroups with an earlier role of its croq.warp_specialize}}
+        croq.inthreads async (%any) {
+        }
+      }
+    }
+  }
+  return
+}

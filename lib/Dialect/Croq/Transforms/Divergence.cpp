@@ -85,19 +85,10 @@ static std::optional<UniformScope> requiredScope(Operation *op,
   auto collective = dyn_cast<CollectiveOpInterface>(op);
   std::optional<Level> level =
       collective ? collective.getCollectiveLevel() : std::nullopt;
-  if (!level)
+  // A thread-level group is one thread: nothing to agree on.
+  if (!level || *level == Level::Thread)
     return std::nullopt;
-  switch (*level) {
-  case Level::Block:
-    return UniformScope::Block;
-  case Level::Warpgroup:
-    return UniformScope::Warpgroup;
-  case Level::Warp:
-    return UniformScope::Warp;
-  case Level::Thread:
-    return std::nullopt;
-  }
-  llvm_unreachable("unknown level");
+  return levelScope(*level);
 }
 
 static bool isSingleThreadIssue(Operation *op) {

@@ -150,24 +150,13 @@ struct CroqWarpSpecializePass
       (producer.back() ? producerThreads : consumerThreads) += *threads;
     }
     // A warpgroup that runs two roles would move its registers twice.
-    SmallVector<std::pair<InThreadsOp, llvm::BitVector>> selections;
-    for (InThreadsOp role : roles) {
-      std::optional<llvm::BitVector> selected = roleSelection(role);
-      if (!selected)
-        continue;
-      for (auto &[other, taken] : selections) {
-        if (taken.size() != selected->size() || !taken.anyCommon(*selected))
-          continue;
-        llvm::BitVector both = taken;
-        both &= *selected;
-        InFlightDiagnostic diag =
-            role.emitOpError("and an earlier role both run on warpgroup ")
-            << both.find_first()
-            << "; give each warpgroup at most one role";
-        diag.attachNote(other.getLoc()) << "the earlier role";
-        return diag;
-      }
-      selections.emplace_back(role, *selected);
+    if (std::optional<RoleOverlap> overlap = findRoleOverlap(roles)) {
+      InFlightDiagnostic diag =
+          overlap->later->emitOpError("and an earlier role both run on "
+                                      "warpgroup ")
+          << overlap->instance << "; give each warpgroup at most one role";
+      diag.attachNote(overlap->earlier->getLoc()) << "the earlier role";
+      return diag;
     }
     if (producerThreads + consumerThreads > blockThreads)
       return group.emitOpError("has roles that overlap: they select ")
@@ -265,24 +254,11 @@ struct CroqWarpSpecializePass
     return true;
   }
 
-  /// The roles can share one dispatch when no warpgroup runs two of them
-  /// and only pure, region-free ops stand between them.
+  /// The roles, which the caller has proved disjoint, can share one
+  /// dispatch when only pure, region-free ops stand between them.
   static bool canDispatchOnce(ArrayRef<InThreadsOp> roles) {
     if (roles.size() < 2)
       return false;
-    std::optional<llvm::BitVector> taken;
-    for (InThreadsOp role : roles) {
-      std::optional<llvm::BitVector> selected = roleSelection(role);
-      if (!selected)
-        return false;
-      if (!taken) {
-        taken = *selected;
-        continue;
-      }
-      if (taken->anyCommon(*selected))
-        return false;
-      *taken |= *selected;
-    }
     llvm::SmallPtrSet<Operation *, 4> isRole;
     for (InThreadsOp role : roles)
       isRole.insert(role);
