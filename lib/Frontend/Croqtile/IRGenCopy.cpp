@@ -1,0 +1,463 @@
+//===- IRGenCopy.cpp - Croqtile copies and events to IR ---------------------===//
+//
+// Part of the croq project: an MLIR dialect for the Croqtile GPU kernel
+// language.
+//
+//===----------------------------------------------------------------------===//
+
+#include "IRGenImpl.h"
+
+using namespace mlir;
+using namespace mlir::croq;
+using namespace mlir::croq::croqtile;
+
+//===----------------------------------------------------------------------===//
+// Copies and futures
+//===----------------------------------------------------------------------===//
+
+
+LogicalResult IRGen::copy(const Stmt &stmt) {
+  Location l = loc(stmt.loc);
+  bool isTma = stmt.op == "tma";
+  // Said once, in the final pass: a hint croq parses but does not apply.
+  if (finalPass)
+    for (const auto &[at, hint] : stmt.ignoredHints)
+      emitWarning(loc(at), "'." + hint + "' is a cache hint croq does not "
+                           "apply yet; the copy is made without it");
+  FailureOr<Value> source = view(*stmt.source);
+  if (failed(source))
+    return failure();
+  auto sourceType = cast<MemRefType>(source->getType());
+  Symbol *existing = stmt.name.empty() ? nullptr : lookup(stmt.name);
+  if (existing && existing->kind != Symbol::Kind::Future)
+    existing = nullptr;
+  Value target;
+  if (stmt.dest) {
+    FailureOr<Value> dest = view(*stmt.dest);
+    if (failed(dest))
+      return failure();
+    target = *dest;
+  } else {
+    // `=> shared` / `=> local`: reuse the buffer of the future being
+    // reassigned (double buffering), or allocate one of the source's shape.
+    if (!insideParallel())
+      return fail(stmt.loc, "=> " + stmt.destStorage +
+                                " allocates a buffer and is only legal inside "
+                                "a parallel");
+    if (stmt.destStorage == "global")
+      return fail(stmt.loc, "=> global is not a destination",
+                  "copy into a view of a global tensor");
+    bool placeholder = existing && existing->origin &&
+                       existing->origin->kind == Stmt::Kind::DmaAny &&
+                       !finalPass;
+    if (existing && !placeholder) {
+      target = FutureDataOp::create(
+                   builder, l,
+                   cast<FutureType>(existing->value.getType()).getDataType(),
+                   existing->value)
+                   .getResult();
+    } else {
+      // A source with run-time extents gives a buffer with run-time extents
+      // (the lowering asks for static shapes where it needs them).
+      SmallVector<Value> dynamicSizes;
+      // A chunkat's extent comes from its source's, so that the buffer can
+      // be sized before the launch, not from the tile's indices.
+      for (int64_t d = 0; d < sourceType.getRank(); ++d)
+        if (sourceType.isDynamicDim(d))
+          dynamicSizes.push_back(viewExtent(*source, d, l));
+      Attribute space = gpu::AddressSpaceAttr::get(
+          context, stmt.destStorage == "shared" ? gpu::AddressSpace::Workgroup
+                                                : gpu::AddressSpace::Private);
+      auto type = MemRefType::get(sourceType.getShape(),
+                                  sourceType.getElementType(),
+                                  MemRefLayoutAttrInterface(), space);
+      target = memref::AllocOp::create(builder, l, type, dynamicSizes);
+      // A copy of unsigned elements holds unsigned elements.
+      if (unsignedTensors.contains(rootTensor(*source)))
+        unsignedTensors.insert(target);
+    }
+  }
+  auto targetType = cast<MemRefType>(target.getType());
+  if (finalPass || !existing) {
+    if (sourceType.getElementType() != targetType.getElementType())
+      return fail(stmt.loc, "copy element types differ: " +
+                                typeString(sourceType.getElementType()) +
+                                " => " + typeString(targetType.getElementType()),
+                  "copy between tensors of the same element type");
+    bool shapesMatch = sourceType.getRank() == targetType.getRank();
+    for (int64_t d = 0; shapesMatch && d < sourceType.getRank(); ++d) {
+      int64_t s = sourceType.getDimSize(d), t = targetType.getDimSize(d);
+      shapesMatch = ShapedType::isDynamic(s) || ShapedType::isDynamic(t) || s == t;
+    }
+    if (!shapesMatch) {
+      auto shape = [](MemRefType t) {
+        std::string s = "[";
+        for (int64_t d = 0; d < t.getRank(); ++d)
+          s += (d ? ", " : "") +
+               (t.isDynamicDim(d) ? std::string("?")
+                                  : std::to_string(t.getDimSize(d)));
+        return s + "]";
+      };
+      return fail(stmt.loc, "copy shapes differ: " + shape(sourceType) +
+                                " => " + shape(targetType),
+                  "copy views of equal shape (subspan / chunkat the larger "
+                  "one)");
+    }
+    // A dimension known on one side only: equal at run time, checked by
+    // the host before the launch (a chunkat of a tensor whose tile is not
+    // the buffer's shape would copy part of it).
+    if (finalPass && sourceType.getRank() == targetType.getRank()) {
+      Location l = loc(stmt.loc);
+      for (int64_t d = 0; d < sourceType.getRank(); ++d) {
+        int64_t sd = sourceType.getDimSize(d), td = targetType.getDimSize(d);
+        if (ShapedType::isDynamic(sd) == ShapedType::isDynamic(td))
+          continue;
+        Value dynamicSide = ShapedType::isDynamic(sd) ? Value(*source) : target;
+        int64_t fixed = ShapedType::isDynamic(sd) ? td : sd;
+        Value extent = viewExtent(dynamicSide, d, l);
+        bool checked = checkOnHost(
+            l, {extent},
+            [&](OpBuilder &b, ArrayRef<Value> v) -> Value {
+              Value want = arith::ConstantIndexOp::create(b, l, fixed);
+              return arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq,
+                                           v[0], want);
+            },
+            "the copy at line " +
+                Twine(sourceMgr.getLineAndColumn(stmt.loc).first) +
+                " moves a tile whose dimension " + Twine(d) +
+                " is not " + Twine(fixed) +
+                " for these shapes (a chunkat of a tensor extent that its "
+                "tile does not divide into " + Twine(fixed) + ")");
+        if (!checked)
+          return fail(stmt.loc,
+                      "cannot check before the launch that dimension " +
+                          Twine(d) + " of this copy is " + Twine(fixed),
+                      "copy views whose shapes follow from the function's "
+                      "parameters and constants");
+      }
+    }
+  }
+  if (stmt.async && stmt.name.empty() && !stmt.boundEvent)
+    return fail(stmt.loc, "an async " + stmt.op +
+                              ".copy needs a named future or an event",
+                "write `f = " + stmt.op + ".copy.async ...;` and `wait f;`");
+  SmallVector<Value> after;
+  for (const std::string &name : stmt.after) {
+    Symbol *f = lookup(name);
+    if (!f || f->kind != Symbol::Kind::Future)
+      return fail(stmt.loc, "'after " + name + "' needs a future",
+                  "name the copy this one must follow");
+    after.push_back(f->value);
+  }
+  IntegerAttr swizzle;
+  if (stmt.swizzle) {
+    if (*stmt.swizzle != 32 && *stmt.swizzle != 64 && *stmt.swizzle != 128)
+      return fail(stmt.loc, ".swiz<" + Twine(*stmt.swizzle) +
+                                "> is not a swizzle span",
+                  "use .swiz<32>, .swiz<64> or .swiz<128>");
+    swizzle = builder.getI64IntegerAttr(*stmt.swizzle);
+  }
+  bool futureWanted = !stmt.name.empty() && !stmt.boundEvent;
+  Type futureType;
+  if (futureWanted)
+    futureType = FutureType::get(context,
+                                 isTma ? FutureKind::Tma : FutureKind::Dma,
+                                 stmt.async, targetType);
+  Value future;
+  if (isTma) {
+    if (!after.empty())
+      return fail(stmt.loc, "'after' orders DMA copies; TMA completion binds "
+                            "to an event with `trigger e after f`");
+    Value event;
+    SmallVector<Value> eventIndices;
+    if (stmt.boundEvent) {
+      const Expr *ev = stmt.boundEvent.get();
+      if (ev->kind == Expr::Kind::Index) {
+        for (const ExprPtr &arg : ev->args) {
+          FailureOr<Value> i = indexExpr(*arg);
+          if (failed(i))
+            return failure();
+          eventIndices.push_back(*i);
+        }
+        ev = ev->base.get();
+      }
+      Symbol *s = ev->kind == Expr::Kind::Name ? lookup(ev->name) : nullptr;
+      if (!s || s->kind != Symbol::Kind::Event)
+        return fail(stmt.boundEvent->loc, "tma.copy.async<...> binds an event",
+                    "write tma.copy.async<full[stage]>");
+      event = s->value;
+    }
+    // A swizzle span is the bytes of the shared tile's rows.
+    if (swizzle && finalPass) {
+      auto shared = getStorage(cast<MemRefType>(target.getType())) ==
+                            Storage::Shared
+                        ? cast<MemRefType>(target.getType())
+                        : cast<MemRefType>(source->getType());
+      int64_t inner = shared.getShape().back();
+      int64_t bytes = inner * shared.getElementTypeBitWidth() / 8;
+      if (!ShapedType::isDynamic(inner) && bytes != swizzle.getInt())
+        return fail(stmt.loc, ".swiz<" + Twine(swizzle.getInt()) +
+                                  "> needs shared rows of " +
+                                  Twine(swizzle.getInt()) +
+                                  " bytes; this tile's rows are " +
+                                  Twine(inner) + " x " +
+                                  typeString(shared.getElementType()) +
+                                  " = " + Twine(bytes) + " bytes",
+                    bytes == 32 || bytes == 64 || bytes == 128
+                        ? "use .swiz<" + Twine(bytes) + ">"
+                        : Twine("use rows of 32, 64 or 128 bytes, or no "
+                                "swizzle"));
+    }
+    auto op = TmaCopyOp::create(builder, l, futureType ? TypeRange{futureType}
+                                                       : TypeRange{},
+                                *source, target, event, eventIndices,
+                                /*tensorMap=*/Value(), stmt.async, swizzle,
+                                /*issuer=*/IssuerAttr());
+    if (futureType)
+      future = op.getFuture();
+  } else {
+    if (stmt.boundEvent)
+      return fail(stmt.boundEvent->loc, "dma.copy.async<event> is not "
+                                        "supported; bind TMA copies to events",
+                  "use f = dma.copy.async ...; wait f;");
+    auto op = DmaCopyOp::create(builder, l,
+                                futureType ? TypeRange{futureType} : TypeRange{},
+                                *source, target, after, stmt.async, swizzle);
+    if (futureType)
+      future = op.getFuture();
+  }
+  if (future) {
+    if (existing) {
+      if (existing->origin && existing->origin->kind == Stmt::Kind::DmaAny &&
+          !finalPass)
+        inference.anyTypes[existing->origin] = future.getType();
+      existing->value = future;
+    } else {
+      Symbol s{Symbol::Kind::Future, future};
+      s.origin = &stmt;
+      declare(stmt.name, s);
+    }
+  }
+  return success();
+}
+
+LogicalResult IRGen::dmaAny(const Stmt &stmt) {
+  Location l = loc(stmt.loc);
+  Type type = inference.anyTypes.lookup(&stmt);
+  if (!type) {
+    if (finalPass)
+      return fail(stmt.loc, "cannot tell which buffer this " + stmt.op +
+                                ".any stands for",
+                  "swap it with a future, or assign a copy to '" + stmt.name +
+                      "' later");
+    // First pass: a stand-in, replaced once a swap or a copy reveals it.
+    type = FutureType::get(
+        context, stmt.op == "tma" ? FutureKind::Tma : FutureKind::Dma, true,
+        MemRefType::get({1}, builder.getI8Type()));
+  }
+  auto futureType = cast<FutureType>(type);
+  auto memref = cast<MemRefType>(futureType.getDataType());
+  SmallVector<Value> dynamicSizes;
+  if (!memref.hasStaticShape()) {
+    // Run-time extents: those of the partner's buffer.
+    Symbol *partner = lookup(inference.anyPartners.lookup(&stmt));
+    if (!partner || partner->kind != Symbol::Kind::Future)
+      return fail(stmt.loc, "this " + stmt.op + ".any stands for a buffer "
+                                "with run-time extents, and no future to "
+                                "take them from is in scope",
+                  "declare the placeholder after the future it is swapped "
+                  "with");
+    Value data = FutureDataOp::create(
+        builder, l, cast<FutureType>(partner->value.getType()).getDataType(),
+        partner->value);
+    for (int64_t d = 0; d < memref.getRank(); ++d)
+      if (memref.isDynamicDim(d))
+        dynamicSizes.push_back(viewExtent(data, d, l));
+  }
+  Value buffer = memref::AllocOp::create(builder, l, memref, dynamicSizes);
+  auto placeholderType =
+      FutureType::get(context, stmt.op == "tma" ? FutureKind::Tma
+                                                : FutureKind::Dma,
+                      true, memref);
+  Value future = DmaAnyOp::create(builder, l, placeholderType, buffer);
+  Symbol s{Symbol::Kind::Future, future};
+  s.origin = &stmt;
+  declare(stmt.name, s);
+  return success();
+}
+
+LogicalResult IRGen::swap(const Stmt &stmt) {
+  SmallVector<Symbol *> symbols;
+  for (const ExprPtr &operand : stmt.operands) {
+    Symbol *s = operand->kind == Expr::Kind::Name ? lookup(operand->name) : nullptr;
+    if (!s || s->kind != Symbol::Kind::Future)
+      return fail(operand->loc, stmt.op + " exchanges futures; this is not one",
+                  "swap the futures returned by dma.copy / tma.copy / dma.any");
+    symbols.push_back(s);
+  }
+  if (stmt.op == "swap" && symbols.size() != 2)
+    return fail(stmt.loc, "swap takes two futures");
+  if (symbols.size() < 2)
+    return fail(stmt.loc, "rotate takes at least two futures");
+  // Teach the first pass what a placeholder stands for.
+  if (!finalPass)
+    for (Symbol *s : symbols)
+      if (s->origin && s->origin->kind == Stmt::Kind::DmaAny)
+        for (auto [i, other] : llvm::enumerate(symbols))
+          if (!(other->origin && other->origin->kind == Stmt::Kind::DmaAny)) {
+            inference.anyTypes[s->origin] = other->value.getType();
+            inference.anyPartners[s->origin] = stmt.operands[i]->name;
+          }
+  for (size_t i = 1; i < symbols.size(); ++i) {
+    if (symbols[i]->value.getType() != symbols[0]->value.getType() && finalPass)
+      return fail(stmt.operands[i]->loc,
+                  stmt.op + " needs futures of the same kind, asynchrony and "
+                            "buffer shape: " +
+                      typeString(symbols[0]->value.getType()) + " and " +
+                      typeString(symbols[i]->value.getType()),
+                  "swap async copies with async copies of the same tile");
+    if (symbols[i]->scope != symbols[0]->scope)
+      return fail(stmt.operands[i]->loc,
+                  stmt.op + " needs futures declared in the same scope",
+                  "declare both futures at the same level, e.g. with "
+                  "dma.any next to the first copy");
+  }
+  if (symbols[0]->value.getType() != symbols[1]->value.getType()) {
+    // First pass with an unresolved placeholder: just exchange the handles.
+    std::swap(symbols[0]->value, symbols[1]->value);
+    return success();
+  }
+  Location l = loc(stmt.loc);
+  SmallVector<Value> values;
+  for (Symbol *s : symbols)
+    values.push_back(s->value);
+  SmallVector<Value> results;
+  if (stmt.op == "swap") {
+    auto op = SwapOp::create(builder, l, values[0].getType(),
+                             values[0].getType(), values[0], values[1]);
+    results = {op.getNewLhs(), op.getNewRhs()};
+  } else {
+    auto op = RotateOp::create(builder, l, ValueRange(values).getTypes(), values);
+    results.assign(op.getRotated().begin(), op.getRotated().end());
+  }
+  // Names keep their places; the handles (and what they stand for) move.
+  SmallVector<const Stmt *> origins;
+  for (Symbol *s : symbols)
+    origins.push_back(s->origin);
+  for (size_t i = 0; i < symbols.size(); ++i) {
+    symbols[i]->value = results[i];
+    symbols[i]->origin = origins[(i + 1) % symbols.size()];
+  }
+  return success();
+}
+
+LogicalResult IRGen::waitOrTrigger(const Stmt &stmt) {
+  Location l = loc(stmt.loc);
+  bool isWait = stmt.kind == Stmt::Kind::Wait;
+  SmallVector<Value> futures;
+  SmallVector<Symbol *> mmaFutures;
+  for (const ExprPtr &operand : stmt.operands) {
+    const Expr *base = operand.get();
+    const Expr *at = nullptr;
+    SmallVector<const Expr *> subscripts;
+    if (base->kind == Expr::Kind::Member && base->name == "at" && base->hasArgs) {
+      at = base;
+      base = base->base.get();
+    }
+    while (base->kind == Expr::Kind::Index) {
+      for (auto it = base->args.rbegin(); it != base->args.rend(); ++it)
+        subscripts.insert(subscripts.begin(), it->get());
+      base = base->base.get();
+    }
+    Symbol *s = base->kind == Expr::Kind::Name ? lookup(base->name) : nullptr;
+    if (!s)
+      return fail(operand->loc, "use of undeclared name '" +
+                                    (base->kind == Expr::Kind::Name ? base->name
+                                                                    : std::string("?")) +
+                                    "'",
+                  "declare the event (`shared event e;`) or name the future");
+    if (s->kind == Symbol::Kind::Future) {
+      if (!isWait)
+        return fail(operand->loc, "trigger takes events; '" + base->name +
+                                      "' is a future",
+                    "wait on futures, trigger events");
+      if (!cast<FutureType>(s->value.getType()).getAsync())
+        return fail(operand->loc, "'" + base->name +
+                                      "' is the future of a synchronous copy; "
+                                      "it cannot be waited",
+                    "use .async on the copy, or drop the wait");
+      futures.push_back(s->value);
+      if (s->origin && s->origin->kind == Stmt::Kind::Mma)
+        mmaFutures.push_back(s);
+      continue;
+    }
+    if (s->kind != Symbol::Kind::Event)
+      return fail(operand->loc, "'" + base->name + "' is not an event or a future");
+    auto type = cast<EventType>(s->value.getType());
+    SmallVector<Value> indices;
+    if (subscripts.size() > type.getRank())
+      return fail(operand->loc, "'" + base->name + "' has " +
+                                    Twine(type.getRank()) + " dimensions, got " +
+                                    Twine(subscripts.size()) + " subscripts");
+    for (auto [d, sub] : llvm::enumerate(subscripts)) {
+      FailureOr<Value> i = indexExpr(*sub);
+      if (failed(i))
+        return failure();
+      if (std::optional<int64_t> c = asConstant(*i);
+          c && (*c < 0 || *c >= type.getShape()[d]))
+        return fail(sub->loc, "event index " + Twine(*c) +
+                                  " is out of range: '" + base->name +
+                                  "' has " + Twine(type.getShape()[d]) +
+                                  " elements",
+                    "index with a value in [0, " +
+                        Twine(type.getShape()[d]) + ")");
+      indices.push_back(*i);
+    }
+    Value order;
+    if (at) {
+      if (type.getRank() != 1 || !subscripts.empty())
+        return fail(at->loc, ".at(order) applies to a 1-D event array");
+      FailureOr<Value> o = indexExpr(*at->args.front());
+      if (failed(o))
+        return failure();
+      order = *o;
+    }
+    if (isWait) {
+      EventWaitOp::create(builder, l, s->value, indices, order,
+                          /*parity=*/Value());
+    } else {
+      SmallVector<Value> after;
+      for (const std::string &name : stmt.after) {
+        Symbol *f = lookup(name);
+        if (!f || f->kind != Symbol::Kind::Future)
+          return fail(stmt.loc, "'after " + name + "' needs a TMA future");
+        auto ft = cast<FutureType>(f->value.getType());
+        if (ft.getKind() != FutureKind::Tma || !ft.getAsync())
+          return fail(stmt.loc, "'after " + name +
+                                    "' needs the future of a tma.copy.async",
+                      "wait on DMA futures; bind TMA loads with after");
+        after.push_back(f->value);
+      }
+      if (!after.empty() && indices.size() != type.getRank() && !order)
+        return fail(stmt.loc, "trigger ... after binds bytes to one event "
+                              "element; index it");
+      EventTriggerOp::create(builder, l, s->value, indices, order, after,
+                             /*expectTx=*/IntegerAttr(),
+                             /*issuer=*/IssuerAttr());
+    }
+  }
+  if (!futures.empty()) {
+    WaitOp::create(builder, l, futures);
+    // An awaited async MMA's accumulator is its future's data.
+    for (Symbol *f : mmaFutures) {
+      const Stmt *mmaStmt = f->origin;
+      if (Symbol *acc = lookup(mmaStmt->operands[0]->name))
+        acc->value = FutureDataOp::create(
+                         builder, l,
+                         cast<FutureType>(f->value.getType()).getDataType(),
+                         f->value)
+                         .getResult();
+    }
+  }
+  return success();
+}

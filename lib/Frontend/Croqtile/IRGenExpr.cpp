@@ -1,0 +1,531 @@
+//===- IRGenExpr.cpp - Croqtile expressions to IR ---------------------------===//
+//
+// Part of the croq project: an MLIR dialect for the Croqtile GPU kernel
+// language.
+//
+//===----------------------------------------------------------------------===//
+
+#include "IRGenImpl.h"
+
+using namespace mlir;
+using namespace mlir::croq;
+using namespace mlir::croq::croqtile;
+
+//===----------------------------------------------------------------------===//
+// Diagnostics
+//===----------------------------------------------------------------------===//
+
+Location IRGen::loc(SMLoc smloc) {
+  if (!smloc.isValid())
+    return UnknownLoc::get(context);
+  unsigned id = sourceMgr.FindBufferContainingLoc(smloc);
+  if (!id)
+    return UnknownLoc::get(context);
+  auto [line, col] = sourceMgr.getLineAndColumn(smloc, id);
+  StringRef file = sourceMgr.getMemoryBuffer(id)->getBufferIdentifier();
+  return FileLineColLoc::get(context, file, line, col);
+}
+
+InFlightDiagnostic IRGen::error(SMLoc smloc, const Twine &message) {
+  return emitError(loc(smloc), message);
+}
+
+LogicalResult IRGen::checkArithmetic(SMLoc smloc, Type type,
+                                     const Twine &what) {
+  auto f = dyn_cast<FloatType>(type);
+  if (!f || f.getWidth() != 8)
+    return success();
+  StringRef name = isa<Float8E5M2Type>(type) ? "f8_e5m2" : "f8_e4m3";
+  return fail(smloc, what + " on " + name + " values is not supported yet",
+              "8-bit floats can be copied (dma.copy, tma.copy) and fed to "
+              "MMA; compute in f16 or f32");
+}
+
+LogicalResult IRGen::checkDivisor(SMLoc smloc, Value divisor,
+                                  StringRef what) {
+  if (!isa<IntegerType, IndexType>(divisor.getType()) ||
+      !matchPattern(divisor, m_Zero()))
+    return success();
+  return fail(smloc, "division by zero: the divisor of '" + what + "' is 0",
+              "a divisor must be nonzero; check the constant or macro "
+              "that gives it");
+}
+
+LogicalResult IRGen::checkIndex(SMLoc smloc, Value index, int64_t extent,
+                                const Twine &what) {
+  std::optional<int64_t> c = asConstant(index);
+  if (!c)
+    return success();
+  if (*c < 0)
+    return fail(smloc, what + " is " + Twine(*c) + "; indices start at 0");
+  if (!ShapedType::isDynamic(extent) && extent >= 0 && *c >= extent)
+    return fail(smloc, what + " is " + Twine(*c) + ", past the end: the "
+                           "extent is " + Twine(extent),
+                "valid indices are 0 to " + Twine(extent - 1));
+  return success();
+}
+
+LogicalResult IRGen::fail(SMLoc smloc, const Twine &message,
+                          const Twine &hint) {
+  InFlightDiagnostic diag = error(smloc, message);
+  if (!hint.isTriviallyEmpty())
+    diag.attachNote() << "hint: " << hint;
+  return failure();
+}
+
+Symbol *IRGen::lookup(StringRef name) {
+  for (auto it = scopes.rbegin(); it != scopes.rend(); ++it) {
+    auto found = it->find(name);
+    if (found != it->end())
+      return &found->second;
+  }
+  return nullptr;
+}
+
+//===----------------------------------------------------------------------===//
+// Types and values
+//===----------------------------------------------------------------------===//
+
+Type IRGen::elementType(StringRef name, SMLoc at) {
+  Type type = llvm::StringSwitch<Type>(name)
+                  .Cases({"f32", "float", "tf32"}, builder.getF32Type())
+                  .Cases({"f64", "double"}, builder.getF64Type())
+                  .Cases({"f16", "half"}, builder.getF16Type())
+                  .Cases({"bf16", "bfp16"}, builder.getBF16Type())
+                  .Cases({"f8", "f8_e4m3"}, builder.getType<Float8E4M3FNType>())
+                  .Case("f8_e5m2", builder.getType<Float8E5M2Type>())
+                  .Cases({"s64", "u64"}, builder.getI64Type())
+                  .Cases({"s32", "u32"}, builder.getI32Type())
+                  .Cases({"s16", "u16"}, builder.getI16Type())
+                  .Cases({"s8", "u8"}, builder.getI8Type())
+                  .Case("int", builder.getIndexType())
+                  .Case("bool", builder.getI1Type())
+                  .Default(Type());
+  if (!type)
+    (void)fail(at, "unsupported element type '" + name + "'");
+  return type;
+}
+
+Value IRGen::coerce(Value value, Type type, Location l) {
+  Type from = value.getType();
+  if (from == type)
+    return value;
+  if (from.isIndex() && type.isSignlessInteger())
+    return builder.createOrFold<arith::IndexCastOp>(l, type, value);
+  if (from.isSignlessInteger() && type.isIndex())
+    return isUnsigned(value)
+               ? builder.createOrFold<arith::IndexCastUIOp>(l, type, value)
+               : builder.createOrFold<arith::IndexCastOp>(l, type, value);
+  if (from.isIndex() && isa<FloatType>(type)) {
+    Value i64 = builder.createOrFold<arith::IndexCastOp>(l, builder.getI64Type(), value);
+    return arith::SIToFPOp::create(builder, l, type, i64);
+  }
+  if (from.isSignlessInteger() && isa<FloatType>(type)) {
+    if (from.isInteger(1) || isUnsigned(value))
+      return arith::UIToFPOp::create(builder, l, type, value);
+    return arith::SIToFPOp::create(builder, l, type, value);
+  }
+  if (isa<FloatType>(from) && type.isSignlessInteger())
+    return arith::FPToSIOp::create(builder, l, type, value);
+  if (isa<FloatType>(from) && type.isIndex()) {
+    Value i64 = arith::FPToSIOp::create(builder, l, builder.getI64Type(), value);
+    return builder.createOrFold<arith::IndexCastOp>(l, type, i64);
+  }
+  if (isa<FloatType>(from) && isa<FloatType>(type))
+    return from.getIntOrFloatBitWidth() > type.getIntOrFloatBitWidth()
+               ? Value(arith::TruncFOp::create(builder, l, type, value))
+               : Value(arith::ExtFOp::create(builder, l, type, value));
+  if (from.isSignlessInteger() && type.isSignlessInteger()) {
+    if (from.getIntOrFloatBitWidth() > type.getIntOrFloatBitWidth())
+      return arith::TruncIOp::create(builder, l, type, value);
+    if (isUnsigned(value)) {
+      Value wide = arith::ExtUIOp::create(builder, l, type, value);
+      unsignedValues.insert(wide);
+      return wide;
+    }
+    return arith::ExtSIOp::create(builder, l, type, value);
+  }
+  return value;
+}
+
+Value IRGen::rootTensor(Value buffer) {
+  while (true) {
+    if (auto data = buffer.getDefiningOp<FutureDataOp>()) {
+      Operation *producer = data.getFuture().getDefiningOp();
+      if (auto copy = dyn_cast_or_null<DmaCopyOp>(producer)) {
+        buffer = copy.getTarget();
+        continue;
+      }
+      return buffer;
+    }
+    Operation *def = buffer.getDefiningOp();
+    if (!def || isa<memref::AllocOp>(def) || def->getNumOperands() == 0 ||
+        !isa<MemRefType>(def->getOperand(0).getType()))
+      return buffer;
+    buffer = def->getOperand(0);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Expressions
+//===----------------------------------------------------------------------===//
+
+FailureOr<int64_t> IRGen::constantExpr(const Expr &e) {
+  FailureOr<EVal> v = expr(e);
+  if (failed(v))
+    return failure();
+  std::optional<int64_t> c = asConstant(v->value);
+  if (!c) {
+    (void)fail(e.loc, "expected a compile-time constant",
+               "use a literal or a #define");
+    return failure();
+  }
+  return *c;
+}
+
+FailureOr<Value> IRGen::indexExpr(const Expr &e) {
+  FailureOr<EVal> v = expr(e);
+  if (failed(v))
+    return failure();
+  Type type = v->value.getType();
+  if (!type.isIndex() && !type.isSignlessInteger())
+    return fail(e.loc, "expected an integer, got a value of type " +
+                           llvm::Twine(std::string(
+                               [&] {
+                                 std::string s;
+                                 llvm::raw_string_ostream os(s);
+                                 os << type;
+                                 return s;
+                               }())));
+  return coerce(v->value, builder.getIndexType(), loc(e.loc));
+}
+
+FailureOr<EVal> IRGen::binary(const Expr &e) {
+  Location l = loc(e.loc);
+  StringRef op = e.name;
+  FailureOr<EVal> lhs = expr(*e.args[0]);
+  FailureOr<EVal> rhs = expr(*e.args[1]);
+  if (failed(lhs) || failed(rhs))
+    return failure();
+  if (op == "#") {
+    // a # b = a * #b + b, bound #a * #b.
+    if (!lhs->bound || !rhs->bound)
+      return fail(e.loc, "both operands of '#' must be bounded variables "
+                         "(parallel, foreach or with indices)",
+                  "compose indices such as `tile_iter # block_id`");
+    Value a = coerce(lhs->value, builder.getIndexType(), l);
+    Value b = coerce(rhs->value, builder.getIndexType(), l);
+    Value scaled = builder.createOrFold<arith::MulIOp>(l, a, rhs->bound);
+    Value value = builder.createOrFold<arith::AddIOp>(l, scaled, b);
+    Value bound = builder.createOrFold<arith::MulIOp>(l, lhs->bound, rhs->bound);
+    return EVal{value, bound};
+  }
+  if (op.starts_with("#")) {
+    // #+ #- #* #/ #%: the operation on both the value and the bound.
+    if (!lhs->bound)
+      return fail(e.loc, "'" + op + "' needs a bounded variable on its left");
+    Value c = coerce(rhs->value, builder.getIndexType(), l);
+    Value a = coerce(lhs->value, builder.getIndexType(), l);
+    if ((op == "#/" || op == "#%") && failed(checkDivisor(e.loc, c, op)))
+      return failure();
+    auto apply = [&](Value x) -> Value {
+      if (op == "#+") return builder.createOrFold<arith::AddIOp>(l, x, c);
+      if (op == "#-") return builder.createOrFold<arith::SubIOp>(l, x, c);
+      if (op == "#*") return builder.createOrFold<arith::MulIOp>(l, x, c);
+      if (op == "#/") return builder.createOrFold<arith::DivSIOp>(l, x, c);
+      return builder.createOrFold<arith::RemSIOp>(l, x, c);
+    };
+    return EVal{apply(a), apply(lhs->bound)};
+  }
+  // Pick the operation type: floats win, then element integers, then index;
+  // literals adapt to the other side.
+  Type lt = lhs->value.getType(), rt = rhs->value.getType();
+  Type type = lt;
+  if (lt != rt) {
+    if (lhs->literal && !rhs->literal)
+      type = rt;
+    else if (rhs->literal && !lhs->literal)
+      type = lt;
+    else if (isa<FloatType>(lt) != isa<FloatType>(rt))
+      type = isa<FloatType>(lt) ? lt : rt;
+    else if (lt.isIndex() || rt.isIndex())
+      type = lt.isIndex() ? rt : lt;
+    else
+      type = lt.getIntOrFloatBitWidth() >= rt.getIntOrFloatBitWidth() ? lt : rt;
+  }
+  bool logical = op == "&&" || op == "||";
+  if (failed(checkArithmetic(e.loc, lt, "'" + op + "'")) ||
+      failed(checkArithmetic(e.loc, rt, "'" + op + "'")))
+    return failure();
+  if (logical)
+    type = builder.getI1Type();
+  Value a = coerce(lhs->value, type, l), b = coerce(rhs->value, type, l);
+  if (logical) {
+    auto toBool = [&](Value v) -> Value {
+      if (v.getType().isInteger(1))
+        return v;
+      Value zero = arith::ConstantOp::create(builder, l, builder.getZeroAttr(v.getType()));
+      return isa<FloatType>(v.getType())
+                 ? Value(arith::CmpFOp::create(builder, l, arith::CmpFPredicate::UNE, v, zero))
+                 : Value(builder.createOrFold<arith::CmpIOp>(l, arith::CmpIPredicate::ne, v, zero));
+    };
+    a = toBool(lhs->value);
+    b = toBool(rhs->value);
+    if (op == "&&")
+      return EVal{builder.createOrFold<arith::AndIOp>(l, a, b)};
+    return EVal{builder.createOrFold<arith::OrIOp>(l, a, b)};
+  }
+  bool isFloat = isa<FloatType>(type);
+  // C's usual conversions: an unsigned operand makes the operation unsigned.
+  bool isUnsignedOp = !isFloat && (isUnsigned(lhs->value) ||
+                                   isUnsigned(rhs->value));
+  if (op == "==" || op == "!=" || op == "<" || op == ">" || op == "<=" ||
+      op == ">=") {
+    if (isFloat) {
+      auto pred = llvm::StringSwitch<arith::CmpFPredicate>(op)
+                      .Case("==", arith::CmpFPredicate::OEQ)
+                      .Case("!=", arith::CmpFPredicate::UNE)
+                      .Case("<", arith::CmpFPredicate::OLT)
+                      .Case(">", arith::CmpFPredicate::OGT)
+                      .Case("<=", arith::CmpFPredicate::OLE)
+                      .Default(arith::CmpFPredicate::OGE);
+      return EVal{arith::CmpFOp::create(builder, l, pred, a, b)};
+    }
+    auto pred = llvm::StringSwitch<arith::CmpIPredicate>(op)
+                    .Case("==", arith::CmpIPredicate::eq)
+                    .Case("!=", arith::CmpIPredicate::ne)
+                    .Case("<", isUnsignedOp ? arith::CmpIPredicate::ult
+                                            : arith::CmpIPredicate::slt)
+                    .Case(">", isUnsignedOp ? arith::CmpIPredicate::ugt
+                                            : arith::CmpIPredicate::sgt)
+                    .Case("<=", isUnsignedOp ? arith::CmpIPredicate::ule
+                                             : arith::CmpIPredicate::sle)
+                    .Default(isUnsignedOp ? arith::CmpIPredicate::uge
+                                          : arith::CmpIPredicate::sge);
+    return EVal{builder.createOrFold<arith::CmpIOp>(l, pred, a, b)};
+  }
+  EVal result;
+  result.literal = lhs->literal && rhs->literal;
+  if (isFloat) {
+    if (op == "+") result.value = arith::AddFOp::create(builder, l, a, b);
+    else if (op == "-") result.value = arith::SubFOp::create(builder, l, a, b);
+    else if (op == "*") result.value = arith::MulFOp::create(builder, l, a, b);
+    else if (op == "/") result.value = arith::DivFOp::create(builder, l, a, b);
+    else if (op == "%") result.value = arith::RemFOp::create(builder, l, a, b);
+    else
+      return fail(e.loc, "operator '" + op + "' needs integer operands");
+    return result;
+  }
+  if ((op == "/" || op == "%") && failed(checkDivisor(e.loc, b, op)))
+    return failure();
+  if (op == "+") result.value = builder.createOrFold<arith::AddIOp>(l, a, b);
+  else if (op == "-") result.value = builder.createOrFold<arith::SubIOp>(l, a, b);
+  else if (op == "*") result.value = builder.createOrFold<arith::MulIOp>(l, a, b);
+  else if (op == "/") result.value = isUnsignedOp ? builder.createOrFold<arith::DivUIOp>(l, a, b) : builder.createOrFold<arith::DivSIOp>(l, a, b);
+  else if (op == "%") result.value = isUnsignedOp ? builder.createOrFold<arith::RemUIOp>(l, a, b) : builder.createOrFold<arith::RemSIOp>(l, a, b);
+  else if (op == "&") result.value = builder.createOrFold<arith::AndIOp>(l, a, b);
+  else if (op == "|") result.value = builder.createOrFold<arith::OrIOp>(l, a, b);
+  else if (op == "^") result.value = builder.createOrFold<arith::XOrIOp>(l, a, b);
+  else if (op == "<<") result.value = builder.createOrFold<arith::ShLIOp>(l, a, b);
+  else if (op == ">>") result.value = isUnsignedOp ? builder.createOrFold<arith::ShRUIOp>(l, a, b) : builder.createOrFold<arith::ShRSIOp>(l, a, b);
+  else
+    return fail(e.loc, "unsupported operator '" + op + "'");
+  if (isUnsignedOp)
+    unsignedValues.insert(result.value);
+  return result;
+}
+
+FailureOr<EVal> IRGen::expr(const Expr &e) {
+  Location l = loc(e.loc);
+  switch (e.kind) {
+  case Expr::Kind::Int:
+    return EVal{constIndex(e.intValue, l), Value(), true};
+  case Expr::Kind::Float: {
+    Type type = e.isF32 ? Type(builder.getF32Type()) : Type(builder.getF64Type());
+    return EVal{arith::ConstantOp::create(builder, l, builder.getFloatAttr(type, e.floatValue)),
+                Value(), true};
+  }
+  case Expr::Kind::Bool:
+    return EVal{arith::ConstantIntOp::create(builder, l, builder.getI1Type(), e.intValue),
+                Value(), true};
+  case Expr::Kind::Name: {
+    if (e.name == "_")
+      return fail(e.loc, "'_' only stands for a whole dimension in chunkat "
+                         "and subspan");
+    Symbol *s = lookup(e.name);
+    if (!s)
+      return fail(e.loc, "use of undeclared name '" + e.name + "'",
+                  "declare it (`int " + e.name + " = ...;`), bind it in a "
+                  "parallel, foreach or with, or #define it");
+    if (s->kind != Symbol::Kind::Scalar)
+      return fail(e.loc, "'" + e.name + "' is not a scalar here");
+    return EVal{s->value, s->bound};
+  }
+  case Expr::Kind::Unary: {
+    FailureOr<EVal> v = expr(*e.args[0]);
+    if (failed(v))
+      return failure();
+    Value x = v->value;
+    if (e.name == "-") {
+      if (isa<FloatType>(x.getType()))
+        return EVal{arith::NegFOp::create(builder, l, x), Value(), v->literal};
+      Value zero = arith::ConstantOp::create(builder, l, builder.getZeroAttr(x.getType()));
+      return EVal{builder.createOrFold<arith::SubIOp>(l, zero, x), Value(), v->literal};
+    }
+    if (e.name == "!") {
+      if (!x.getType().isInteger(1)) {
+        Value zero = arith::ConstantOp::create(builder, l, builder.getZeroAttr(x.getType()));
+        x = isa<FloatType>(x.getType())
+                ? Value(arith::CmpFOp::create(builder, l, arith::CmpFPredicate::UNE, x, zero))
+                : Value(builder.createOrFold<arith::CmpIOp>(l, arith::CmpIPredicate::ne, x, zero));
+      }
+      Value one = arith::ConstantIntOp::create(builder, l, builder.getI1Type(), 1);
+      return EVal{builder.createOrFold<arith::XOrIOp>(l, x, one)};
+    }
+    if (e.name == "~") {
+      Value ones = arith::ConstantOp::create(builder, l, builder.getIntegerAttr(x.getType(), -1));
+      return EVal{builder.createOrFold<arith::XOrIOp>(l, x, ones)};
+    }
+    return fail(e.loc, "'" + e.name + "' as a prefix operator is only a "
+                                      "statement here; write `x += 1;`");
+  }
+  case Expr::Kind::Postfix:
+    return fail(e.loc, "'x" + e.name + "' is only allowed as a statement");
+  case Expr::Kind::Binary:
+    return binary(e);
+  case Expr::Kind::Ternary: {
+    FailureOr<EVal> c = expr(*e.args[0]);
+    FailureOr<EVal> a = expr(*e.args[1]);
+    FailureOr<EVal> b = expr(*e.args[2]);
+    if (failed(c) || failed(a) || failed(b))
+      return failure();
+    Type type = a->literal ? b->value.getType() : a->value.getType();
+    Value cond = c->value;
+    if (!cond.getType().isInteger(1))
+      return fail(e.args[0]->loc, "the condition of ?: must be a boolean");
+    return EVal{builder.createOrFold<arith::SelectOp>(l, cond, coerce(a->value, type, l),
+                                        coerce(b->value, type, l))};
+  }
+  case Expr::Kind::Bound: {
+    FailureOr<EVal> v = expr(*e.args[0]);
+    if (failed(v))
+      return failure();
+    if (!v->bound)
+      return fail(e.loc, "'#' takes the bound of a bounded variable; this "
+                         "value has none",
+                  "use a parallel, foreach or with index");
+    return EVal{v->bound};
+  }
+  case Expr::Kind::Count: {
+    const Expr &inner = *e.args[0];
+    if (inner.kind != Expr::Kind::Member || inner.name != "span" ||
+        inner.hasArgs || !inner.base)
+      return fail(e.loc, "|...| counts the elements of a view: write "
+                         "|x.span|");
+    FailureOr<Value> v = view(*inner.base);
+    if (failed(v))
+      return failure();
+    auto type = cast<MemRefType>(v->getType());
+    Value total = constIndex(1, l);
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      total = builder.createOrFold<arith::MulIOp>(l, total,
+                                    memref::DimOp::create(builder, l, *v, d));
+    return EVal{total};
+  }
+  case Expr::Kind::Call: {
+    if (e.name == "cdiv") {
+      if (e.args.size() != 2)
+        return fail(e.loc, "cdiv takes two arguments");
+      FailureOr<Value> a = indexExpr(*e.args[0]);
+      FailureOr<Value> b = indexExpr(*e.args[1]);
+      if (failed(a) || failed(b) ||
+          failed(checkDivisor(e.args[1]->loc, *b, "cdiv")))
+        return failure();
+      return EVal{builder.createOrFold<arith::CeilDivSIOp>(l, *a, *b)};
+    }
+    if (e.name == "__max" || e.name == "__min") {
+      FailureOr<EVal> a = expr(*e.args[0]);
+      FailureOr<EVal> b = expr(*e.args[1]);
+      if (failed(a) || failed(b))
+        return failure();
+      Type type = a->value.getType();
+      Value bv = coerce(b->value, type, l);
+      if (isa<FloatType>(type))
+        return EVal{e.name == "__max" ? Value(arith::MaximumFOp::create(builder, l, a->value, bv))
+                                      : Value(arith::MinimumFOp::create(builder, l, a->value, bv))};
+      return EVal{e.name == "__max" ? Value(builder.createOrFold<arith::MaxSIOp>(l, a->value, bv))
+                                    : Value(builder.createOrFold<arith::MinSIOp>(l, a->value, bv))};
+    }
+    if (e.name == "__to") {
+      FailureOr<EVal> a = expr(*e.args[0]);
+      Type type = elementType(e.typeArgs.front(), e.loc);
+      if (failed(a) || !type)
+        return failure();
+      return EVal{coerce(a->value, type, l)};
+    }
+    return fail(e.loc, "unknown function '" + e.name + "'",
+                "__co__ functions cannot call functions; the built-ins are "
+                "cdiv, __max, __min and __to<T>");
+  }
+  case Expr::Kind::Member: {
+    if (e.name == "span") {
+      FailureOr<Value> v = view(*e.base);
+      if (failed(v))
+        return failure();
+      if (!e.hasArgs || e.args.size() != 1)
+        return fail(e.loc, "use x.span(i) for one extent, or |x.span| for "
+                           "the element count");
+      FailureOr<int64_t> d = constantExpr(*e.args[0]);
+      if (failed(d))
+        return failure();
+      auto type = cast<MemRefType>(v->getType());
+      if (*d < 0 || *d >= type.getRank())
+        return fail(e.loc, "dimension " + Twine(*d) + " is out of range");
+      return EVal{memref::DimOp::create(builder, l, *v, *d)};
+    }
+    if (e.name == "at" && e.hasArgs) {
+      auto access = element(e);
+      if (failed(access))
+        return failure();
+      Value loaded = memref::LoadOp::create(builder, l, access->first,
+                                            access->second);
+      if (unsignedTensors.contains(rootTensor(access->first)))
+        unsignedValues.insert(loaded);
+      return EVal{loaded};
+    }
+    return fail(e.loc, "'." + e.name + "' is not a scalar");
+  }
+  case Expr::Kind::Index:
+  case Expr::Kind::Range:
+    break;
+  }
+  return fail(e.loc, "this expression is not a scalar");
+}
+
+FailureOr<std::pair<Value, SmallVector<Value>>>
+IRGen::element(const Expr &at) {
+  if (!insideParallel())
+    return fail(at.loc, "host code cannot read or write elements of a "
+                        "tensor: croq's host code computes scalars and "
+                        "launches kernels",
+                "move the access into a parallel");
+  FailureOr<Value> buffer = view(*at.base);
+  if (failed(buffer))
+    return failure();
+  SmallVector<Value> indices;
+  for (const ExprPtr &arg : at.args) {
+    FailureOr<Value> i = indexExpr(*arg);
+    if (failed(i))
+      return failure();
+    indices.push_back(*i);
+  }
+  auto type = cast<MemRefType>(buffer->getType());
+  if (static_cast<int64_t>(indices.size()) != type.getRank())
+    return fail(at.loc, ".at takes " + Twine(type.getRank()) +
+                            " indices here, got " + Twine(indices.size()));
+  for (auto [d, index] : llvm::enumerate(indices))
+    if (failed(checkIndex(at.args[d]->loc, index, type.getDimSize(d),
+                          "element index " + Twine(d))))
+      return failure();
+  return std::make_pair(*buffer, std::move(indices));
+}

@@ -1,0 +1,238 @@
+//===- IRGenFunction.cpp - Croqtile functions to IR -------------------------===//
+//
+// Part of the croq project: an MLIR dialect for the Croqtile GPU kernel
+// language.
+//
+//===----------------------------------------------------------------------===//
+
+#include "IRGenImpl.h"
+
+using namespace mlir;
+using namespace mlir::croq;
+using namespace mlir::croq::croqtile;
+
+//===----------------------------------------------------------------------===//
+// Functions and the module
+//===----------------------------------------------------------------------===//
+
+LogicalResult IRGen::function(const Function &fn) {
+  Location l = loc(fn.loc);
+  SmallVector<Type> argTypes;
+  for (const Param &p : fn.params) {
+    if (p.kind == "stream") {
+      argTypes.push_back(StreamType::get(context));
+      continue;
+    }
+    Type element = elementType(p.elemType, p.loc);
+    if (!element)
+      return failure();
+    if (p.kind == "scalar") {
+      argTypes.push_back(element);
+      continue;
+    }
+    SmallVector<int64_t> shape;
+    for (const ExprPtr &d : p.dims) {
+      if (d->kind == Expr::Kind::Int) {
+        if (d->intValue <= 0)
+          return fail(d->loc, "tensor dimensions must be positive");
+        shape.push_back(d->intValue);
+      } else if (d->kind == Expr::Kind::Name) {
+        shape.push_back(ShapedType::kDynamic);
+      } else {
+        return fail(d->loc, "a parameter dimension is a literal, a name or ?");
+      }
+    }
+    argTypes.push_back(MemRefType::get(shape, element));
+  }
+  paramNames.clear();
+  for (const auto &p : fn.params)
+    paramNames.push_back(p.name);
+  builder.setInsertionPointToEnd(module->getBody());
+  auto func = func::FuncOp::create(builder, l, fn.name,
+                                   builder.getFunctionType(argTypes, {}));
+  Block *entry = func.addEntryBlock();
+  builder.setInsertionPointToStart(entry);
+  scopes.clear();
+  returned.clear();
+  hasReturn = false;
+  push();
+  llvm::StringMap<Value> dims;
+  for (auto [i, p] : llvm::enumerate(fn.params)) {
+    Value arg = entry->getArgument(i);
+    if (p.kind == "stream") {
+      declare(p.name, Symbol{Symbol::Kind::Stream, arg});
+      continue;
+    }
+    if (p.kind == "scalar") {
+      Value v = arg;
+      if (p.elemType == "int")
+        v = arg; // int parameters are index values
+      declare(p.name, Symbol{Symbol::Kind::Scalar, v});
+      continue;
+    }
+    // The host entry point names the tensor in its run-time errors.
+    func.setArgAttr(i, "croq.name", builder.getStringAttr(p.name));
+    if (isUnsignedName(p.elemType))
+      unsignedTensors.insert(arg);
+    declare(p.name, Symbol{Symbol::Kind::Tensor, arg});
+    // Symbolic dimensions: bound on first use, checked on later ones.
+    for (auto [d, dim] : llvm::enumerate(p.dims)) {
+      if (dim->kind != Expr::Kind::Name || dim->name == "?")
+        continue;
+      Location dl = loc(dim->loc);
+      Value extent = memref::DimOp::create(builder, dl, arg, d);
+      auto it = dims.find(dim->name);
+      if (it == dims.end()) {
+        dims[dim->name] = extent;
+        if (lookup(dim->name))
+          return fail(dim->loc, "dimension name '" + dim->name +
+                                    "' clashes with a parameter");
+        declare(dim->name, Symbol{Symbol::Kind::Scalar, extent});
+        continue;
+      }
+      Value same = builder.createOrFold<arith::CmpIOp>(dl, arith::CmpIPredicate::eq,
+                                         extent, it->second);
+      cf::AssertOp::create(builder, dl, same,
+                           "dimension " + dim->name + " of '" + p.name +
+                               "' differs from its earlier use");
+    }
+  }
+  if (failed(statements(fn.body)))
+    return failure();
+  if (fn.returnKind == "void" && !returned.empty())
+    return fail(fn.loc, "a void function returns no value");
+  if (fn.returnKind != "void" && returned.empty())
+    return fail(fn.loc, "function '" + fn.name + "' must return a tensor");
+  builder.setInsertionPointToEnd(entry);
+  func::ReturnOp::create(builder, l, returned);
+  func.setFunctionType(builder.getFunctionType(
+      argTypes, ValueRange(returned).getTypes()));
+  pop();
+  return checkFuturesWaited(func);
+}
+
+/// Every future of an async copy must reach a wait (or a trigger ... after),
+/// through swaps, loop-carried values and branches.
+LogicalResult IRGen::checkFuturesWaited(func::FuncOp func) {
+  if (!finalPass)
+    return success();
+  // Data of an async future is read only after a wait on that future.
+  DominanceInfo dominance(func);
+  WalkResult reads = func.walk([&](FutureDataOp data) {
+    Value future = data.getFuture();
+    if (!cast<FutureType>(future.getType()).getAsync())
+      return WalkResult::advance();
+    for (OpOperand &use : data.getData().getUses()) {
+      Operation *user = use.getOwner();
+      // Naming the buffer a new copy writes is not a read.
+      if (isa<DmaCopyOp, TmaCopyOp>(user) && use.getOperandNumber() == 1)
+        continue;
+      // Shape queries read no data.
+      if (isa<memref::DimOp>(user))
+        continue;
+      // Waited before the read, or, for a future carried out of a loop,
+      // waited in the body before every iteration yields it.
+      std::function<bool(Value, Operation *, unsigned)> waitedBefore =
+          [&](Value f, Operation *at, unsigned depth) {
+            if (llvm::any_of(f.getUsers(), [&](Operation *w) {
+                  return isa<WaitOp>(w) && dominance.properlyDominates(w, at);
+                }))
+              return true;
+            auto result = dyn_cast<OpResult>(f);
+            auto loop = result ? dyn_cast<scf::ForOp>(result.getOwner())
+                               : scf::ForOp();
+            if (!loop || depth > 8)
+              return false;
+            Operation *yield = loop.getBody()->getTerminator();
+            return waitedBefore(yield->getOperand(result.getResultNumber()),
+                                yield, depth + 1);
+          };
+      if (waitedBefore(future, user, 0))
+        continue;
+      InFlightDiagnostic diag = emitError(
+          user->getLoc(), "reads the data of an async future before it is "
+                          "waited");
+      diag.attachNote(future.getLoc()) << "the future comes from here";
+      diag.attachNote() << "hint: add `wait` on the future first (chapter "
+                           "6's epilogue needs `wait lf0, rf0;`)";
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  if (reads.wasInterrupted())
+    return failure();
+  WalkResult result = func.walk([&](Operation *op) {
+    Value future = getAsyncFuture(op);
+    if (!future || isAwaited(future))
+      return WalkResult::advance();
+    InFlightDiagnostic diag = emitError(
+        op->getLoc(), "the future of this async operation is never waited");
+    diag.attachNote() << "hint: add `wait` on its future before the data is "
+                         "read (chapter 6's epilogue needs `wait lf0, rf0;`)";
+    return WalkResult::interrupt();
+  });
+  return failure(result.wasInterrupted());
+}
+
+OwningOpRef<ModuleOp> IRGen::run(const Program &program) {
+  module = ModuleOp::create(UnknownLoc::get(context));
+  if (!program.hostCode.empty()) {
+    SmallVector<Attribute> chunks;
+    for (const std::string &chunk : program.hostCode)
+      chunks.push_back(builder.getStringAttr(chunk));
+    module->getOperation()->setAttr("croq.host_code", builder.getArrayAttr(chunks));
+  }
+  bool ok = true;
+  for (const Function &fn : program.functions) {
+    // The first pass learns from every function, even after a failure.
+    if (succeeded(function(fn)))
+      continue;
+    ok = false;
+    if (finalPass)
+      return nullptr;
+  }
+  if (!ok)
+    return nullptr;
+  return std::move(module);
+}
+
+OwningOpRef<ModuleOp>
+mlir::croq::croqtile::generateIR(MLIRContext *context,
+                                 llvm::SourceMgr &sourceMgr,
+                                 const Program &program) {
+  context->loadDialect<CroqDialect, arith::ArithDialect, cf::ControlFlowDialect,
+                       func::FuncDialect, gpu::GPUDialect,
+                       memref::MemRefDialect, scf::SCFDialect>();
+  Inference inference;
+  // The first error of the inference pass: its location, message and notes.
+  std::optional<std::tuple<Location, std::string,
+                           SmallVector<std::pair<Location, std::string>>>>
+      firstError;
+  {
+    // The first run only learns types; its diagnostics would repeat (or
+    // precede the inference that resolves them), so they are dropped unless
+    // the program fails there for good.
+    ScopedDiagnosticHandler quiet(context, [&](Diagnostic &d) {
+      if (getenv("CROQ_IMPORT_DEBUG"))
+        llvm::errs() << "first pass: " << d.str() << "\n";
+      if (d.getSeverity() == DiagnosticSeverity::Error && !firstError) {
+        SmallVector<std::pair<Location, std::string>> notes;
+        for (Diagnostic &note : d.getNotes())
+          notes.emplace_back(note.getLocation(), note.str());
+        firstError.emplace(d.getLocation(), d.str(), std::move(notes));
+      }
+      return success();
+    });
+    IRGen first(context, sourceMgr, inference, /*finalPass=*/false);
+    inference.incomplete = !first.run(program);
+  }
+  IRGen second(context, sourceMgr, inference, /*finalPass=*/true);
+  OwningOpRef<ModuleOp> module = second.run(program);
+  if (!module && second.deferredToInference && firstError) {
+    auto &[where, message, notes] = *firstError;
+    InFlightDiagnostic diag = emitError(where, message);
+    for (auto &[noteLoc, note] : notes)
+      diag.attachNote(noteLoc) << note;
+  }
+  return module;
+}

@@ -1,0 +1,298 @@
+//===- IRGenImpl.h - The Croqtile IR generator, shared by its parts -*- C++ -*-===//
+//
+// Part of the croq project: an MLIR dialect for the Croqtile GPU kernel
+// language.
+//
+//===----------------------------------------------------------------------===//
+//
+// The IRGen class, private to the frontend. Its definition is split by
+// category: IRGenExpr.cpp (diagnostics, types, expressions), IRGenView.cpp
+// (views), IRGenStmt.cpp (statements, declarations, assignments),
+// IRGenParallel.cpp (parallel, foreach, with, if, while, inthreads),
+// IRGenCopy.cpp (copies, futures, events), IRGenMma.cpp and
+// IRGenFunction.cpp (functions and the module).
+//
+// Values: program-control integers (`int`, parallel and foreach indices,
+// symbolic dimensions) are `index`; a bounded variable carries its upper
+// bound `#x` as a second value. Names reassigned in a loop, a branch or a
+// nested parallel are threaded through scf.for iter_args, scf.if results or
+// croq.parallel results, so the IR stays in SSA form.
+//
+// Fragments get their shape and role from the MMA that uses them, which may
+// come later in the program: IRGen runs twice, and the first run records
+// what each `mma.fill` / `mma.load` must produce.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CROQ_LIB_FRONTEND_CROQTILE_IRGENIMPL_H
+#define CROQ_LIB_FRONTEND_CROQTILE_IRGENIMPL_H
+
+#include "IRGen.h"
+#include "Parser.h"
+
+#include "Croq/Dialect/Croq/IR/CroqOps.h"
+#include "Croq/Analysis/Futures.h"
+#include "Croq/Dialect/Croq/Utils/TileAlgebra.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Dominance.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/ScopeExit.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/StringSwitch.h"
+
+namespace mlir::croq::croqtile {
+using llvm::SMLoc;
+using llvm::StringRef;
+} // namespace mlir::croq::croqtile
+
+namespace mlir::croq::croqtile {
+
+/// A value of an expression: the value and, for bounded variables, `#x`.
+struct EVal {
+  EVal() = default;
+  EVal(Value value, Value bound = Value(), bool literal = false)
+      : value(value), bound(bound), literal(literal) {}
+  Value value;
+  Value bound;
+  bool literal = false;
+  explicit operator bool() const { return static_cast<bool>(value); }
+};
+
+struct Symbol {
+  enum class Kind { Scalar, Tensor, Event, Future, Frag, Stream };
+  Kind kind;
+  Value value;
+  Value bound = nullptr;
+  bool isMutable = false;
+  bool isParallelIndex = false;
+  /// The statement that made a fragment (for inference).
+  const Stmt *origin = nullptr;
+  /// Scope depth of the declaration (swap needs equal scopes).
+  unsigned scope = 0;
+};
+
+
+class IRGen {
+public:
+  IRGen(MLIRContext *context, llvm::SourceMgr &sourceMgr, Inference &inference,
+        bool finalPass)
+      : context(context), builder(context), sourceMgr(sourceMgr),
+        inference(inference), finalPass(finalPass) {}
+
+  OwningOpRef<ModuleOp> run(const Program &program);
+
+private:
+  // Locations and diagnostics.
+  Location loc(SMLoc smloc);
+  InFlightDiagnostic error(SMLoc smloc, const Twine &message);
+  LogicalResult fail(SMLoc smloc, const Twine &message, const Twine &hint = "");
+  /// Fails at `smloc` when values of `type` cannot take part in `what`
+  /// (arithmetic or a conversion): 8-bit floats only move, for now.
+  LogicalResult checkArithmetic(SMLoc smloc, Type type, const Twine &what);
+  /// Fails at `smloc` when `divisor` is the constant 0 (of `what`).
+  LogicalResult checkDivisor(SMLoc smloc, Value divisor, StringRef what);
+  /// Fails at `smloc` when `index` is a constant outside [0, extent) (an
+  /// extent that is dynamic or unknown bounds nothing but negatives).
+  LogicalResult checkIndex(SMLoc smloc, Value index, int64_t extent,
+                           const Twine &what);
+
+  // Scopes.
+  void push() { scopes.emplace_back(); }
+  void pop() { scopes.pop_back(); }
+  Symbol *lookup(StringRef name);
+  void declare(StringRef name, Symbol symbol) {
+    symbol.scope = scopes.size();
+    scopes.back()[name] = symbol;
+  }
+  /// Declares a name written in the source: a second declaration in one
+  /// scope is an error.
+  LogicalResult declareNew(StringRef name, SMLoc at, Symbol symbol) {
+    if (scopes.back().count(name))
+      return fail(at, "'" + name + "' is already declared in this scope",
+                  "pick another name, or assign to a mutable variable");
+    declare(name, symbol);
+    return success();
+  }
+  /// Declares, in the innermost scope, copies of the symbols `names` bound
+  /// to `values` (their current values when `values` is empty); each keeps
+  /// the scope of its declaration, which swap checks.
+  void shadow(ArrayRef<std::string> names, ValueRange values = {}) {
+    for (auto [j, name] : llvm::enumerate(names)) {
+      Symbol copy = *lookup(name);
+      unsigned scope = copy.scope;
+      if (!values.empty()) {
+        // A loop-carried or branch-joined unsigned value stays unsigned.
+        if (isUnsigned(copy.value))
+          unsignedValues.insert(values[j]);
+        copy.value = values[j];
+      }
+      declare(name, copy);
+      scopes.back()[name].scope = scope;
+    }
+  }
+  /// The current values of `names`.
+  SmallVector<Value> currentValues(ArrayRef<std::string> names) {
+    SmallVector<Value> values;
+    for (const std::string &name : names)
+      values.push_back(lookup(name)->value);
+    return values;
+  }
+  /// Rebinds an existing name to a new value (keeps kind and origin).
+  void rebind(StringRef name, Value value) {
+    if (Symbol *s = lookup(name)) {
+      if (isUnsigned(s->value))
+        unsignedValues.insert(value);
+      s->value = value;
+    }
+  }
+
+  // Functions and statements.
+  LogicalResult function(const Function &fn);
+  LogicalResult statements(ArrayRef<StmtPtr> body);
+  /// Runs `body` only where `cond` holds, threading reassigned names
+  /// through scf.if results.
+  LogicalResult guarded(Value cond, ArrayRef<StmtPtr> body, Location l);
+  /// Declares the flags of a loop whose body breaks or continues.
+  bool loopExits(ArrayRef<StmtPtr> body);
+  LogicalResult statement(const Stmt &stmt);
+  LogicalResult declaration(const Stmt &stmt);
+  LogicalResult assignment(const Stmt &stmt);
+  LogicalResult parallel(const Stmt &stmt);
+  LogicalResult foreach(const Stmt &stmt);
+  LogicalResult with(const Stmt &stmt);
+  LogicalResult ifStmt(const Stmt &stmt);
+  LogicalResult whileStmt(const Stmt &stmt);
+  LogicalResult inthreads(const Stmt &stmt);
+  LogicalResult copy(const Stmt &stmt);
+  LogicalResult dmaAny(const Stmt &stmt);
+  LogicalResult mmaFill(const Stmt &stmt);
+  LogicalResult mmaLoad(const Stmt &stmt);
+  LogicalResult mma(const Stmt &stmt);
+  LogicalResult mmaStore(const Stmt &stmt);
+  LogicalResult waitOrTrigger(const Stmt &stmt);
+  LogicalResult swap(const Stmt &stmt);
+
+  /// Names defined outside `body` that it reassigns, in a stable order.
+  SmallVector<std::string> carried(ArrayRef<StmtPtr> body);
+
+  // Expressions.
+  FailureOr<EVal> expr(const Expr &e);
+  FailureOr<Value> indexExpr(const Expr &e);
+  FailureOr<int64_t> constantExpr(const Expr &e);
+  FailureOr<Value> view(const Expr &e);
+  FailureOr<Value> viewMember(const Expr &e);
+  /// A shape assumption the host entry point checks before any launch:
+  /// `ok` (built by `make` from host values) must hold, else the call fails
+  /// with `message`. `values` are cloned before the kernel when they are
+  /// computed inside it from host values only; false when they are not.
+  bool checkOnHost(Location l, ArrayRef<Value> values,
+                   function_ref<Value(OpBuilder &, ArrayRef<Value>)> make,
+                   const Twine &message);
+  Value viewExtent(Value view, int64_t d, Location l);
+  /// Names of the current function's parameters.
+  std::vector<std::string> paramNames;
+  /// The buffer and indices of an element access `view.at(i, ...)`.
+  FailureOr<std::pair<Value, SmallVector<Value>>> element(const Expr &at);
+  FailureOr<EVal> binary(const Expr &e);
+  Value coerce(Value value, Type type, Location l);
+  /// Unsigned element types (u8 ... u64) lower to signless integers; these
+  /// sets keep what is unsigned: tensors declared so, and the values read
+  /// from them or computed from such values. Division, remainder,
+  /// comparisons, right shifts and conversions of them are the unsigned
+  /// forms.
+  llvm::DenseSet<Value> unsignedTensors, unsignedValues;
+  bool isUnsigned(Value v) { return unsignedValues.contains(v); }
+  /// The tensor `buffer` is a view of (through views and future data).
+  Value rootTensor(Value buffer);
+  static bool isUnsignedName(StringRef type) {
+    return type == "u8" || type == "u16" || type == "u32" || type == "u64";
+  }
+  Value constIndex(int64_t v, Location l) {
+    return arith::ConstantIndexOp::create(builder, l, v);
+  }
+  Type elementType(StringRef name, SMLoc at);
+  std::optional<int64_t> asConstant(Value v) {
+    APInt c;
+    if (v && matchPattern(v, m_ConstantInt(&c)))
+      return c.getSExtValue();
+    return std::nullopt;
+  }
+  /// The parallels whose bodies are being generated, innermost last: the
+  /// regions of an op still being built (a while loop's) are not attached
+  /// yet, so the IR around the insertion point cannot tell.
+  SmallVector<ParallelOp> openParallels;
+  bool insideParallel() {
+    if (!openParallels.empty())
+      return true;
+    return builder.getInsertionBlock() &&
+           builder.getInsertionBlock()->getParentOp() &&
+           (isa<ParallelOp>(builder.getInsertionBlock()->getParentOp()) ||
+            builder.getInsertionBlock()->getParentOp()->getParentOfType<ParallelOp>());
+  }
+  /// The scope that holds fragments made here: the nearest parallel level
+  /// above `thread` (a `group-4` body, also through its `thread` level,
+  /// makes warpgroup fragments; anything else warp fragments).
+  Level fragmentScope() {
+    if (!insideParallel())
+      return Level::Warp;
+    for (ParallelOp p = enclosingParallel(); p; p = p.getParentParallel())
+      if (p.getLevel() != Level::Thread)
+        return p.getLevel() == Level::Warpgroup ? Level::Warpgroup
+                                                : Level::Warp;
+    return Level::Warp;
+  }
+  ParallelOp enclosingParallel() {
+    if (!openParallels.empty())
+      return openParallels.back();
+    Operation *op = builder.getInsertionBlock()->getParentOp();
+    if (!op)
+      return {};
+    if (auto p = dyn_cast<ParallelOp>(op))
+      return p;
+    return op->getParentOfType<ParallelOp>();
+  }
+  LogicalResult checkFuturesWaited(func::FuncOp func);
+
+  MLIRContext *context;
+  OpBuilder builder;
+  llvm::SourceMgr &sourceMgr;
+  Inference &inference;
+  bool finalPass;
+
+public:
+  /// The final pass stopped at a gap the failed inference pass left; the
+  /// inference pass's first error is the one to report.
+  bool deferredToInference = false;
+
+private:
+  std::vector<llvm::StringMap<Symbol>> scopes;
+  SmallVector<Value> returned;
+  bool hasReturn = false;
+  unsigned inthreadsDepth = 0;
+  OwningOpRef<ModuleOp> module;
+};
+
+} // namespace mlir::croq::croqtile
+
+namespace mlir::croq::croqtile {
+inline constexpr const char *kBreakFlag = "\x02break";
+inline constexpr const char *kContinueFlag = "\x02continue";
+
+inline std::string typeString(Type type) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << type;
+  return s;
+}
+} // namespace mlir::croq::croqtile
+
+#endif // CROQ_LIB_FRONTEND_CROQTILE_IRGENIMPL_H

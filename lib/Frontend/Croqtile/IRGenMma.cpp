@@ -1,0 +1,245 @@
+//===- IRGenMma.cpp - Croqtile MMA to IR ------------------------------------===//
+//
+// Part of the croq project: an MLIR dialect for the Croqtile GPU kernel
+// language.
+//
+//===----------------------------------------------------------------------===//
+
+#include "IRGenImpl.h"
+
+using namespace mlir;
+using namespace mlir::croq;
+using namespace mlir::croq::croqtile;
+
+//===----------------------------------------------------------------------===//
+// MMA
+//===----------------------------------------------------------------------===//
+
+LogicalResult IRGen::mmaFill(const Stmt &stmt) {
+  Location l = loc(stmt.loc);
+  FailureOr<EVal> v = expr(*stmt.value);
+  if (failed(v))
+    return failure();
+  Type type = inference.fillTypes.lookup(&stmt);
+  if (!type) {
+    // The MMA that would give the shape failed in the inference pass: its
+    // error, reported by generateIR, is the real one.
+    if (finalPass && inference.incomplete) {
+      deferredToInference = true;
+      return failure();
+    }
+    if (finalPass)
+      return fail(stmt.loc, "cannot tell the shape of this accumulator: no "
+                            "MMA uses '" + stmt.name + "'",
+                  "use it as the first operand of mma.row.row / mma.row.col");
+    Type element = stmt.elemType.empty() ? Type(builder.getF32Type())
+                                         : elementType(stmt.elemType, stmt.loc);
+    if (!element)
+      return failure();
+    type = FragType::get(context, FragRole::Acc, {16, 16}, element,
+                         fragmentScope());
+  }
+  Value value = v->value;
+  if (value.getType().isIndex())
+    value = coerce(value, builder.getI64Type(), l);
+  Value fill = MmaFillOp::create(builder, l, type, value);
+  Symbol s{Symbol::Kind::Frag, fill};
+  s.origin = &stmt;
+  declare(stmt.name, s);
+  return success();
+}
+
+LogicalResult IRGen::mmaLoad(const Stmt &stmt) {
+  if (stmt.swizzle && *stmt.swizzle != 32 && *stmt.swizzle != 64 &&
+      *stmt.swizzle != 128)
+    return fail(stmt.loc, ".swiz<" + Twine(*stmt.swizzle) +
+                              "> is not a swizzle span",
+                "use .swiz<32>, .swiz<64> or .swiz<128>");
+  Location l = loc(stmt.loc);
+  FailureOr<Value> source = view(*stmt.source);
+  if (failed(source))
+    return failure();
+  auto type = cast<MemRefType>(source->getType());
+  if (!type.hasStaticShape() || type.getRank() != 2)
+    return fail(stmt.source->loc, "mma.load needs a 2-D view with a static "
+                                  "shape, got " + typeString(type));
+  auto it = inference.loadRoles.find(&stmt);
+  FragRole role = it == inference.loadRoles.end()
+                      ? FragRole::A
+                      : static_cast<FragRole>(it->second);
+  if (finalPass && it == inference.loadRoles.end())
+    return fail(stmt.loc, "no MMA uses '" + stmt.name +
+                              "', so its operand role is unknown",
+                "pass it to mma.row.row / mma.row.col, or drop the load");
+  auto fragType =
+      FragType::getChecked([&] { return emitError(l); }, context, role,
+                           type.getShape(), type.getElementType(),
+                           fragmentScope());
+  if (!fragType)
+    return failure();
+  auto op = MmaLoadOp::create(builder, l, fragType, *source,
+                              stmt.swizzle ? builder.getI64IntegerAttr(*stmt.swizzle)
+                                           : IntegerAttr());
+  Symbol s{Symbol::Kind::Frag, op.getResult()};
+  s.origin = &stmt;
+  declare(stmt.name, s);
+  return success();
+}
+
+LogicalResult IRGen::mma(const Stmt &stmt) {
+  Location l = loc(stmt.loc);
+  if (!insideParallel())
+    return fail(stmt.loc, "MMA runs on device threads; move it into a "
+                          "parallel");
+  const Expr &accExpr = *stmt.operands[0];
+  Symbol *acc = accExpr.kind == Expr::Kind::Name ? lookup(accExpr.name) : nullptr;
+  if (!acc || acc->kind != Symbol::Kind::Frag)
+    return fail(accExpr.loc, "the first MMA operand must be an accumulator "
+                             "from mma.fill",
+                "write `mc = mma.fill 0.0f;` first");
+  // Operands: fragments from mma.load, or views (D2) loaded here.
+  SmallVector<Value> operands;
+  SmallVector<Symbol *> operandSymbols;
+  for (int i = 1; i <= 2; ++i) {
+    const Expr &e = *stmt.operands[i];
+    Symbol *s = e.kind == Expr::Kind::Name ? lookup(e.name) : nullptr;
+    if (s && s->kind == Symbol::Kind::Frag) {
+      operands.push_back(s->value);
+      operandSymbols.push_back(s);
+      continue;
+    }
+    FailureOr<Value> v = view(e);
+    if (failed(v))
+      return failure();
+    auto type = cast<MemRefType>(v->getType());
+    if (!type.hasStaticShape() || type.getRank() != 2)
+      return fail(e.loc, "an MMA operand view needs a static 2-D shape");
+    auto fragType = FragType::getChecked(
+        [&] { return emitError(loc(e.loc)); }, context,
+        i == 1 ? FragRole::A : FragRole::B, type.getShape(),
+        type.getElementType(), fragmentScope());
+    if (!fragType)
+      return failure();
+    operands.push_back(MmaLoadOp::create(builder, l, fragType, *v, IntegerAttr()));
+    operandSymbols.push_back(nullptr);
+  }
+  auto a = cast<FragType>(operands[0].getType());
+  auto b = cast<FragType>(operands[1].getType());
+  bool aRow = StringRef(stmt.layout).starts_with("row");
+  bool bRow = StringRef(stmt.layout).ends_with("row");
+  int64_t m = a.getShape()[aRow ? 0 : 1], ka = a.getShape()[aRow ? 1 : 0];
+  int64_t n = b.getShape()[bRow ? 0 : 1], kb = b.getShape()[bRow ? 1 : 0];
+  auto accType = cast<FragType>(acc->value.getType());
+  // Record what the operands and the accumulator must be.
+  if (!finalPass) {
+    if (operandSymbols[0] && operandSymbols[0]->origin)
+      inference.loadRoles[operandSymbols[0]->origin] = static_cast<int>(FragRole::A);
+    if (operandSymbols[1] && operandSymbols[1]->origin)
+      inference.loadRoles[operandSymbols[1]->origin] = static_cast<int>(FragRole::B);
+    if (acc->origin && acc->origin->kind == Stmt::Kind::MmaFill &&
+        !inference.fillTypes.count(acc->origin)) {
+      Type element = acc->origin->elemType.empty()
+                         ? a.getElementType()
+                         : elementType(acc->origin->elemType, acc->origin->loc);
+      // Checked: an accumulator too large for registers is reported at
+      // its mma.fill.
+      inference.fillTypes[acc->origin] = FragType::getChecked(
+          [&] { return emitError(loc(acc->origin->loc)); }, context,
+          FragRole::Acc, ArrayRef<int64_t>{m, n}, element, fragmentScope());
+    }
+  }
+  // Operands held at another scope than this MMA's (loaded outside the
+  // group-4 parallel, or inside a different one).
+  if (finalPass) {
+    Level here = fragmentScope();
+    for (auto [i, symbol] : llvm::enumerate(operandSymbols)) {
+      auto type = cast<FragType>(operands[i].getType());
+      if (type.getScope() == here)
+        continue;
+      const Expr &e = *stmt.operands[i + 1];
+      return fail(e.loc,
+                  "'" + (symbol ? e.name : std::string("this operand")) +
+                      "' is a " + stringifyLevel(type.getScope()) +
+                      " fragment, but this MMA runs at " +
+                      stringifyLevel(here) + " scope",
+                  "load it with mma.load inside the same parallel as the MMA");
+    }
+  }
+  std::string layoutName = stmt.layout;
+  std::replace(layoutName.begin(), layoutName.end(), '_', '.');
+  if (ka != kb)
+    return fail(stmt.loc, "MMA operand shapes do not agree: A is " +
+                              Twine(a.getShape()[0]) + "x" + Twine(a.getShape()[1]) +
+                              " and B is " + Twine(b.getShape()[0]) + "x" +
+                              Twine(b.getShape()[1]) + " for mma." +
+                              layoutName +
+                              ", so their K extents " + Twine(ka) + " and " +
+                              Twine(kb) + " differ",
+                "row.row takes A [M, K] and B [N, K]; row.col takes B [K, N]");
+  if (finalPass && (accType.getShape()[0] != m || accType.getShape()[1] != n))
+    return fail(stmt.loc, "the accumulator '" + accExpr.name + "' is " +
+                              Twine(accType.getShape()[0]) + "x" +
+                              Twine(accType.getShape()[1]) +
+                              " but the operands make a " + Twine(m) + "x" +
+                              Twine(n) + " product",
+                "use one accumulator per MMA shape");
+  if (finalPass && a.getElementType() != b.getElementType())
+    return fail(stmt.loc, "the MMA operands have different element types: A "
+                          "is " + typeString(a.getElementType()) + " and B "
+                          "is " + typeString(b.getElementType()),
+                "load both operands from tensors of one element type");
+  if (a.getRole() != FragRole::A || b.getRole() != FragRole::B) {
+    if (finalPass)
+      return fail(stmt.loc, "an operand fragment is used as both A and B",
+                  "load the operand once per role");
+    return success(); // The first pass only learns roles.
+  }
+  auto layout = *symbolizeMmaLayout(stmt.layout);
+  if (stmt.async) {
+    Type futureType = FutureType::get(context, FutureKind::Mma, true, accType);
+    auto op = MmaOp::create(builder, l, futureType, layout, acc->value,
+                            operands[0], operands[1], /*async=*/true);
+    Symbol s{Symbol::Kind::Future, op.getResult()};
+    s.origin = &stmt;
+    declare(stmt.name, s);
+    return success();
+  }
+  auto op = MmaOp::create(builder, l, accType, layout, acc->value, operands[0],
+                          operands[1], /*async=*/false);
+  acc->value = op.getResult();
+  return success();
+}
+
+LogicalResult IRGen::mmaStore(const Stmt &stmt) {
+  const Expr &accExpr = *stmt.operands[0];
+  Symbol *acc = accExpr.kind == Expr::Kind::Name ? lookup(accExpr.name) : nullptr;
+  if (!acc || acc->kind != Symbol::Kind::Frag)
+    return fail(accExpr.loc, "mma.store stores an accumulator fragment");
+  FailureOr<Value> dest = view(*stmt.dest);
+  if (failed(dest))
+    return failure();
+  auto type = cast<MemRefType>(dest->getType());
+  auto frag = cast<FragType>(acc->value.getType());
+  SmallVector<int64_t> shape(frag.getShape());
+  if (stmt.transpose)
+    std::swap(shape[0], shape[1]);
+  if (finalPass && frag.getElementType().isInteger() !=
+                       type.getElementType().isInteger())
+    return fail(stmt.loc, "mma.store cannot convert the accumulator's " +
+                              typeString(frag.getElementType()) +
+                              " elements to " +
+                              typeString(type.getElementType()),
+                "store into a tensor of integers for an integer accumulator, "
+                "of floats for a float one");
+  if (finalPass && type.getShape() != ArrayRef<int64_t>(shape))
+    return fail(stmt.dest->loc,
+                Twine(stmt.transpose ? "mma.store.transp: the view is not "
+                                       "the accumulator's transposed "
+                                     : "mma.store: the view is not the "
+                                       "accumulator's ") +
+                    Twine(shape[0]) + "x" + Twine(shape[1]) + " shape",
+                "store into a view of that shape");
+  auto store = MmaStoreOp::create(builder, loc(stmt.loc), acc->value, *dest);
+  store.setTranspose(stmt.transpose);
+  return success();
+}

@@ -1,0 +1,544 @@
+//===- IRGenParallel.cpp - Croqtile structure to IR -------------------------===//
+//
+// Part of the croq project: an MLIR dialect for the Croqtile GPU kernel
+// language.
+//
+//===----------------------------------------------------------------------===//
+
+#include "IRGenImpl.h"
+
+using namespace mlir;
+using namespace mlir::croq;
+using namespace mlir::croq::croqtile;
+
+//===----------------------------------------------------------------------===//
+// Structure: parallel, foreach, with, if, inthreads
+//===----------------------------------------------------------------------===//
+
+static std::optional<Level> levelFromName(StringRef name) {
+  return llvm::StringSwitch<std::optional<Level>>(name)
+      .Case("block", Level::Block)
+      .Case("group-4", Level::Warpgroup)
+      .Case("group", Level::Warp)
+      .Case("thread", Level::Thread)
+      .Default(std::nullopt);
+}
+
+/// The Croqtile name of `level` (levelFromName's inverse).
+static StringRef levelName(Level level) {
+  switch (level) {
+  case Level::Block:
+    return "block";
+  case Level::Warpgroup:
+    return "group-4";
+  case Level::Warp:
+    return "group";
+  case Level::Thread:
+    return "thread";
+  }
+  llvm_unreachable("unknown level");
+}
+
+/// Whether a parallel statement is nested anywhere in `body`.
+static bool containsParallel(const std::vector<StmtPtr> &body) {
+  for (const StmtPtr &s : body)
+    if (s->kind == Stmt::Kind::Parallel || containsParallel(s->body) ||
+        containsParallel(s->elseBody))
+      return true;
+  return false;
+}
+
+LogicalResult IRGen::parallel(const Stmt &stmt) {
+  bool outermost = !insideParallel();
+  // Complete the level chain as Croqtile's pbfill does.
+  struct LevelPlan {
+    const ParallelLevel *source; // null: an implicit `by 1`
+    Level level;
+  };
+  SmallVector<LevelPlan> plan;
+  bool anyAnnotated = llvm::any_of(
+      stmt.levels, [](const ParallelLevel &p) { return !p.level.empty(); });
+  bool allAnnotated = llvm::all_of(
+      stmt.levels, [](const ParallelLevel &p) { return !p.level.empty(); });
+  if (anyAnnotated && !allAnnotated)
+    return fail(stmt.loc, "unable to infer the parallel-by level(s): some "
+                          "levels are annotated and some are not",
+                "annotate every level (`: block`, `: group-4`, `: group`, "
+                "`: thread`)");
+  if (allAnnotated) {
+    for (const ParallelLevel &p : stmt.levels)
+      plan.push_back({&p, *levelFromName(p.level)});
+  } else if (stmt.levels.size() == 1 && outermost &&
+             containsParallel(stmt.body)) {
+    // `parallel p by 8 { parallel q by 64 ... }`: the outer of two
+    // unannotated levels is the block level, as Croqtile infers it.
+    plan.push_back({&stmt.levels[0], Level::Block});
+  } else if (stmt.levels.size() == 1) {
+    if (outermost)
+      plan.push_back({nullptr, Level::Block});
+    plan.push_back({&stmt.levels[0], Level::Thread});
+  } else if (stmt.levels.size() == 2 && outermost) {
+    plan.push_back({&stmt.levels[0], Level::Block});
+    plan.push_back({&stmt.levels[1], Level::Thread});
+  } else {
+    return fail(stmt.loc, "unable to infer the parallel-by level(s)",
+                "annotate the levels (`: block`, `: thread`, ...)");
+  }
+  // Level rules.
+  if (stmt.async && !outermost)
+    return fail(stmt.loc, "only the outermost parallel can be .async",
+                "drop .async from this nested parallel");
+  if (!stmt.streamName.empty() && plan.front().level != Level::Block)
+    return fail(stmt.loc, "a stream can only be bound to a block-level "
+                          "parallel",
+                "annotate the level `: block`, or drop <" + stmt.streamName +
+                    ">");
+  if (outermost && plan.front().level != Level::Block)
+    return fail(stmt.loc, "the outermost parallel must be the block level",
+                "annotate it `: block`");
+  if (!outermost && plan.front().level == Level::Block)
+    return fail(stmt.loc, "a block-level parallel cannot be nested in "
+                          "another parallel");
+  // The chain continues the levels of the parallel around it.
+  if (ParallelOp outer = enclosingParallel();
+      outer && static_cast<int>(outer.getLevel()) <=
+                   static_cast<int>(plan.front().level))
+    return fail(plan.front().source ? plan.front().source->loc : stmt.loc,
+                "a '" + levelName(plan.front().level) +
+                    "' parallel cannot be nested in a '" +
+                    levelName(outer.getLevel()) + "' parallel",
+                "levels go block, group-4, group, thread from the outside "
+                "in");
+  for (size_t i = 0; i + 1 < plan.size(); ++i) {
+    if (static_cast<int>(plan[i + 1].level) >= static_cast<int>(plan[i].level))
+      return fail(plan[i + 1].source ? plan[i + 1].source->loc : stmt.loc,
+                  "parallel levels must go from block to group-4, group and "
+                  "thread");
+    if (plan[i].level == Level::Warpgroup && plan[i + 1].level == Level::Warp)
+      return fail(plan[i + 1].source->loc,
+                  "an explicit group inside group-4 is not supported",
+                  "use `: thread` inside a group-4 level");
+  }
+  // A group-4 level's threads: 128 per warpgroup.
+  for (size_t i = 0; i + 1 < plan.size(); ++i) {
+    if (plan[i].level != Level::Warpgroup || plan[i + 1].level != Level::Thread)
+      continue;
+    int64_t total = 1;
+    bool known = true;
+    for (const ExprPtr &b : plan[i + 1].source->bounds) {
+      if (b->kind != Expr::Kind::Int) {
+        known = false;
+        break;
+      }
+      total *= b->intValue;
+    }
+    if (known && total != 128)
+      return fail(plan[i + 1].source->loc,
+                  "a group-4 level has 128 threads, but this thread level "
+                  "has " + Twine(total),
+                  "make the thread extents multiply to 128");
+  }
+
+  // Streams: a parameter (<s>) or the seed's `stream s;` in the body.
+  Value stream;
+  std::string localStream;
+  if (!stmt.streamName.empty()) {
+    Symbol *s = lookup(stmt.streamName);
+    if (!s || s->kind != Symbol::Kind::Stream)
+      return fail(stmt.loc, "'" + stmt.streamName + "' is not a stream",
+                  "declare a `stream " + stmt.streamName + "` parameter");
+    stream = s->value;
+  }
+  for (const StmtPtr &inner : stmt.body)
+    if (inner->kind == Stmt::Kind::StreamDecl) {
+      if (!stmt.async || !outermost)
+        return fail(inner->loc, "`stream " + inner->name +
+                                    ";` only binds a parallel.async launch",
+                    "write parallel.async ... : block { stream " +
+                        inner->name + "; ... }");
+      if (stream)
+        return fail(inner->loc, "this parallel already has a stream");
+      stream = StreamCreateOp::create(builder, loc(inner->loc),
+                                      StreamType::get(context));
+      localStream = inner->name;
+    }
+
+  SmallVector<std::string> carriedNames = carried(stmt.body);
+  if (outermost && !carriedNames.empty())
+    return fail(stmt.loc, "a kernel cannot assign '" + carriedNames.front() +
+                              "', which is defined outside it",
+                "write results to a tensor");
+
+  // Build the chain; values assigned inside flow out as results.
+  std::function<LogicalResult(size_t)> build = [&](size_t i) -> LogicalResult {
+    const LevelPlan &lp = plan[i];
+    Location l = loc(lp.source ? lp.source->loc : stmt.loc);
+    SmallVector<Value> bounds;
+    if (lp.source) {
+      for (const ExprPtr &b : lp.source->bounds) {
+        FailureOr<Value> v = indexExpr(*b);
+        if (failed(v))
+          return failure();
+        if (std::optional<int64_t> c = asConstant(*v); c && *c <= 0)
+          return fail(b->loc, "parallel bounds must be positive, got " +
+                                  Twine(*c));
+        bounds.push_back(*v);
+      }
+    } else {
+      bounds.push_back(constIndex(1, l));
+    }
+    SmallVector<Type> resultTypes;
+    for (const std::string &name : carriedNames)
+      resultTypes.push_back(lookup(name)->value.getType());
+    auto op = ParallelOp::create(builder, l, lp.level, bounds,
+                                 i == 0 && stmt.async, i == 0 ? stream : Value(),
+                                 resultTypes);
+    OpBuilder::InsertionGuard guard(builder);
+    Block &block = op.getBody().front();
+    builder.setInsertionPointToStart(&block);
+    openParallels.push_back(op);
+    auto close = llvm::make_scope_exit([&] { openParallels.pop_back(); });
+    push();
+    shadow(carriedNames);
+    if (lp.source)
+      for (auto [j, name] : llvm::enumerate(lp.source->names)) {
+        Symbol s{Symbol::Kind::Scalar, block.getArgument(j), bounds[j]};
+        s.isParallelIndex = true;
+        declare(name, s);
+      }
+    if (i == 0 && !localStream.empty())
+      declare(localStream, Symbol{Symbol::Kind::Stream, stream});
+    LogicalResult result = i + 1 < plan.size() ? build(i + 1)
+                                               : statements(stmt.body);
+    if (succeeded(result) && !carriedNames.empty())
+      YieldOp::create(builder, l, currentValues(carriedNames));
+    pop();
+    if (failed(result))
+      return failure();
+    for (auto [name, value] : llvm::zip_equal(carriedNames, op.getResults()))
+      rebind(name, value);
+    return success();
+  };
+  return build(0);
+}
+
+LogicalResult IRGen::with(const Stmt &stmt) {
+  push();
+  for (const Within &w : stmt.withins)
+    for (auto [name, boundExpr] : llvm::zip_equal(w.names, w.bounds)) {
+      FailureOr<Value> bound = indexExpr(*boundExpr);
+      if (failed(bound)) {
+        pop();
+        return failure();
+      }
+      // Outside foreach a with-variable's value is 0.
+      declare(name, Symbol{Symbol::Kind::Scalar, constIndex(0, loc(w.loc)), *bound});
+    }
+  LogicalResult result = statements(stmt.body);
+  pop();
+  return result;
+}
+
+LogicalResult IRGen::foreach(const Stmt &stmt) {
+  struct LoopPlan {
+    std::string name;
+    Value lower, upper, step, bound;
+    Location loc;
+  };
+  SmallVector<LoopPlan> loops;
+  for (const Within &w : stmt.withins)
+    for (auto [name, boundExpr] : llvm::zip_equal(w.names, w.bounds)) {
+      FailureOr<Value> bound = indexExpr(*boundExpr);
+      if (failed(bound))
+        return failure();
+      Location l = loc(w.loc);
+      loops.push_back({name, constIndex(0, l), *bound, constIndex(1, l), *bound, l});
+    }
+  for (const ExprPtr &range : stmt.ranges) {
+    Symbol *s = lookup(range->name);
+    Location l = loc(range->loc);
+    if (!s || s->kind != Symbol::Kind::Scalar || !s->bound)
+      return fail(range->loc, "foreach " + range->name +
+                                  " needs a bounded variable declared by "
+                                  "with or an enclosing foreach",
+                  "write `with " + range->name + " in N { foreach " +
+                      range->name + " ... }` or `foreach " + range->name +
+                      " in N`");
+    Value lower = constIndex(0, l), upper = s->bound, step = constIndex(1, l);
+    if (!range->args.empty()) {
+      if (range->args[0]) {
+        FailureOr<Value> v = indexExpr(*range->args[0]);
+        if (failed(v))
+          return failure();
+        lower = *v;
+      }
+      if (range->args.size() > 1 && range->args[1]) {
+        FailureOr<Value> v = indexExpr(*range->args[1]);
+        if (failed(v))
+          return failure();
+        upper = builder.createOrFold<arith::AddIOp>(l, s->bound, *v);
+      }
+      if (range->args.size() > 2 && range->args[2]) {
+        FailureOr<Value> v = indexExpr(*range->args[2]);
+        if (failed(v))
+          return failure();
+        if (std::optional<int64_t> c = asConstant(*v); c && *c <= 0)
+          return fail(range->args[2]->loc, "a foreach step must be positive");
+        step = *v;
+      }
+    }
+    loops.push_back({range->name, lower, upper, step, s->bound, l});
+  }
+  // A loop that breaks keeps a flag across iterations; once it is set, the
+  // remaining iterations do nothing.
+  push();
+  bool exits = loopExits(stmt.body);
+  SmallVector<std::string> carriedNames = carried(stmt.body);
+  auto loopBody = [&](Location l) -> LogicalResult {
+    if (!exits)
+      return statements(stmt.body);
+    Symbol cont{Symbol::Kind::Scalar,
+                arith::ConstantIntOp::create(builder, l, builder.getI1Type(), 0)};
+    cont.isMutable = true;
+    declare(kContinueFlag, cont);
+    Value one = arith::ConstantIntOp::create(builder, l, builder.getI1Type(), 1);
+    Value running = builder.createOrFold<arith::XOrIOp>(
+        l, lookup(kBreakFlag)->value, one);
+    return guarded(running, stmt.body, l);
+  };
+
+  std::function<LogicalResult(size_t)> build = [&](size_t i) -> LogicalResult {
+    const LoopPlan &lp = loops[i];
+    SmallVector<Value> inits;
+    for (const std::string &name : carriedNames)
+      inits.push_back(lookup(name)->value);
+    auto loop = scf::ForOp::create(builder, lp.loc, lp.lower, lp.upper, lp.step,
+                                   inits);
+    OpBuilder::InsertionGuard guard(builder);
+    Block *body = loop.getBody();
+    if (body->mightHaveTerminator())
+      builder.setInsertionPoint(body->getTerminator());
+    else
+      builder.setInsertionPointToEnd(body);
+    push();
+    shadow(carriedNames, loop.getRegionIterArgs());
+    declare(lp.name, Symbol{Symbol::Kind::Scalar, loop.getInductionVar(), lp.bound});
+    LogicalResult result = i + 1 < loops.size() ? build(i + 1)
+                                                : loopBody(lp.loc);
+    if (succeeded(result) && !carriedNames.empty()) {
+      SmallVector<Value> values;
+      for (auto [j, name] : llvm::enumerate(carriedNames)) {
+        Value v = lookup(name)->value;
+        if (v.getType() != inits[j].getType()) {
+          pop();
+          return fail(stmt.loc, "'" + name + "' changes type inside the loop",
+                      "keep one buffer shape per future");
+        }
+        values.push_back(v);
+      }
+      scf::YieldOp::create(builder, lp.loc, values);
+    }
+    pop();
+    if (failed(result))
+      return failure();
+    for (auto [name, value] : llvm::zip_equal(carriedNames, loop.getResults()))
+      rebind(name, value);
+    return success();
+  };
+  LogicalResult result = build(0);
+  pop();
+  return result;
+}
+
+LogicalResult IRGen::ifStmt(const Stmt &stmt) {
+  Location l = loc(stmt.loc);
+  FailureOr<EVal> cond = expr(*stmt.value);
+  if (failed(cond))
+    return failure();
+  Value c = cond->value;
+  if (!c.getType().isInteger(1))
+    return fail(stmt.value->loc, "an if condition must be a comparison or a "
+                                 "bool");
+  SmallVector<std::string> carriedNames = carried(stmt.body);
+  {
+    llvm::StringSet<> seen;
+    for (const std::string &name : carriedNames)
+      seen.insert(name);
+    for (const std::string &name : carried(stmt.elseBody))
+      if (seen.insert(name).second)
+        carriedNames.push_back(name);
+  }
+  SmallVector<Type> types;
+  SmallVector<Value> before;
+  for (const std::string &name : carriedNames) {
+    before.push_back(lookup(name)->value);
+    types.push_back(before.back().getType());
+  }
+  auto ifOp = scf::IfOp::create(builder, l, types, c,
+                                /*withElseRegion=*/!types.empty() || stmt.hasElse);
+  auto branch = [&](Block *block, const std::vector<StmtPtr> &body) {
+    OpBuilder::InsertionGuard guard(builder);
+    if (block->mightHaveTerminator())
+      builder.setInsertionPoint(block->getTerminator());
+    else
+      builder.setInsertionPointToEnd(block);
+    push();
+    shadow(carriedNames, before);
+    LogicalResult result = statements(body);
+    if (succeeded(result) && !types.empty())
+      scf::YieldOp::create(builder, l, currentValues(carriedNames));
+    pop();
+    return result;
+  };
+  if (failed(branch(ifOp.thenBlock(), stmt.body)))
+    return failure();
+  if (ifOp.elseBlock() && failed(branch(ifOp.elseBlock(), stmt.elseBody)))
+    return failure();
+  for (auto [name, value] : llvm::zip_equal(carriedNames, ifOp.getResults()))
+    rebind(name, value);
+  return success();
+}
+
+LogicalResult IRGen::whileStmt(const Stmt &stmt) {
+  Location l = loc(stmt.loc);
+  push();
+  bool exits = loopExits(stmt.body);
+  SmallVector<std::string> carriedNames = carried(stmt.body);
+  SmallVector<Value> inits = currentValues(carriedNames);
+  SmallVector<Type> types(ValueRange(inits).getTypes());
+  LogicalResult result = success();
+  auto bind = [&](ValueRange args) {
+    push();
+    shadow(carriedNames, args);
+  };
+  auto loop = scf::WhileOp::create(
+      builder, l, types, inits,
+      [&](OpBuilder &b, Location bl, ValueRange args) {
+        OpBuilder::InsertionGuard guard(builder);
+        builder.setInsertionPointToEnd(b.getInsertionBlock());
+        bind(args);
+        FailureOr<EVal> cond = expr(*stmt.value);
+        Value c;
+        if (succeeded(cond) && cond->value.getType().isInteger(1)) {
+          c = cond->value;
+          if (exits) {
+            // Stop once the body broke.
+            Value one = arith::ConstantIntOp::create(builder, bl,
+                                                     builder.getI1Type(), 1);
+            Value running = builder.createOrFold<arith::XOrIOp>(
+                bl, lookup(kBreakFlag)->value, one);
+            c = builder.createOrFold<arith::AndIOp>(bl, running, c);
+          }
+        } else {
+          if (succeeded(cond))
+            result = fail(stmt.value->loc, "a while condition must be a "
+                                           "comparison or a bool");
+          else
+            result = failure();
+          c = arith::ConstantIntOp::create(builder, bl, builder.getI1Type(), 0);
+        }
+        scf::ConditionOp::create(builder, bl, c, args);
+        pop();
+      },
+      [&](OpBuilder &b, Location bl, ValueRange args) {
+        OpBuilder::InsertionGuard guard(builder);
+        builder.setInsertionPointToEnd(b.getInsertionBlock());
+        bind(args);
+        if (exits) {
+          Symbol cont{Symbol::Kind::Scalar,
+                      arith::ConstantIntOp::create(builder, bl,
+                                                   builder.getI1Type(), 0)};
+          cont.isMutable = true;
+          declare(kContinueFlag, cont);
+        }
+        if (succeeded(result) && failed(statements(stmt.body)))
+          result = failure();
+        SmallVector<Value> values;
+        for (auto [j, name] : llvm::enumerate(carriedNames)) {
+          Value v = lookup(name)->value;
+          values.push_back(v.getType() == types[j] ? v : args[j]);
+          if (v.getType() != types[j] && succeeded(result))
+            result = fail(stmt.loc, "'" + name + "' changes type inside the "
+                                                 "loop");
+        }
+        scf::YieldOp::create(builder, bl, values);
+        pop();
+      });
+  if (succeeded(result))
+    for (auto [name, value] : llvm::zip_equal(carriedNames, loop.getResults()))
+      rebind(name, value);
+  pop();
+  return result;
+}
+
+/// True when `e` only combines parallel indices and constants.
+static bool isStaticPredicate(const Expr &e,
+                              const std::function<Symbol *(StringRef)> &lookup,
+                              bool &usesIndex, SMLoc &culprit) {
+  switch (e.kind) {
+  case Expr::Kind::Int:
+  case Expr::Kind::Bool:
+    return true;
+  case Expr::Kind::Name: {
+    Symbol *s = lookup(e.name);
+    if (s && s->isParallelIndex) {
+      usesIndex = true;
+      return true;
+    }
+    culprit = e.loc;
+    return false;
+  }
+  case Expr::Kind::Unary:
+  case Expr::Kind::Binary:
+  case Expr::Kind::Ternary:
+    for (const ExprPtr &arg : e.args)
+      if (!isStaticPredicate(*arg, lookup, usesIndex, culprit))
+        return false;
+    return true;
+  default:
+    culprit = e.loc;
+    return false;
+  }
+}
+
+LogicalResult IRGen::inthreads(const Stmt &stmt) {
+  if (!insideParallel())
+    return fail(stmt.loc, "inthreads partitions the threads of a parallel "
+                          "and is illegal at host level",
+                "move it into a parallel");
+  if (stmt.async && inthreadsDepth > 0)
+    return fail(stmt.loc, "only the outermost inthreads can be async",
+                "drop .async from the nested inthreads");
+  bool usesIndex = false;
+  SMLoc culprit;
+  if (!isStaticPredicate(*stmt.value,
+                         [&](StringRef n) { return lookup(n); }, usesIndex,
+                         culprit))
+    return fail(culprit, "an inthreads predicate may only use parallel "
+                         "indices and constants",
+                "use if (...) for a condition on run-time values");
+  if (!usesIndex)
+    return fail(stmt.value->loc, "an inthreads predicate must test a "
+                                 "parallel index",
+                "e.g. inthreads.async (p1 == 0)");
+  FailureOr<EVal> cond = expr(*stmt.value);
+  if (failed(cond))
+    return failure();
+  if (!cond->value.getType().isInteger(1))
+    return fail(stmt.value->loc, "an inthreads predicate must be a "
+                                 "comparison");
+  SmallVector<std::string> carriedNames = carried(stmt.body);
+  if (!carriedNames.empty())
+    return fail(stmt.loc, "inthreads cannot assign '" + carriedNames.front() +
+                              "', which is defined outside it",
+                "declare it inside the inthreads region");
+  auto op = InThreadsOp::create(builder, loc(stmt.loc), cond->value, stmt.async);
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPoint(op.getBody().front().getTerminator());
+  push();
+  ++inthreadsDepth;
+  LogicalResult result = statements(stmt.body);
+  --inthreadsDepth;
+  pop();
+  return result;
+}

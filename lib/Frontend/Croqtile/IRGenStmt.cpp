@@ -1,0 +1,661 @@
+//===- IRGenStmt.cpp - Croqtile statements to IR ----------------------------===//
+//
+// Part of the croq project: an MLIR dialect for the Croqtile GPU kernel
+// language.
+//
+//===----------------------------------------------------------------------===//
+
+#include "IRGenImpl.h"
+
+using namespace mlir;
+using namespace mlir::croq;
+using namespace mlir::croq::croqtile;
+
+//===----------------------------------------------------------------------===//
+// Statements
+//===----------------------------------------------------------------------===//
+
+/// Collects names a statement list assigns, in first-seen order.
+/// Pseudo-variables of break / continue: set when the loop breaks, or when
+/// the current iteration continues.
+/// True when `body` breaks or continues its own loop (not a nested one).
+static bool mayExit(ArrayRef<StmtPtr> body) {
+  for (const StmtPtr &stmt : body) {
+    if (stmt->kind == Stmt::Kind::Break || stmt->kind == Stmt::Kind::Continue)
+      return true;
+    if (stmt->kind == Stmt::Kind::Foreach || stmt->kind == Stmt::Kind::While)
+      continue;
+    if (mayExit(stmt->body) || mayExit(stmt->elseBody))
+      return true;
+  }
+  return false;
+}
+
+static void collectAssigned(ArrayRef<StmtPtr> body,
+                            SmallVectorImpl<std::string> &names,
+                            llvm::StringSet<> &seen) {
+  auto add = [&](const std::string &name) {
+    if (!name.empty() && seen.insert(name).second)
+      names.push_back(name);
+  };
+  for (const StmtPtr &stmt : body) {
+    switch (stmt->kind) {
+    case Stmt::Kind::Assign:
+      if (stmt->target->kind == Expr::Kind::Name)
+        add(stmt->target->name);
+      break;
+    case Stmt::Kind::ExprStmt:
+      if (stmt->value->kind == Expr::Kind::Postfix &&
+          stmt->value->args[0]->kind == Expr::Kind::Name)
+        add(stmt->value->args[0]->name);
+      break;
+    case Stmt::Kind::Dma:
+    case Stmt::Kind::DmaAny:
+    case Stmt::Kind::MmaFill:
+    case Stmt::Kind::MmaLoad:
+      add(stmt->name);
+      break;
+    case Stmt::Kind::Mma:
+      // The accumulator changes here, or at the `wait` on the async form's
+      // future (which may be declared in the same body).
+      if (stmt->operands[0]->kind == Expr::Kind::Name)
+        add(stmt->operands[0]->name);
+      add(stmt->name);
+      break;
+    case Stmt::Kind::Wait:
+      // Waiting on an async MMA's future updates its accumulator.
+      for (const ExprPtr &operand : stmt->operands)
+        if (operand->kind == Expr::Kind::Name)
+          add("\x01" + operand->name);
+      break;
+    case Stmt::Kind::Swap:
+      for (const ExprPtr &operand : stmt->operands)
+        if (operand->kind == Expr::Kind::Name)
+          add(operand->name);
+      break;
+    case Stmt::Kind::Break:
+      add(kBreakFlag);
+      add(kContinueFlag);
+      break;
+    case Stmt::Kind::Continue:
+      add(kContinueFlag);
+      break;
+    default:
+      break;
+    }
+    collectAssigned(stmt->body, names, seen);
+    collectAssigned(stmt->elseBody, names, seen);
+  }
+}
+
+SmallVector<std::string> IRGen::carried(ArrayRef<StmtPtr> body) {
+  SmallVector<std::string> names, result;
+  llvm::StringSet<> seen;
+  collectAssigned(body, names, seen);
+  llvm::StringSet<> taken;
+  for (const std::string &raw : names) {
+    std::string name = raw;
+    if (!name.empty() && name[0] == '\x01') {
+      // wait f on an async MMA future: its accumulator changes.
+      Symbol *f = lookup(name.substr(1));
+      if (!f || f->kind != Symbol::Kind::Future || !f->origin ||
+          f->origin->kind != Stmt::Kind::Mma ||
+          f->origin->operands[0]->kind != Expr::Kind::Name)
+        continue;
+      name = f->origin->operands[0]->name;
+    }
+    Symbol *s = lookup(name);
+    if (!s || !taken.insert(name).second)
+      continue;
+    if (s->kind == Symbol::Kind::Future || s->kind == Symbol::Kind::Frag ||
+        (s->kind == Symbol::Kind::Scalar && s->isMutable))
+      result.push_back(name);
+  }
+  return result;
+}
+
+/// Shared memory of one block on sm_90, opt-in included.
+constexpr int64_t kMaxSharedBytes = 227 * 1024;
+
+/// True for an expression that denotes a view rather than a scalar:
+/// chunkat, subspan(...)[.step(...)][.at(...)], chunk(...).at(...), or a
+/// buffer of an array (`bufs[i]`).
+static bool isViewExpr(const Expr &e) {
+  if (e.kind == Expr::Kind::Index)
+    return true;
+  if (e.kind != Expr::Kind::Member)
+    return false;
+  if (e.name == "chunkat" || e.name == "subspan" || e.name == "step")
+    return true;
+  // `.at(...)` of a subspan or chunk is a tile; of anything else an element.
+  if (e.name == "at" && e.base && e.base->kind == Expr::Kind::Member)
+    return e.base->name == "subspan" || e.base->name == "chunk" ||
+           e.base->name == "step";
+  return false;
+}
+
+LogicalResult IRGen::statements(ArrayRef<StmtPtr> body) {
+  bool failedAny = false;
+  for (size_t i = 0; i < body.size(); ++i) {
+    if (failed(statement(*body[i]))) {
+      if (finalPass)
+        return failure();
+      // The first pass goes on learning from the statements after an
+      // error (an MMA later in the body gives an accumulator its shape), so
+      // that the final pass stops at the real first error, not at an
+      // inference this one never reached.
+      failedAny = true;
+      continue;
+    }
+    // After a statement that may break or continue, the rest of the body
+    // runs only while neither happened.
+    if (i + 1 < body.size() && mayExit(body.slice(i, 1)) &&
+        lookup(kContinueFlag)) {
+      Location l = loc(body[i + 1]->loc);
+      Value stop = builder.createOrFold<arith::OrIOp>(
+          l, lookup(kBreakFlag)->value, lookup(kContinueFlag)->value);
+      Value one = arith::ConstantIntOp::create(builder, l, builder.getI1Type(), 1);
+      Value go = builder.createOrFold<arith::XOrIOp>(l, stop, one);
+      return failure(failed(guarded(go, body.drop_front(i + 1), l)) ||
+                     failedAny);
+    }
+  }
+  return failure(failedAny);
+}
+
+LogicalResult IRGen::guarded(Value cond, ArrayRef<StmtPtr> body, Location l) {
+  SmallVector<std::string> carriedNames = carried(body);
+  SmallVector<Type> types;
+  SmallVector<Value> before;
+  for (const std::string &name : carriedNames) {
+    before.push_back(lookup(name)->value);
+    types.push_back(before.back().getType());
+  }
+  auto ifOp = scf::IfOp::create(builder, l, types, cond,
+                                /*withElseRegion=*/!types.empty());
+  LogicalResult result = success();
+  {
+    OpBuilder::InsertionGuard guard(builder);
+    Block *block = ifOp.thenBlock();
+    if (block->mightHaveTerminator())
+      builder.setInsertionPoint(block->getTerminator());
+    else
+      builder.setInsertionPointToEnd(block);
+    push();
+    shadow(carriedNames, before);
+    result = statements(body);
+    if (succeeded(result) && !types.empty())
+      scf::YieldOp::create(builder, l, currentValues(carriedNames));
+    pop();
+  }
+  if (failed(result))
+    return failure();
+  if (!types.empty()) {
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToEnd(ifOp.elseBlock());
+    scf::YieldOp::create(builder, l, before);
+  }
+  for (auto [name, value] : llvm::zip_equal(carriedNames, ifOp.getResults()))
+    rebind(name, value);
+  return success();
+}
+
+bool IRGen::loopExits(ArrayRef<StmtPtr> body) {
+  if (!mayExit(body))
+    return false;
+  Location l = builder.getUnknownLoc();
+  Symbol flag{Symbol::Kind::Scalar,
+              arith::ConstantIntOp::create(builder, l, builder.getI1Type(), 0)};
+  flag.isMutable = true;
+  declare(kBreakFlag, flag);
+  return true;
+}
+
+LogicalResult IRGen::statement(const Stmt &stmt) {
+  switch (stmt.kind) {
+  case Stmt::Kind::Block: {
+    push();
+    LogicalResult result = statements(stmt.body);
+    // Rebinds of outer names already went to the outer symbols.
+    pop();
+    return result;
+  }
+  case Stmt::Kind::ScalarDecl:
+  case Stmt::Kind::TensorDecl:
+  case Stmt::Kind::EventDecl:
+  case Stmt::Kind::StreamDecl:
+    return declaration(stmt);
+  case Stmt::Kind::Assign:
+  case Stmt::Kind::ExprStmt:
+    return assignment(stmt);
+  case Stmt::Kind::Dma:
+    return copy(stmt);
+  case Stmt::Kind::DmaAny:
+    return dmaAny(stmt);
+  case Stmt::Kind::MmaFill:
+    return mmaFill(stmt);
+  case Stmt::Kind::MmaLoad:
+    return mmaLoad(stmt);
+  case Stmt::Kind::Mma:
+    return mma(stmt);
+  case Stmt::Kind::MmaStore:
+    return mmaStore(stmt);
+  case Stmt::Kind::MmaCommit: {
+    if (!insideParallel())
+      return fail(stmt.loc, "mma." + stmt.op + " runs on device threads; "
+                                                "move it into a parallel");
+    auto commit = MmaCommitOp::create(builder, loc(stmt.loc));
+    if (stmt.arrivals)
+      commit.setPending(*stmt.arrivals);
+    return success();
+  }
+  case Stmt::Kind::Wait:
+  case Stmt::Kind::Trigger:
+    return waitOrTrigger(stmt);
+  case Stmt::Kind::Swap:
+    return swap(stmt);
+  case Stmt::Kind::Sync: {
+    if (!insideParallel())
+      return fail(stmt.loc, "sync." + stmt.op + " synchronises device "
+                                                "threads; move it into a "
+                                                "parallel");
+    if (stmt.op == "global" || stmt.op == "fence")
+      return fail(stmt.loc, "sync." + stmt.op + " is not supported yet",
+                  "use sync.shared or sync.barrier : level");
+    Level level = Level::Block;
+    if (stmt.op == "barrier")
+      level = llvm::StringSwitch<Level>(stmt.layout)
+                  .Case("group-4", Level::Warpgroup)
+                  .Case("group", Level::Warp)
+                  .Case("thread", Level::Thread)
+                  .Default(Level::Block);
+    if (level == Level::Thread)
+      return fail(stmt.loc, "a barrier over one thread is meaningless",
+                  "use group, group-4 or block");
+    BarrierOp::create(builder, loc(stmt.loc), level);
+    return success();
+  }
+  case Stmt::Kind::Parallel:
+    return parallel(stmt);
+  case Stmt::Kind::With:
+    return with(stmt);
+  case Stmt::Kind::Foreach:
+    return foreach(stmt);
+  case Stmt::Kind::InThreads:
+    return inthreads(stmt);
+  case Stmt::Kind::If:
+    return ifStmt(stmt);
+  case Stmt::Kind::While:
+    return whileStmt(stmt);
+  case Stmt::Kind::Break:
+  case Stmt::Kind::Continue: {
+    Symbol *brk = lookup(kBreakFlag), *cnt = lookup(kContinueFlag);
+    if (!brk || !cnt)
+      return fail(stmt.loc, (stmt.kind == Stmt::Kind::Break ? "break" : "continue") +
+                                Twine(" outside a loop"),
+                  "use it inside foreach or while");
+    Value yes = arith::ConstantIntOp::create(builder, loc(stmt.loc),
+                                             builder.getI1Type(), 1);
+    cnt->value = yes;
+    if (stmt.kind == Stmt::Kind::Break)
+      brk->value = yes;
+    return success();
+  }
+  case Stmt::Kind::Return: {
+    if (!stmt.value) {
+      hasReturn = true;
+      return success();
+    }
+    if (insideParallel())
+      return fail(stmt.loc, "return inside a parallel is not supported",
+                  "guard the work with if instead");
+    FailureOr<Value> v = view(*stmt.value);
+    if (failed(v))
+      return failure();
+    returned.push_back(*v);
+    hasReturn = true;
+    return success();
+  }
+  }
+  return fail(stmt.loc, "unsupported statement");
+}
+
+LogicalResult IRGen::declaration(const Stmt &stmt) {
+  Location l = loc(stmt.loc);
+  if (stmt.kind == Stmt::Kind::StreamDecl) {
+    // Handled where its parallel.async is built (see parallel()).
+    if (!lookup(stmt.name))
+      return fail(stmt.loc, "`stream " + stmt.name +
+                                ";` belongs at the top of a parallel.async "
+                                "block body",
+                  "or pass a stream parameter and write parallel.async<" +
+                      stmt.name + ">");
+    return success();
+  }
+  if (stmt.kind == Stmt::Kind::ScalarDecl) {
+    Type type = elementType(stmt.elemType, stmt.loc);
+    if (!type)
+      return failure();
+    Value value;
+    if (stmt.value) {
+      FailureOr<EVal> v = expr(*stmt.value);
+      if (failed(v))
+        return failure();
+      value = coerce(v->value, type, l);
+    } else {
+      value = arith::ConstantOp::create(builder, l, builder.getZeroAttr(type));
+    }
+    if (isUnsignedName(stmt.elemType))
+      unsignedValues.insert(value);
+    Symbol s{Symbol::Kind::Scalar, value};
+    s.isMutable = stmt.isMutable;
+    if (failed(declareNew(stmt.name, stmt.nameLoc, s)))
+      return failure();
+  } else if (stmt.kind == Stmt::Kind::TensorDecl) {
+    Type element = elementType(stmt.elemType, stmt.loc);
+    if (!element)
+      return failure();
+    if (element.isIndex())
+      return fail(stmt.loc, "a tensor needs a sized element type; 'int' is "
+                            "for scalars",
+                  "use s32, s64, u32, ...");
+    std::string storage = stmt.storage.empty() ? "global" : stmt.storage;
+    bool device = storage == "shared" || storage == "local";
+    if (device && !insideParallel())
+      return fail(stmt.loc, storage + " tensors can only be declared inside "
+                                      "a parallel",
+                  "move the declaration into the block-level parallel");
+    if (!device && insideParallel())
+      return fail(stmt.loc, "a global tensor cannot be declared inside a "
+                            "parallel",
+                  "declare it before the parallel, at host level");
+    SmallVector<int64_t> shape;
+    SmallVector<Value> dynamic;
+    for (const ExprPtr &d : stmt.arrayDims) {
+      FailureOr<int64_t> c = constantExpr(*d);
+      if (failed(c))
+        return failure();
+      shape.push_back(*c);
+    }
+    for (const ExprPtr &d : stmt.dims) {
+      FailureOr<Value> v = indexExpr(*d);
+      if (failed(v))
+        return failure();
+      if (std::optional<int64_t> c = asConstant(*v)) {
+        if (*c <= 0)
+          return fail(d->loc, "tensor dimensions must be positive");
+        shape.push_back(*c);
+      } else {
+        // A shared buffer may be sized at the launch (from the kernel's
+        // arguments); a local one lives in registers.
+        if (storage == "local")
+          return fail(d->loc, storage + " buffers need compile-time "
+                                        "dimensions",
+                      "use literals or #defines");
+        shape.push_back(ShapedType::kDynamic);
+        dynamic.push_back(*v);
+      }
+    }
+    Attribute space;
+    if (storage == "shared")
+      space = gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Workgroup);
+    else if (storage == "local")
+      space = gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Private);
+    // One block's shared memory holds at most 227 KiB (sm_90); the pipeline
+    // checks the sum of a kernel's buffers, this catches one that alone
+    // cannot fit (and keeps sizes far from overflow).
+    if (storage == "shared") {
+      int64_t bytes = llvm::divideCeil(element.getIntOrFloatBitWidth(), 8);
+      bool overflow = false;
+      for (int64_t extent : shape)
+        overflow |= llvm::MulOverflow(bytes, extent, bytes);
+      if (overflow || bytes > kMaxSharedBytes)
+        return fail(stmt.loc, "this shared buffer needs " +
+                                  (overflow ? std::string("more than 2^63")
+                                            : std::to_string(bytes)) +
+                                  " bytes; a block has at most " +
+                                  Twine(kMaxSharedBytes) + " (227 KiB)",
+                    "use a smaller tile");
+    }
+    auto type = MemRefType::get(shape, element, MemRefLayoutAttrInterface(), space);
+    if (stmt.value && !device)
+      return fail(stmt.value->loc,
+                  "a global tensor cannot be initialised in its declaration",
+                  "fill it in a kernel, or pass it in filled");
+    Value buffer = memref::AllocOp::create(builder, l, type, dynamic);
+    if (isUnsignedName(stmt.elemType))
+      unsignedTensors.insert(buffer);
+    // `shared f32 [..] s{v};` / `local f32 [..] l{v};`: every element is v.
+    if (stmt.value) {
+      FailureOr<EVal> v = expr(*stmt.value);
+      if (failed(v))
+        return failure();
+      Value fill = coerce(v->value, element, l);
+      SmallVector<Value> lbs, ubs, steps;
+      for (int64_t extent : shape) {
+        lbs.push_back(constIndex(0, l));
+        ubs.push_back(constIndex(extent, l));
+        steps.push_back(constIndex(1, l));
+      }
+      scf::buildLoopNest(builder, l, lbs, ubs, steps,
+                         [&](OpBuilder &b, Location loc, ValueRange ivs) {
+                           memref::StoreOp::create(b, loc, fill, buffer, ivs);
+                         });
+    }
+    if (failed(declareNew(stmt.name, stmt.nameLoc,
+                          Symbol{Symbol::Kind::Tensor, buffer})))
+      return failure();
+  } else {
+    std::string storage = stmt.storage.empty() ? "shared" : stmt.storage;
+    MemoryKind kind = storage == "global"  ? MemoryKind::Global
+                      : storage == "local" ? MemoryKind::Local
+                                           : MemoryKind::Shared;
+    if (kind != MemoryKind::Global && !insideParallel())
+      return fail(stmt.loc, storage + " events can only be declared inside a "
+                                      "parallel",
+                  "declare them in the block-level parallel");
+    SmallVector<int64_t> shape;
+    for (const ExprPtr &d : stmt.arrayDims) {
+      FailureOr<int64_t> c = constantExpr(*d);
+      if (failed(c))
+        return failure();
+      if (*c <= 0)
+        return fail(d->loc, "event arrays need a positive size");
+      shape.push_back(*c);
+    }
+    auto type = EventType::getChecked([&] { return emitError(l); }, context,
+                                      kind, ArrayRef<int64_t>(shape));
+    if (!type)
+      return failure();
+    auto alloc = EventAllocOp::create(builder, l, type, UnitAttr(), IntegerAttr());
+    if (stmt.ready)
+      alloc.setReady(true);
+    if (stmt.arrivals) {
+      if (*stmt.arrivals <= 0)
+        return fail(stmt.loc, "event<N> needs a positive arrival count");
+      alloc.setArrivals(*stmt.arrivals);
+    }
+    if (failed(declareNew(stmt.name, stmt.nameLoc,
+                          Symbol{Symbol::Kind::Event, alloc.getEvent()})))
+      return failure();
+  }
+  for (const StmtPtr &more : stmt.moreDecls)
+    if (failed(declaration(*more)))
+      return failure();
+  return success();
+}
+
+LogicalResult IRGen::assignment(const Stmt &stmt) {
+  Location l = loc(stmt.loc);
+  if (stmt.kind == Stmt::Kind::ExprStmt) {
+    const Expr &e = *stmt.value;
+    if (e.kind != Expr::Kind::Postfix &&
+        !(e.kind == Expr::Kind::Unary && (e.name == "++" || e.name == "--")))
+      return fail(stmt.loc, "this expression has no effect as a statement");
+    const Expr &target = *e.args[0];
+    Symbol *s = target.kind == Expr::Kind::Name ? lookup(target.name) : nullptr;
+    if (!s || s->kind != Symbol::Kind::Scalar || !s->isMutable)
+      return fail(target.loc, "'" + e.name + "' needs a mutable scalar",
+                  "declare it as `mutable int x = 0;`");
+    Type type = s->value.getType();
+    if (failed(checkArithmetic(target.loc, type, "'" + e.name + "'")))
+      return failure();
+    Value one = coerce(constIndex(1, l), type, l);
+    bool increment = e.name == "++";
+    if (isa<FloatType>(type))
+      s->value = increment
+                     ? Value(arith::AddFOp::create(builder, l, s->value, one))
+                     : Value(arith::SubFOp::create(builder, l, s->value, one));
+    else
+      s->value =
+          increment
+              ? Value(builder.createOrFold<arith::AddIOp>(l, s->value, one))
+              : Value(builder.createOrFold<arith::SubIOp>(l, s->value, one));
+    return success();
+  }
+  const Expr &target = *stmt.target;
+  // f = select(c, f0, f1, ...): one of several futures.
+  if (stmt.value->kind == Expr::Kind::Call && stmt.value->name == "select" &&
+      target.kind == Expr::Kind::Name && stmt.op == "=") {
+    const Expr &call = *stmt.value;
+    if (call.args.size() < 3)
+      return fail(call.loc, "select takes a condition and at least two "
+                            "futures");
+    FailureOr<EVal> cond = expr(*call.args[0]);
+    if (failed(cond))
+      return failure();
+    SmallVector<Symbol *> choices;
+    for (size_t i = 1; i < call.args.size(); ++i) {
+      const Expr &arg = *call.args[i];
+      Symbol *f = arg.kind == Expr::Kind::Name ? lookup(arg.name) : nullptr;
+      if (!f || f->kind != Symbol::Kind::Future)
+        return fail(arg.loc, "select chooses among futures; this is not one");
+      if (!choices.empty() && f->value.getType() != choices[0]->value.getType())
+        return fail(arg.loc, "select needs futures of one type");
+      choices.push_back(f);
+    }
+    // The condition is the index of the future picked, as upstream's code
+    // generation reads it (`*futures[c]`): select(k % 2, f0, f1) is f0 for
+    // even k; a bool counts as 0 or 1. An index past the last picks the last.
+    Value picked = choices.back()->value;
+    Value c = cond->value;
+    if (c.getType().isInteger(1))
+      c = arith::ExtUIOp::create(builder, l, builder.getI64Type(), c);
+    for (int i = choices.size() - 2; i >= 0; --i) {
+      Value is = builder.createOrFold<arith::CmpIOp>(
+          l, arith::CmpIPredicate::eq, coerce(c, builder.getIndexType(), l),
+          constIndex(i, l));
+      picked = arith::SelectOp::create(builder, l, is, choices[i]->value, picked);
+    }
+    Symbol s = *choices[0];
+    s.value = picked;
+    if (Symbol *existing = lookup(target.name);
+        existing && existing->kind == Symbol::Kind::Future) {
+      existing->value = picked;
+      return success();
+    }
+    return declareNew(target.name, target.loc, s);
+  }
+  // `ma = tile.chunkat(_, k);`: a name for a view (D2's MMA operands).
+  if (stmt.op == "=" && target.kind == Expr::Kind::Name &&
+      isViewExpr(*stmt.value)) {
+    Symbol *existing = lookup(target.name);
+    if (!existing || existing->kind == Symbol::Kind::Tensor) {
+      FailureOr<Value> v = view(*stmt.value);
+      if (failed(v))
+        return failure();
+      if (existing && existing->value.getType() == v->getType()) {
+        // Views are not carried out of loops and branches.
+        if (existing->scope != scopes.size())
+          return fail(target.loc, "'" + target.name + "' names a view "
+                                  "declared outside this loop or branch; a "
+                                  "view cannot be rebound inside one",
+                      "give the new view its own name");
+        existing->value = *v;
+        return success();
+      }
+      if (existing)
+        return fail(target.loc, "'" + target.name + "' names a view of "
+                                "another shape here",
+                    "give the new view its own name");
+      return declareNew(target.name, target.loc,
+                        Symbol{Symbol::Kind::Tensor, *v});
+    }
+  }
+  FailureOr<EVal> rhs = expr(*stmt.value);
+  if (failed(rhs))
+    return failure();
+  auto combine = [&](Value old, Value value) -> FailureOr<Value> {
+    if (stmt.op == "=")
+      return value;
+    Expr fake(Expr::Kind::Binary, stmt.loc);
+    StringRef op = StringRef(stmt.op).drop_back();
+    value = coerce(value, old.getType(), l);
+    bool isFloat = isa<FloatType>(old.getType());
+    if ((op == "/" || op == "%") && !isFloat &&
+        failed(checkDivisor(stmt.loc, value, stmt.op)))
+      return failure();
+    if (op == "+") return isFloat ? Value(arith::AddFOp::create(builder, l, old, value)) : Value(builder.createOrFold<arith::AddIOp>(l, old, value));
+    if (op == "-") return isFloat ? Value(arith::SubFOp::create(builder, l, old, value)) : Value(builder.createOrFold<arith::SubIOp>(l, old, value));
+    if (op == "*") return isFloat ? Value(arith::MulFOp::create(builder, l, old, value)) : Value(builder.createOrFold<arith::MulIOp>(l, old, value));
+    bool isUnsignedOp = !isFloat && (isUnsigned(old) || isUnsigned(value));
+    if (op == "/") return isFloat ? Value(arith::DivFOp::create(builder, l, old, value)) : isUnsignedOp ? Value(builder.createOrFold<arith::DivUIOp>(l, old, value)) : Value(builder.createOrFold<arith::DivSIOp>(l, old, value));
+    return isFloat ? Value(arith::RemFOp::create(builder, l, old, value)) : isUnsignedOp ? Value(builder.createOrFold<arith::RemUIOp>(l, old, value)) : Value(builder.createOrFold<arith::RemSIOp>(l, old, value));
+  };
+  if (target.kind == Expr::Kind::Name) {
+    Symbol *s = lookup(target.name);
+    if (stmt.op == "=") {
+      if (s && s->kind == Symbol::Kind::Scalar && s->isMutable) {
+        s->value = coerce(rhs->value, s->value.getType(), l);
+        return success();
+      }
+      if (s && s->scope == scopes.size() && s->kind == Symbol::Kind::Scalar)
+        return fail(target.loc, "'" + target.name +
+                                    "' is immutable and already defined in "
+                                    "this scope",
+                    "declare it as `mutable int " + target.name + " = ...;`");
+      // The first assignment declares an immutable scalar.
+      declare(target.name, Symbol{Symbol::Kind::Scalar, rhs->value, rhs->bound});
+      return success();
+    }
+    if (!s || s->kind != Symbol::Kind::Scalar || !s->isMutable)
+      return fail(target.loc, "'" + stmt.op + "' needs a mutable scalar",
+                  "declare it as `mutable int " + target.name + " = 0;`");
+    FailureOr<Value> v = combine(s->value, rhs->value);
+    if (failed(v))
+      return failure();
+    s->value = *v;
+    return success();
+  }
+  if (target.kind == Expr::Kind::Member && target.name == "at" && target.hasArgs) {
+    auto access = element(target);
+    if (failed(access))
+      return failure();
+    Value *buffer = &access->first;
+    SmallVector<Value> &indices = access->second;
+    auto type = cast<MemRefType>(buffer->getType());
+    Value old;
+    if (stmt.op != "=") {
+      old = memref::LoadOp::create(builder, l, *buffer, indices);
+      if (unsignedTensors.contains(rootTensor(*buffer)))
+        unsignedValues.insert(old);
+    }
+    Type element = type.getElementType();
+    if ((stmt.op != "=" || rhs->value.getType() != element) &&
+        (failed(checkArithmetic(stmt.loc, element,
+                                stmt.op == "=" ? Twine("a conversion")
+                                               : "'" + stmt.op + "'")) ||
+         failed(checkArithmetic(stmt.loc, rhs->value.getType(),
+                                "a conversion"))))
+      return failure();
+    FailureOr<Value> v =
+        stmt.op == "=" ? FailureOr<Value>(rhs->value) : combine(old, rhs->value);
+    if (failed(v))
+      return failure();
+    memref::StoreOp::create(builder, l, coerce(*v, element, l), *buffer,
+                            indices);
+    return success();
+  }
+  return fail(target.loc, "cannot assign to this expression",
+              "assign to a name or to an element `t.at(i, j)`");
+}

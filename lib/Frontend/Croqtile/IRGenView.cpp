@@ -1,0 +1,379 @@
+//===- IRGenView.cpp - Croqtile views to IR ---------------------------------===//
+//
+// Part of the croq project: an MLIR dialect for the Croqtile GPU kernel
+// language.
+//
+//===----------------------------------------------------------------------===//
+
+#include "IRGenImpl.h"
+
+using namespace mlir;
+using namespace mlir::croq;
+using namespace mlir::croq::croqtile;
+
+/// Type of a tile of `source` with `shape` (strides kept, offset dynamic).
+static MemRefType tileType(MemRefType source, ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(source.getStridesAndOffset(strides, offset)))
+    return {};
+  auto layout = StridedLayoutAttr::get(source.getContext(),
+                                       ShapedType::kDynamic, strides);
+  return MemRefType::get(shape, source.getElementType(), layout,
+                         source.getMemorySpace());
+}
+
+FailureOr<Value> IRGen::view(const Expr &e) {
+  Location l = loc(e.loc);
+  if (e.kind == Expr::Kind::Name) {
+    Symbol *s = lookup(e.name);
+    if (!s)
+      return fail(e.loc, "use of undeclared name '" + e.name + "'",
+                  "declare the tensor or name the future first");
+    if (s->kind == Symbol::Kind::Tensor)
+      return s->value;
+    if (s->kind == Symbol::Kind::Future) {
+      auto type = cast<FutureType>(s->value.getType());
+      return FutureDataOp::create(builder, l, type.getDataType(), s->value)
+          .getResult();
+    }
+    return fail(e.loc, "'" + e.name + "' is not a tensor or a future");
+  }
+  if (e.kind == Expr::Kind::Index) {
+    FailureOr<Value> base = view(*e.base);
+    if (failed(base))
+      return failure();
+    // buffers[i]: one buffer of an array of buffers.
+    auto type = cast<MemRefType>(base->getType());
+    if (static_cast<int64_t>(e.args.size()) >= type.getRank())
+      return fail(e.loc, "[...] selects a buffer of an array of buffers; "
+                         "use .at(...) for elements");
+    SmallVector<OpFoldResult> offsets, sizes, strides;
+    for (auto [d, arg] : llvm::enumerate(e.args)) {
+      FailureOr<Value> i = indexExpr(*arg);
+      std::string what = e.args.size() > 1
+                             ? ("buffer index " + Twine(d)).str()
+                             : "this buffer index";
+      if (failed(i) ||
+          failed(checkIndex(arg->loc, *i, type.getDimSize(d), what)))
+        return failure();
+      offsets.push_back(*i);
+      sizes.push_back(builder.getIndexAttr(1));
+      strides.push_back(builder.getIndexAttr(1));
+    }
+    SmallVector<int64_t> shape;
+    for (int64_t d = e.args.size(); d < type.getRank(); ++d) {
+      offsets.push_back(builder.getIndexAttr(0));
+      sizes.push_back(builder.getIndexAttr(type.getDimSize(d)));
+      strides.push_back(builder.getIndexAttr(1));
+      shape.push_back(type.getDimSize(d));
+    }
+    auto resultType = cast<MemRefType>(memref::SubViewOp::inferRankReducedResultType(
+        shape, type, offsets, sizes, strides));
+    // Keep the offset dynamic, as croq views do.
+    MemRefType tile = tileType(resultType, shape);
+    return memref::SubViewOp::create(builder, l, tile ? tile : resultType, *base,
+                                     offsets, sizes, strides)
+        .getResult();
+  }
+  if (e.kind == Expr::Kind::Member) {
+    if (e.name == "data")
+      return view(*e.base);
+    return viewMember(e);
+  }
+  return fail(e.loc, "expected a tensor, a buffer or a view");
+}
+
+/// Extent `d` of a view, from its source's extent where the view is a
+/// chunkat (the extent over the chunk count), so that it does not depend on
+/// the tile's indices.
+Value IRGen::viewExtent(Value view, int64_t d, Location l) {
+  auto type = cast<MemRefType>(view.getType());
+  if (!type.isDynamicDim(d))
+    return arith::ConstantIndexOp::create(builder, l, type.getDimSize(d));
+  if (auto chunk = view.getDefiningOp<ChunkAtOp>()) {
+    Value whole = viewExtent(chunk.getSource(), d, l);
+    ArrayRef<int64_t> statics = chunk.getStaticBounds();
+    if (statics[d] == tile::kWholeDim)
+      return whole;
+    Value count;
+    if (statics[d] == ShapedType::kDynamic) {
+      unsigned i = llvm::count(statics.take_front(d), ShapedType::kDynamic);
+      count = chunk.getBounds()[i];
+    } else {
+      count = arith::ConstantIndexOp::create(builder, l, statics[d]);
+    }
+    return arith::DivSIOp::create(builder, l, whole, count);
+  }
+  // A future's data is the buffer its copy wrote: an allocation's extents.
+  if (auto data = view.getDefiningOp<FutureDataOp>())
+    if (auto copy = data.getFuture().getDefiningOp<DmaCopyOp>())
+      return viewExtent(copy.getTarget(), d, l);
+  if (auto alloc = view.getDefiningOp<memref::AllocOp>()) {
+    unsigned i = llvm::count(type.getShape().take_front(d), ShapedType::kDynamic);
+    return alloc.getDynamicSizes()[i];
+  }
+  return memref::DimOp::create(builder, l, view, d);
+}
+
+bool IRGen::checkOnHost(
+    Location l, ArrayRef<Value> values,
+    function_ref<Value(OpBuilder &, ArrayRef<Value>)> make,
+    const Twine &message) {
+  // The outermost parallel around the insertion point is the kernel.
+  Operation *kernel = nullptr;
+  for (Operation *p = builder.getInsertionBlock()->getParentOp(); p;
+       p = p->getParentOp())
+    if (isa<ParallelOp>(p))
+      kernel = p;
+  OpBuilder host(builder.getContext());
+  if (kernel)
+    host.setInsertionPoint(kernel);
+  else
+    host.setInsertionPoint(builder.getInsertionBlock(),
+                           builder.getInsertionPoint());
+  IRMapping mapping;
+  std::function<Value(Value)> hoist = [&](Value v) -> Value {
+    if (!kernel || !kernel->isAncestor(v.getParentRegion()->getParentOp()))
+      return v;
+    if (Value mapped = mapping.lookupOrNull(v))
+      return mapped;
+    Operation *def = v.getDefiningOp();
+    if (!def || def->getNumRegions() ||
+        !(isMemoryEffectFree(def) || isa<memref::DimOp>(def)))
+      return Value();
+    for (Value operand : def->getOperands())
+      if (!hoist(operand))
+        return Value();
+    for (Value operand : def->getOperands())
+      mapping.map(operand, hoist(operand));
+    Operation *clone = host.clone(*def, mapping);
+    return clone->getResult(cast<OpResult>(v).getResultNumber());
+  };
+  SmallVector<Value> hosted;
+  for (Value v : values) {
+    Value h = hoist(v);
+    if (!h)
+      return false;
+    hosted.push_back(h);
+  }
+  Value ok = make(host, hosted);
+  cf::AssertOp::create(host, l, ok, message.str());
+  return true;
+}
+
+FailureOr<Value> IRGen::viewMember(const Expr &e) {
+  Location l = loc(e.loc);
+  bool chunkAt = e.name == "at" && e.base &&
+                 e.base->kind == Expr::Kind::Member && e.base->name == "chunk";
+  if (e.name == "chunkat" || chunkAt) {
+    FailureOr<Value> source = view(chunkAt ? *e.base->base : *e.base);
+    if (failed(source))
+      return failure();
+    Value base = *source;
+    auto type = cast<MemRefType>(base.getType());
+    int64_t rank = type.getRank();
+    // chunkat(i, _, k), or chunk(n0, _, n2).at(i, _, k).
+    const std::vector<ExprPtr> &idx = e.args;
+    const std::vector<ExprPtr> *factors =
+        e.name == "at" ? &e.base->args : nullptr;
+    if (static_cast<int64_t>(idx.size()) != rank)
+      return fail(e.loc, e.name + " takes one entry per dimension: " +
+                             Twine(rank) + " here, got " + Twine(idx.size()),
+                  "use `_` to keep a dimension whole");
+    SmallVector<Value> indices, bounds;
+    SmallVector<int64_t> statics;
+    for (int64_t d = 0; d < rank; ++d) {
+      const Expr &arg = *idx[d];
+      if (arg.kind == Expr::Kind::Name && arg.name == "_") {
+        statics.push_back(tile::kWholeDim);
+        continue;
+      }
+      FailureOr<EVal> v = expr(arg);
+      if (failed(v))
+        return failure();
+      Value bound = v->bound;
+      if (factors) {
+        FailureOr<Value> f = indexExpr(*(*factors)[d]);
+        if (failed(f))
+          return failure();
+        bound = *f;
+      }
+      if (!bound)
+        return fail(arg.loc, "a chunkat index must be a bounded variable "
+                             "(a parallel, foreach or with index) or `_`",
+                    "chunkat divides the dimension by the index's bound "
+                    "#i; use subspan(...).at(...) for explicit extents");
+      indices.push_back(coerce(v->value, builder.getIndexType(), l));
+      if (failed(checkIndex(arg.loc, indices.back(),
+                            asConstant(bound).value_or(ShapedType::kDynamic),
+                            "chunk index " + Twine(d))))
+        return failure();
+      if (std::optional<int64_t> c = asConstant(bound)) {
+        if (*c <= 0)
+          return fail(arg.loc, "chunk count must be positive, got " + Twine(*c));
+        statics.push_back(*c);
+      } else {
+        statics.push_back(ShapedType::kDynamic);
+        bounds.push_back(bound);
+      }
+    }
+    std::optional<SmallVector<int64_t>> shape =
+        tile::chunkatShape(type.getShape(), statics);
+    if (!shape)
+      return fail(e.loc, "chunkat makes an empty tile: a chunk count exceeds "
+                         "its dimension");
+    // A chunk count must divide its dimension: the tiles cover it exactly.
+    // Known here: an error; known at run time: a host check.
+    auto root = dyn_cast<BlockArgument>(base);
+    bool isParam = root && isa<func::FuncOp>(root.getOwner()->getParentOp());
+    std::string tensor =
+        isParam && root.getArgNumber() < paramNames.size()
+            ? "'" + paramNames[root.getArgNumber()] + "'"
+            : std::string("the view");
+    unsigned dynamicBound = 0;
+    for (int64_t d = 0; d < rank; ++d) {
+      int64_t count = statics[d];
+      if (count == tile::kWholeDim)
+        continue;
+      Value bound = count == ShapedType::kDynamic ? bounds[dynamicBound++]
+                                                  : Value();
+      int64_t dim = type.getShape()[d];
+      if (!bound && dim != ShapedType::kDynamic) {
+        if (dim % count != 0)
+          return fail(idx[d]->loc,
+                      "chunkat divides dimension " + Twine(d) + " (" +
+                          Twine(dim) + ") into " + Twine(count) +
+                          " chunks, which does not divide it",
+                      "use a chunk count that divides the dimension, or "
+                      "subspan(...).at(...) tiles, which handle tails");
+        continue;
+      }
+      Value extent = memref::DimOp::create(builder, l, base, d);
+      Value chunks =
+          bound ? bound : Value(arith::ConstantIndexOp::create(builder, l, count));
+      bool checked = checkOnHost(
+          l, {extent, chunks},
+          [&](OpBuilder &b, ArrayRef<Value> v) -> Value {
+            Value zero = arith::ConstantIndexOp::create(b, l, 0);
+            Value rem = arith::RemSIOp::create(b, l, v[0], v[1]);
+            return arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, rem,
+                                         zero);
+          },
+          "dimension " + Twine(d) + " of " + tensor +
+              " is not a multiple of the chunk count of the chunkat at line " +
+              Twine(sourceMgr.getLineAndColumn(e.loc).first) +
+              ": its tiles would not cover it (pad the tensor, or use "
+              "subspan(...).at(...) tiles, which handle tails)");
+      if (!checked)
+        return fail(idx[d]->loc,
+                    "cannot check before the launch that this chunk count "
+                    "divides dimension " + Twine(d) + " of " + tensor,
+                    "compute the chunk count from the function's "
+                    "parameters and constants");
+    }
+    MemRefType result = tileType(type, *shape);
+    if (!result)
+      return fail(e.loc, "cannot take a tile of this view");
+    return ChunkAtOp::create(builder, l, result, base, indices, bounds,
+                             builder.getDenseI64ArrayAttr(statics))
+        .getResult();
+  }
+  // subspan(e...)[.step(s...)][.at(i...)]
+  const Expr *at = nullptr, *step = nullptr, *subspan = nullptr;
+  const Expr *cursor = &e;
+  while (cursor && cursor->kind == Expr::Kind::Member) {
+    if (cursor->name == "at" && !at)
+      at = cursor;
+    else if (cursor->name == "step" && !step)
+      step = cursor;
+    else if (cursor->name == "subspan" || cursor->name == "modspan") {
+      subspan = cursor;
+      break;
+    } else {
+      break;
+    }
+    cursor = cursor->base.get();
+  }
+  if (!subspan) {
+    if (e.name == "at")
+      return fail(e.loc, ".at(...) on a tensor reads one element; a view "
+                         "needs subspan(...).at(...) or chunk(...).at(...)");
+    return fail(e.loc, "unknown view operation '." + e.name + "'",
+                "views are chunkat, chunk().at(), subspan().step().at(), "
+                "[i] and .data");
+  }
+  FailureOr<Value> source = view(*subspan->base);
+  if (failed(source))
+    return failure();
+  auto type = cast<MemRefType>(source->getType());
+  int64_t rank = type.getRank();
+  if (static_cast<int64_t>(subspan->args.size()) != rank)
+    return fail(subspan->loc, "subspan takes one extent per dimension: " +
+                                  Twine(rank) + " here, got " +
+                                  Twine(subspan->args.size()));
+  SmallVector<Value> extents, indices, steps;
+  SmallVector<int64_t> statics;
+  for (const ExprPtr &arg : subspan->args) {
+    if (arg->kind == Expr::Kind::Name && arg->name == "_") {
+      statics.push_back(tile::kWholeDim);
+      continue;
+    }
+    FailureOr<Value> v = indexExpr(*arg);
+    if (failed(v))
+      return failure();
+    if (std::optional<int64_t> c = asConstant(*v)) {
+      if (*c <= 0)
+        return fail(arg->loc, "subspan extents must be positive, got " + Twine(*c));
+      statics.push_back(*c);
+    } else {
+      statics.push_back(ShapedType::kDynamic);
+      extents.push_back(*v);
+    }
+  }
+  for (int64_t d = 0; d < rank; ++d) {
+    if (!at) {
+      indices.push_back(constIndex(0, l));
+      continue;
+    }
+    if (static_cast<int64_t>(at->args.size()) != rank)
+      return fail(at->loc, ".at takes one tile index per dimension: " +
+                               Twine(rank) + " here, got " +
+                               Twine(at->args.size()));
+    FailureOr<Value> v = indexExpr(*at->args[d]);
+    if (failed(v))
+      return failure();
+    // A tile index past the last tile is caught with the shape known;
+    // a negative one always.
+    int64_t tiles = ShapedType::kDynamic;
+    if (!step && statics[d] != tile::kWholeDim &&
+        !ShapedType::isDynamic(statics[d]) &&
+        !ShapedType::isDynamic(type.getDimSize(d)))
+      tiles = llvm::divideCeil(type.getDimSize(d), statics[d]);
+    if (failed(checkIndex(at->args[d]->loc, *v, tiles,
+                          "tile index " + Twine(d))))
+      return failure();
+    indices.push_back(*v);
+  }
+  if (step) {
+    if (static_cast<int64_t>(step->args.size()) != rank)
+      return fail(step->loc, ".step takes one step per dimension");
+    for (const ExprPtr &arg : step->args) {
+      FailureOr<Value> v = indexExpr(*arg);
+      if (failed(v))
+        return failure();
+      steps.push_back(*v);
+    }
+  }
+  std::optional<SmallVector<int64_t>> shape =
+      tile::subspanShape(type.getShape(), statics);
+  if (!shape)
+    return fail(subspan->loc, "a subspan extent exceeds its dimension");
+  MemRefType result = tileType(type, *shape);
+  if (!result)
+    return fail(e.loc, "cannot take a tile of this view");
+  return SubspanOp::create(builder, l, result, *source, extents,
+                           builder.getDenseI64ArrayAttr(statics), indices,
+                           steps)
+      .getResult();
+}
