@@ -72,6 +72,8 @@ void mlir::croq::buildCroqToNVVMPipeline(
   // Deadlocks and unwaited futures are compile errors, before anything is
   // lowered.
   pm.addPass(createCroqVerifyProtocolPass());
+  // Returned tensors become output arguments of the host entry point.
+  pm.addPass(createCroqResultsToOutputsPass());
   // Every lowering decision, each made by its own pass, as croq IR.
   CroqPrepareGPUPipelineOptions prepare;
   prepare.chip = options.chip.getValue();

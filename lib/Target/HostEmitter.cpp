@@ -15,7 +15,10 @@
 //
 // one device pointer plus one extent per dimension for each tensor, the
 // scalars as they are, and a CUstream per stream parameter. It returns 0, or
-// non-zero after printing an error that names `f` (and the kernel).
+// non-zero after printing an error that names `f` (and the kernel). A scalar
+// a `__co__` function returns is written through a trailing pointer
+// argument (`int64_t *result0`); returned tensors are output arguments
+// (croq-results-to-outputs).
 //
 //===----------------------------------------------------------------------===//
 
@@ -131,9 +134,10 @@ LogicalResult HostEmitter::emitBinary(gpu::BinaryOp binary) {
 LogicalResult HostEmitter::emitFunction(func::FuncOp func) {
   if (func.isExternal())
     return success();
-  if (func.getNumResults() != 0)
-    return func.emitError("host entry points return nothing; results are "
-                          "written to tensor arguments");
+  for (Type t : func.getResultTypes())
+    if (isa<MemRefType>(t))
+      return func.emitError("a host entry point cannot return a tensor: run "
+                            "croq-results-to-outputs first");
   names.clear();
   extents.clear();
   ownedStreams.clear();
@@ -185,6 +189,13 @@ LogicalResult HostEmitter::emitFunction(func::FuncOp func) {
       return failure();
     params.push_back(*type + " " + name);
   }
+  // Scalar results are written through trailing pointers (null: dropped).
+  for (auto [i, t] : llvm::enumerate(func.getResultTypes())) {
+    FailureOr<std::string> type = cType(func, t);
+    if (failed(type))
+      return failure();
+    params.push_back(*type + " *result" + std::to_string(i));
+  }
   os << "extern \"C\" int " << function << "(" << llvm::join(params, ", ")
      << ") {\n"
      << checks;
@@ -193,6 +204,19 @@ LogicalResult HostEmitter::emitFunction(func::FuncOp func) {
       return failure();
   os << "}\n\n";
   return success();
+}
+
+/// `text` as a C string literal.
+static std::string cString(StringRef text) {
+  std::string out = "\"";
+  for (unsigned char c : text) {
+    if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\' && c != '?')
+      out += c;
+    else
+      out += (llvm::Twine("\\") + llvm::Twine(c >> 6) + llvm::Twine((c >> 3) & 7) +
+              llvm::Twine(c & 7)).str();
+  }
+  return out + '"';
 }
 
 static std::string binaryOperator(Operation &op) {
@@ -369,19 +393,28 @@ LogicalResult HostEmitter::emitOp(Operation &op) {
                         "host code");
   }
   if (auto assertOp = dyn_cast<cf::AssertOp>(op)) {
-    std::string message = "\"";
-    for (unsigned char c : assertOp.getMsg()) {
-      if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\' && c != '?')
-        message += c;
-      else
-        message += llvm::formatv("\\{0:o3}", unsigned(c)).str();
-    }
-    message += '"';
     os << "  if (!" << use(assertOp.getArg()) << ") return croq_rt_fail(\""
-       << function << "\", \"%s\", " << message << ");\n";
+       << function << "\", \"%s\", " << cString(assertOp.getMsg()) << ");\n";
     return success();
   }
-  if (isa<func::ReturnOp>(op)) {
+  if (auto printOp = dyn_cast<gpu::PrintfOp>(op)) {
+    // The format's conversions match the argument types (the importer
+    // widens integers to int or long long and floats to double).
+    os << "  printf(" << cString(printOp.getFormat());
+    for (Value arg : printOp.getArgs()) {
+      Type type = arg.getType();
+      std::string cast = isa<FloatType>(type)          ? "(double)"
+                         : type.isIndex() || type.getIntOrFloatBitWidth() > 32
+                             ? "(long long)"
+                             : "(int)";
+      os << ", " << cast << use(arg);
+    }
+    os << ");\n";
+    return success();
+  }
+  if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+    for (auto [i, v] : llvm::enumerate(ret.getOperands()))
+      os << "  if (result" << i << ") *result" << i << " = " << use(v) << ";\n";
     for (const std::string &stream : ownedStreams)
       os << "  if (int err = croq_rt_stream_join(" << stream << ", \""
          << function << "\")) return err;\n";

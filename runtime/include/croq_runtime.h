@@ -21,6 +21,7 @@
 #include <cuda.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /// A kernel image embedded in host code, loaded on first use.
 struct croq_module {

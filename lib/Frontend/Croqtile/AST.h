@@ -43,6 +43,9 @@ struct Expr {
     Member,   // base.name or base.name(args); typeArg for .name<T>
     Index,    // base[args]
     Range,    // name(lo : hi : step) in foreach; args may be null
+    List,     // [a, b.span, ...]: an mdspan literal; args
+    Tuple,    // {a, b, ...}: an ituple literal; args
+    String,   // "text" (println, assert): name holds the unquoted text
   };
   Kind kind;
   llvm::SMLoc loc;
@@ -70,6 +73,9 @@ struct ParallelLevel {
   std::vector<llvm::SMLoc> nameLocs;
   std::vector<ExprPtr> bounds;
   std::string level; // "" when not annotated
+  /// `p = {a, b} by [..]`: the ituple of the indices, when named.
+  std::string tupleName;
+  llvm::SMLoc tupleLoc;
 };
 
 /// `x in mdx` or `{a, b} in [m, n]` of with / foreach.
@@ -77,12 +83,16 @@ struct Within {
   llvm::SMLoc loc;
   std::vector<std::string> names;
   std::vector<ExprPtr> bounds;
+  /// `index = {a, b} in [..]`: the ituple of the indices, when named.
+  std::string tupleName;
+  llvm::SMLoc tupleLoc;
 };
 
 struct Stmt {
   enum class Kind {
     Block,
     ScalarDecl,  // [mutable] int|bool|ELEM name [= init]
+    ShapeDecl,   // [mdspan[<N>]] name : shape;  ituple[<N>] name = tuple;
     TensorDecl,  // [storage] ELEM [dims] name[arr] ...
     EventDecl,   // [storage] event[<N>] name[dims] [= ready]
     StreamDecl,  // stream s;
@@ -99,6 +109,8 @@ struct Stmt {
     Trigger,     // trigger targets [after futures]
     Swap,        // swap(a, b) / rotate(a, b, ...)
     Sync,        // sync.shared / sync.global / sync.barrier : level
+    Print,       // print(args) / println(args); `print!` at compile time
+    Assert,      // assert(cond[, "message"])
     Parallel,
     With,
     Foreach,
@@ -118,9 +130,12 @@ struct Stmt {
   std::string elemType;         // int, bool, f16, ... ; MmaFill accumulator type
   std::string storage;          // global / shared / local / ""
   bool isMutable = false;
+  bool isStatic = false;        // print! / println!: at compile time
+  bool newline = false;         // println
   std::vector<ExprPtr> dims;    // tensor dims
   std::vector<ExprPtr> arrayDims; // name[ARR] of buffers / events
   std::optional<int64_t> arrivals; // event<N>
+  std::optional<int64_t> rank;  // mdspan<N> / ituple<N> of a ShapeDecl
   bool ready = false;           // = ready
   std::vector<StmtPtr> moreDecls; // `a[2], b[2]` in one declaration
 
@@ -169,7 +184,11 @@ struct Param {
 struct Function {
   llvm::SMLoc loc;
   std::string name;
-  std::string returnKind; // void / auto / tensor
+  std::string returnKind; // void / auto / tensor / scalar
+  std::string returnType; // the element type of a tensor or scalar result
+  /// The dimensions a tensor result declares (empty for mdspan<N>).
+  std::vector<ExprPtr> returnDims;
+  int64_t returnRank = -1; // mdspan<N>
   std::vector<Param> params;
   std::vector<StmtPtr> body;
 };

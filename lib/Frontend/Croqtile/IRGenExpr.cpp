@@ -170,6 +170,32 @@ Value IRGen::rootTensor(Value buffer) {
 // Expressions
 //===----------------------------------------------------------------------===//
 
+std::optional<int64_t> mlir::croq::croqtile::foldConstant(const Expr &e) {
+  if (e.kind == Expr::Kind::Int)
+    return e.intValue;
+  if (e.kind == Expr::Kind::Unary && e.name == "-")
+    if (std::optional<int64_t> v = foldConstant(*e.args[0]))
+      return -*v;
+  if (e.kind != Expr::Kind::Binary)
+    return std::nullopt;
+  std::optional<int64_t> a = foldConstant(*e.args[0]),
+                         b = foldConstant(*e.args[1]);
+  if (!a || !b)
+    return std::nullopt;
+  int64_t r;
+  if (e.name == "+" && !llvm::AddOverflow(*a, *b, r))
+    return r;
+  if (e.name == "-" && !llvm::SubOverflow(*a, *b, r))
+    return r;
+  if (e.name == "*" && !llvm::MulOverflow(*a, *b, r))
+    return r;
+  if (e.name == "/" && *b != 0)
+    return *a / *b;
+  if (e.name == "%" && *b != 0)
+    return *a % *b;
+  return std::nullopt;
+}
+
 FailureOr<int64_t> IRGen::constantExpr(const Expr &e) {
   FailureOr<EVal> v = expr(e);
   if (failed(v))
@@ -357,10 +383,21 @@ FailureOr<EVal> IRGen::expr(const Expr &e) {
       return fail(e.loc, "use of undeclared name '" + e.name + "'",
                   "declare it (`int " + e.name + " = ...;`), bind it in a "
                   "parallel, foreach or with, or #define it");
+    if (s->kind == Symbol::Kind::Shape)
+      return fail(e.loc, "'" + e.name + "' is a shape, not one value",
+                  "use " + e.name + "(i) for one element, or |" + e.name +
+                      "| for the product of its elements");
     if (s->kind != Symbol::Kind::Scalar)
       return fail(e.loc, "'" + e.name + "' is not a scalar here");
     return EVal{s->value, s->bound};
   }
+  case Expr::Kind::List:
+  case Expr::Kind::Tuple:
+    return fail(e.loc, "a shape is not one value here",
+                "take one element with (i), or count them with |...|");
+  case Expr::Kind::String:
+    return fail(e.loc, "a string literal is only an argument of println, "
+                       "print and assert");
   case Expr::Kind::Unary: {
     FailureOr<EVal> v = expr(*e.args[0]);
     if (failed(v))
@@ -418,6 +455,17 @@ FailureOr<EVal> IRGen::expr(const Expr &e) {
   }
   case Expr::Kind::Count: {
     const Expr &inner = *e.args[0];
+    if (isShapeValued(inner) &&
+        !(inner.kind == Expr::Kind::Member && inner.name == "span")) {
+      // |s| of an mdspan or ituple: the product of its elements.
+      FailureOr<SmallVector<EVal>> elems = shapeOf(inner);
+      if (failed(elems))
+        return failure();
+      Value total = constIndex(1, l);
+      for (const EVal &v : *elems)
+        total = builder.createOrFold<arith::MulIOp>(l, total, v.value);
+      return EVal{total};
+    }
     if (inner.kind != Expr::Kind::Member || inner.name != "span" ||
         inner.hasArgs || !inner.base)
       return fail(e.loc, "|...| counts the elements of a view: write "
@@ -433,6 +481,18 @@ FailureOr<EVal> IRGen::expr(const Expr &e) {
     return EVal{total};
   }
   case Expr::Kind::Call: {
+    if (Symbol *s = lookup(e.name); s && s->kind == Symbol::Kind::Shape) {
+      // `s(i)`: element i of an mdspan or ituple.
+      if (e.args.size() != 1)
+        return fail(e.loc, e.name + "(i) takes one element index");
+      FailureOr<int64_t> i = constantExpr(*e.args[0]);
+      if (failed(i))
+        return failure();
+      if (*i < 0 || *i >= static_cast<int64_t>(s->elems.size()))
+        return fail(e.args[0]->loc, "element " + Twine(*i) + " of '" + e.name +
+                                        "', which has " + Twine(s->elems.size()));
+      return s->elems[*i];
+    }
     if (e.name == "cdiv") {
       if (e.args.size() != 2)
         return fail(e.loc, "cdiv takes two arguments");
@@ -496,6 +556,14 @@ FailureOr<EVal> IRGen::expr(const Expr &e) {
     return fail(e.loc, "'." + e.name + "' is not a scalar");
   }
   case Expr::Kind::Index:
+    if (e.base && isShapeValued(*e.base) && e.args.size() == 1) {
+      // `s[i]`: element i of a shape.
+      FailureOr<SmallVector<EVal>> elems = shapeOf(e);
+      if (failed(elems))
+        return failure();
+      return elems->front();
+    }
+    break;
   case Expr::Kind::Range:
     break;
   }
@@ -509,12 +577,20 @@ IRGen::element(const Expr &at) {
                         "tensor: croq's host code computes scalars and "
                         "launches kernels",
                 "move the access into a parallel");
+  if (at.base->kind == Expr::Kind::Name)
+    if (Symbol *s = lookup(at.base->name); s && s->kind == Symbol::Kind::Future)
+      return fail(at.base->loc, "'" + at.base->name +
+                                    "' is a future, not a tensor",
+                  "read the copied data as " + at.base->name + ".data.at(...)");
   FailureOr<Value> buffer = view(*at.base);
   if (failed(buffer))
     return failure();
+  FailureOr<SmallVector<ViewArg>> args = viewArgs(at.args);
+  if (failed(args))
+    return failure();
   SmallVector<Value> indices;
-  for (const ExprPtr &arg : at.args) {
-    FailureOr<Value> i = indexExpr(*arg);
+  for (const ViewArg &arg : *args) {
+    FailureOr<Value> i = argIndex(arg);
     if (failed(i))
       return failure();
     indices.push_back(*i);
@@ -524,7 +600,7 @@ IRGen::element(const Expr &at) {
     return fail(at.loc, ".at takes " + Twine(type.getRank()) +
                             " indices here, got " + Twine(indices.size()));
   for (auto [d, index] : llvm::enumerate(indices))
-    if (failed(checkIndex(at.args[d]->loc, index, type.getDimSize(d),
+    if (failed(checkIndex((*args)[d].expr->loc, index, type.getDimSize(d),
                           "element index " + Twine(d))))
       return failure();
   return std::make_pair(*buffer, std::move(indices));

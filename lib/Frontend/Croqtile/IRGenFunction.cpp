@@ -32,18 +32,21 @@ LogicalResult IRGen::function(const Function &fn) {
     }
     SmallVector<int64_t> shape;
     for (const ExprPtr &d : p.dims) {
-      if (d->kind == Expr::Kind::Int) {
-        if (d->intValue <= 0)
+      if (std::optional<int64_t> c = foldConstant(*d)) {
+        if (*c <= 0)
           return fail(d->loc, "tensor dimensions must be positive");
-        shape.push_back(d->intValue);
+        shape.push_back(*c);
       } else if (d->kind == Expr::Kind::Name) {
         shape.push_back(ShapedType::kDynamic);
       } else {
-        return fail(d->loc, "a parameter dimension is a literal, a name or ?");
+        return fail(d->loc, "a parameter dimension is a constant, a name or ?",
+                    "a run-time extent is a name: `f32 [M, K] a` binds M "
+                    "and K");
       }
     }
     argTypes.push_back(MemRefType::get(shape, element));
   }
+  currentFunction = &fn;
   paramNames.clear();
   for (const auto &p : fn.params)
     paramNames.push_back(p.name);
@@ -59,6 +62,12 @@ LogicalResult IRGen::function(const Function &fn) {
   llvm::StringMap<Value> dims;
   for (auto [i, p] : llvm::enumerate(fn.params)) {
     Value arg = entry->getArgument(i);
+    if (p.name.empty()) {
+      // An unnamed parameter is passed but cannot be used.
+      if (p.kind == "tensor")
+        func.setArgAttr(i, "croq.name", builder.getStringAttr("arg" + Twine(i)));
+      continue;
+    }
     if (p.kind == "stream") {
       declare(p.name, Symbol{Symbol::Kind::Stream, arg});
       continue;
@@ -101,9 +110,20 @@ LogicalResult IRGen::function(const Function &fn) {
     return failure();
   if (fn.returnKind == "void" && !returned.empty())
     return fail(fn.loc, "a void function returns no value");
-  if (fn.returnKind != "void" && returned.empty())
-    return fail(fn.loc, "function '" + fn.name + "' must return a tensor");
   builder.setInsertionPointToEnd(entry);
+  if (fn.returnKind == "scalar" && returned.empty()) {
+    // As in C++, falling off the end returns an unspecified value; croq
+    // returns zero and says so.
+    Type type = elementType(fn.returnType, fn.loc);
+    if (!type)
+      return failure();
+    emitWarning(l) << "function '" << fn.name
+                   << "' returns no value; its result is 0";
+    returned.push_back(arith::ConstantOp::create(builder, l, builder.getZeroAttr(type)));
+  }
+  if (fn.returnKind != "void" && returned.empty())
+    return fail(fn.loc, "function '" + fn.name + "' returns nothing",
+                "end it with `return x;`, or declare it void");
   func::ReturnOp::create(builder, l, returned);
   func.setFunctionType(builder.getFunctionType(
       argTypes, ValueRange(returned).getTypes()));

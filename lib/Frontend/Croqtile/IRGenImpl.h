@@ -68,7 +68,7 @@ struct EVal {
 };
 
 struct Symbol {
-  enum class Kind { Scalar, Tensor, Event, Future, Frag, Stream };
+  enum class Kind { Scalar, Tensor, Event, Future, Frag, Stream, Shape };
   Kind kind;
   Value value;
   Value bound = nullptr;
@@ -78,6 +78,24 @@ struct Symbol {
   const Stmt *origin = nullptr;
   /// Scope depth of the declaration (swap needs equal scopes).
   unsigned scope = 0;
+  /// The elements of an mdspan or ituple (Kind::Shape), with their bounds
+  /// when they are bounded variables (`index = {x, y} in [...]`).
+  SmallVector<EVal> elems = {};
+  /// An index tuple's element names (`index = {x, y} in ...`): its elements
+  /// are these variables' values where the tuple is used (inside
+  /// `foreach x`, the loop's).
+  SmallVector<std::string> elemNames = {};
+};
+
+/// One argument of a view operation after shape arguments are spliced:
+/// `chunkat(index)` with `index = {x, y}` is `chunkat(x, y)`. `value` is set
+/// for spliced elements; other arguments are evaluated where they are used.
+struct ViewArg {
+  const Expr *expr;
+  std::optional<EVal> value;
+  bool isWildcard() const {
+    return !value && expr->kind == Expr::Kind::Name && expr->name == "_";
+  }
 };
 
 
@@ -169,6 +187,10 @@ private:
   LogicalResult parallel(const Stmt &stmt);
   LogicalResult foreach(const Stmt &stmt);
   LogicalResult with(const Stmt &stmt);
+  /// The bounds of `w`, shapes spliced; one per index.
+  FailureOr<SmallVector<Value>> withinBounds(const Within &w);
+  /// Declares the indices of `w` (and its named tuple) as bounded variables.
+  void declareWithin(const Within &w, ValueRange values, ValueRange bounds);
   LogicalResult ifStmt(const Stmt &stmt);
   LogicalResult whileStmt(const Stmt &stmt);
   LogicalResult inthreads(const Stmt &stmt);
@@ -200,9 +222,30 @@ private:
   Value viewExtent(Value view, int64_t d, Location l);
   /// Names of the current function's parameters.
   std::vector<std::string> paramNames;
+  const Function *currentFunction = nullptr;
   /// The buffer and indices of an element access `view.at(i, ...)`.
   FailureOr<std::pair<Value, SmallVector<Value>>> element(const Expr &at);
   FailureOr<EVal> binary(const Expr &e);
+
+  // Shapes: mdspans (`[a, b]`, `x.span`, `s : [..]`) and ituples (`{a, b}`).
+  /// True when `e` denotes a whole shape rather than one value.
+  bool isShapeValued(const Expr &e);
+  /// The elements of the shape `e` (index values).
+  FailureOr<SmallVector<EVal>> shapeOf(const Expr &e);
+  /// Evaluates `args`, splicing each shape-valued one into its elements.
+  FailureOr<SmallVector<EVal>> spliceList(ArrayRef<ExprPtr> args);
+  /// `args` with shape-valued ones spliced, unevaluated otherwise.
+  FailureOr<SmallVector<ViewArg>> viewArgs(ArrayRef<ExprPtr> args);
+  FailureOr<EVal> argValue(const ViewArg &arg);
+  FailureOr<Value> argIndex(const ViewArg &arg);
+  LogicalResult shapeDecl(const Stmt &stmt);
+
+  // print, println and assert.
+  LogicalResult print(const Stmt &stmt);
+  LogicalResult assertStmt(const Stmt &stmt);
+  /// Appends `e` to a printf format and its arguments.
+  LogicalResult appendPrinted(const Expr &e, std::string &format,
+                              SmallVectorImpl<Value> &args);
   Value coerce(Value value, Type type, Location l);
   /// Unsigned element types (u8 ... u64) lower to signless integers; these
   /// sets keep what is unsigned: tensors declared so, and the values read
@@ -284,6 +327,8 @@ private:
 } // namespace mlir::croq::croqtile
 
 namespace mlir::croq::croqtile {
+/// The value of an integer expression of literals, when it has one.
+std::optional<int64_t> foldConstant(const Expr &e);
 inline constexpr const char *kBreakFlag = "\x02break";
 inline constexpr const char *kContinueFlag = "\x02continue";
 

@@ -39,13 +39,15 @@ static StringRef levelName(Level level) {
   llvm_unreachable("unknown level");
 }
 
-/// Whether a parallel statement is nested anywhere in `body`.
-static bool containsParallel(const std::vector<StmtPtr> &body) {
-  for (const StmtPtr &s : body)
-    if (s->kind == Stmt::Kind::Parallel || containsParallel(s->body) ||
-        containsParallel(s->elseBody))
-      return true;
-  return false;
+/// The number of parallel levels nested in `body`, at the deepest.
+static unsigned parallelDepth(const std::vector<StmtPtr> &body) {
+  unsigned depth = 0;
+  for (const StmtPtr &s : body) {
+    unsigned here = s->kind == Stmt::Kind::Parallel ? s->levels.size() : 0;
+    depth = std::max({depth, here + parallelDepth(s->body),
+                      parallelDepth(s->elseBody)});
+  }
+  return depth;
 }
 
 LogicalResult IRGen::parallel(const Stmt &stmt) {
@@ -68,15 +70,27 @@ LogicalResult IRGen::parallel(const Stmt &stmt) {
   if (allAnnotated) {
     for (const ParallelLevel &p : stmt.levels)
       plan.push_back({&p, *levelFromName(p.level)});
-  } else if (stmt.levels.size() == 1 && outermost &&
-             containsParallel(stmt.body)) {
-    // `parallel p by 8 { parallel q by 64 ... }`: the outer of two
-    // unannotated levels is the block level, as Croqtile infers it.
-    plan.push_back({&stmt.levels[0], Level::Block});
   } else if (stmt.levels.size() == 1) {
-    if (outermost)
+    // An unannotated level, as Croqtile's pbfill infers it: the outermost
+    // of a nest is the block level and the innermost the thread level; in
+    // between, levels take group-4 and group so that the nest below fits
+    // (`parallel by 2 parallel by 4 parallel by 6` is block, group,
+    // thread). Depth here counts levels from the block level down.
+    unsigned below = parallelDepth(stmt.body);
+    if (outermost && below > 0) {
+      plan.push_back({&stmt.levels[0], Level::Block});
+    } else if (outermost) {
       plan.push_back({nullptr, Level::Block});
-    plan.push_back({&stmt.levels[0], Level::Thread});
+      plan.push_back({&stmt.levels[0], Level::Thread});
+    } else {
+      int parentDepth = 3 - static_cast<int>(enclosingParallel().getLevel());
+      int depth = std::max(parentDepth + 1, 3 - static_cast<int>(below));
+      if (depth > 3)
+        return fail(stmt.loc, "this parallel is nested below the thread level",
+                    "a nest has at most four levels: block, group-4, group "
+                    "and thread");
+      plan.push_back({&stmt.levels[0], static_cast<Level>(3 - depth)});
+    }
   } else if (stmt.levels.size() == 2 && outermost) {
     plan.push_back({&stmt.levels[0], Level::Block});
     plan.push_back({&stmt.levels[1], Level::Thread});
@@ -93,9 +107,9 @@ LogicalResult IRGen::parallel(const Stmt &stmt) {
                           "parallel",
                 "annotate the level `: block`, or drop <" + stmt.streamName +
                     ">");
+  // `parallel p by 64 : thread` outside any parallel runs in one block.
   if (outermost && plan.front().level != Level::Block)
-    return fail(stmt.loc, "the outermost parallel must be the block level",
-                "annotate it `: block`");
+    plan.insert(plan.begin(), {nullptr, Level::Block});
   if (!outermost && plan.front().level == Level::Block)
     return fail(stmt.loc, "a block-level parallel cannot be nested in "
                           "another parallel");
@@ -175,15 +189,23 @@ LogicalResult IRGen::parallel(const Stmt &stmt) {
     Location l = loc(lp.source ? lp.source->loc : stmt.loc);
     SmallVector<Value> bounds;
     if (lp.source) {
-      for (const ExprPtr &b : lp.source->bounds) {
-        FailureOr<Value> v = indexExpr(*b);
+      FailureOr<SmallVector<ViewArg>> args = viewArgs(lp.source->bounds);
+      if (failed(args))
+        return failure();
+      for (const ViewArg &b : *args) {
+        FailureOr<Value> v = argIndex(b);
         if (failed(v))
           return failure();
         if (std::optional<int64_t> c = asConstant(*v); c && *c <= 0)
-          return fail(b->loc, "parallel bounds must be positive, got " +
-                                  Twine(*c));
+          return fail(b.expr->loc, "parallel bounds must be positive, got " +
+                                       Twine(*c));
         bounds.push_back(*v);
       }
+      if (!lp.source->names.empty() &&
+          lp.source->names.size() != bounds.size())
+        return fail(lp.source->loc,
+                    "parallel declares " + Twine(lp.source->names.size()) +
+                        " indices but " + Twine(bounds.size()) + " bounds");
     } else {
       bounds.push_back(constIndex(1, l));
     }
@@ -200,12 +222,19 @@ LogicalResult IRGen::parallel(const Stmt &stmt) {
     auto close = llvm::make_scope_exit([&] { openParallels.pop_back(); });
     push();
     shadow(carriedNames);
-    if (lp.source)
+    if (lp.source) {
+      Symbol tuple{Symbol::Kind::Shape, Value()};
       for (auto [j, name] : llvm::enumerate(lp.source->names)) {
         Symbol s{Symbol::Kind::Scalar, block.getArgument(j), bounds[j]};
         s.isParallelIndex = true;
         declare(name, s);
+        tuple.elems.push_back(EVal{block.getArgument(j), bounds[j]});
       }
+      if (!lp.source->tupleName.empty()) {
+        tuple.elemNames.assign(lp.source->names.begin(), lp.source->names.end());
+        declare(lp.source->tupleName, tuple);
+      }
+    }
     if (i == 0 && !localStream.empty())
       declare(localStream, Symbol{Symbol::Kind::Stream, stream});
     LogicalResult result = i + 1 < plan.size() ? build(i + 1)
@@ -222,21 +251,61 @@ LogicalResult IRGen::parallel(const Stmt &stmt) {
   return build(0);
 }
 
+/// `index in [3, 2, 1]`: the one name stands for the whole index tuple.
+static bool isWholeTuple(const Within &w, size_t bounds) {
+  return w.names.size() == 1 && w.tupleName.empty() && bounds > 1;
+}
+
+FailureOr<SmallVector<Value>> IRGen::withinBounds(const Within &w) {
+  FailureOr<SmallVector<EVal>> bounds = spliceList(w.bounds);
+  if (failed(bounds))
+    return failure();
+  // `index in [3, 2, 1]`: one name for all the bounds is their ituple.
+  if (w.names.size() == 1 && w.tupleName.empty() && bounds->size() > 1) {
+    SmallVector<Value> out;
+    for (const EVal &b : *bounds)
+      out.push_back(b.value);
+    return out;
+  }
+  if (bounds->size() != w.names.size())
+    return fail(w.loc, "declares " + Twine(w.names.size()) + " indices but " +
+                           Twine(bounds->size()) + " bounds",
+                "give one bound per index; x.span counts as one per "
+                "dimension of x");
+  SmallVector<Value> out;
+  for (const EVal &b : *bounds)
+    out.push_back(b.value);
+  return out;
+}
+
+void IRGen::declareWithin(const Within &w, ValueRange values, ValueRange bounds) {
+  Symbol tuple{Symbol::Kind::Shape, Value()};
+  bool whole = isWholeTuple(w, values.size());
+  for (auto [i, value, bound] : llvm::enumerate(values, bounds)) {
+    if (!whole)
+      declare(w.names[i], Symbol{Symbol::Kind::Scalar, value, bound});
+    tuple.elems.push_back(EVal{value, bound});
+  }
+  if (whole) {
+    declare(w.names.front(), tuple);
+  } else if (!w.tupleName.empty()) {
+    tuple.elemNames.assign(w.names.begin(), w.names.end());
+    declare(w.tupleName, tuple);
+  }
+}
+
 LogicalResult IRGen::with(const Stmt &stmt) {
   push();
-  for (const Within &w : stmt.withins)
-    for (auto [name, boundExpr] : llvm::zip_equal(w.names, w.bounds)) {
-      FailureOr<Value> bound = indexExpr(*boundExpr);
-      if (failed(bound)) {
-        pop();
-        return failure();
-      }
-      // Outside foreach a with-variable's value is 0.
-      declare(name, Symbol{Symbol::Kind::Scalar, constIndex(0, loc(w.loc)), *bound});
-    }
-  LogicalResult result = statements(stmt.body);
-  pop();
-  return result;
+  auto close = llvm::make_scope_exit([&] { pop(); });
+  for (const Within &w : stmt.withins) {
+    FailureOr<SmallVector<Value>> bounds = withinBounds(w);
+    if (failed(bounds))
+      return failure();
+    // Outside foreach a with-variable's value is 0.
+    SmallVector<Value> zeros(bounds->size(), constIndex(0, loc(w.loc)));
+    declareWithin(w, zeros, *bounds);
+  }
+  return statements(stmt.body);
 }
 
 LogicalResult IRGen::foreach(const Stmt &stmt) {
@@ -244,16 +313,27 @@ LogicalResult IRGen::foreach(const Stmt &stmt) {
     std::string name;
     Value lower, upper, step, bound;
     Location loc;
+    /// The named index tuple this loop completes (its last index), of the
+    /// `tupleSize` innermost loops so far.
+    const Within *tuple = nullptr;
+    size_t tupleSize = 0;
   };
+  SmallVector<EVal> loopIndices;
   SmallVector<LoopPlan> loops;
-  for (const Within &w : stmt.withins)
-    for (auto [name, boundExpr] : llvm::zip_equal(w.names, w.bounds)) {
-      FailureOr<Value> bound = indexExpr(*boundExpr);
-      if (failed(bound))
-        return failure();
-      Location l = loc(w.loc);
-      loops.push_back({name, constIndex(0, l), *bound, constIndex(1, l), *bound, l});
+  for (const Within &w : stmt.withins) {
+    FailureOr<SmallVector<Value>> bounds = withinBounds(w);
+    if (failed(bounds))
+      return failure();
+    Location l = loc(w.loc);
+    bool whole = isWholeTuple(w, bounds->size());
+    for (auto [i, bound] : llvm::enumerate(*bounds))
+      loops.push_back({whole ? std::string() : w.names[i], constIndex(0, l),
+                       bound, constIndex(1, l), bound, l});
+    if (whole || !w.tupleName.empty()) {
+      loops.back().tuple = &w;
+      loops.back().tupleSize = bounds->size();
     }
+  }
   for (const ExprPtr &range : stmt.ranges) {
     Symbol *s = lookup(range->name);
     Location l = loc(range->loc);
@@ -322,7 +402,19 @@ LogicalResult IRGen::foreach(const Stmt &stmt) {
       builder.setInsertionPointToEnd(body);
     push();
     shadow(carriedNames, loop.getRegionIterArgs());
-    declare(lp.name, Symbol{Symbol::Kind::Scalar, loop.getInductionVar(), lp.bound});
+    if (!lp.name.empty())
+      declare(lp.name, Symbol{Symbol::Kind::Scalar, loop.getInductionVar(), lp.bound});
+    loopIndices.push_back(EVal{loop.getInductionVar(), lp.bound});
+    auto popIndex = llvm::make_scope_exit([&] { loopIndices.pop_back(); });
+    if (lp.tuple) {
+      Symbol tuple{Symbol::Kind::Shape, Value()};
+      tuple.elems.assign(loopIndices.end() - lp.tupleSize, loopIndices.end());
+      if (!lp.tuple->tupleName.empty())
+        tuple.elemNames.assign(lp.tuple->names.begin(), lp.tuple->names.end());
+      declare(lp.tuple->tupleName.empty() ? lp.tuple->names.front()
+                                          : lp.tuple->tupleName,
+              tuple);
+    }
     LogicalResult result = i + 1 < loops.size() ? build(i + 1)
                                                 : loopBody(lp.loc);
     if (succeeded(result) && !carriedNames.empty()) {

@@ -220,6 +220,8 @@ LogicalResult IRGen::statement(const Stmt &stmt) {
     pop();
     return result;
   }
+  case Stmt::Kind::ShapeDecl:
+    return shapeDecl(stmt);
   case Stmt::Kind::ScalarDecl:
   case Stmt::Kind::TensorDecl:
   case Stmt::Kind::EventDecl:
@@ -254,6 +256,10 @@ LogicalResult IRGen::statement(const Stmt &stmt) {
     return waitOrTrigger(stmt);
   case Stmt::Kind::Swap:
     return swap(stmt);
+  case Stmt::Kind::Print:
+    return print(stmt);
+  case Stmt::Kind::Assert:
+    return assertStmt(stmt);
   case Stmt::Kind::Sync: {
     if (!insideParallel())
       return fail(stmt.loc, "sync." + stmt.op + " synchronises device "
@@ -309,10 +315,36 @@ LogicalResult IRGen::statement(const Stmt &stmt) {
     if (insideParallel())
       return fail(stmt.loc, "return inside a parallel is not supported",
                   "guard the work with if instead");
-    FailureOr<Value> v = view(*stmt.value);
-    if (failed(v))
-      return failure();
-    returned.push_back(*v);
+    if (!returned.empty())
+      return fail(stmt.loc, "a function returns once, at its end");
+    const Expr &e = *stmt.value;
+    StringRef kind = currentFunction->returnKind;
+    bool tensor = kind == "tensor";
+    if (kind == "auto") {
+      Symbol *s = e.kind == Expr::Kind::Name ? lookup(e.name) : nullptr;
+      tensor = isViewExpr(e) ||
+               (s && (s->kind == Symbol::Kind::Tensor ||
+                      s->kind == Symbol::Kind::Future)) ||
+               (e.kind == Expr::Kind::Member && e.name == "data");
+    }
+    if (tensor) {
+      FailureOr<Value> v = view(e);
+      if (failed(v))
+        return failure();
+      returned.push_back(*v);
+    } else {
+      FailureOr<EVal> v = expr(e);
+      if (failed(v))
+        return failure();
+      Value result = v->value;
+      if (kind == "scalar") {
+        Type type = elementType(currentFunction->returnType, stmt.loc);
+        if (!type)
+          return failure();
+        result = coerce(result, type, loc(stmt.loc));
+      }
+      returned.push_back(result);
+    }
     hasReturn = true;
     return success();
   }
@@ -333,11 +365,18 @@ LogicalResult IRGen::declaration(const Stmt &stmt) {
     return success();
   }
   if (stmt.kind == Stmt::Kind::ScalarDecl) {
-    Type type = elementType(stmt.elemType, stmt.loc);
-    if (!type)
-      return failure();
     Value value;
-    if (stmt.value) {
+    Type type;
+    if (stmt.elemType.empty()) {
+      // `mutable x = v;`
+      FailureOr<EVal> v = expr(*stmt.value);
+      if (failed(v))
+        return failure();
+      value = v->value;
+      type = value.getType();
+    } else if (!(type = elementType(stmt.elemType, stmt.loc))) {
+      return failure();
+    } else if (stmt.value) {
       FailureOr<EVal> v = expr(*stmt.value);
       if (failed(v))
         return failure();
@@ -348,7 +387,9 @@ LogicalResult IRGen::declaration(const Stmt &stmt) {
     if (isUnsignedName(stmt.elemType))
       unsignedValues.insert(value);
     Symbol s{Symbol::Kind::Scalar, value};
-    s.isMutable = stmt.isMutable;
+    // A declared scalar is a variable: `f16 acc = 0; acc += ...` (only an
+    // untyped `x = v;` binds an immutable name).
+    s.isMutable = true;
     if (failed(declareNew(stmt.name, stmt.nameLoc, s)))
       return failure();
   } else if (stmt.kind == Stmt::Kind::TensorDecl) {
@@ -377,20 +418,23 @@ LogicalResult IRGen::declaration(const Stmt &stmt) {
         return failure();
       shape.push_back(*c);
     }
-    for (const ExprPtr &d : stmt.dims) {
-      FailureOr<Value> v = indexExpr(*d);
+    FailureOr<SmallVector<ViewArg>> dims = viewArgs(stmt.dims);
+    if (failed(dims))
+      return failure();
+    for (const ViewArg &d : *dims) {
+      FailureOr<Value> v = argIndex(d);
       if (failed(v))
         return failure();
       if (std::optional<int64_t> c = asConstant(*v)) {
         if (*c <= 0)
-          return fail(d->loc, "tensor dimensions must be positive");
+          return fail(d.expr->loc, "tensor dimensions must be positive");
         shape.push_back(*c);
       } else {
         // A shared buffer may be sized at the launch (from the kernel's
         // arguments); a local one lives in registers.
         if (storage == "local")
-          return fail(d->loc, storage + " buffers need compile-time "
-                                        "dimensions",
+          return fail(d.expr->loc, storage + " buffers need compile-time "
+                                             "dimensions",
                       "use literals or #defines");
         shape.push_back(ShapedType::kDynamic);
         dynamic.push_back(*v);
@@ -537,6 +581,14 @@ LogicalResult IRGen::assignment(const Stmt &stmt) {
     // The condition is the index of the future picked, as upstream's code
     // generation reads it (`*futures[c]`): select(k % 2, f0, f1) is f0 for
     // even k; a bool counts as 0 or 1. An index past the last picks the last.
+    if (std::optional<int64_t> k = asConstant(cond->value);
+        k && !cond->value.getType().isInteger(1) &&
+        (*k < 0 || *k >= static_cast<int64_t>(choices.size())))
+      return fail(call.args[0]->loc,
+                  "select picks future " + Twine(*k) + " of " +
+                      Twine(choices.size()),
+                  "the first argument counts from 0 to the number of "
+                  "futures minus one");
     Value picked = choices.back()->value;
     Value c = cond->value;
     if (c.getType().isInteger(1))
@@ -581,6 +633,25 @@ LogicalResult IRGen::assignment(const Stmt &stmt) {
       return declareNew(target.name, target.loc,
                         Symbol{Symbol::Kind::Tensor, *v});
     }
+  }
+  // `b = {6, 8};` / `s = a.span / 2;`: the first assignment names a shape.
+  if (stmt.op == "=" && target.kind == Expr::Kind::Name &&
+      isShapeValued(*stmt.value)) {
+    Symbol *existing = lookup(target.name);
+    if (existing && existing->kind != Symbol::Kind::Shape)
+      return fail(target.loc, "'" + target.name + "' is not a shape; a shape "
+                              "cannot be assigned to it");
+    FailureOr<SmallVector<EVal>> elems = shapeOf(*stmt.value);
+    if (failed(elems))
+      return failure();
+    if (existing && existing->scope == scopes.size())
+      return fail(target.loc, "the shape '" + target.name +
+                                  "' is already defined in this scope",
+                  "shapes are immutable; give the new one its own name");
+    Symbol s{Symbol::Kind::Shape, Value()};
+    s.elems = std::move(*elems);
+    declare(target.name, s);
+    return success();
   }
   FailureOr<EVal> rhs = expr(*stmt.value);
   if (failed(rhs))

@@ -173,28 +173,39 @@ FailureOr<Value> IRGen::viewMember(const Expr &e) {
     Value base = *source;
     auto type = cast<MemRefType>(base.getType());
     int64_t rank = type.getRank();
-    // chunkat(i, _, k), or chunk(n0, _, n2).at(i, _, k).
-    const std::vector<ExprPtr> &idx = e.args;
-    const std::vector<ExprPtr> *factors =
-        e.name == "at" ? &e.base->args : nullptr;
+    // chunkat(i, _, k), or chunk(n0, _, n2).at(i, _, k); an index tuple
+    // stands for its elements.
+    FailureOr<SmallVector<ViewArg>> idxArgs = viewArgs(e.args);
+    if (failed(idxArgs))
+      return failure();
+    FailureOr<SmallVector<ViewArg>> factorArgs =
+        e.name == "at" ? viewArgs(e.base->args) : SmallVector<ViewArg>();
+    if (failed(factorArgs))
+      return failure();
+    const SmallVector<ViewArg> &idx = *idxArgs;
+    const SmallVector<ViewArg> *factors = e.name == "at" ? &*factorArgs : nullptr;
     if (static_cast<int64_t>(idx.size()) != rank)
       return fail(e.loc, e.name + " takes one entry per dimension: " +
                              Twine(rank) + " here, got " + Twine(idx.size()),
                   "use `_` to keep a dimension whole");
+    if (factors && static_cast<int64_t>(factors->size()) != rank)
+      return fail(e.base->loc, "chunk takes one count per dimension: " +
+                                   Twine(rank) + " here, got " +
+                                   Twine(factors->size()));
     SmallVector<Value> indices, bounds;
     SmallVector<int64_t> statics;
     for (int64_t d = 0; d < rank; ++d) {
-      const Expr &arg = *idx[d];
-      if (arg.kind == Expr::Kind::Name && arg.name == "_") {
+      const Expr &arg = *idx[d].expr;
+      if (idx[d].isWildcard()) {
         statics.push_back(tile::kWholeDim);
         continue;
       }
-      FailureOr<EVal> v = expr(arg);
+      FailureOr<EVal> v = argValue(idx[d]);
       if (failed(v))
         return failure();
       Value bound = v->bound;
       if (factors) {
-        FailureOr<Value> f = indexExpr(*(*factors)[d]);
+        FailureOr<Value> f = argIndex((*factors)[d]);
         if (failed(f))
           return failure();
         bound = *f;
@@ -241,7 +252,7 @@ FailureOr<Value> IRGen::viewMember(const Expr &e) {
       int64_t dim = type.getShape()[d];
       if (!bound && dim != ShapedType::kDynamic) {
         if (dim % count != 0)
-          return fail(idx[d]->loc,
+          return fail(idx[d].expr->loc,
                       "chunkat divides dimension " + Twine(d) + " (" +
                           Twine(dim) + ") into " + Twine(count) +
                           " chunks, which does not divide it",
@@ -266,7 +277,7 @@ FailureOr<Value> IRGen::viewMember(const Expr &e) {
               ": its tiles would not cover it (pad the tensor, or use "
               "subspan(...).at(...) tiles, which handle tails)");
       if (!checked)
-        return fail(idx[d]->loc,
+        return fail(idx[d].expr->loc,
                     "cannot check before the launch that this chunk count "
                     "divides dimension " + Twine(d) + " of " + tensor,
                     "compute the chunk count from the function's "
@@ -308,23 +319,30 @@ FailureOr<Value> IRGen::viewMember(const Expr &e) {
     return failure();
   auto type = cast<MemRefType>(source->getType());
   int64_t rank = type.getRank();
-  if (static_cast<int64_t>(subspan->args.size()) != rank)
+  FailureOr<SmallVector<ViewArg>> spanArgs = viewArgs(subspan->args);
+  FailureOr<SmallVector<ViewArg>> atArgs =
+      at ? viewArgs(at->args) : SmallVector<ViewArg>();
+  FailureOr<SmallVector<ViewArg>> stepArgs =
+      step ? viewArgs(step->args) : SmallVector<ViewArg>();
+  if (failed(spanArgs) || failed(atArgs) || failed(stepArgs))
+    return failure();
+  if (static_cast<int64_t>(spanArgs->size()) != rank)
     return fail(subspan->loc, "subspan takes one extent per dimension: " +
                                   Twine(rank) + " here, got " +
-                                  Twine(subspan->args.size()));
+                                  Twine(spanArgs->size()));
   SmallVector<Value> extents, indices, steps;
   SmallVector<int64_t> statics;
-  for (const ExprPtr &arg : subspan->args) {
-    if (arg->kind == Expr::Kind::Name && arg->name == "_") {
+  for (const ViewArg &arg : *spanArgs) {
+    if (arg.isWildcard()) {
       statics.push_back(tile::kWholeDim);
       continue;
     }
-    FailureOr<Value> v = indexExpr(*arg);
+    FailureOr<Value> v = argIndex(arg);
     if (failed(v))
       return failure();
     if (std::optional<int64_t> c = asConstant(*v)) {
       if (*c <= 0)
-        return fail(arg->loc, "subspan extents must be positive, got " + Twine(*c));
+        return fail(arg.expr->loc, "subspan extents must be positive, got " + Twine(*c));
       statics.push_back(*c);
     } else {
       statics.push_back(ShapedType::kDynamic);
@@ -336,11 +354,11 @@ FailureOr<Value> IRGen::viewMember(const Expr &e) {
       indices.push_back(constIndex(0, l));
       continue;
     }
-    if (static_cast<int64_t>(at->args.size()) != rank)
+    if (static_cast<int64_t>(atArgs->size()) != rank)
       return fail(at->loc, ".at takes one tile index per dimension: " +
                                Twine(rank) + " here, got " +
-                               Twine(at->args.size()));
-    FailureOr<Value> v = indexExpr(*at->args[d]);
+                               Twine(atArgs->size()));
+    FailureOr<Value> v = argIndex((*atArgs)[d]);
     if (failed(v))
       return failure();
     // A tile index past the last tile is caught with the shape known;
@@ -350,16 +368,16 @@ FailureOr<Value> IRGen::viewMember(const Expr &e) {
         !ShapedType::isDynamic(statics[d]) &&
         !ShapedType::isDynamic(type.getDimSize(d)))
       tiles = llvm::divideCeil(type.getDimSize(d), statics[d]);
-    if (failed(checkIndex(at->args[d]->loc, *v, tiles,
+    if (failed(checkIndex((*atArgs)[d].expr->loc, *v, tiles,
                           "tile index " + Twine(d))))
       return failure();
     indices.push_back(*v);
   }
   if (step) {
-    if (static_cast<int64_t>(step->args.size()) != rank)
+    if (static_cast<int64_t>(stepArgs->size()) != rank)
       return fail(step->loc, ".step takes one step per dimension");
-    for (const ExprPtr &arg : step->args) {
-      FailureOr<Value> v = indexExpr(*arg);
+    for (const ViewArg &arg : *stepArgs) {
+      FailureOr<Value> v = argIndex(arg);
       if (failed(v))
         return failure();
       steps.push_back(*v);

@@ -191,7 +191,13 @@ private:
                  unsigned depth, std::vector<Token> &out);
   bool expand(const std::vector<Token> &in, std::vector<Token> &out,
               llvm::StringSet<> &disabled, SMLoc useLoc, unsigned depth);
-  bool evalCondition(const std::vector<Token> &line, size_t from, bool &value);
+  bool evalCondition(const std::vector<Token> &line, size_t from,
+                     unsigned bufferId, bool &value);
+  /// Where `#include` of `file` from `bufferId` finds it: the including
+  /// file's directory, then the -I paths; empty when nowhere.
+  std::string findInclude(StringRef file, unsigned bufferId);
+  /// Reads `"file"` or `<file>` at line[i]; i is left after it.
+  bool includeName(const std::vector<Token> &line, size_t &i, std::string &file);
   bool active() const {
     return conditions.empty() || conditions.back().taking;
   }
@@ -285,7 +291,7 @@ bool Preprocessor::directive(const std::vector<Token> &line, unsigned bufferId,
     bool value = false;
     if (parentLive) {
       if (kind == "if") {
-        if (!evalCondition(line, 2, value))
+        if (!evalCondition(line, 2, bufferId, value))
           return false;
       } else {
         if (line.size() < 3 || !line[2].isIdent())
@@ -309,7 +315,7 @@ bool Preprocessor::directive(const std::vector<Token> &line, unsigned bufferId,
     if (cond.parentLive && !cond.anyTaken) {
       if (kind == "else")
         value = true;
-      else if (!evalCondition(line, 2, value))
+      else if (!evalCondition(line, 2, bufferId, value))
         return false;
     }
     cond.seenElse = kind == "else";
@@ -355,24 +361,11 @@ bool Preprocessor::directive(const std::vector<Token> &line, unsigned bufferId,
   }
   if (kind == "include") {
     std::string file;
-    if (line.size() >= 3 && line[2].kind == TokKind::String) {
-      file = line[2].text.substr(1, line[2].text.size() - 2);
-    } else if (line.size() >= 3 && line[2].is("<")) {
-      for (size_t i = 3; i < line.size() && !line[i].is(">"); ++i)
-        file += line[i].text;
-    } else {
+    size_t i = 2;
+    if (!includeName(line, i, file))
       return error(name.loc, "#include needs \"file\" or <file>");
-    }
-    llvm::SmallVector<std::string> dirs;
-    StringRef current =
-        sourceMgr.getMemoryBuffer(bufferId)->getBufferIdentifier();
-    dirs.push_back(llvm::sys::path::parent_path(current).str());
-    dirs.append(options.includeDirs.begin(), options.includeDirs.end());
-    for (const std::string &dir : dirs) {
-      llvm::SmallString<256> path(dir);
-      llvm::sys::path::append(path, file);
-      if (!llvm::sys::fs::is_regular_file(path))
-        continue;
+    std::string path = findInclude(file, bufferId);
+    if (!path.empty()) {
       auto buffer = llvm::MemoryBuffer::getFile(path);
       if (!buffer)
         return error(line[2].loc, "cannot read '" + path + "'");
@@ -600,10 +593,57 @@ private:
 };
 } // namespace
 
+bool Preprocessor::includeName(const std::vector<Token> &line, size_t &i,
+                               std::string &file) {
+  if (i < line.size() && line[i].kind == TokKind::String) {
+    file = line[i].text.substr(1, line[i].text.size() - 2);
+    ++i;
+    return true;
+  }
+  if (i >= line.size() || !line[i].is("<"))
+    return false;
+  for (++i; i < line.size() && !line[i].is(">"); ++i)
+    file += line[i].text;
+  if (i >= line.size())
+    return false;
+  ++i;
+  return true;
+}
+
+std::string Preprocessor::findInclude(StringRef file, unsigned bufferId) {
+  llvm::SmallVector<std::string> dirs;
+  StringRef current = sourceMgr.getMemoryBuffer(bufferId)->getBufferIdentifier();
+  dirs.push_back(llvm::sys::path::parent_path(current).str());
+  dirs.append(options.includeDirs.begin(), options.includeDirs.end());
+  for (const std::string &dir : dirs) {
+    llvm::SmallString<256> path(dir);
+    llvm::sys::path::append(path, file);
+    if (llvm::sys::fs::is_regular_file(path))
+      return std::string(path);
+  }
+  return "";
+}
+
 bool Preprocessor::evalCondition(const std::vector<Token> &line, size_t from,
-                                 bool &value) {
+                                 unsigned bufferId, bool &value) {
   std::vector<Token> resolved;
   for (size_t i = from; i < line.size(); ++i) {
+    // `__has_include("file")` / `__has_include(<file>)`: 1 when #include
+    // would find it. Host headers croq does not see are 0.
+    if (line[i].is("__has_include") || line[i].is("__has_include_next")) {
+      size_t j = i + 1;
+      std::string file;
+      if (j >= line.size() || !line[j].is("(") || !includeName(line, ++j, file) ||
+          j >= line.size() || !line[j].is(")"))
+        return error(line[i].loc, "expected __has_include(\"file\") or "
+                                  "__has_include(<file>)");
+      Token one = line[i];
+      one.kind = TokKind::Int;
+      one.text = findInclude(file, bufferId).empty() ? "0" : "1";
+      resolved.push_back(one);
+      i = j;
+      continue;
+    }
     if (line[i].is("defined")) {
       size_t j = i + 1;
       bool paren = j < line.size() && line[j].is("(");

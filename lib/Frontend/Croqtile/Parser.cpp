@@ -31,6 +31,31 @@ bool mlir::croq::croqtile::isElementTypeName(StringRef name) {
 }
 
 /// A deep copy of an expression (heights are bounded, so is the recursion).
+/// The text of a C string literal `"..."` (quotes included in `quoted`).
+static bool unquote(StringRef quoted, std::string &out) {
+  StringRef body = quoted.drop_front().drop_back();
+  for (size_t i = 0; i < body.size(); ++i) {
+    char c = body[i];
+    if (c != '\\') {
+      out += c;
+      continue;
+    }
+    if (++i >= body.size())
+      return false;
+    switch (body[i]) {
+    case 'n': out += '\n'; break;
+    case 't': out += '\t'; break;
+    case 'r': out += '\r'; break;
+    case '0': out += '\0'; break;
+    case '\\': out += '\\'; break;
+    case '"': out += '"'; break;
+    case '\'': out += '\''; break;
+    default: return false;
+    }
+  }
+  return true;
+}
+
 static ExprPtr cloneExpr(const Expr &e) {
   auto copy = std::make_unique<Expr>(e.kind, e.loc);
   copy->name = e.name;
@@ -135,6 +160,10 @@ private:
 
   bool function(Function &fn);
   bool param(Param &p);
+  /// `mdspan<N>`, `[d, ...]`, `mdspan[d, ...]` or `[[d, ...]]`: fills
+  /// `dims`, or `rank` for `mdspan<N>`.
+  bool shapeType(std::vector<ExprPtr> &dims, int64_t &rank);
+  StmtPtr shapeDecl(SMLoc loc);
   bool block(std::vector<StmtPtr> &out);
   bool body(std::vector<StmtPtr> &out);
   StmtPtr statement();
@@ -240,17 +269,24 @@ bool Parser::function(Function &fn) {
     fn.returnKind = "void";
   } else if (accept("auto")) {
     fn.returnKind = "auto";
+  } else if (at("int") || at("bool")) {
+    fn.returnKind = "scalar";
+    fn.returnType = next().text;
   } else if (peek().isIdent() && isElementTypeName(peek().text)) {
-    fn.returnKind = "tensor";
-    next();
-    if (accept("[")) {
-      std::vector<ExprPtr> ignored;
-      if (!exprList(ignored, "]"))
+    fn.returnType = next().text;
+    if (at("mdspan") || at("[")) {
+      fn.returnKind = "tensor";
+      if (!shapeType(fn.returnDims, fn.returnRank))
         return false;
+    } else {
+      fn.returnKind = "scalar";
     }
+  } else if (peek().isIdent() && peek(1).is("(")) {
+    // `__co__ f(...)`: no return type, as `auto`.
+    fn.returnKind = "auto";
   } else {
     return error(peek().loc, "expected the return type of a __co__ function "
-                             "(void, auto or a tensor type)");
+                             "(void, auto, a scalar or a tensor type)");
   }
   if (!expectIdent(fn.name, nullptr, "the function name") ||
       !expect("(", "after the function name"))
@@ -283,37 +319,67 @@ bool Parser::param(Param &p) {
   std::string type;
   if (!expectIdent(type, nullptr, "a parameter type"))
     return false;
+  // A parameter may be unnamed, as in C++: `__co__ void f(int, bool)`.
+  auto name = [&](StringRef what) {
+    if (at(",") || at(")"))
+      return true;
+    return expectIdent(p.name, &p.loc, what);
+  };
   if (type == "int" || type == "bool" ||
-      (isElementTypeName(type) && !at("["))) {
+      (isElementTypeName(type) && !at("[") && !at("mdspan"))) {
     if (!p.storage.empty())
       return error(p.loc, "a scalar parameter cannot be global");
     p.kind = "scalar";
     p.elemType = type;
-    return expectIdent(p.name, &p.loc, "the parameter name");
+    return name("the parameter name");
   }
   if (!isElementTypeName(type))
     return error(p.loc, "unknown parameter type '" + type + "'");
   p.kind = "tensor";
   p.elemType = type;
-  if (!expect("[", "before the tensor dimensions"))
+  int64_t rank = -1;
+  if (!shapeType(p.dims, rank))
     return false;
+  for (int64_t d = 0; d < rank; ++d) {
+    auto dim = std::make_unique<Expr>(Expr::Kind::Name, p.loc);
+    dim->name = "?";
+    p.dims.push_back(std::move(dim));
+  }
+  p.byRef = accept("&");
+  return name("the parameter name");
+}
+
+bool Parser::shapeType(std::vector<ExprPtr> &dims, int64_t &rank) {
+  bool mdspan = accept("mdspan");
+  if (mdspan && accept("<")) {
+    std::optional<int64_t> n;
+    if (!intArg(n) || !expect(">", "after the mdspan rank"))
+      return false;
+    if (*n <= 0)
+      return error(peek().loc, "an mdspan needs a positive rank");
+    rank = *n;
+    return true;
+  }
+  if (!expect("[", mdspan ? "or '<' after mdspan" : "before the tensor dimensions"))
+    return false;
+  // `[[M, N]]` is the same shape as `[M, N]`.
+  bool twice = accept("[");
   do {
     SMLoc loc = peek().loc;
     if (accept("?")) {
       auto dim = std::make_unique<Expr>(Expr::Kind::Name, loc);
       dim->name = "?";
-      p.dims.push_back(std::move(dim));
+      dims.push_back(std::move(dim));
       continue;
     }
     ExprPtr dim = expr();
     if (!dim)
       return false;
-    p.dims.push_back(std::move(dim));
+    dims.push_back(std::move(dim));
   } while (accept(","));
-  if (!expect("]", "after the tensor dimensions"))
+  if (twice && !expect("]", "after the tensor dimensions"))
     return false;
-  p.byRef = accept("&");
-  return expectIdent(p.name, &p.loc, "the parameter name");
+  return expect("]", "after the tensor dimensions");
 }
 
 bool Parser::block(std::vector<StmtPtr> &out) {
@@ -441,6 +507,9 @@ StmtPtr Parser::statement() {
       return nullptr;
     return stmt;
   }
+  if (tok.is("mdspan") || tok.is("ituple") ||
+      (tok.isIdent() && peek(1).is(":") && !isElementTypeName(tok.text)))
+    return shapeDecl(loc);
   if (tok.is("global") || tok.is("shared") || tok.is("local")) {
     std::string storage = next().text;
     return declaration(loc, storage);
@@ -491,6 +560,32 @@ StmtPtr Parser::statement() {
       return nullptr;
     return stmt;
   }
+  if ((tok.is("print") || tok.is("println")) &&
+      (peek(1).is("(") || (peek(1).is("!") && peek(2).is("(")))) {
+    auto stmt = std::make_unique<Stmt>(Stmt::Kind::Print, loc);
+    stmt->newline = next().is("println");
+    stmt->isStatic = accept("!");
+    next();
+    if (!exprList(stmt->operands, ")") || !expect(";"))
+      return nullptr;
+    return stmt;
+  }
+  if (tok.is("assert") && peek(1).is("(")) {
+    auto stmt = std::make_unique<Stmt>(Stmt::Kind::Assert, loc);
+    next();
+    next();
+    if (!(stmt->value = expr()))
+      return nullptr;
+    if (accept(",") && !(stmt->source = expr()))
+      return nullptr;
+    if (stmt->source && stmt->source->kind != Expr::Kind::String) {
+      error(stmt->source->loc, "the message of assert must be a string literal");
+      return nullptr;
+    }
+    if (!expect(")") || !expect(";"))
+      return nullptr;
+    return stmt;
+  }
   if (tok.is("sync") && peek(1).is(".")) {
     next();
     next();
@@ -509,6 +604,29 @@ StmtPtr Parser::statement() {
     return stmt;
   }
   return assignment(loc);
+}
+
+/// `mdspan[<N>] name : shape;`, `name : shape;` or `ituple[<N>] name = t;`.
+StmtPtr Parser::shapeDecl(SMLoc loc) {
+  auto stmt = std::make_unique<Stmt>(Stmt::Kind::ShapeDecl, loc);
+  bool ituple = false;
+  if (at("mdspan") || at("ituple")) {
+    ituple = next().text == "ituple";
+    if (accept("<")) {
+      std::optional<int64_t> n;
+      if (!intArg(n) || !expect(">"))
+        return nullptr;
+      stmt->rank = *n;
+    }
+  }
+  if (!expectIdent(stmt->name, &stmt->nameLoc, "a name"))
+    return nullptr;
+  if (!expect(ituple ? "=" : ":", ituple ? "to initialise an ituple"
+                                         : "to initialise an mdspan"))
+    return nullptr;
+  if (!(stmt->value = expr()) || !expect(";"))
+    return nullptr;
+  return stmt;
 }
 
 StmtPtr Parser::declaration(SMLoc loc, std::string storage) {
@@ -559,6 +677,16 @@ StmtPtr Parser::eventDecl(SMLoc loc, const std::string &storage) {
 
 StmtPtr Parser::tensorOrScalarDecl(SMLoc loc, const std::string &storage,
                                    bool isMutable) {
+  // `mutable x = v;`: the type is the initializer's.
+  if (isMutable && peek().isIdent() && peek(1).is("=")) {
+    auto stmt = std::make_unique<Stmt>(Stmt::Kind::ScalarDecl, loc);
+    stmt->isMutable = true;
+    stmt->storage = storage;
+    if (!expectIdent(stmt->name, &stmt->nameLoc) || !expect("=") ||
+        !(stmt->value = expr()) || !expect(";"))
+      return nullptr;
+    return stmt;
+  }
   std::string type;
   SMLoc typeLoc = peek().loc;
   if (!expectIdent(type, nullptr, "a type"))
@@ -636,8 +764,11 @@ StmtPtr Parser::parallel(SMLoc loc) {
   do {
     ParallelLevel level;
     level.loc = peek().loc;
-    if (peek().isIdent() && peek(1).is("=") && peek(2).is("{"))
-      pos += 2; // p = {a, b}: the tuple name is not needed.
+    if (peek().isIdent() && peek(1).is("=") && peek(2).is("{")) {
+      level.tupleName = peek().text;
+      level.tupleLoc = peek().loc;
+      pos += 2;
+    }
     if (accept("{")) {
       do {
         std::string name;
@@ -651,13 +782,6 @@ StmtPtr Parser::parallel(SMLoc loc) {
         return nullptr;
       if (!exprList(level.bounds, "]"))
         return nullptr;
-      if (level.bounds.size() != level.names.size()) {
-        error(level.loc, "parallel declares " +
-                             llvm::Twine(level.names.size()) +
-                             " indices but " +
-                             llvm::Twine(level.bounds.size()) + " bounds");
-        return nullptr;
-      }
     } else {
       if (peek().isIdent() && !at("by")) {
         level.names.push_back(peek().text);
@@ -682,6 +806,11 @@ StmtPtr Parser::parallel(SMLoc loc) {
 
 bool Parser::within(Within &w) {
   w.loc = peek().loc;
+  if (peek().isIdent() && peek(1).is("=") && peek(2).is("{")) {
+    w.tupleName = peek().text;
+    w.tupleLoc = peek().loc;
+    pos += 2;
+  }
   if (accept("{")) {
     do {
       std::string name;
@@ -699,6 +828,9 @@ bool Parser::within(Within &w) {
   }
   if (!expect("in"))
     return false;
+  if (at("|"))
+    return error(peek().loc, "expected the bounds after 'in': [a, b], x.span "
+                             "or an mdspan name; |x| is a count, not a shape");
   if (accept("[")) {
     if (!exprList(w.bounds, "]"))
       return false;
@@ -708,10 +840,6 @@ bool Parser::within(Within &w) {
       return false;
     w.bounds.push_back(std::move(bound));
   }
-  if (w.bounds.size() != w.names.size())
-    return error(w.loc, "declares " + llvm::Twine(w.names.size()) +
-                            " indices but " + llvm::Twine(w.bounds.size()) +
-                            " bounds");
   return true;
 }
 
@@ -1252,6 +1380,19 @@ ExprPtr Parser::primary() {
         return nullptr;
       return inner;
     }
+    if (tok.is("[") || tok.is("{")) {
+      // `[a, b]` (an mdspan) or `{a, b}` (an ituple).
+      bool list = next().is("[");
+      auto e = std::make_unique<Expr>(list ? Expr::Kind::List : Expr::Kind::Tuple, loc);
+      if (!exprList(e->args, list ? "]" : "}") || !measure(*e))
+        return nullptr;
+      if (e->args.empty()) {
+        error(loc, list ? "an mdspan needs at least one extent"
+                        : "an ituple needs at least one element");
+        return nullptr;
+      }
+      return e;
+    }
     if (tok.is("|")) {
       next();
       auto e = std::make_unique<Expr>(Expr::Kind::Count, loc);
@@ -1264,6 +1405,25 @@ ExprPtr Parser::primary() {
       return e;
     }
     break;
+  case TokKind::String: {
+    auto e = std::make_unique<Expr>(Expr::Kind::String, loc);
+    if (!unquote(tok.text, e->name)) {
+      error(loc, "unsupported escape in string literal " + tok.text);
+      return nullptr;
+    }
+    next();
+    // Adjacent literals concatenate, as in C.
+    while (peek().kind == TokKind::String) {
+      std::string more;
+      if (!unquote(peek().text, more)) {
+        error(peek().loc, "unsupported escape in string literal " + peek().text);
+        return nullptr;
+      }
+      e->name += more;
+      next();
+    }
+    return e;
+  }
   default:
     break;
   }

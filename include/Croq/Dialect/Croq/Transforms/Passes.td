@@ -141,4 +141,24 @@ def CroqInsertBarriersPass : Pass<"croq-insert-barriers"> {
   let dependentDialects = ["mlir::croq::CroqDialect"];
 }
 
+
+def CroqResultsToOutputsPass : Pass<"croq-results-to-outputs", "ModuleOp"> {
+  let summary = "Make the tensors a host function returns output arguments";
+  let description = [{
+    A `__co__` function may return the tensors it declares (`f32 [M, N] c;
+    ... return c;`). A host entry point cannot allocate device memory its
+    caller would have to free, so each returned tensor becomes an argument
+    the caller passes, appended after the others in result order and named
+    `result` (`result0`, `result1`, ... for several). The allocation is
+    replaced by the argument; a dimension computed at run time is checked
+    against the argument's extent before anything runs. Scalar results
+    stay results (the host emitter writes them through pointers).
+
+    A returned tensor must be one the function allocates in its body; the
+    pass fails at the return of anything else (a parameter, a view).
+  }];
+  let dependentDialects = ["cf::ControlFlowDialect", "memref::MemRefDialect",
+                           "arith::ArithDialect"];
+}
+
 #endif // CROQ_DIALECT_CROQ_TRANSFORMS_PASSES_TD
