@@ -290,9 +290,21 @@ CO_FN_RE = re.compile(r"__co__[^;{}]*\([^)]*\)\s*\{", re.S)
 FENCE_RE = re.compile(r"^[ \t]*```([\w+-]*)[^\n]*\n(.*?)^[ \t]*```", re.M | re.S)
 
 
-def md_cases(root, mdfiles, workdir):
+def fragment_reason(body):
+    """Why a code block is a fragment rather than a complete kernel, or None:
+    it elides code (`...`) or its braces do not balance."""
+    code = re.sub(r"//[^\n]*|/\*.*?\*/|\"(?:\\.|[^\"\\])*\"", "", body, flags=re.S)
+    if "..." in code:
+        return "a fragment: elides code with '...'"
+    if code.count("{") != code.count("}"):
+        return "a fragment: its braces do not balance"
+    return None
+
+
+def md_cases(root, mdfiles, workdir, skipped):
     """One case per code block that defines a __co__ function. Blocks with the
-    same text (a chapter repeating a kernel) are one case."""
+    same text (a chapter repeating a kernel) are one case; fragments are
+    left out."""
     cases, seen = [], set()
     for md in mdfiles:
         rel = os.path.relpath(md, root)
@@ -307,6 +319,10 @@ def md_cases(root, mdfiles, workdir):
             seen.add(h)
             line = text.count("\n", 0, m.start()) + 2
             name = f"{rel}:{line}"
+            why = fragment_reason(body)
+            if why:
+                skipped.append((name, why))
+                continue
             out = os.path.join(workdir, rel.replace("/", "__") + f".{line}.co")
             with open(out, "w") as f:
                 f.write(body)
@@ -320,7 +336,7 @@ def collect(paths, workdir):
         p = os.path.abspath(p)
         if os.path.isfile(p):
             if p.endswith(".md"):
-                cases += md_cases(os.path.dirname(p), [p], workdir)
+                cases += md_cases(os.path.dirname(p), [p], workdir, skipped)
             else:
                 c, s = co_cases(os.path.dirname(p), [p], [])
                 cases += c
@@ -331,7 +347,7 @@ def collect(paths, workdir):
         if tutorial and not os.path.isdir(os.path.join(p, "tests")):
             mds = sorted(os.path.join(d, f) for t in tutorial for d, _, fs in os.walk(t)
                          for f in fs if f.endswith(".md"))
-            cases += md_cases(p, mds, workdir)
+            cases += md_cases(p, mds, workdir, skipped)
             continue
         runtime = os.path.join(p, "runtime")
         includes = [runtime] if os.path.isdir(runtime) else []

@@ -366,17 +366,38 @@ struct MmaLowering : ScopedPattern<MmaOp> {
   }
 };
 
+/// The extents of `op`'s view that may be written: the view clipped to its
+/// tensor and to the op's `rows` / `cols` masks; none when all of it.
+static std::optional<SmallVector<Value>>
+storedExtents(ConversionPatternRewriter &rewriter, MmaStoreOp op) {
+  Location loc = op.getLoc();
+  std::optional<SmallVector<Value>> valid =
+      validExtents(rewriter, loc, op.getTarget());
+  if (!op.getRows() && !op.getCols())
+    return valid;
+  auto type = cast<MemRefType>(op.getTarget().getType());
+  if (!valid) {
+    valid.emplace();
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      valid->push_back(cIndex(rewriter, loc, type.getDimSize(d)));
+  }
+  if (Value rows = op.getRows())
+    (*valid)[0] = arith::MinSIOp::create(rewriter, loc, (*valid)[0], rows);
+  if (Value cols = op.getCols())
+    (*valid)[1] = arith::MinSIOp::create(rewriter, loc, (*valid)[1], cols);
+  return valid;
+}
+
 struct MmaStoreLowering : ScopedPattern<MmaStoreOp> {
   using ScopedPattern::ScopedPattern;
   LogicalResult
   matchAndRewrite(MmaStoreOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     FragType type = op.getValue().getType();
+    std::optional<SmallVector<Value>> valid = storedExtents(rewriter, op);
     if (type.getScope() == Level::Warpgroup) {
       storeWarpgroupAcc(rewriter, op.getLoc(), type, adaptor.getValue(),
-                        adaptor.getTarget(),
-                        validExtents(rewriter, op.getLoc(), op.getTarget()),
-                        op.getTranspose());
+                        adaptor.getTarget(), valid, op.getTranspose());
       rewriter.eraseOp(op);
       return success();
     }
@@ -387,8 +408,6 @@ struct MmaStoreLowering : ScopedPattern<MmaStoreOp> {
     Location loc = op.getLoc();
     Value target = adaptor.getTarget();
     Type to = cast<MemRefType>(target.getType()).getElementType();
-    std::optional<SmallVector<Value>> valid =
-        validExtents(rewriter, loc, op.getTarget());
     Value lane = laneId(rewriter, loc);
     Value g = arith::DivUIOp::create(rewriter, loc, lane, cIndex(rewriter, loc, 4));
     Value c = arith::MulIOp::create(

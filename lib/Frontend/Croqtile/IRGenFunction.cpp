@@ -121,7 +121,8 @@ LogicalResult IRGen::function(const Function &fn) {
                    << "' returns no value; its result is 0";
     returned.push_back(arith::ConstantOp::create(builder, l, builder.getZeroAttr(type)));
   }
-  if (fn.returnKind != "void" && returned.empty())
+  // `__co__ auto f(...)` that returns nothing is void.
+  if (fn.returnKind != "void" && fn.returnKind != "auto" && returned.empty())
     return fail(fn.loc, "function '" + fn.name + "' returns nothing",
                 "end it with `return x;`, or declare it void");
   func::ReturnOp::create(builder, l, returned);

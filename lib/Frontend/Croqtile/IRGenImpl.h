@@ -183,6 +183,11 @@ private:
   bool loopExits(ArrayRef<StmtPtr> body);
   LogicalResult statement(const Stmt &stmt);
   LogicalResult declaration(const Stmt &stmt);
+  /// Fills a host-declared global tensor with the value of `stmt`'s
+  /// initializer, by a kernel of one thread per element.
+  LogicalResult fillGlobal(const Stmt &stmt, Value buffer, Type element);
+  /// Fails when `value` (of `e`) cannot initialise `element`s implicitly.
+  LogicalResult checkInitializer(const Expr &e, Value value, Type element);
   LogicalResult assignment(const Stmt &stmt);
   LogicalResult parallel(const Stmt &stmt);
   LogicalResult foreach(const Stmt &stmt);

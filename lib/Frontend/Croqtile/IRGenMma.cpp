@@ -20,6 +20,17 @@ LogicalResult IRGen::mmaFill(const Stmt &stmt) {
   FailureOr<EVal> v = expr(*stmt.value);
   if (failed(v))
     return failure();
+  // `mma.fill acc, v;` of an existing fragment refills it: same type, and
+  // the same origin for the inference (an MMA on it shapes the first fill).
+  Symbol *existing = lookup(stmt.name);
+  if (existing && existing->kind == Symbol::Kind::Frag) {
+    Value value = v->value;
+    if (value.getType().isIndex())
+      value = coerce(value, builder.getI64Type(), l);
+    existing->value =
+        MmaFillOp::create(builder, l, existing->value.getType(), value);
+    return success();
+  }
   Type type = inference.fillTypes.lookup(&stmt);
   if (!type) {
     // The MMA that would give the shape failed in the inference pass: its
@@ -239,7 +250,21 @@ LogicalResult IRGen::mmaStore(const Stmt &stmt) {
                                        "accumulator's ") +
                     Twine(shape[0]) + "x" + Twine(shape[1]) + " shape",
                 "store into a view of that shape");
-  auto store = MmaStoreOp::create(builder, loc(stmt.loc), acc->value, *dest);
-  store.setTranspose(stmt.transpose);
+  // mma.store.mask: the valid rows (and columns) of the view.
+  Value rows, cols;
+  if (stmt.operands.size() > 1) {
+    FailureOr<Value> r = indexExpr(*stmt.operands[1]);
+    if (failed(r))
+      return failure();
+    rows = *r;
+  }
+  if (stmt.operands.size() > 2) {
+    FailureOr<Value> c = indexExpr(*stmt.operands[2]);
+    if (failed(c))
+      return failure();
+    cols = *c;
+  }
+  MmaStoreOp::create(builder, loc(stmt.loc), acc->value, *dest,
+                     stmt.transpose, rows, cols);
   return success();
 }

@@ -301,6 +301,11 @@ LogicalResult IRGen::with(const Stmt &stmt) {
     FailureOr<SmallVector<Value>> bounds = withinBounds(w);
     if (failed(bounds))
       return failure();
+    // A with-variable ranges over its bound: an empty range has no index.
+    for (Value b : *bounds)
+      if (std::optional<int64_t> c = asConstant(b); c && *c <= 0)
+        return fail(w.loc, "this with bound is " + Twine(*c) +
+                               "; a with index needs a positive bound");
     // Outside foreach a with-variable's value is 0.
     SmallVector<Value> zeros(bounds->size(), constIndex(0, loc(w.loc)));
     declareWithin(w, zeros, *bounds);
@@ -334,15 +339,30 @@ LogicalResult IRGen::foreach(const Stmt &stmt) {
       loops.back().tupleSize = bounds->size();
     }
   }
+  // `foreach index` over a named index tuple runs each of its indices.
+  SmallVector<std::pair<const Expr *, std::string>> ranges;
   for (const ExprPtr &range : stmt.ranges) {
     Symbol *s = lookup(range->name);
+    if (s && s->kind == Symbol::Kind::Shape && !s->elemNames.empty()) {
+      if (!range->args.empty())
+        return fail(range->loc, "a range of an index tuple is not supported",
+                    "give the range to each index: foreach x(1:), y");
+      for (const std::string &name : s->elemNames)
+        ranges.push_back({range.get(), name});
+      continue;
+    }
+    ranges.push_back({range.get(), range->name});
+  }
+  for (auto [rangeExpr, rangeName] : ranges) {
+    const Expr *range = rangeExpr;
+    Symbol *s = lookup(rangeName);
     Location l = loc(range->loc);
     if (!s || s->kind != Symbol::Kind::Scalar || !s->bound)
-      return fail(range->loc, "foreach " + range->name +
+      return fail(range->loc, "foreach " + rangeName +
                                   " needs a bounded variable declared by "
                                   "with or an enclosing foreach",
-                  "write `with " + range->name + " in N { foreach " +
-                      range->name + " ... }` or `foreach " + range->name +
+                  "write `with " + rangeName + " in N { foreach " +
+                      rangeName + " ... }` or `foreach " + rangeName +
                       " in N`");
     Value lower = constIndex(0, l), upper = s->bound, step = constIndex(1, l);
     if (!range->args.empty()) {
@@ -367,7 +387,7 @@ LogicalResult IRGen::foreach(const Stmt &stmt) {
         step = *v;
       }
     }
-    loops.push_back({range->name, lower, upper, step, s->bound, l});
+    loops.push_back({rangeName, lower, upper, step, s->bound, l});
   }
   // A loop that breaks keeps a flag across iterations; once it is set, the
   // remaining iterations do nothing.

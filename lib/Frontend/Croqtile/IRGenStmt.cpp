@@ -352,6 +352,62 @@ LogicalResult IRGen::statement(const Stmt &stmt) {
   return fail(stmt.loc, "unsupported statement");
 }
 
+LogicalResult IRGen::checkInitializer(const Expr &e, Value value, Type element) {
+  // A run-time float does not silently become an integer element; a
+  // literal (`{0}`, `{1.0f}` for f16) converts as written.
+  bool literal = asConstant(value).has_value() ||
+                 matchPattern(value, m_Constant());
+  if (!literal && isa<FloatType>(value.getType()) && !isa<FloatType>(element))
+    return fail(e.loc, "a " + typeString(value.getType()) +
+                           " value cannot initialise " +
+                           typeString(element) + " elements",
+                "convert it explicitly with __to<T>(...)");
+  return success();
+}
+
+LogicalResult IRGen::fillGlobal(const Stmt &stmt, Value buffer, Type element) {
+  Location l = loc(stmt.value->loc);
+  FailureOr<EVal> v = expr(*stmt.value);
+  if (failed(v) || failed(checkInitializer(*stmt.value, v->value, element)))
+    return failure();
+  Value fill = coerce(v->value, element, l);
+  auto type = cast<MemRefType>(buffer.getType());
+  SmallVector<Value> extents;
+  Value total = constIndex(1, l);
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    extents.push_back(type.isDynamicDim(d)
+                          ? Value(memref::DimOp::create(builder, l, buffer, d))
+                          : constIndex(type.getDimSize(d), l));
+    total = builder.createOrFold<arith::MulIOp>(l, total, extents.back());
+  }
+  // One thread per element, 256 to a block.
+  constexpr int64_t kThreads = 256;
+  Value threads = constIndex(kThreads, l);
+  Value blocks = builder.createOrFold<arith::CeilDivSIOp>(l, total, threads);
+  auto grid = ParallelOp::create(builder, l, Level::Block, ValueRange{blocks},
+                                 false, Value(), TypeRange{});
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToStart(&grid.getBody().front());
+  auto block = ParallelOp::create(builder, l, Level::Thread, ValueRange{threads},
+                                  false, Value(), TypeRange{});
+  builder.setInsertionPointToStart(&block.getBody().front());
+  Value linear = builder.createOrFold<arith::AddIOp>(
+      l, builder.createOrFold<arith::MulIOp>(l, grid.getBody().getArgument(0), threads),
+      block.getBody().getArgument(0));
+  Value inside = builder.createOrFold<arith::CmpIOp>(l, arith::CmpIPredicate::slt,
+                                                     linear, total);
+  auto guarded = scf::IfOp::create(builder, l, inside, /*withElseRegion=*/false);
+  builder.setInsertionPointToStart(guarded.thenBlock());
+  SmallVector<Value> indices(type.getRank());
+  Value rest = linear;
+  for (int64_t d = type.getRank() - 1; d >= 0; --d) {
+    indices[d] = builder.createOrFold<arith::RemSIOp>(l, rest, extents[d]);
+    rest = builder.createOrFold<arith::DivSIOp>(l, rest, extents[d]);
+  }
+  memref::StoreOp::create(builder, l, fill, buffer, indices);
+  return success();
+}
+
 LogicalResult IRGen::declaration(const Stmt &stmt) {
   Location l = loc(stmt.loc);
   if (stmt.kind == Stmt::Kind::StreamDecl) {
@@ -452,7 +508,8 @@ LogicalResult IRGen::declaration(const Stmt &stmt) {
       int64_t bytes = llvm::divideCeil(element.getIntOrFloatBitWidth(), 8);
       bool overflow = false;
       for (int64_t extent : shape)
-        overflow |= llvm::MulOverflow(bytes, extent, bytes);
+        if (!ShapedType::isDynamic(extent))
+          overflow |= llvm::MulOverflow(bytes, extent, bytes);
       if (overflow || bytes > kMaxSharedBytes)
         return fail(stmt.loc, "this shared buffer needs " +
                                   (overflow ? std::string("more than 2^63")
@@ -462,17 +519,17 @@ LogicalResult IRGen::declaration(const Stmt &stmt) {
                     "use a smaller tile");
     }
     auto type = MemRefType::get(shape, element, MemRefLayoutAttrInterface(), space);
-    if (stmt.value && !device)
-      return fail(stmt.value->loc,
-                  "a global tensor cannot be initialised in its declaration",
-                  "fill it in a kernel, or pass it in filled");
     Value buffer = memref::AllocOp::create(builder, l, type, dynamic);
     if (isUnsignedName(stmt.elemType))
       unsignedTensors.insert(buffer);
-    // `shared f32 [..] s{v};` / `local f32 [..] l{v};`: every element is v.
-    if (stmt.value) {
+    // `f16 [M, N] out{0.0f};` on the host: a kernel fills it.
+    if (stmt.value && !device) {
+      if (failed(fillGlobal(stmt, buffer, element)))
+        return failure();
+    } else if (stmt.value) {
+      // `shared f32 [..] s{v};` / `local f32 [..] l{v};`: every element is v.
       FailureOr<EVal> v = expr(*stmt.value);
-      if (failed(v))
+      if (failed(v) || failed(checkInitializer(*stmt.value, v->value, element)))
         return failure();
       Value fill = coerce(v->value, element, l);
       SmallVector<Value> lbs, ubs, steps;

@@ -435,6 +435,9 @@ bool Parser::intArg(std::optional<int64_t> &value) {
   ExprPtr e = primary();
   if (!e)
     return false;
+  if (e->kind == Expr::Kind::Name)
+    return error(e->loc, "'" + e->name + "' is not a constant here; "
+                         "#define it or write the number");
   if (e->kind != Expr::Kind::Int)
     return error(e->loc, "expected an integer constant");
   value = e->intValue;
@@ -811,20 +814,26 @@ bool Parser::within(Within &w) {
     w.tupleLoc = peek().loc;
     pos += 2;
   }
+  auto indexName = [&]() {
+    std::string name;
+    SMLoc at = peek().loc;
+    if (!expectIdent(name, nullptr, "an index name"))
+      return false;
+    if (name == "_")
+      return error(at, "'_' cannot name a with or foreach index; it only "
+                       "stands for a whole dimension in chunkat and subspan");
+    w.names.push_back(name);
+    return true;
+  };
   if (accept("{")) {
     do {
-      std::string name;
-      if (!expectIdent(name, nullptr, "an index name"))
+      if (!indexName())
         return false;
-      w.names.push_back(name);
     } while (accept(","));
     if (!expect("}"))
       return false;
-  } else {
-    std::string name;
-    if (!expectIdent(name, nullptr, "an index name"))
-      return false;
-    w.names.push_back(name);
+  } else if (!indexName()) {
+    return false;
   }
   if (!expect("in"))
     return false;
@@ -881,14 +890,27 @@ StmtPtr Parser::withOrForeach(SMLoc loc, bool isForeach) {
   } while (accept(","));
   if (isForeach && accept(":")) {
     // Loop attributes (unroll, vectorize) are hints; parse and ignore.
+    // Loop attributes are scheduling hints (unroll, vectorize): checked
+    // here, then left to LLVM's loop optimizations.
     do {
       std::string attr;
+      SMLoc attrLoc = peek().loc;
       if (!expectIdent(attr, nullptr, "a foreach attribute"))
         return nullptr;
+      if (attr != "unroll" && attr != "vectorize") {
+        error(attrLoc, "unknown foreach attribute '" + attr +
+                           "'; expected unroll or vectorize");
+        return nullptr;
+      }
       if (accept("(")) {
-        std::vector<ExprPtr> ignored;
-        if (!exprList(ignored, ")"))
+        std::vector<ExprPtr> args;
+        if (!exprList(args, ")"))
           return nullptr;
+        for (const ExprPtr &arg : args)
+          if (arg->kind != Expr::Kind::Int || arg->intValue <= 0) {
+            error(arg->loc, attr + " factor must be a positive integer");
+            return nullptr;
+          }
       }
     } while (accept(","));
   }
@@ -989,6 +1011,12 @@ StmtPtr Parser::mma(SMLoc loc, std::string result, SMLoc resultLoc) {
       next();
       stmt->elemType = next().text;
     }
+    // `mma.fill acc, v;` (re)fills the fragment `acc`.
+    if (result.empty() && peek().isIdent() && peek(1).is(",")) {
+      stmt->nameLoc = peek().loc;
+      stmt->name = result = next().text;
+      next();
+    }
     if (!need(true) || !(stmt->value = expr()) || !expect(";"))
       return nullptr;
     return stmt;
@@ -1015,10 +1043,15 @@ StmtPtr Parser::mma(SMLoc loc, std::string result, SMLoc resultLoc) {
   }
   if (what == "store") {
     auto stmt = std::make_unique<Stmt>(Stmt::Kind::MmaStore, loc);
+    bool mask = false;
     for (;;) {
       SMLoc modifier = peek(1).loc;
       if (acceptMember("transp")) {
         stmt->transpose = true;
+        continue;
+      }
+      if (acceptMember("mask")) {
+        mask = true;
         continue;
       }
       if (acceptMember("async")) {
@@ -1029,9 +1062,22 @@ StmtPtr Parser::mma(SMLoc loc, std::string result, SMLoc resultLoc) {
       break;
     }
     ExprPtr acc = postfix();
-    if (!acc || !expect(",") || !(stmt->dest = postfix()) || !expect(";"))
+    if (!acc || !expect(",") || !(stmt->dest = postfix()))
       return nullptr;
     stmt->operands.push_back(std::move(acc));
+    // mma.store.mask acc, view, rows[, cols]
+    if (mask) {
+      if (!expect(",", "before the valid rows of mma.store.mask"))
+        return nullptr;
+      do {
+        ExprPtr guard = expr();
+        if (!guard)
+          return nullptr;
+        stmt->operands.push_back(std::move(guard));
+      } while (stmt->operands.size() < 3 && accept(","));
+    }
+    if (!expect(";"))
+      return nullptr;
     return stmt;
   }
   if (what == "commit" || what == "wait") {

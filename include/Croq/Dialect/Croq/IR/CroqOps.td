@@ -648,7 +648,7 @@ def Croq_MmaOp : Croq_Op<"mma", [
   let hasVerifier = 1;
 }
 
-def Croq_MmaStoreOp : Croq_Op<"mma.store", [
+def Croq_MmaStoreOp : Croq_Op<"mma.store", [AttrSizedOperandSegments,
     DeclareOpInterfaceMethods<Croq_CollectiveOpInterface>]> {
   let summary = "store an accumulator fragment to a view";
   let description = [{
@@ -658,14 +658,26 @@ def Croq_MmaStoreOp : Croq_Op<"mma.store", [
     element (i, j) of the accumulator lands at (j, i) of the view, whose
     shape is then the fragment's transposed.
 
+    `rows` and `cols` (Croqtile's `mma.store.mask acc, view, rows[, cols]`)
+    store only the elements of the view's first `rows` rows and first `cols`
+    columns; a view past the end of its tensor is clipped to the tensor as
+    well.
+
     ```mlir
     croq.mma.store %mc, %out : !croq.frag<acc, 64x64xf16>, memref<64x64xf16, #gpu.address_space<workgroup>>
     croq.mma.store transpose %mc, %outT : !croq.frag<acc, 64x32xf32>, memref<32x64xf32>
+    croq.mma.store %mc, %tile rows %r cols %c : !croq.frag<acc, 64x128xf16>, memref<64x128xf16, strided<[?, 1], offset: ?>>
     ```
   }];
   let arguments = (ins Croq_Frag:$value, Arg<AnyMemRef, "", [MemWrite]>:$target,
-                       UnitAttr:$transpose);
-  let assemblyFormat = "(`transpose` $transpose^)? $value `,` $target attr-dict `:` type($value) `,` type($target)";
+                       UnitAttr:$transpose, Optional<Index>:$rows,
+                       Optional<Index>:$cols);
+  let assemblyFormat = "(`transpose` $transpose^)? $value `,` $target (`rows` $rows^)? (`cols` $cols^)? attr-dict `:` type($value) `,` type($target)";
+  let builders = [
+    OpBuilder<(ins "Value":$value, "Value":$target, "bool":$transpose), [{
+      build($_builder, $_state, value, target, transpose, Value(), Value());
+    }]>
+  ];
   let hasVerifier = 1;
 }
 
