@@ -137,6 +137,27 @@ LogicalResult IRGen::copy(const Stmt &stmt) {
       }
     }
   }
+  // A GPU copies asynchronously only from global into shared memory
+  // (cp.async, TMA); any other direction is a plain copy.
+  if (stmt.async && !isTma) {
+    auto storageName = [](Type t) -> std::string {
+      switch (getStorage(cast<MemRefType>(t)).value_or(Storage::Global)) {
+      case Storage::Global:
+        return "global";
+      case Storage::Shared:
+        return "shared";
+      case Storage::Local:
+        return "local";
+      }
+      return "global";
+    };
+    std::string from = storageName(sourceType), to = storageName(target.getType());
+    if (from != "global" || to != "shared")
+      return fail(stmt.loc, "a GPU cannot copy asynchronously from " + from +
+                                " to " + to + " memory; only global to "
+                                "shared copies are asynchronous",
+                  "drop .async to copy synchronously");
+  }
   if (stmt.async && stmt.name.empty() && !stmt.boundEvent)
     return fail(stmt.loc, "an async " + stmt.op +
                               ".copy needs a named future or an event",

@@ -22,7 +22,7 @@ LogicalResult IRGen::mmaFill(const Stmt &stmt) {
     return failure();
   // `mma.fill acc, v;` of an existing fragment refills it: same type, and
   // the same origin for the inference (an MMA on it shapes the first fill).
-  Symbol *existing = lookup(stmt.name);
+  Symbol *existing = stmt.refill ? lookup(stmt.name) : nullptr;
   if (existing && existing->kind == Symbol::Kind::Frag) {
     Value value = v->value;
     if (value.getType().isIndex())

@@ -812,6 +812,10 @@ bool Parser::within(Within &w) {
   if (peek().isIdent() && peek(1).is("=") && peek(2).is("{")) {
     w.tupleName = peek().text;
     w.tupleLoc = peek().loc;
+    if (w.tupleName == "_")
+      return error(w.tupleLoc, "'_' cannot name an index tuple; it only "
+                               "stands for a whole dimension in chunkat and "
+                               "subspan");
     pos += 2;
   }
   auto indexName = [&]() {
@@ -1015,6 +1019,7 @@ StmtPtr Parser::mma(SMLoc loc, std::string result, SMLoc resultLoc) {
     if (result.empty() && peek().isIdent() && peek(1).is(",")) {
       stmt->nameLoc = peek().loc;
       stmt->name = result = next().text;
+      stmt->refill = true;
       next();
     }
     if (!need(true) || !(stmt->value = expr()) || !expect(";"))
