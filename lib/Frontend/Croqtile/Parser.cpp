@@ -158,6 +158,10 @@ private:
     return true;
   }
 
+  /// `call f(...)`, `__asm__(...)` and `__cpp__("...")` hand code to a
+  /// C++ compiler, which croq does not run on device code: true after
+  /// reporting one at the next token.
+  bool rejectEscapeHatch();
   bool function(Function &fn);
   bool param(Param &p);
   /// `mdspan<N>`, `[d, ...]`, `mdspan[d, ...]` or `[[d, ...]]`: fills
@@ -563,6 +567,8 @@ StmtPtr Parser::statement() {
       return nullptr;
     return stmt;
   }
+  if (rejectEscapeHatch())
+    return nullptr;
   if ((tok.is("print") || tok.is("println")) &&
       (peek(1).is("(") || (peek(1).is("!") && peek(2).is("(")))) {
     auto stmt = std::make_unique<Stmt>(Stmt::Kind::Print, loc);
@@ -607,6 +613,26 @@ StmtPtr Parser::statement() {
     return stmt;
   }
   return assignment(loc);
+}
+
+bool Parser::rejectEscapeHatch() {
+  const Token &tok = peek();
+  const char *why = nullptr;
+  if (tok.is("call") && (peek(1).isIdent() || peek(1).is("::")))
+    why = "`call` of a C++ function is not supported: croq compiles device "
+          "code from Croqtile alone and cannot link functions written in C++ "
+          "into a kernel";
+  else if (tok.is("__asm__") || tok.is("asm") || tok.is("__asm"))
+    why = "inline assembly is not supported: croq's analyses (divergence, "
+          "barriers, the event protocol) cannot see what it does; express it "
+          "in Croqtile";
+  else if (tok.is("__cpp__"))
+    why = "__cpp__ is not supported: it splices C++ into the kernel, and croq "
+          "generates device code without a C++ compiler";
+  if (!why)
+    return false;
+  error(tok.loc, why);
+  return true;
 }
 
 /// `mdspan[<N>] name : shape;`, `name : shape;` or `ituple[<N>] name = t;`.
@@ -1400,6 +1426,8 @@ ExprPtr Parser::primary() {
       next();
       return e;
     }
+    if (rejectEscapeHatch())
+      return nullptr;
     std::string name = next().text;
     if (accept("(")) {
       auto call = std::make_unique<Expr>(Expr::Kind::Call, loc);
