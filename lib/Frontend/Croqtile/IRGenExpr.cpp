@@ -7,6 +7,8 @@
 
 #include "IRGenImpl.h"
 
+#include "mlir/Dialect/Math/IR/Math.h"
+
 using namespace mlir;
 using namespace mlir::croq;
 using namespace mlir::croq::croqtile;
@@ -523,9 +525,12 @@ FailureOr<EVal> IRGen::expr(const Expr &e) {
         return failure();
       return EVal{coerce(a->value, type, l)};
     }
+    if (std::optional<FailureOr<EVal>> math = mathBuiltin(e))
+      return *math;
     return fail(e.loc, "unknown function '" + e.name + "'",
                 "__co__ functions cannot call functions; the built-ins are "
-                "cdiv, __max, __min and __to<T>");
+                "cdiv, __max, __min, __to<T> and the math functions (__sqrt, "
+                "__exp, __sin, ...)");
   }
   case Expr::Kind::Member: {
     if (e.name == "span") {
@@ -604,4 +609,72 @@ IRGen::element(const Expr &at) {
                           "element index " + Twine(d))))
       return failure();
   return std::make_pair(*buffer, std::move(indices));
+}
+
+std::optional<FailureOr<EVal>> IRGen::mathBuiltin(const Expr &e) {
+  // Croqtile's math built-ins on floats, as math dialect ops (lowered to
+  // libdevice or PTX instructions); `__abs` also takes integers.
+  using Unary = Value (*)(OpBuilder &, Location, Value);
+  using Binary = Value (*)(OpBuilder &, Location, Value, Value);
+#define CROQ_UNARY(OP) [](OpBuilder &b, Location l, Value x) -> Value { return OP::create(b, l, x); }
+#define CROQ_BINARY(OP) [](OpBuilder &b, Location l, Value x, Value y) -> Value { return OP::create(b, l, x, y); }
+  static const llvm::StringMap<Unary> unary = {
+      {"__sqrt", CROQ_UNARY(math::SqrtOp)},   {"__rsqrt", CROQ_UNARY(math::RsqrtOp)},
+      {"__exp", CROQ_UNARY(math::ExpOp)},     {"__exp2", CROQ_UNARY(math::Exp2Op)},
+      {"__expm1", CROQ_UNARY(math::ExpM1Op)}, {"__log", CROQ_UNARY(math::LogOp)},
+      {"__log2", CROQ_UNARY(math::Log2Op)},   {"__log10", CROQ_UNARY(math::Log10Op)},
+      {"__log1p", CROQ_UNARY(math::Log1pOp)}, {"__sin", CROQ_UNARY(math::SinOp)},
+      {"__cos", CROQ_UNARY(math::CosOp)},     {"__tan", CROQ_UNARY(math::TanOp)},
+      {"__asin", CROQ_UNARY(math::AsinOp)},   {"__acos", CROQ_UNARY(math::AcosOp)},
+      {"__atan", CROQ_UNARY(math::AtanOp)},   {"__sinh", CROQ_UNARY(math::SinhOp)},
+      {"__cosh", CROQ_UNARY(math::CoshOp)},   {"__tanh", CROQ_UNARY(math::TanhOp)},
+      {"__erf", CROQ_UNARY(math::ErfOp)},     {"__floor", CROQ_UNARY(math::FloorOp)},
+      {"__ceil", CROQ_UNARY(math::CeilOp)},   {"__round", CROQ_UNARY(math::RoundOp)},
+      {"__trunc", CROQ_UNARY(math::TruncOp)}, {"__fabs", CROQ_UNARY(math::AbsFOp)},
+  };
+  static const llvm::StringMap<Binary> binary = {
+      {"__pow", CROQ_BINARY(math::PowFOp)},
+      {"__atan2", CROQ_BINARY(math::Atan2Op)},
+  };
+#undef CROQ_UNARY
+#undef CROQ_BINARY
+  bool isAbs = e.name == "__abs";
+  bool isFma = e.name == "__fma" || e.name == "__fmaf";
+  auto u = unary.find(e.name);
+  auto bi = binary.find(e.name);
+  if (!isAbs && !isFma && u == unary.end() && bi == binary.end())
+    return std::nullopt;
+  size_t arity = isFma ? 3 : bi != binary.end() ? 2 : 1;
+  if (e.args.size() != arity)
+    return FailureOr<EVal>(fail(e.loc, e.name + " takes " + Twine(arity) +
+                                           (arity == 1 ? " argument" : " arguments")));
+  Location l = loc(e.loc);
+  SmallVector<Value> args;
+  for (const ExprPtr &arg : e.args) {
+    FailureOr<EVal> v = expr(*arg);
+    if (failed(v))
+      return FailureOr<EVal>(failure());
+    args.push_back(v->value);
+  }
+  Type type = args[0].getType();
+  if (isAbs && type.isIntOrIndex() && !type.isInteger(1))
+    return FailureOr<EVal>(EVal{math::AbsIOp::create(builder, l, args[0])});
+  // An integer argument computes in f32, as C's float overloads would.
+  for (Value v : args)
+    if (isa<FloatType>(v.getType()) &&
+        v.getType().getIntOrFloatBitWidth() > type.getIntOrFloatBitWidth())
+      type = v.getType();
+  if (!isa<FloatType>(type))
+    type = builder.getF32Type();
+  if (failed(checkArithmetic(e.loc, type, e.name)))
+    return FailureOr<EVal>(failure());
+  for (Value &v : args)
+    v = coerce(v, type, l);
+  if (isAbs)
+    return FailureOr<EVal>(EVal{math::AbsFOp::create(builder, l, args[0])});
+  if (isFma)
+    return FailureOr<EVal>(EVal{math::FmaOp::create(builder, l, args[0], args[1], args[2])});
+  if (u != unary.end())
+    return FailureOr<EVal>(EVal{u->second(builder, l, args[0])});
+  return FailureOr<EVal>(EVal{bi->second(builder, l, args[0], args[1])});
 }

@@ -7,6 +7,8 @@
 
 #include "IRGenImpl.h"
 
+#include "mlir/Dialect/Math/IR/Math.h"
+
 using namespace mlir;
 using namespace mlir::croq;
 using namespace mlir::croq::croqtile;
@@ -222,6 +224,7 @@ mlir::croq::croqtile::generateIR(MLIRContext *context,
                                  llvm::SourceMgr &sourceMgr,
                                  const Program &program) {
   context->loadDialect<CroqDialect, arith::ArithDialect, cf::ControlFlowDialect,
+                       math::MathDialect,
                        func::FuncDialect, gpu::GPUDialect,
                        memref::MemRefDialect, scf::SCFDialect>();
   Inference inference;

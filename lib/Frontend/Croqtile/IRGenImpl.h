@@ -231,6 +231,8 @@ private:
   /// The buffer and indices of an element access `view.at(i, ...)`.
   FailureOr<std::pair<Value, SmallVector<Value>>> element(const Expr &at);
   FailureOr<EVal> binary(const Expr &e);
+  /// `__sqrt(x)`, `__pow(x, y)`, ...: none when `e` names no math built-in.
+  std::optional<FailureOr<EVal>> mathBuiltin(const Expr &e);
 
   // Shapes: mdspans (`[a, b]`, `x.span`, `s : [..]`) and ituples (`{a, b}`).
   /// True when `e` denotes a whole shape rather than one value.
