@@ -12,6 +12,9 @@ _TENSOR = "tensor"
 _INDEX = "index"
 _STREAM = "stream"
 _F32 = "f32"
+# A scalar the function returns: the entry point writes it through a
+# trailing pointer; the call returns it.
+_RESULT_INDEX = "result index"
 
 # Argument kinds of every entry point, in order.
 SIGNATURES = {
@@ -63,6 +66,13 @@ SIGNATURES = {
     "gemm_tma_grouped_co": [_TENSOR, _TENSOR, _TENSOR],
     "warp_gemm_async_co": [_TENSOR, _TENSOR, _TENSOR],
     "clamp_corners_co": [_TENSOR, _F32],
+    "shapes_co": [_TENSOR, _TENSOR],
+    "levels_co": [_TENSOR, _TENSOR],
+    # Returned tensors are trailing output arguments.
+    "returns_co": [_TENSOR, _TENSOR],
+    "scalar_co": [_TENSOR, _INDEX, _RESULT_INDEX],
+    "print_co": [_TENSOR],
+    "mask_co": [_TENSOR, _TENSOR, _TENSOR, _INDEX],
 }
 
 
@@ -76,9 +86,11 @@ class Kernels:
         fn.restype = ctypes.c_int
 
         def call(*args):
-            assert len(args) == len(kinds), name
+            inputs = [k for k in kinds if k != _RESULT_INDEX]
+            assert len(args) == len(inputs), name
+            results = [ctypes.c_int64(-12345) for k in kinds if k == _RESULT_INDEX]
             cargs = []
-            for kind, arg in zip(kinds, args):
+            for kind, arg in zip(inputs, args):
                 if kind == _TENSOR:
                     assert arg.is_cuda and arg.is_contiguous()
                     cargs.append(ctypes.c_void_p(arg.data_ptr()))
@@ -89,8 +101,11 @@ class Kernels:
                     cargs.append(ctypes.c_float(arg))
                 else:
                     cargs.append(ctypes.c_void_p(arg.cuda_stream))
+            cargs.extend(ctypes.byref(r) for r in results)
             rc = fn(*cargs)
             if rc != 0:
                 raise RuntimeError(f"{name} returned {rc}")
+            if results:
+                return results[0].value if len(results) == 1 else [r.value for r in results]
 
         return call

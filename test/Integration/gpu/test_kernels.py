@@ -660,6 +660,91 @@ def parallel_async_streams_overlap():
     assert overlapped_co < 0.75 * serial, "Croqtile local streams did not overlap"
 
 
+
+# The language beyond the seed chapter (issue 12): shapes as values, level
+# inference, returned tensors and scalars, printing, masked MMA stores.
+
+@test
+def shapes_as_values():
+    # 16x32 tiles from a named mdspan, picked by the block's index tuple:
+    # 600+ blocks at 400x1100, ragged in both dimensions; one partial tile.
+    for m, n in sweep(((16, 32), (400, 1100), (17, 33), (5, 7)), ((16, 32), (17, 40))):
+        a = torch.randn(m, n, device="cuda")
+        out = poisoned((m, n), torch.float32)
+        K.shapes_co(a, out)
+        expect_equal(out, a * 2 + 6, f"shapes_co {m}x{n}")
+
+
+@test
+def level_inference_and_implied_block():
+    a = poisoned((64,), torch.int32)
+    b = poisoned((2, 4, 32), torch.int32)
+    K.levels_co(a, b)
+    expect_equal(a, torch.arange(64, device="cuda", dtype=torch.int32) * 3,
+                 "outermost thread level")
+    x, y, z = torch.meshgrid(torch.arange(2), torch.arange(4), torch.arange(32),
+                             indexing="ij")
+    expect_equal(b, (x * 1000 + y * 100 + z).int().cuda(), "block, group, thread")
+
+
+@test
+def returned_tensor_and_scalar():
+    # The returned tensor is the last argument; its initializer's kernel
+    # runs first. 600 blocks, 1 block, and a mismatched output refused.
+    for m in sweep((1, 7, 600), (1, 7)):
+        x = torch.randn(m, 64, device="cuda")
+        y = poisoned((m, 64), torch.float32)
+        K.returns_co(x, y)
+        ref = 1.0 + torch.sqrt(torch.abs(x)) + 1.0
+        torch.testing.assert_close(y, ref, rtol=1e-6, atol=1e-6)
+    rejects(K.returns_co, [torch.randn(8, 64, device="cuda"),
+                           poisoned((9, 64), torch.float32)],
+            "returns_co", "'result'", what="returned tensor of the wrong shape")
+    for m, n, k in ((3, 5, 7), (1, 1, 0), (100, 2, -4)):
+        got = K.scalar_co(torch.zeros(m, n, device="cuda"), k)
+        assert got == 2 * m + k + n, f"scalar_co({m}x{n}, {k}) = {got}"
+
+
+@test
+def println_from_host_and_threads():
+    a = torch.tensor([7, -3, 11, 0], dtype=torch.int32, device="cuda")
+    sys.stdout.flush()
+    saved = os.dup(1)
+    with tempfile.TemporaryFile(mode="w+b") as tmp:
+        os.dup2(tmp.fileno(), 1)
+        try:
+            K.print_co(a)
+            torch.cuda.synchronize()
+        finally:
+            sys.stdout.flush()
+            os.dup2(saved, 1)
+            os.close(saved)
+        tmp.seek(0)
+        text = tmp.read().decode()
+    lines = sorted(l for l in text.splitlines() if l.startswith("croq "))
+    want = sorted(["croq host 4"] + [f"croq thread {p} holds {v}"
+                                     for p, v in enumerate([7, -3, 11, 0])])
+    assert lines == want, f"printed {lines}, expected {want}"
+
+
+@test
+def masked_mma_store():
+    # Rows at or past `rows` and each tile's columns 8..15 stay poisoned.
+    for m, n, rows in sweep(((16, 16, 16), (512, 512, 300), (64, 48, 0), (64, 48, 64)),
+                            ((16, 16, 9), (32, 48, 20))):
+        a = torch.randn(m, 16, device="cuda").half()
+        b = torch.randn(16, n, device="cuda").half()
+        c = poisoned((m, n), torch.float32)
+        K.mask_co(a, b, c, rows)
+        ref = a.double() @ b.double()
+        keep = torch.zeros(m, n, dtype=torch.bool, device="cuda")
+        keep[:rows, :] = True
+        keep[:, (torch.arange(n, device="cuda") % 16) >= 8] = False
+        assert torch.isnan(c[~keep]).all(), f"mask_co {m}x{n} rows {rows}: masked elements written"
+        if keep.any():
+            err = relative_error(c[keep], ref[keep])
+            assert err < 1e-3, f"mask_co {m}x{n} rows {rows}: relative error {err}"
+
 def main():
     if MODE == "--list":
         for fn in TESTS:
