@@ -97,6 +97,7 @@ int main(int argc, char **argv) {
   options.format = format;
   PassManager prepare(&context);
   prepare.addPass(croq::createCroqVerifyProtocolPass());
+  prepare.addPass(croq::createCroqResultsToOutputsPass());
   croq::CroqPrepareGPUPipelineOptions prepareOptions;
   prepareOptions.chip = chip;
   croq::buildCroqPrepareGPUPipeline(prepare, prepareOptions);
