@@ -217,6 +217,12 @@ private:
   FailureOr<int64_t> constantExpr(const Expr &e);
   FailureOr<Value> view(const Expr &e);
   FailureOr<Value> viewMember(const Expr &e);
+  /// `x.span_as(shape)`: a contiguous view with another shape.
+  FailureOr<Value> spanAs(const Expr &e);
+  /// `x.view(sizes[ : strides]).from(origin)`: a window at element offsets.
+  FailureOr<Value> windowView(const Expr &from);
+  /// `x.sqz()`: the view without its unit dimensions.
+  FailureOr<Value> squeeze(const Expr &e);
   /// A shape assumption the host entry point checks before any launch:
   /// `ok` (built by `make` from host values) must hold, else the call fails
   /// with `message`. `values` are cloned before the kernel when they are

@@ -125,7 +125,10 @@ static bool isViewExpr(const Expr &e) {
     return true;
   if (e.kind != Expr::Kind::Member)
     return false;
-  if (e.name == "chunkat" || e.name == "subspan" || e.name == "step")
+  if (e.name == "chunkat" || e.name == "subspan" || e.name == "step" ||
+      e.name == "span_as" || e.name == "sqz" ||
+      (e.name == "from" && e.base && e.base->kind == Expr::Kind::Member &&
+       e.base->name == "view"))
     return true;
   // `.at(...)` of a subspan or chunk is a tile; of anything else an element.
   if (e.name == "at" && e.base && e.base->kind == Expr::Kind::Member)

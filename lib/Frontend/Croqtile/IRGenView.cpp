@@ -162,8 +162,191 @@ bool IRGen::checkOnHost(
   return true;
 }
 
+/// Whether `type` is laid out row-major without gaps: a view of it can be
+/// given another shape.
+static bool isContiguous(MemRefType type) {
+  if (type.getLayout().isIdentity())
+    return true;
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(type.getStridesAndOffset(strides, offset)))
+    return false;
+  int64_t expected = 1;
+  for (int64_t d = type.getRank() - 1; d >= 0; --d) {
+    if (type.getDimSize(d) == 1)
+      continue; // a unit dimension's stride does not matter
+    if (ShapedType::isDynamic(strides[d]) || strides[d] != expected)
+      return false;
+    if (d > 0 && type.isDynamicDim(d))
+      return false;
+    expected *= type.getDimSize(d);
+  }
+  return true;
+}
+
+FailureOr<Value> IRGen::spanAs(const Expr &e) {
+  Location l = loc(e.loc);
+  FailureOr<Value> source = view(*e.base);
+  if (failed(source))
+    return failure();
+  auto type = cast<MemRefType>(source->getType());
+  if (!isContiguous(type))
+    return fail(e.loc, "span_as gives a view another shape, but this view "
+                       "is not contiguous in memory",
+                "copy the view into a buffer and take span_as of the buffer");
+  FailureOr<SmallVector<EVal>> extents = spliceList(e.args);
+  if (failed(extents))
+    return failure();
+  SmallVector<OpFoldResult> sizes, strides;
+  SmallVector<int64_t> shape;
+  for (const EVal &x : *extents) {
+    std::optional<int64_t> c = asConstant(x.value);
+    if (c && *c <= 0)
+      return fail(e.loc, "span_as extents must be positive, got " + Twine(*c));
+    shape.push_back(c.value_or(ShapedType::kDynamic));
+    sizes.push_back(c ? OpFoldResult(builder.getIndexAttr(*c)) : OpFoldResult(x.value));
+  }
+  // Row-major strides of the new shape.
+  Value stride = constIndex(1, l);
+  strides.resize(shape.size());
+  SmallVector<int64_t> staticStrides(shape.size());
+  bool dynamicStride = false;
+  for (int64_t d = shape.size() - 1; d >= 0; --d) {
+    std::optional<int64_t> c = asConstant(stride);
+    strides[d] = c ? OpFoldResult(builder.getIndexAttr(*c)) : OpFoldResult(stride);
+    staticStrides[d] = c && !dynamicStride ? *c : ShapedType::kDynamic;
+    dynamicStride |= !c;
+    stride = builder.createOrFold<arith::MulIOp>(l, stride, (*extents)[d].value);
+  }
+  // The element counts must agree: known now, or checked before the launch.
+  Value count = constIndex(1, l);
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    count = builder.createOrFold<arith::MulIOp>(l, count, viewExtent(*source, d, l));
+  std::optional<int64_t> have = asConstant(count), want = asConstant(stride);
+  if (have && want && *have != *want)
+    return fail(e.loc, "span_as makes a view of " + Twine(*want) +
+                           " elements from one of " + Twine(*have));
+  if ((!have || !want) &&
+      !checkOnHost(
+          l, {count, stride},
+          [&](OpBuilder &b, ArrayRef<Value> v) -> Value {
+            return arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, v[0], v[1]);
+          },
+          "the span_as at line " + Twine(sourceMgr.getLineAndColumn(e.loc).first) +
+              " changes the number of elements"))
+    return fail(e.loc, "cannot check before the launch that this span_as "
+                       "keeps the number of elements",
+                "compute its extents from the function's parameters and "
+                "constants");
+  auto layout = StridedLayoutAttr::get(context, ShapedType::kDynamic, staticStrides);
+  auto result = MemRefType::get(shape, type.getElementType(), layout,
+                                type.getMemorySpace());
+  auto meta = memref::ExtractStridedMetadataOp::create(builder, l, *source);
+  return memref::ReinterpretCastOp::create(builder, l, result, *source,
+                                           OpFoldResult(meta.getOffset()), sizes,
+                                           strides)
+      .getResult();
+}
+
+FailureOr<Value> IRGen::windowView(const Expr &from) {
+  // x.view(sizes[ : strides]).from(origin): the elements x(origin + i *
+  // stride) for i below sizes.
+  Location l = loc(from.loc);
+  const Expr &viewExpr = *from.base;
+  FailureOr<Value> source = view(*viewExpr.base);
+  if (failed(source))
+    return failure();
+  auto type = cast<MemRefType>(source->getType());
+  int64_t rank = type.getRank();
+  size_t nSizes = viewExpr.intValue ? viewExpr.intValue : viewExpr.args.size();
+  ArrayRef<ExprPtr> sizeArgs(viewExpr.args.data(), nSizes);
+  ArrayRef<ExprPtr> strideArgs(viewExpr.args.data() + nSizes,
+                               viewExpr.args.size() - nSizes);
+  FailureOr<SmallVector<EVal>> sizes = spliceList(sizeArgs);
+  FailureOr<SmallVector<EVal>> steps = spliceList(strideArgs);
+  FailureOr<SmallVector<EVal>> origin = spliceList(from.args);
+  if (failed(sizes) || failed(steps) || failed(origin))
+    return failure();
+  if (static_cast<int64_t>(sizes->size()) != rank ||
+      static_cast<int64_t>(origin->size()) != rank ||
+      (!steps->empty() && static_cast<int64_t>(steps->size()) != rank))
+    return fail(from.loc, ".view(...).from(...) takes one extent, one origin "
+                          "(and one stride) per dimension: " + Twine(rank) + " here");
+  SmallVector<OpFoldResult> offsets, sizesOf, stridesOf;
+  SmallVector<int64_t> shape;
+  auto fold = [&](Value v) -> OpFoldResult {
+    if (std::optional<int64_t> c = asConstant(v))
+      return builder.getIndexAttr(*c);
+    return v;
+  };
+  for (int64_t d = 0; d < rank; ++d) {
+    Value size = (*sizes)[d].value, start = (*origin)[d].value;
+    Value step = steps->empty() ? constIndex(1, l) : (*steps)[d].value;
+    std::optional<int64_t> cs = asConstant(size), co = asConstant(start),
+                           ct = asConstant(step);
+    if ((cs && *cs <= 0) || (ct && *ct <= 0) || (co && *co < 0))
+      return fail(from.loc, "dimension " + Twine(d) +
+                                " of this view needs a positive extent and stride "
+                                "and an origin of at least 0");
+    // The last element must lie inside the tensor, when both are known.
+    if (cs && co && ct && !type.isDynamicDim(d) &&
+        *co + (*cs - 1) * *ct >= type.getDimSize(d))
+      return fail(from.loc, "dimension " + Twine(d) + " of this view reaches " +
+                                Twine(*co + (*cs - 1) * *ct) + ", past the extent " +
+                                Twine(type.getDimSize(d)));
+    // A Value keeps the offset dynamic, as the other croq views have it.
+    offsets.push_back(start);
+    sizesOf.push_back(fold(size));
+    stridesOf.push_back(fold(step));
+    shape.push_back(cs.value_or(ShapedType::kDynamic));
+  }
+  auto inferred = cast<MemRefType>(memref::SubViewOp::inferResultType(
+      type, offsets, sizesOf, stridesOf));
+  return memref::SubViewOp::create(builder, l, inferred, *source, offsets,
+                                   sizesOf, stridesOf)
+      .getResult();
+}
+
+FailureOr<Value> IRGen::squeeze(const Expr &e) {
+  Location l = loc(e.loc);
+  FailureOr<Value> source = view(*e.base);
+  if (failed(source))
+    return failure();
+  auto type = cast<MemRefType>(source->getType());
+  SmallVector<OpFoldResult> offsets, sizes, strides;
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    offsets.push_back(builder.getIndexAttr(0));
+    strides.push_back(builder.getIndexAttr(1));
+    if (type.isDynamicDim(d))
+      sizes.push_back(viewExtent(*source, d, l));
+    else
+      sizes.push_back(builder.getIndexAttr(type.getDimSize(d)));
+    if (type.getDimSize(d) != 1)
+      shape.push_back(type.getDimSize(d));
+  }
+  if (shape.size() == static_cast<size_t>(type.getRank()))
+    return *source;
+  if (shape.empty())
+    shape.push_back(1); // a single element stays a one-element view
+  auto result = cast<MemRefType>(memref::SubViewOp::inferRankReducedResultType(
+      shape, type, offsets, sizes, strides));
+  return memref::SubViewOp::create(builder, l, result, *source, offsets, sizes,
+                                   strides)
+      .getResult();
+}
+
 FailureOr<Value> IRGen::viewMember(const Expr &e) {
   Location l = loc(e.loc);
+  if (e.name == "span_as" && e.hasArgs)
+    return spanAs(e);
+  if (e.name == "sqz" && e.hasArgs && e.args.empty())
+    return squeeze(e);
+  if (e.name == "from" && e.base && e.base->kind == Expr::Kind::Member &&
+      e.base->name == "view")
+    return windowView(e);
+  if (e.name == "view")
+    return fail(e.loc, ".view(...) needs its origin: .view(sizes).from(origin)");
   bool chunkAt = e.name == "at" && e.base &&
                  e.base->kind == Expr::Kind::Member && e.base->name == "chunk";
   if (e.name == "chunkat" || chunkAt) {

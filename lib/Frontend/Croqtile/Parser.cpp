@@ -1352,7 +1352,26 @@ ExprPtr Parser::postfix() {
       auto member = std::make_unique<Expr>(Expr::Kind::Member, loc);
       member->name = next().text;
       member->base = std::move(e);
-      if (accept("(")) {
+      if (member->name == "view" && accept("(")) {
+        // `.view(sizes : strides)`: intValue counts the sizes.
+        member->hasArgs = true;
+        bool strided = false;
+        for (;;) {
+          ExprPtr arg = binary(0);
+          if (!arg)
+            return nullptr;
+          member->args.push_back(std::move(arg));
+          if (!strided && accept(":")) {
+            strided = true;
+            member->intValue = member->args.size();
+            continue;
+          }
+          if (!accept(","))
+            break;
+        }
+        if (!expect(")", "after the view's extents"))
+          return nullptr;
+      } else if (accept("(")) {
         member->hasArgs = true;
         if (!exprList(member->args, ")"))
           return nullptr;

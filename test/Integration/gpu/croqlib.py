@@ -73,6 +73,7 @@ SIGNATURES = {
     "scalar_co": [_TENSOR, _INDEX, _RESULT_INDEX],
     "print_co": [_TENSOR],
     "mask_co": [_TENSOR, _TENSOR, _TENSOR, _INDEX],
+    "views_co": [_TENSOR] * 4,
 }
 
 

@@ -745,6 +745,24 @@ def masked_mma_store():
             err = relative_error(c[keep], ref[keep])
             assert err < 1e-3, f"mask_co {m}x{n} rows {rows}: relative error {err}"
 
+
+@test
+def strided_window_span_as_and_sqz():
+    # view(16, 8 : 3, 2).from(1, 5) needs 47 rows; 600 blocks of 32 rows at
+    # M = 19200; a ragged last block; a flat tensor of the wrong size refused.
+    for m in sweep((47, 1000, 19200), (47, 70)):
+        a = torch.randn(m, 64, device="cuda")
+        win = poisoned((16, 8), torch.float32)
+        flat = poisoned((m * 64,), torch.float32)
+        col = poisoned((m,), torch.float32)
+        K.views_co(a, win, flat, col)
+        expect_equal(win, a[1:47:3, 5:20:2], f"strided window, M = {m}")
+        expect_equal(flat, (a + 1).flatten(), f"span_as, M = {m}")
+        expect_equal(col, a[:, 3].contiguous(), f"sqz, M = {m}")
+    rejects(K.views_co, [torch.randn(47, 64, device="cuda"), poisoned((16, 8), torch.float32),
+                         poisoned((47 * 64 - 1,), torch.float32), poisoned((47,), torch.float32)],
+            "views_co", "span_as", "number of elements", what="span_as of the wrong size")
+
 def main():
     if MODE == "--list":
         for fn in TESTS:
