@@ -76,6 +76,9 @@ void mlir::croq::populateCroqToGPUTypeConversions(TypeConverter &converter) {
 void mlir::croq::configureCroqToGPUConversionLegality(
     ConversionTarget &target, const TypeConverter &converter) {
   target.addIllegalDialect<CroqDialect>();
+  // Made by the block-level lowering; croq-bound-kernel-registers consumes
+  // it after outlining.
+  target.addLegalOp<LaunchHintsOp>();
   // Local buffers become allocas.
   target.addDynamicallyLegalOp<memref::AllocOp>([](memref::AllocOp op) {
     return getStorage(op.getType()) != Storage::Local;

@@ -54,8 +54,22 @@ struct CroqBoundKernelRegistersPass
     : mlir::croq::impl::CroqBoundKernelRegistersPassBase<
           CroqBoundKernelRegistersPass> {
   void runOnOperation() override {
+    auto i32 = IntegerType::get(&getContext(), 32);
     for (auto func : getOperation().getOps<gpu::GPUFuncOp>()) {
-      if (!func.isKernel() || !func.getKnownBlockSizeAttr())
+      // [[launch_bounds(_, N)]] and [[maxnreg(N)]] of the kernel.
+      SmallVector<LaunchHintsOp> hints;
+      func.walk([&](LaunchHintsOp h) { hints.push_back(h); });
+      for (LaunchHintsOp h : hints) {
+        if (std::optional<int64_t> n = h.getMinBlocks())
+          func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
+                        IntegerAttr::get(i32, *n));
+        if (std::optional<int64_t> n = h.getMaxRegisters())
+          func->setAttr(NVVM::NVVMDialect::getMaxnregAttrName(),
+                        IntegerAttr::get(i32, *n));
+        h.erase();
+      }
+      if (!func.isKernel() || !func.getKnownBlockSizeAttr() ||
+          func->hasAttr(NVVM::NVVMDialect::getMinctasmAttrName()))
         continue;
       WalkResult moves = func.walk([](NVVM::SetMaxRegisterOp) {
         return WalkResult::interrupt();

@@ -113,6 +113,10 @@ struct KernelLaunchLowering : ScopedPattern<ParallelOp> {
     if (bounds.size() > 3)
       return rewriter.notifyMatchFailure(op, "more than 3 grid dimensions");
     int64_t blockDim = analysis.getInstanceThreads(op);
+    if (std::optional<int64_t> most = op.getMaxThreads(); most && blockDim > *most)
+      return op.emitOpError("launch bounds allow ")
+             << *most << " threads per block, but this kernel's block has "
+             << blockDim;
 
     // Shared buffers become views of the launch's dynamic shared memory.
     SmallVector<memref::AllocOp> sharedAllocs;
@@ -208,6 +212,10 @@ struct KernelLaunchLowering : ScopedPattern<ParallelOp> {
           MemRefType::get({ShapedType::kDynamic}, rewriter.getI8Type(),
                           MemRefLayoutAttrInterface(),
                           sharedAllocs.front().getType().getMemorySpace()));
+    // Launch bounds travel with the body through kernel outlining.
+    if (op.getMinBlocksAttr() || op.getMaxRegistersAttr())
+      LaunchHintsOp::create(rewriter, loc, op.getMinBlocksAttr(),
+                            op.getMaxRegistersAttr());
     auto terminator = gpu::TerminatorOp::create(rewriter, loc);
     inlineBody(rewriter, op.getBody(), terminator, blockIds);
 

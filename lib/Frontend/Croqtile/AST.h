@@ -66,6 +66,13 @@ struct Expr {
 struct Stmt;
 using StmtPtr = std::unique_ptr<Stmt>;
 
+/// `[[name(args)]]` before a statement.
+struct StmtAttribute {
+  llvm::SMLoc loc;
+  std::string name;
+  std::vector<ExprPtr> args; // `_` is a Name
+};
+
 /// One level of a `parallel` chain.
 struct ParallelLevel {
   llvm::SMLoc loc;
@@ -123,6 +130,7 @@ struct Stmt {
   };
   Kind kind;
   llvm::SMLoc loc;
+  std::vector<StmtAttribute> attributes;
 
   // Names and types.
   std::string name;             // declared / assigned / result name

@@ -190,6 +190,8 @@ private:
   LogicalResult checkInitializer(const Expr &e, Value value, Type element);
   LogicalResult assignment(const Stmt &stmt);
   LogicalResult parallel(const Stmt &stmt);
+  /// [[launch_bounds(..)]] / [[maxnreg(..)]] of `stmt` onto its kernel.
+  LogicalResult applyLaunchBounds(const Stmt &stmt, ParallelOp kernel);
   LogicalResult foreach(const Stmt &stmt);
   LogicalResult with(const Stmt &stmt);
   /// The bounds of `w`, shapes spliced; one per index.

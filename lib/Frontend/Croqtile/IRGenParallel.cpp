@@ -50,6 +50,52 @@ static unsigned parallelDepth(const std::vector<StmtPtr> &body) {
   return depth;
 }
 
+LogicalResult IRGen::applyLaunchBounds(const Stmt &stmt, ParallelOp kernel) {
+  auto constant = [&](const ExprPtr &e, int64_t lo, int64_t hi,
+                      StringRef what) -> FailureOr<std::optional<int64_t>> {
+    if (e->kind == Expr::Kind::Name && e->name == "_")
+      return std::optional<int64_t>();
+    FailureOr<int64_t> v = constantExpr(*e);
+    if (failed(v))
+      return failure();
+    if (*v < lo || *v > hi)
+      return fail(e->loc, what + Twine(" must be between ") + Twine(lo) +
+                              " and " + Twine(hi) + ", got " + Twine(*v));
+    return std::optional<int64_t>(*v);
+  };
+  for (const StmtAttribute &attr : stmt.attributes) {
+    if (attr.name == "maxnreg") {
+      if (attr.args.size() != 1)
+        return fail(attr.loc, "[[maxnreg(n)]] takes one register count");
+      FailureOr<std::optional<int64_t>> n =
+          constant(attr.args[0], 24, 256, "a register count");
+      if (failed(n) || !*n)
+        return failed(n) ? failure()
+                         : fail(attr.loc, "[[maxnreg(n)]] needs a number");
+      kernel.setMaxRegisters(**n);
+      continue;
+    }
+    if (attr.args.empty() || attr.args.size() > 2)
+      return fail(attr.loc, "[[launch_bounds(threads[, blocks])]] takes one "
+                            "or two values");
+    FailureOr<std::optional<int64_t>> threads =
+        constant(attr.args[0], 1, 1024, "the thread bound");
+    if (failed(threads))
+      return failure();
+    if (*threads)
+      kernel.setMaxThreads(**threads);
+    if (attr.args.size() == 2) {
+      FailureOr<std::optional<int64_t>> blocks =
+          constant(attr.args[1], 1, 32, "the blocks per SM");
+      if (failed(blocks))
+        return failure();
+      if (*blocks)
+        kernel.setMinBlocks(**blocks);
+    }
+  }
+  return success();
+}
+
 LogicalResult IRGen::parallel(const Stmt &stmt) {
   bool outermost = !insideParallel();
   // Complete the level chain as Croqtile's pbfill does.
@@ -215,6 +261,8 @@ LogicalResult IRGen::parallel(const Stmt &stmt) {
     auto op = ParallelOp::create(builder, l, lp.level, bounds,
                                  i == 0 && stmt.async, i == 0 ? stream : Value(),
                                  resultTypes);
+    if (i == 0 && failed(applyLaunchBounds(stmt, op)))
+      return failure();
     OpBuilder::InsertionGuard guard(builder);
     Block &block = op.getBody().front();
     builder.setInsertionPointToStart(&block);

@@ -215,6 +215,16 @@ bool IRGen::loopExits(ArrayRef<StmtPtr> body) {
 }
 
 LogicalResult IRGen::statement(const Stmt &stmt) {
+  for (const StmtAttribute &attr : stmt.attributes) {
+    bool bounds = attr.name == "launch_bounds" || attr.name == "maxnreg";
+    if (!bounds)
+      return fail(attr.loc, "unsupported attribute '[[" + attr.name + "]]'",
+                  "croq knows [[launch_bounds(threads, blocks)]] and "
+                  "[[maxnreg(n)]], on a kernel's parallel");
+    if (stmt.kind != Stmt::Kind::Parallel || insideParallel())
+      return fail(attr.loc, "[[" + attr.name + "]] applies to a kernel: put "
+                            "it before the outermost parallel");
+  }
   switch (stmt.kind) {
   case Stmt::Kind::Block: {
     push();

@@ -449,6 +449,30 @@ bool Parser::intArg(std::optional<int64_t> &value) {
 }
 
 StmtPtr Parser::statement() {
+  // `[[launch_bounds(256, 2)]] parallel ...`: attributes of the statement.
+  if (at("[") && peek(1).is("[")) {
+    std::vector<StmtAttribute> attributes;
+    while (at("[") && peek(1).is("[")) {
+      pos += 2;
+      do {
+        StmtAttribute attr;
+        attr.loc = peek().loc;
+        if (!expectIdent(attr.name, nullptr, "an attribute name"))
+          return nullptr;
+        if (accept("(") && !exprList(attr.args, ")"))
+          return nullptr;
+        attributes.push_back(std::move(attr));
+      } while (accept(","));
+      if (!expect("]") || !expect("]", "closing the attributes"))
+        return nullptr;
+    }
+    StmtPtr stmt = statement();
+    if (!stmt)
+      return nullptr;
+    for (StmtAttribute &attr : attributes)
+      stmt->attributes.push_back(std::move(attr));
+    return stmt;
+  }
   SMLoc loc = peek().loc;
   const Token &tok = peek();
   if (tok.is("{")) {

@@ -415,6 +415,10 @@ LogicalResult ParallelOp::verify() {
     return emitOpError("only a block-level parallel (a kernel launch) can "
                        "be async, not '")
            << stringifyLevel(getLevel()) << "'";
+  if (!isBlock && (getMaxThreads() || getMinBlocks() || getMaxRegisters()))
+    return emitOpError("max_threads, min_blocks and max_registers are launch "
+                       "bounds of a kernel: only a block-level parallel takes "
+                       "them");
   if (isBlock && !getResults().empty())
     return emitOpError("a block-level parallel is a kernel launch and cannot "
                        "yield values; write results to a tensor");

@@ -45,7 +45,11 @@ def Croq_ParallelOp : Croq_Op<"parallel", [
     `thread`; a nested `croq.parallel` must use a strictly smaller level.
     A block-level parallel at host level is a kernel launch: with `async` the
     launch does not wait for completion, and `stream(%s)` enqueues it on a
-    stream.
+    stream. `max_threads` and `min_blocks` (Croqtile's
+    `[[launch_bounds(T, N)]]`) bound the block's threads (checked against
+    the kernel's block size) and ask for at least N resident blocks per SM;
+    `max_registers`
+    (`[[maxnreg(N)]]`) caps the registers per thread of the kernel.
 
     ```mlir
     croq.parallel (%bm, %bn) by [%gm, %gn] : block async stream(%s) {
@@ -60,7 +64,10 @@ def Croq_ParallelOp : Croq_Op<"parallel", [
     Variadic<Index>:$bounds,
     Optional<Croq_Stream>:$stream,
     Croq_LevelAttr:$level,
-    UnitAttr:$async
+    UnitAttr:$async,
+    OptionalAttr<ConfinedAttr<I64Attr, [IntMinValue<1>]>>:$max_threads,
+    OptionalAttr<ConfinedAttr<I64Attr, [IntMinValue<1>]>>:$min_blocks,
+    OptionalAttr<ConfinedAttr<I64Attr, [IntMinValue<24>, IntMaxValue<256>]>>:$max_registers
   );
   let results = (outs Variadic<AnyType>:$results);
   let regions = (region SizedRegion<1>:$body);
@@ -84,6 +91,26 @@ def Croq_ParallelOp : Croq_Op<"parallel", [
       return (*this)->getParentOfType<ParallelOp>();
     }
   }];
+}
+
+def Croq_LaunchHintsOp : Croq_Op<"launch_hints"> {
+  let summary = "the launch bounds a kernel body is compiled with";
+  let description = [{
+    Emitted by `convert-croq-to-gpu` at the top of a `gpu.launch` body for a
+    block-level `croq.parallel` with `min_blocks` or `max_registers`, so
+    that the bounds survive kernel outlining; `croq-bound-kernel-registers`
+    turns it into `nvvm.minctasm` / `nvvm.maxnreg` on the kernel function
+    and erases it.
+
+    ```mlir
+    croq.launch_hints min_blocks 2 max_registers 72
+    ```
+  }];
+  let arguments = (ins
+    OptionalAttr<ConfinedAttr<I64Attr, [IntMinValue<1>]>>:$min_blocks,
+    OptionalAttr<ConfinedAttr<I64Attr, [IntMinValue<24>, IntMaxValue<256>]>>:$max_registers
+  );
+  let assemblyFormat = "(`min_blocks` $min_blocks^)? (`max_registers` $max_registers^)? attr-dict";
 }
 
 def Croq_InThreadsOp : Croq_Op<"inthreads", [
