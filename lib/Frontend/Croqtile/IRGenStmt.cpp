@@ -603,6 +603,10 @@ LogicalResult IRGen::assignment(const Stmt &stmt) {
   Location l = loc(stmt.loc);
   if (stmt.kind == Stmt::Kind::ExprStmt) {
     const Expr &e = *stmt.value;
+    if (e.kind == Expr::Kind::Call && StringRef(e.name).starts_with("__"))
+      return fail(stmt.loc, "'" + e.name + "' is not a croq built-in",
+                  "CUDA intrinsics are not available in Croqtile code; use "
+                  "sync.barrier, events and the math built-ins");
     if (e.kind != Expr::Kind::Postfix &&
         !(e.kind == Expr::Kind::Unary && (e.name == "++" || e.name == "--")))
       return fail(stmt.loc, "this expression has no effect as a statement");

@@ -430,6 +430,9 @@ bool Parser::levelName(std::string &level) {
       name != "thread")
     return error(loc, "unknown parallel level '" + name +
                           "'; expected block, group-4, group or thread");
+  if (at("<"))
+    return error(peek().loc, "level qualifiers such as <cooperative> are not "
+                             "supported");
   level = name;
   return true;
 }
@@ -1161,6 +1164,11 @@ StmtPtr Parser::mma(SMLoc loc, std::string result, SMLoc resultLoc) {
       return nullptr;
     }
     stmt->layout = what + "_" + second;
+    if (at(".") && peek(1).is("sp")) {
+      error(peek(1).loc, "sparse MMA (mma." + what + "." + second +
+                             ".sp) is not supported");
+      return nullptr;
+    }
     stmt->async = acceptMember("async");
     if (stmt->async && result.empty()) {
       error(loc, "an async MMA returns a future; name it, as `f = "
@@ -1178,6 +1186,10 @@ StmtPtr Parser::mma(SMLoc loc, std::string result, SMLoc resultLoc) {
     if (!expect(";"))
       return nullptr;
     return stmt;
+  }
+  if (what == "scale") {
+    error(whatLoc, "block-scaled MMA (mma.scale) is not supported");
+    return nullptr;
   }
   error(whatLoc, "unknown mma operation 'mma." + what + "'");
   return nullptr;
