@@ -437,6 +437,19 @@ LogicalResult IRGen::foreach(const Stmt &stmt) {
     }
     loops.push_back({rangeName, lower, upper, step, s->bound, l});
   }
+  // An unroll hint larger than a known trip count is a mistake.
+  if (stmt.unroll)
+    for (const LoopPlan &lp : loops) {
+      std::optional<int64_t> lo = asConstant(lp.lower), hi = asConstant(lp.upper),
+                             st = asConstant(lp.step);
+      if (lo && hi && st && *st > 0) {
+        int64_t trips = *hi > *lo ? (*hi - *lo + *st - 1) / *st : 0;
+        if (*stmt.unroll > trips)
+          return fail(stmt.loc, "unroll factor (" + Twine(*stmt.unroll) +
+                                    ") exceeds the loop extent (" +
+                                    Twine(trips) + ")");
+      }
+    }
   // A loop that breaks keeps a flag across iterations; once it is set, the
   // remaining iterations do nothing.
   push();

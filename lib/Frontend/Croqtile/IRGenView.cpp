@@ -309,6 +309,18 @@ FailureOr<Value> IRGen::windowView(const Expr &from) {
 
 FailureOr<Value> IRGen::squeeze(const Expr &e) {
   Location l = loc(e.loc);
+  // Only views with explicit extents have unit dimensions to drop.
+  const Expr *base = e.base.get();
+  if (base->kind == Expr::Kind::Member && base->name == "at" && base->base &&
+      base->base->kind == Expr::Kind::Member)
+    base = base->base.get();
+  if (base->kind == Expr::Kind::Member && base->name == "step" && base->base)
+    base = base->base.get();
+  if (base->kind != Expr::Kind::Member ||
+      (base->name != "subspan" && base->name != "span_as" && base->name != "from"))
+    return fail(e.loc, ".sqz() drops the unit extents of a subspan, span_as or "
+                       "view(...).from(...)",
+                "write the tile as a subspan with unit extents");
   FailureOr<Value> source = view(*e.base);
   if (failed(source))
     return failure();

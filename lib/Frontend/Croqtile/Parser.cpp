@@ -968,6 +968,8 @@ StmtPtr Parser::withOrForeach(SMLoc loc, bool isForeach) {
             error(arg->loc, attr + " factor must be a positive integer");
             return nullptr;
           }
+        if (attr == "unroll" && args.size() == 1)
+          stmt->unroll = args.front()->intValue;
       }
     } while (accept(","));
   }
