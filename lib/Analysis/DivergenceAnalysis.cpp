@@ -375,6 +375,16 @@ UniformScope mlir::croq::getExecutionScope(DataFlowSolver &solver,
 }
 
 bool mlir::croq::isSingleThreaded(DataFlowSolver &solver, Operation *op) {
+  // A kernel of one thread runs everything on one thread.
+  if (auto launch = op->getParentOfType<gpu::LaunchOp>())
+    if (matchPattern(launch.getBlockSizeX(), m_One()) &&
+        matchPattern(launch.getBlockSizeY(), m_One()) &&
+        matchPattern(launch.getBlockSizeZ(), m_One()))
+      return true;
+  if (auto func = op->getParentOfType<gpu::GPUFuncOp>())
+    if (std::optional<ArrayRef<int32_t>> known = func.getKnownBlockSize();
+        known && llvm::all_of(*known, [](int32_t d) { return d == 1; }))
+      return true;
   for (Operation *parent = op->getParentOp(); parent;
        parent = parent->getParentOp()) {
     Value cond;

@@ -161,6 +161,17 @@ LogicalResult IRGen::checkFuturesWaited(func::FuncOp func) {
                   return isa<WaitOp>(w) && dominance.properlyDominates(w, at);
                 }))
               return true;
+            // A TMA future completes the event it is bound to (`trigger e
+            // after f`): a wait on that event waits for the copy.
+            for (Operation *user : f.getUsers()) {
+              auto trigger = dyn_cast<EventTriggerOp>(user);
+              if (!trigger || !llvm::is_contained(trigger.getAfter(), f))
+                continue;
+              if (llvm::any_of(trigger.getEvent().getUsers(), [&](Operation *w) {
+                    return isa<EventWaitOp>(w) && dominance.properlyDominates(w, at);
+                  }))
+                return true;
+            }
             auto result = dyn_cast<OpResult>(f);
             auto loop = result ? dyn_cast<scf::ForOp>(result.getOwner())
                                : scf::ForOp();

@@ -763,6 +763,17 @@ def strided_window_span_as_and_sqz():
                          poisoned((47 * 64 - 1,), torch.float32), poisoned((47,), torch.float32)],
             "views_co", "span_as", "number of elements", what="span_as of the wrong size")
 
+
+@test
+def tma_load_waited_through_its_future():
+    # Two phases of the copy's own event per block; 600+ blocks; a ragged
+    # last tile (TMA clips it); one block.
+    for m in sweep((16, 1000, 16 * 600), (16, 40)):
+        x = torch.randn(m, 64, device="cuda")
+        y = poisoned((m, 64), torch.float32)
+        K.tma_future_co(x, y)
+        expect_equal(y, x, f"tma_future_co, M = {m}")
+
 def main():
     if MODE == "--list":
         for fn in TESTS:
