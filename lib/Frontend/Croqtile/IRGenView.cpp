@@ -126,40 +126,68 @@ bool IRGen::checkOnHost(
        p = p->getParentOp())
     if (isa<ParallelOp>(p))
       kernel = p;
-  OpBuilder host(builder.getContext());
-  if (kernel)
-    host.setInsertionPoint(kernel);
-  else
-    host.setInsertionPoint(builder.getInsertionBlock(),
-                           builder.getInsertionPoint());
-  IRMapping mapping;
-  std::function<Value(Value)> hoist = [&](Value v) -> Value {
-    if (!kernel || !kernel->isAncestor(v.getParentRegion()->getParentOp()))
-      return v;
-    if (Value mapped = mapping.lookupOrNull(v))
-      return mapped;
-    Operation *def = v.getDefiningOp();
-    if (!def || def->getNumRegions() ||
-        !(isMemoryEffectFree(def) || isa<memref::DimOp>(def)))
-      return Value();
-    for (Value operand : def->getOperands())
-      if (!hoist(operand))
+  // The host code of the function: the block the kernels are launched from.
+  Operation *here = kernel;
+  Block *hostBlock = kernel ? kernel->getBlock() : builder.getInsertionBlock();
+  // Checked before the function's first launch when its values can be
+  // computed there, else before this kernel (or here, in host code).
+  auto tryAt = [&](OpBuilder::InsertPoint at, Operation *anchor) -> bool {
+    OpBuilder host(builder.getContext());
+    host.restoreInsertionPoint(at);
+    IRMapping mapping;
+    // Whether `v` can be used where the check goes, without a copy.
+    auto available = [&](Value v) {
+      if (!anchor)
+        return !kernel || !kernel->isAncestor(v.getParentRegion()->getParentOp());
+      if (auto arg = dyn_cast<BlockArgument>(v))
+        return arg.getOwner() == hostBlock;
+      Operation *def = v.getDefiningOp();
+      return def->getBlock() == hostBlock && def->isBeforeInBlock(anchor);
+    };
+    std::function<Value(Value)> hoist = [&](Value v) -> Value {
+      if (Value mapped = mapping.lookupOrNull(v))
+        return mapped;
+      if (available(v))
+        return v;
+      Operation *def = v.getDefiningOp();
+      if (!def || def->getNumRegions() ||
+          !(isMemoryEffectFree(def) || isa<memref::DimOp>(def)))
         return Value();
-    for (Value operand : def->getOperands())
-      mapping.map(operand, hoist(operand));
-    Operation *clone = host.clone(*def, mapping);
-    return clone->getResult(cast<OpResult>(v).getResultNumber());
+      for (Value operand : def->getOperands())
+        if (!hoist(operand))
+          return Value();
+      for (Value operand : def->getOperands())
+        mapping.map(operand, hoist(operand));
+      Operation *clone = host.clone(*def, mapping);
+      return clone->getResult(cast<OpResult>(v).getResultNumber());
+    };
+    SmallVector<Value> hosted;
+    for (Value v : values) {
+      Value h = hoist(v);
+      if (!h)
+        return false;
+      hosted.push_back(h);
+    }
+    Value ok = make(host, hosted);
+    cf::AssertOp::create(host, l, ok, message.str());
+    return true;
   };
-  SmallVector<Value> hosted;
-  for (Value v : values) {
-    Value h = hoist(v);
-    if (!h)
-      return false;
-    hosted.push_back(h);
+  // The first kernel launched before this point.
+  Operation *first = nullptr;
+  for (Operation &op : *hostBlock) {
+    if (&op == here || (!here && builder.getInsertionPoint() != hostBlock->end() &&
+                        &op == &*builder.getInsertionPoint()))
+      break;
+    if (isa<ParallelOp>(op)) {
+      first = &op;
+      break;
+    }
   }
-  Value ok = make(host, hosted);
-  cf::AssertOp::create(host, l, ok, message.str());
-  return true;
+  if (first && tryAt(OpBuilder::InsertPoint(hostBlock, first->getIterator()), first))
+    return true;
+  if (kernel)
+    return tryAt(OpBuilder::InsertPoint(hostBlock, kernel->getIterator()), nullptr);
+  return tryAt(builder.saveInsertionPoint(), nullptr);
 }
 
 /// Whether `type` is laid out row-major without gaps: a view of it can be
