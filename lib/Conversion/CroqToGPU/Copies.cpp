@@ -281,8 +281,14 @@ struct DmaCopyLowering : ScopedPattern<DmaCopyOp> {
     Value target = adaptor.getTarget();
     auto sourceType = cast<MemRefType>(source.getType());
     auto targetType = cast<MemRefType>(target.getType());
-    if (op.getSwizzle())
-      return rewriter.notifyMatchFailure(op, "swizzled dma.copy");
+    // The layout comes from the buffer (croq-plan-shared-layout); a swizzle
+    // the copy names must agree with it.
+    if (op.getSwizzle() &&
+        static_cast<int64_t>(*op.getSwizzle()) != swizzleSpan(target))
+      return op.emitOpError("names swizzle(")
+             << *op.getSwizzle() << "), but its destination is not stored "
+             << "with that swizzle: run croq-plan-shared-layout before "
+                "convert-croq-to-gpu";
     LaunchAnalysis::Scope scope = analysis.getScope(op);
     if (scope.copiesPerThread)
       scope.groupSize = 1;

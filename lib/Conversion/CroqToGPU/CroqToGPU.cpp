@@ -190,9 +190,6 @@ static LogicalResult reportUnsupported(ModuleOp module, StringRef chip) {
              copy && copy.getAsync() && !copy.isLoad())
       why = "asynchronous TMA stores are not supported; use a synchronous "
             "tma.copy for the store";
-    else if (auto copy = dyn_cast<DmaCopyOp>(op); copy && copy.getSwizzle())
-      why = "swizzled cooperative copies are not implemented yet; drop "
-            "swizzle(...)";
     else
       return WalkResult::advance();
     op->emitOpError("cannot be lowered to GPU code: ") << why;

@@ -81,8 +81,15 @@ static LogicalResult planSwizzledBuffers(ModuleOp module) {
       if (isa<MmaLoadOp>(op))
         continue;
       if (auto copy = dyn_cast<DmaCopyOp>(op);
-          copy && &operand == &copy.getTargetMutable())
-        continue;
+          copy && &operand == &copy.getTargetMutable()) {
+        // A copy writes the buffer's layout; a swizzle it names must be it.
+        if (!copy.getSwizzle() || static_cast<int64_t>(*copy.getSwizzle()) == span)
+          continue;
+        op->emitOpError("fills a buffer that warpgroup MMAs read, which is "
+                        "stored with swizzle ")
+            << span << "; write dma.copy.swiz<" << span << "> or drop the swizzle";
+        return WalkResult::interrupt();
+      }
       if (auto copy = dyn_cast<TmaCopyOp>(op);
           copy && &operand == &copy.getTargetMutable()) {
         if (copy.getSwizzle() &&
@@ -100,6 +107,19 @@ static LogicalResult planSwizzledBuffers(ModuleOp module) {
       return WalkResult::interrupt();
     }
     return WalkResult::advance();
+  });
+  if (result.wasInterrupted())
+    return failure();
+  // A swizzled DMA copy only makes sense into a buffer wgmma reads.
+  result = module.walk([&](DmaCopyOp copy) {
+    if (!copy.getSwizzle())
+      return WalkResult::advance();
+    memref::AllocOp alloc = viewedBuffer(copy.getTarget());
+    if (alloc && alloc->hasAttr(kSwizzleAttrName))
+      return WalkResult::advance();
+    copy.emitOpError("writes a swizzled tile that only warpgroup MMAs can "
+                     "read, but none reads this buffer; drop the swizzle");
+    return WalkResult::interrupt();
   });
   return failure(result.wasInterrupted());
 }

@@ -69,7 +69,7 @@ func.func @negative_swizzled_copy(%g: memref<64x64xf16>) {
   %c1 = arith.constant 1 : index
   croq.parallel (%b) by [%c1] : block {
     %s = memref.alloc() : memref<64x64xf16, #gpu.address_space<workgroup>>
-    // expected-error @below {{cannot be lowered to GPU code: swizzled cooperative copies are not implemented yet; drop swizzle(...)}}
+    // expected-error @below {{writes a swizzled tile that only warpgroup MMAs can read, but none reads this buffer; drop the swizzle}}
     croq.dma.copy swizzle(128) %g to %s : memref<64x64xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
   }
   return

@@ -75,6 +75,7 @@ SIGNATURES = {
     "mask_co": [_TENSOR, _TENSOR, _TENSOR, _INDEX],
     "views_co": [_TENSOR] * 4,
     "tma_future_co": [_TENSOR, _TENSOR],
+    "matmul_1p1c_swiz_co": [_TENSOR, _TENSOR, _TENSOR],
 }
 
 

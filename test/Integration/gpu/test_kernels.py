@@ -483,6 +483,13 @@ def seed_1p1c_wgmma_four_stages():
 
 
 @test
+def seed_1p1c_wgmma_named_swizzle():
+    # dma.copy.swiz<128>: the copies name the layout the buffers have.
+    check_matmul(K.matmul_1p1c_swiz_co, SEED_1P1C_SHAPES, True, 1e-2,
+                 "seed 1P1C wgmma, dma.copy.swiz<128>", torch.float16)
+
+
+@test
 def tma_copy_both_ways():
     # Tails in both dimensions: the load zero-fills, the store clips.
     # 32x32 tiles: 2112 blocks at 1500x1400.
