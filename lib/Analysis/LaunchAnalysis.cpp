@@ -71,17 +71,21 @@ FailureOr<int64_t> LaunchAnalysis::childThreads(ParallelOp op) {
              << " threads per block; the limit is " << kMaxBlockThreads
              << ": give this parallel a smaller extent";
     instanceThreads[child] = unit;
-    // Children of this child must fill exactly one of its instances.
+    // Children of this child fit in one of its instances; when they use
+    // fewer threads than it has, the others skip them (implicit masking).
     for (ParallelOp grandChild : directChildren(child)) {
       (void)grandChild;
       FailureOr<int64_t> inner = childThreads(child);
       if (failed(inner))
         return failure();
-      if (*inner != unit)
+      if (*inner > unit)
         return child.emitOpError("an instance of a '")
                << stringifyLevel(child.getLevel()) << "' parallel has " << unit
                << " threads, but its nested parallels use " << *inner
-               << "; make the inner extents multiply to " << unit;
+               << "; make the inner extents multiply to at most " << unit;
+      if (*inner < unit)
+        for (ParallelOp inner2 : directChildren(child))
+          partialUse[inner2] = {*inner, unit};
       break;
     }
     int64_t threads = *extent * unit;

@@ -76,6 +76,7 @@ SIGNATURES = {
     "views_co": [_TENSOR] * 4,
     "tma_future_co": [_TENSOR, _TENSOR],
     "matmul_1p1c_swiz_co": [_TENSOR, _TENSOR, _TENSOR],
+    "partial_warp_co": [_TENSOR],
 }
 
 
