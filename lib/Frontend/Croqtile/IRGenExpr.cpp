@@ -493,7 +493,7 @@ FailureOr<EVal> IRGen::expr(const Expr &e) {
       if (*i < 0 || *i >= static_cast<int64_t>(s->elems.size()))
         return fail(e.args[0]->loc, "element " + Twine(*i) + " of '" + e.name +
                                         "', which has " + Twine(s->elems.size()));
-      return s->elems[*i];
+      return tupleElements(*s)[*i];
     }
     if (e.name == "cdiv") {
       if (e.args.size() != 2)
@@ -656,15 +656,23 @@ std::optional<FailureOr<EVal>> IRGen::mathBuiltin(const Expr &e) {
       return FailureOr<EVal>(failure());
     args.push_back(v->value);
   }
-  Type type = args[0].getType();
-  if (isAbs && type.isIntOrIndex() && !type.isInteger(1))
-    return FailureOr<EVal>(EVal{math::AbsIOp::create(builder, l, args[0])});
-  // An integer argument computes in f32, as C's float overloads would.
+  Type first = args[0].getType();
+  if (isAbs && first.isIntOrIndex() && !first.isInteger(1)) {
+    // |x| of an integer: x < 0 ? -x : x (of any width, index included).
+    Value x = args[0];
+    Value zero = arith::ConstantOp::create(builder, l, builder.getZeroAttr(first));
+    Value negative = builder.createOrFold<arith::CmpIOp>(l, arith::CmpIPredicate::slt, x, zero);
+    Value negated = builder.createOrFold<arith::SubIOp>(l, zero, x);
+    return FailureOr<EVal>(EVal{builder.createOrFold<arith::SelectOp>(l, negative, negated, x)});
+  }
+  // The widest float argument sets the type; integers alone compute in f32,
+  // as C's float overloads would.
+  Type type;
   for (Value v : args)
-    if (isa<FloatType>(v.getType()) &&
-        v.getType().getIntOrFloatBitWidth() > type.getIntOrFloatBitWidth())
-      type = v.getType();
-  if (!isa<FloatType>(type))
+    if (auto f = dyn_cast<FloatType>(v.getType());
+        f && (!type || f.getWidth() > type.getIntOrFloatBitWidth()))
+      type = f;
+  if (!type)
     type = builder.getF32Type();
   if (failed(checkArithmetic(e.loc, type, e.name)))
     return FailureOr<EVal>(failure());

@@ -81,9 +81,10 @@ struct Symbol {
   /// The elements of an mdspan or ituple (Kind::Shape), with their bounds
   /// when they are bounded variables (`index = {x, y} in [...]`).
   SmallVector<EVal> elems = {};
-  /// An index tuple's element names (`index = {x, y} in ...`): its elements
-  /// are these variables' values where the tuple is used (inside
-  /// `foreach x`, the loop's).
+  /// A `with` index tuple's element names (`with index = {x, y} in ...`):
+  /// inside `foreach x`, element 0 is that loop's index. A name resolves to
+  /// the current variable only when it is the same bounded variable (the
+  /// same bound); a new variable of that name does not change the tuple.
   SmallVector<std::string> elemNames = {};
 };
 
@@ -183,6 +184,8 @@ private:
   bool loopExits(ArrayRef<StmtPtr> body);
   LogicalResult statement(const Stmt &stmt);
   LogicalResult declaration(const Stmt &stmt);
+  /// A returned tensor has the type the function's signature declares.
+  LogicalResult checkReturnedTensor(const Expr &e, MemRefType type);
   /// Fills a host-declared global tensor with the value of `stmt`'s
   /// initializer, by a kernel of one thread per element.
   LogicalResult fillGlobal(const Stmt &stmt, Value buffer, Type element);
@@ -251,6 +254,8 @@ private:
   bool isShapeValued(const Expr &e);
   /// The elements of the shape `e` (index values).
   FailureOr<SmallVector<EVal>> shapeOf(const Expr &e);
+  /// The current elements of a shape symbol (see Symbol::elemNames).
+  SmallVector<EVal> tupleElements(const Symbol &tuple);
   /// Evaluates `args`, splicing each shape-valued one into its elements.
   FailureOr<SmallVector<EVal>> spliceList(ArrayRef<ExprPtr> args);
   /// `args` with shape-valued ones spliced, unevaluated otherwise.

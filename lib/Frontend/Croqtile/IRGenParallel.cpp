@@ -278,10 +278,8 @@ LogicalResult IRGen::parallel(const Stmt &stmt) {
         declare(name, s);
         tuple.elems.push_back(EVal{block.getArgument(j), bounds[j]});
       }
-      if (!lp.source->tupleName.empty()) {
-        tuple.elemNames.assign(lp.source->names.begin(), lp.source->names.end());
+      if (!lp.source->tupleName.empty())
         declare(lp.source->tupleName, tuple);
-      }
     }
     if (i == 0 && !localStream.empty())
       declare(localStream, Symbol{Symbol::Kind::Stream, stream});
@@ -368,7 +366,7 @@ LogicalResult IRGen::foreach(const Stmt &stmt) {
     Location loc;
     /// The named index tuple this loop completes (its last index), of the
     /// `tupleSize` innermost loops so far.
-    const Within *tuple = nullptr;
+    std::string tupleName;
     size_t tupleSize = 0;
   };
   SmallVector<EVal> loopIndices;
@@ -383,20 +381,36 @@ LogicalResult IRGen::foreach(const Stmt &stmt) {
       loops.push_back({whole ? std::string() : w.names[i], constIndex(0, l),
                        bound, constIndex(1, l), bound, l});
     if (whole || !w.tupleName.empty()) {
-      loops.back().tuple = &w;
+      loops.back().tupleName = whole ? w.names.front() : w.tupleName;
       loops.back().tupleSize = bounds->size();
     }
   }
-  // `foreach index` over a named index tuple runs each of its indices.
+  // `foreach index` over a named index tuple runs each of its indices:
+  // by their names (`with index = {x, y}`), or, for a tuple of unnamed
+  // indices (`with index in [4, 2]`), one loop per element, the tuple then
+  // naming the loops' indices.
   SmallVector<std::pair<const Expr *, std::string>> ranges;
   for (const ExprPtr &range : stmt.ranges) {
     Symbol *s = lookup(range->name);
+    if (s && s->kind == Symbol::Kind::Shape && !range->args.empty())
+      return fail(range->loc, "a range of an index tuple is not supported",
+                  "give the range to each index: foreach x(1:), y");
     if (s && s->kind == Symbol::Kind::Shape && !s->elemNames.empty()) {
-      if (!range->args.empty())
-        return fail(range->loc, "a range of an index tuple is not supported",
-                    "give the range to each index: foreach x(1:), y");
       for (const std::string &name : s->elemNames)
         ranges.push_back({range.get(), name});
+      continue;
+    }
+    if (s && s->kind == Symbol::Kind::Shape) {
+      Location l = loc(range->loc);
+      for (const EVal &elem : s->elems) {
+        if (!elem.bound)
+          return fail(range->loc, "foreach " + range->name + " needs an index "
+                                  "tuple of bounded variables");
+        loops.push_back({std::string(), constIndex(0, l), elem.bound,
+                         constIndex(1, l), elem.bound, l});
+      }
+      loops.back().tupleName = range->name;
+      loops.back().tupleSize = s->elems.size();
       continue;
     }
     ranges.push_back({range.get(), range->name});
@@ -487,14 +501,10 @@ LogicalResult IRGen::foreach(const Stmt &stmt) {
       declare(lp.name, Symbol{Symbol::Kind::Scalar, loop.getInductionVar(), lp.bound});
     loopIndices.push_back(EVal{loop.getInductionVar(), lp.bound});
     auto popIndex = llvm::make_scope_exit([&] { loopIndices.pop_back(); });
-    if (lp.tuple) {
+    if (!lp.tupleName.empty()) {
       Symbol tuple{Symbol::Kind::Shape, Value()};
       tuple.elems.assign(loopIndices.end() - lp.tupleSize, loopIndices.end());
-      if (!lp.tuple->tupleName.empty())
-        tuple.elemNames.assign(lp.tuple->names.begin(), lp.tuple->names.end());
-      declare(lp.tuple->tupleName.empty() ? lp.tuple->names.front()
-                                          : lp.tuple->tupleName,
-              tuple);
+      declare(lp.tupleName, tuple);
     }
     LogicalResult result = i + 1 < loops.size() ? build(i + 1)
                                                 : loopBody(lp.loc);

@@ -99,8 +99,12 @@ LogicalResult IRGen::print(const Stmt &stmt) {
   auto constant = [&](Value v, SMLoc at) -> LogicalResult {
     APInt ci;
     APFloat cf(0.0);
-    if (matchPattern(v, m_ConstantInt(&ci)))
-      os << (isUnsigned(v) ? ci.getZExtValue() : ci.getSExtValue());
+    if (matchPattern(v, m_ConstantInt(&ci))) {
+      if (v.getType().isInteger(1) || isUnsigned(v))
+        os << ci.getZExtValue();
+      else
+        os << ci.getSExtValue();
+    }
     else if (matchPattern(v, m_ConstantFloat(&cf)))
       os << cf.convertToDouble();
     else

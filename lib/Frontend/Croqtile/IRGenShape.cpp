@@ -75,17 +75,7 @@ FailureOr<SmallVector<EVal>> IRGen::shapeOf(const Expr &e) {
     Symbol *s = lookup(e.name);
     if (!s || s->kind != Symbol::Kind::Shape)
       return fail(e.loc, "'" + e.name + "' is not an mdspan or ituple");
-    if (s->elemNames.empty())
-      return s->elems;
-    SmallVector<EVal> elems;
-    for (const std::string &name : s->elemNames) {
-      Symbol *v = lookup(name);
-      if (!v || v->kind != Symbol::Kind::Scalar)
-        return fail(e.loc, "'" + name + "' of the index tuple '" + e.name +
-                               "' is no longer an index here");
-      elems.push_back(EVal{v->value, v->bound});
-    }
-    return elems;
+    return tupleElements(*s);
   }
   case Expr::Kind::Member: {
     FailureOr<Value> v = view(*e.base);
@@ -158,6 +148,17 @@ FailureOr<SmallVector<EVal>> IRGen::shapeOf(const Expr &e) {
   default:
     return fail(e.loc, "expected a shape: [a, b], {a, b}, x.span or an mdspan name");
   }
+}
+
+SmallVector<EVal> IRGen::tupleElements(const Symbol &tuple) {
+  SmallVector<EVal> elems(tuple.elems);
+  for (auto [i, name] : llvm::enumerate(tuple.elemNames)) {
+    Symbol *v = lookup(name);
+    if (v && v->kind == Symbol::Kind::Scalar && v->bound &&
+        v->bound == elems[i].bound)
+      elems[i] = EVal{v->value, v->bound};
+  }
+  return elems;
 }
 
 FailureOr<SmallVector<ViewArg>> IRGen::viewArgs(ArrayRef<ExprPtr> args) {

@@ -122,7 +122,8 @@ constexpr int64_t kMaxSharedBytes = 227 * 1024;
 /// buffer of an array (`bufs[i]`).
 static bool isViewExpr(const Expr &e) {
   if (e.kind == Expr::Kind::Index)
-    return true;
+    return !(e.base && e.base->kind == Expr::Kind::Member &&
+             e.base->name == "span" && !e.base->hasArgs);
   if (e.kind != Expr::Kind::Member)
     return false;
   if (e.name == "chunkat" || e.name == "subspan" || e.name == "step" ||
@@ -330,6 +331,10 @@ LogicalResult IRGen::statement(const Stmt &stmt) {
                   "guard the work with if instead");
     if (!returned.empty())
       return fail(stmt.loc, "a function returns once, at its end");
+    Block *here = builder.getInsertionBlock();
+    if (!here->isEntryBlock() || !isa<func::FuncOp>(here->getParentOp()))
+      return fail(stmt.loc, "return inside a branch or a loop is not supported",
+                  "return once, at the end of the function");
     const Expr &e = *stmt.value;
     StringRef kind = currentFunction->returnKind;
     bool tensor = kind == "tensor";
@@ -343,6 +348,8 @@ LogicalResult IRGen::statement(const Stmt &stmt) {
     if (tensor) {
       FailureOr<Value> v = view(e);
       if (failed(v))
+        return failure();
+      if (failed(checkReturnedTensor(e, cast<MemRefType>(v->getType()))))
         return failure();
       returned.push_back(*v);
     } else {
@@ -383,7 +390,6 @@ LogicalResult IRGen::fillGlobal(const Stmt &stmt, Value buffer, Type element) {
   FailureOr<EVal> v = expr(*stmt.value);
   if (failed(v) || failed(checkInitializer(*stmt.value, v->value, element)))
     return failure();
-  Value fill = coerce(v->value, element, l);
   auto type = cast<MemRefType>(buffer.getType());
   SmallVector<Value> extents;
   Value total = constIndex(1, l);
@@ -417,7 +423,34 @@ LogicalResult IRGen::fillGlobal(const Stmt &stmt, Value buffer, Type element) {
     indices[d] = builder.createOrFold<arith::RemSIOp>(l, rest, extents[d]);
     rest = builder.createOrFold<arith::DivSIOp>(l, rest, extents[d]);
   }
+  // Converted in the kernel: host code holds no f16 or bf16 values.
+  Value fill = coerce(v->value, element, l);
   memref::StoreOp::create(builder, l, fill, buffer, indices);
+  return success();
+}
+
+LogicalResult IRGen::checkReturnedTensor(const Expr &e, MemRefType type) {
+  const Function &fn = *currentFunction;
+  if (fn.returnKind != "tensor")
+    return success();
+  Type element = elementType(fn.returnType, fn.loc);
+  if (!element)
+    return failure();
+  int64_t rank = fn.returnRank >= 0 ? fn.returnRank : fn.returnDims.size();
+  std::string declared = fn.returnType + " " +
+                         (fn.returnRank >= 0 ? "mdspan<" + std::to_string(rank) + ">"
+                                             : "of rank " + std::to_string(rank));
+  if (type.getElementType() != element || type.getRank() != rank)
+    return fail(e.loc, "the function returns " + declared + ", but this is " +
+                           typeString(type));
+  // Constant extents the signature names must match; names and ? are the
+  // caller's business.
+  for (auto [d, dim] : llvm::enumerate(fn.returnDims))
+    if (std::optional<int64_t> c = foldConstant(*dim);
+        c && !type.isDynamicDim(d) && type.getDimSize(d) != *c)
+      return fail(e.loc, "dimension " + Twine(d) + " of the returned tensor is " +
+                             Twine(type.getDimSize(d)) + ", but the function "
+                             "declares " + Twine(*c));
   return success();
 }
 
@@ -546,9 +579,11 @@ LogicalResult IRGen::declaration(const Stmt &stmt) {
         return failure();
       Value fill = coerce(v->value, element, l);
       SmallVector<Value> lbs, ubs, steps;
+      unsigned next = 0;
       for (int64_t extent : shape) {
         lbs.push_back(constIndex(0, l));
-        ubs.push_back(constIndex(extent, l));
+        ubs.push_back(ShapedType::isDynamic(extent) ? dynamic[next++]
+                                                    : constIndex(extent, l));
         steps.push_back(constIndex(1, l));
       }
       scf::buildLoopNest(builder, l, lbs, ubs, steps,
@@ -684,7 +719,7 @@ LogicalResult IRGen::assignment(const Stmt &stmt) {
   }
   // `ma = tile.chunkat(_, k);`: a name for a view (D2's MMA operands).
   if (stmt.op == "=" && target.kind == Expr::Kind::Name &&
-      isViewExpr(*stmt.value)) {
+      isViewExpr(*stmt.value) && !isShapeValued(*stmt.value)) {
     Symbol *existing = lookup(target.name);
     if (!existing || existing->kind == Symbol::Kind::Tensor) {
       FailureOr<Value> v = view(*stmt.value);

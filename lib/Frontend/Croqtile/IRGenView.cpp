@@ -129,8 +129,10 @@ bool IRGen::checkOnHost(
   // The host code of the function: the block the kernels are launched from.
   Operation *here = kernel;
   Block *hostBlock = kernel ? kernel->getBlock() : builder.getInsertionBlock();
-  // Checked before the function's first launch when its values can be
-  // computed there, else before this kernel (or here, in host code).
+  // Checked before the first launch of the host block (a launch, or host
+  // control flow holding one) when its values can be computed there, else
+  // before this kernel (or here, in host code). A check is not hoisted out
+  // of host control flow: it holds only where that code runs.
   auto tryAt = [&](OpBuilder::InsertPoint at, Operation *anchor) -> bool {
     OpBuilder host(builder.getContext());
     host.restoreInsertionPoint(at);
@@ -178,7 +180,10 @@ bool IRGen::checkOnHost(
     if (&op == here || (!here && builder.getInsertionPoint() != hostBlock->end() &&
                         &op == &*builder.getInsertionPoint()))
       break;
-    if (isa<ParallelOp>(op)) {
+    // A launch, or host control flow around one.
+    if (isa<ParallelOp>(op) ||
+        op.walk([](ParallelOp) { return WalkResult::interrupt(); })
+            .wasInterrupted()) {
       first = &op;
       break;
     }

@@ -963,6 +963,14 @@ StmtPtr Parser::withOrForeach(SMLoc loc, bool isForeach) {
         std::vector<ExprPtr> args;
         if (!exprList(args, ")"))
           return nullptr;
+        // vectorize(i, 4) names the loop index it applies to.
+        if (attr == "vectorize" && args.size() == 2) {
+          if (args[0]->kind != Expr::Kind::Name) {
+            error(args[0]->loc, "vectorize(i, n) names a loop index first");
+            return nullptr;
+          }
+          args.erase(args.begin());
+        }
         for (const ExprPtr &arg : args)
           if (arg->kind != Expr::Kind::Int || arg->intValue <= 0) {
             error(arg->loc, attr + " factor must be a positive integer");

@@ -68,8 +68,16 @@ struct ResultsToOutputs
       func.setArgAttr(index, "croq.name",
                       StringAttr::get(func.getContext(), name));
       Value arg = entry.getArgument(index);
-      // Run-time extents of the declaration must match the caller's tensor.
-      OpBuilder b(alloc);
+      // Run-time extents of the declaration must match the caller's tensor:
+      // checked as early as their values allow, before any launch when they
+      // come from the arguments.
+      Operation *after = nullptr; // the last op that defines an extent
+      for (Value size : alloc.getDynamicSizes())
+        if (Operation *def = size.getDefiningOp();
+            def && def->getBlock() == &entry &&
+            (!after || after->isBeforeInBlock(def)))
+          after = def;
+      OpBuilder b(&entry, after ? std::next(after->getIterator()) : entry.begin());
       unsigned dynamic = 0;
       for (int64_t d = 0; d < t.getRank(); ++d) {
         if (!t.isDynamicDim(d))
