@@ -53,6 +53,74 @@ LogicalResult IRGen::checkDivisor(SMLoc smloc, Value divisor,
               "that gives it");
 }
 
+/// The values `v` can take, [lo, hi), when it is a bounded index (a
+/// parallel or loop index with constant bounds) shifted, scaled or reduced
+/// by constants; none otherwise.
+static std::optional<std::pair<int64_t, int64_t>> indexRange(Value v, unsigned depth = 0) {
+  APInt c;
+  if (matchPattern(v, m_ConstantInt(&c)))
+    return std::make_pair(c.getSExtValue(), c.getSExtValue() + 1);
+  if (depth > 8)
+    return std::nullopt;
+  auto constantOf = [](Value x) -> std::optional<int64_t> {
+    APInt k;
+    if (matchPattern(x, m_ConstantInt(&k)))
+      return k.getSExtValue();
+    return std::nullopt;
+  };
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    Operation *owner = arg.getOwner()->getParentOp();
+    if (auto parallel = dyn_cast_or_null<ParallelOp>(owner)) {
+      if (std::optional<int64_t> n = constantOf(parallel.getBounds()[arg.getArgNumber()]))
+        return std::make_pair(int64_t(0), *n);
+    } else if (auto loop = dyn_cast_or_null<scf::ForOp>(owner);
+               loop && arg == loop.getInductionVar()) {
+      std::optional<int64_t> lo = constantOf(loop.getLowerBound()),
+                             hi = constantOf(loop.getUpperBound());
+      if (lo && hi && *lo < *hi)
+        return std::make_pair(*lo, *hi);
+    }
+    return std::nullopt;
+  }
+  Operation *def = v.getDefiningOp();
+  if (!def || def->getNumOperands() != 2)
+    return std::nullopt;
+  std::optional<int64_t> k = constantOf(def->getOperand(1));
+  auto r = indexRange(def->getOperand(0), depth + 1);
+  if (!k || !r)
+    return std::nullopt;
+  if (isa<arith::AddIOp>(def))
+    return std::make_pair(r->first + *k, r->second + *k);
+  if (isa<arith::SubIOp>(def))
+    return std::make_pair(r->first - *k, r->second - *k);
+  if (isa<arith::MulIOp>(def) && *k > 0)
+    return std::make_pair(r->first * *k, (r->second - 1) * *k + 1);
+  if (isa<arith::RemSIOp, arith::RemUIOp>(def) && *k > 0 && r->first >= 0)
+    return std::make_pair(int64_t(0), std::min(*k, r->second));
+  if (isa<arith::DivSIOp, arith::DivUIOp>(def) && *k > 0 && r->first >= 0)
+    return std::make_pair(r->first / *k, (r->second - 1) / *k + 1);
+  return std::nullopt;
+}
+
+LogicalResult IRGen::checkBufferIndex(SMLoc smloc, Value index, int64_t extent,
+                                      const Twine &what) {
+  if (failed(checkIndex(smloc, index, extent, what)))
+    return failure();
+  if (ShapedType::isDynamic(extent) || asConstant(index) || inthreadsDepth)
+    return success();
+  // A bounded index whose range reaches past the array, as upstream
+  // checks it: without regard to the `if`s around the access, but inside
+  // inthreads (whose predicate bounds the indices) not at all.
+  if (auto range = indexRange(index);
+      range && (range->first < 0 || range->second > extent))
+    return fail(smloc, what + " ranges over [" + Twine(range->first) + ", " +
+                           Twine(range->second) + "), out of bounds of [0, " +
+                           Twine(extent) + ")",
+                "keep the index within the array for every value of its "
+                "bounded variables");
+  return success();
+}
+
 LogicalResult IRGen::checkIndex(SMLoc smloc, Value index, int64_t extent,
                                 const Twine &what) {
   std::optional<int64_t> c = asConstant(index);

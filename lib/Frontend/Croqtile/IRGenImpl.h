@@ -123,6 +123,10 @@ private:
   /// extent that is dynamic or unknown bounds nothing but negatives).
   LogicalResult checkIndex(SMLoc smloc, Value index, int64_t extent,
                            const Twine &what);
+  /// checkIndex, and for an index of an array of buffers also the range of
+  /// a bounded index.
+  LogicalResult checkBufferIndex(SMLoc smloc, Value index, int64_t extent,
+                                 const Twine &what);
 
   // Scopes.
   void push() { scopes.emplace_back(); }

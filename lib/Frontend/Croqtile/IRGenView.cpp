@@ -55,7 +55,7 @@ FailureOr<Value> IRGen::view(const Expr &e) {
                              ? ("buffer index " + Twine(d)).str()
                              : "this buffer index";
       if (failed(i) ||
-          failed(checkIndex(arg->loc, *i, type.getDimSize(d), what)))
+          failed(checkBufferIndex(arg->loc, *i, type.getDimSize(d), what)))
         return failure();
       offsets.push_back(*i);
       sizes.push_back(builder.getIndexAttr(1));
