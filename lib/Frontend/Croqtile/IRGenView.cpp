@@ -282,8 +282,10 @@ FailureOr<Value> IRGen::spanAs(const Expr &e) {
 }
 
 FailureOr<Value> IRGen::windowView(const Expr &from) {
-  // x.view(sizes[ : strides]).from(origin): the elements x(origin + i *
-  // stride) for i below sizes.
+  // x.view(sizes).from(origin): the window of x at `origin` with x's own
+  // steps. x.view(sizes : strides).from(origin): the window's elements are
+  // `strides` elements apart in memory (memory-layout strides, not steps of
+  // x's indices), starting at x's element `origin`.
   Location l = loc(from.loc);
   const Expr &viewExpr = *from.base;
   FailureOr<Value> source = view(*viewExpr.base);
@@ -300,43 +302,94 @@ FailureOr<Value> IRGen::windowView(const Expr &from) {
   FailureOr<SmallVector<EVal>> origin = spliceList(from.args);
   if (failed(sizes) || failed(steps) || failed(origin))
     return failure();
-  if (static_cast<int64_t>(sizes->size()) != rank ||
-      static_cast<int64_t>(origin->size()) != rank ||
-      (!steps->empty() && static_cast<int64_t>(steps->size()) != rank))
-    return fail(from.loc, ".view(...).from(...) takes one extent, one origin "
-                          "(and one stride) per dimension: " + Twine(rank) + " here");
-  SmallVector<OpFoldResult> offsets, sizesOf, stridesOf;
-  SmallVector<int64_t> shape;
+  if (static_cast<int64_t>(origin->size()) != rank ||
+      (steps->empty() && static_cast<int64_t>(sizes->size()) != rank) ||
+      (!steps->empty() && steps->size() != sizes->size()))
+    return fail(from.loc, ".view(...).from(...) takes one origin per dimension "
+                          "of the source (" + Twine(rank) + " here), and as "
+                          "many strides as extents");
   auto fold = [&](Value v) -> OpFoldResult {
     if (std::optional<int64_t> c = asConstant(v))
       return builder.getIndexAttr(*c);
     return v;
   };
-  for (int64_t d = 0; d < rank; ++d) {
-    Value size = (*sizes)[d].value, start = (*origin)[d].value;
-    Value step = steps->empty() ? constIndex(1, l) : (*steps)[d].value;
-    std::optional<int64_t> cs = asConstant(size), co = asConstant(start),
-                           ct = asConstant(step);
-    if ((cs && *cs <= 0) || (ct && *ct <= 0) || (co && *co < 0))
-      return fail(from.loc, "dimension " + Twine(d) +
-                                " of this view needs a positive extent and stride "
-                                "and an origin of at least 0");
-    // The last element must lie inside the tensor, when both are known.
-    if (cs && co && ct && !type.isDynamicDim(d) &&
-        *co + (*cs - 1) * *ct >= type.getDimSize(d))
-      return fail(from.loc, "dimension " + Twine(d) + " of this view reaches " +
-                                Twine(*co + (*cs - 1) * *ct) + ", past the extent " +
-                                Twine(type.getDimSize(d)));
-    // A Value keeps the offset dynamic, as the other croq views have it.
-    offsets.push_back(start);
-    sizesOf.push_back(fold(size));
-    stridesOf.push_back(fold(step));
+  SmallVector<int64_t> shape;
+  for (auto [d, size] : llvm::enumerate(*sizes)) {
+    std::optional<int64_t> cs = asConstant(size.value);
+    if (cs && *cs <= 0)
+      return fail(from.loc, "extent " + Twine(d) + " of this view must be positive");
     shape.push_back(cs.value_or(ShapedType::kDynamic));
   }
-  auto inferred = cast<MemRefType>(memref::SubViewOp::inferResultType(
-      type, offsets, sizesOf, stridesOf));
-  return memref::SubViewOp::create(builder, l, inferred, *source, offsets,
-                                   sizesOf, stridesOf)
+  for (auto [d, start] : llvm::enumerate(*origin))
+    if (std::optional<int64_t> c = asConstant(start.value); c && *c < 0)
+      return fail(from.loc, "origin " + Twine(d) + " of this view is negative");
+  if (steps->empty()) {
+    // Unit steps of the source's indices: a subview.
+    SmallVector<OpFoldResult> offsets, sizesOf, stridesOf;
+    for (int64_t d = 0; d < rank; ++d) {
+      std::optional<int64_t> cs = asConstant((*sizes)[d].value),
+                             co = asConstant((*origin)[d].value);
+      if (cs && co && !type.isDynamicDim(d) && *co + *cs > type.getDimSize(d))
+        return fail(from.loc, "dimension " + Twine(d) + " of this view reaches " +
+                                  Twine(*co + *cs - 1) + ", past the extent " +
+                                  Twine(type.getDimSize(d)));
+      // A Value keeps the offset dynamic, as the other croq views have it.
+      offsets.push_back((*origin)[d].value);
+      sizesOf.push_back(fold((*sizes)[d].value));
+      stridesOf.push_back(builder.getIndexAttr(1));
+    }
+    auto inferred = cast<MemRefType>(memref::SubViewOp::inferResultType(
+        type, offsets, sizesOf, stridesOf));
+    return memref::SubViewOp::create(builder, l, inferred, *source, offsets,
+                                     sizesOf, stridesOf)
+        .getResult();
+  }
+  // Memory-layout strides: the window starts at the source's element
+  // `origin` and steps `strides` elements per index.
+  auto meta = memref::ExtractStridedMetadataOp::create(builder, l, *source);
+  Value offset = meta.getOffset();
+  for (int64_t d = 0; d < rank; ++d)
+    offset = builder.createOrFold<arith::AddIOp>(
+        l, offset,
+        builder.createOrFold<arith::MulIOp>(l, (*origin)[d].value,
+                                            meta.getStrides()[d]));
+  SmallVector<OpFoldResult> sizesOf, stridesOf;
+  SmallVector<int64_t> staticStrides;
+  for (auto [size, stride] : llvm::zip_equal(*sizes, *steps)) {
+    std::optional<int64_t> ct = asConstant(stride.value);
+    if (ct && *ct <= 0)
+      return fail(from.loc, "the strides of a view must be positive");
+    sizesOf.push_back(fold(size.value));
+    stridesOf.push_back(fold(stride.value));
+    staticStrides.push_back(ct.value_or(ShapedType::kDynamic));
+  }
+  // The last element lies inside a contiguous source, when all is known.
+  if (type.hasStaticShape() && type.getLayout().isIdentity()) {
+    int64_t last = 0, elements = type.getNumElements();
+    bool known = true;
+    SmallVector<int64_t> srcStrides(rank, 1);
+    for (int64_t d = rank - 2; d >= 0; --d)
+      srcStrides[d] = srcStrides[d + 1] * type.getDimSize(d + 1);
+    for (int64_t d = 0; d < rank && known; ++d) {
+      std::optional<int64_t> c = asConstant((*origin)[d].value);
+      known = c.has_value();
+      last += known ? *c * srcStrides[d] : 0;
+    }
+    for (auto [shapeD, strideD] : llvm::zip_equal(shape, staticStrides)) {
+      known &= !ShapedType::isDynamic(shapeD) && !ShapedType::isDynamic(strideD);
+      last += known ? (shapeD - 1) * strideD : 0;
+    }
+    if (known && last >= elements)
+      return fail(from.loc, "the last element of this view is element " +
+                                Twine(last) + " of the source, which has " +
+                                Twine(elements));
+  }
+  auto layout = StridedLayoutAttr::get(context, ShapedType::kDynamic, staticStrides);
+  auto result = MemRefType::get(shape, type.getElementType(), layout,
+                                type.getMemorySpace());
+  return memref::ReinterpretCastOp::create(builder, l, result, *source,
+                                           OpFoldResult(offset), sizesOf,
+                                           stridesOf)
       .getResult();
 }
 

@@ -755,7 +755,7 @@ def masked_mma_store():
 
 @test
 def strided_window_span_as_and_sqz():
-    # view(16, 8 : 3, 2).from(1, 5) needs 47 rows; 600 blocks of 32 rows at
+    # view(16, 8 : 3, 2).from(1, 5) reads up to element 128; 600 blocks of 32 rows at
     # M = 19200; a ragged last block; a flat tensor of the wrong size refused.
     for m in sweep((47, 1000, 19200), (47, 70)):
         a = torch.randn(m, 64, device="cuda")
@@ -763,7 +763,10 @@ def strided_window_span_as_and_sqz():
         flat = poisoned((m * 64,), torch.float32)
         col = poisoned((m,), torch.float32)
         K.views_co(a, win, flat, col)
-        expect_equal(win, a[1:47:3, 5:20:2], f"strided window, M = {m}")
+        # Element (x, y) is 3x + 2y elements past a[1, 5] in memory.
+        x, y = torch.meshgrid(torch.arange(16), torch.arange(8), indexing="ij")
+        expect_equal(win, a.flatten()[(64 + 5 + 3 * x + 2 * y).cuda()],
+                     f"strided window, M = {m}")
         expect_equal(flat, (a + 1).flatten(), f"span_as, M = {m}")
         expect_equal(col, a[:, 3].contiguous(), f"sqz, M = {m}")
     rejects(K.views_co, [torch.randn(47, 64, device="cuda"), poisoned((16, 8), torch.float32),
