@@ -175,6 +175,7 @@ class Case:
         self.err_file, self.err_line = "", 0
         self.kernels = 0
         self.verdict = ""
+        self.markdown = False
 
 
 def first_error(s):
@@ -253,7 +254,18 @@ def compile_case(c, opts):
     return c
 
 
+UNDEFINED_RE = re.compile(r"use of undeclared name '([A-Z][A-Z0-9_]+)'|'([A-Z][A-Z0-9_]+)' is not a constant here")
+
+
 def judge(c):
+    if c.markdown and c.status == "error":
+        # A tutorial block that uses a constant only its prose (or nothing)
+        # defines is a fragment, not a complete kernel.
+        m = UNDEFINED_RE.search(c.error)
+        name = m and (m.group(1) or m.group(2))
+        if name and not re.search(r"#\s*define\s+" + name + r"\b", open(c.path).read()):
+            c.verdict = f"left out (a fragment: uses {name}, which the block does not define)"
+            return
     if c.kind == "positive":
         c.verdict = "pass" if c.status == "ok" else f"fail ({c.stage} {c.status})"
         return
@@ -326,7 +338,9 @@ def md_cases(root, mdfiles, workdir, skipped):
             out = os.path.join(workdir, rel.replace("/", "__") + f".{line}.co")
             with open(out, "w") as f:
                 f.write(body)
-            cases.append(Case(name, out, "positive", source_rel=name))
+            case = Case(name, out, "positive", source_rel=name)
+            case.markdown = True
+            cases.append(case)
     return cases
 
 
@@ -359,6 +373,7 @@ def collect(paths, workdir):
 
 
 def summary(cases):
+    cases = [c for c in cases if not c.verdict.startswith("left out")]
     pos = [c for c in cases if c.kind == "positive"]
     neg = [c for c in cases if c.kind == "negative"]
     return dict(
@@ -405,6 +420,9 @@ def write_report(path, groups, skipped, opts):
     reasons = collections.Counter(w for _, w in skipped)
     for w, n in reasons.most_common():
         out.append(f"- {w}: {n} files")
+    fragments = [c for _, cases in groups for c in cases if c.verdict.startswith("left out")]
+    for c in fragments:
+        out.append(f"- `{c.name}`: {c.verdict[len('left out ('):-1]}")
     for label, cases in groups:
         fails = [c for c in cases if c.verdict.startswith("fail")]
         if not fails:
@@ -460,8 +478,10 @@ def main():
     print()
     for label, cases in groups:
         print(totals_line(summary(cases), label))
+    fragments = [c for _, cs in groups for c in cs if c.verdict.startswith("left out")]
     print(f"left out: {len(all_skipped)} files (" + ", ".join(
-        f"{w}: {n}" for w, n in collections.Counter(w for _, w in all_skipped).most_common()) + ")")
+        f"{w}: {n}" for w, n in collections.Counter(w for _, w in all_skipped).most_common()) + ")"
+        + (f"; and {len(fragments)} blocks that use constants they do not define" if fragments else ""))
     if opts.report:
         write_report(opts.report, groups, all_skipped, opts)
     if opts.json:
