@@ -218,6 +218,16 @@ bool IRGen::loopExits(ArrayRef<StmtPtr> body) {
 LogicalResult IRGen::statement(const Stmt &stmt) {
   for (const StmtAttribute &attr : stmt.attributes) {
     bool bounds = attr.name == "launch_bounds" || attr.name == "maxnreg";
+    // [[schedule(k_tiles(...))]]: an order for an MMA's K tiles. The
+    // result only differs in rounding; croq keeps the natural order.
+    if (attr.name == "schedule") {
+      if (stmt.kind != Stmt::Kind::Mma)
+        return fail(attr.loc, "[[schedule]] applies to an MMA statement");
+      if (finalPass)
+        emitWarning(loc(attr.loc)) << "croq does not apply [[schedule]]; the "
+                                      "MMA runs its K tiles in order";
+      continue;
+    }
     if (!bounds)
       return fail(attr.loc, "unsupported attribute '[[" + attr.name + "]]'",
                   "croq knows [[launch_bounds(threads, blocks)]] and "
@@ -289,9 +299,12 @@ LogicalResult IRGen::statement(const Stmt &stmt) {
                   .Case("group", Level::Warp)
                   .Case("thread", Level::Thread)
                   .Default(Level::Block);
-    if (level == Level::Thread)
-      return fail(stmt.loc, "a barrier over one thread is meaningless",
-                  "use group, group-4 or block");
+    // One thread has nothing to wait for: the barrier is a no-op.
+    if (level == Level::Thread) {
+      emitWarning(loc(stmt.loc)) << "a barrier over one thread waits for "
+                                    "nothing; croq emits none";
+      return success();
+    }
     BarrierOp::create(builder, loc(stmt.loc), level);
     return success();
   }
