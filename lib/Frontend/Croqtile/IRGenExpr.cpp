@@ -402,6 +402,14 @@ FailureOr<EVal> IRGen::binary(const Expr &e) {
   }
   EVal result;
   result.literal = lhs->literal && rhs->literal;
+  // `i - 1`, `i + 2`: a bounded variable shifted by a constant keeps its
+  // bound (`x.chunkat(i - 1)` is the previous chunk).
+  if ((op == "+" || op == "-") && !isFloat) {
+    if (lhs->bound && !rhs->bound && asConstant(rhs->value))
+      result.bound = lhs->bound;
+    else if (op == "+" && rhs->bound && !lhs->bound && asConstant(lhs->value))
+      result.bound = rhs->bound;
+  }
   if (isFloat) {
     if (op == "+") result.value = arith::AddFOp::create(builder, l, a, b);
     else if (op == "-") result.value = arith::SubFOp::create(builder, l, a, b);
@@ -562,6 +570,18 @@ FailureOr<EVal> IRGen::expr(const Expr &e) {
         return fail(e.args[0]->loc, "element " + Twine(*i) + " of '" + e.name +
                                         "', which has " + Twine(s->elems.size()));
       return tupleElements(*s)[*i];
+    }
+    if (Symbol *s = lookup(e.name);
+        s && s->kind == Symbol::Kind::Scalar && s->bound && e.args.size() == 1) {
+      // `i(k)` of a bounded variable: its k-th value, counted from the end
+      // when negative (`i(-1)` is #i - 1); the bound stays.
+      FailureOr<int64_t> k = constantExpr(*e.args[0]);
+      if (failed(k))
+        return failure();
+      Value at = *k >= 0 ? constIndex(*k, l)
+                         : builder.createOrFold<arith::AddIOp>(l, s->bound,
+                                                               constIndex(*k, l));
+      return EVal{at, s->bound};
     }
     if (e.name == "cdiv") {
       if (e.args.size() != 2)
