@@ -77,6 +77,7 @@ SIGNATURES = {
     "tma_future_co": [_TENSOR, _TENSOR],
     "matmul_1p1c_swiz_co": [_TENSOR, _TENSOR, _TENSOR],
     "partial_warp_co": [_TENSOR],
+    "shifted_chunks_co": [_TENSOR, _TENSOR],
 }
 
 

@@ -795,6 +795,20 @@ def thread_level_filling_part_of_a_warp():
                                  indexing="ij")
         expect_equal(b, (x * 100 + r * 10 + s).int().cuda(), f"partial warp, N = {n}")
 
+
+@test
+def shifted_bounded_chunk_indices():
+    # Eight chunks; N must divide by 8 (refused otherwise).
+    for n in sweep((8, 8 * 1000, 8 * 100000), (8, 64)):
+        x = torch.randn(n, device="cuda")
+        y = poisoned((n,), torch.float32)
+        K.shifted_chunks_co(x, y)
+        c = n // 8
+        ref = torch.cat([x[c:], x[-c:]])
+        expect_equal(y, ref, f"shifted chunks, N = {n}")
+    rejects(K.shifted_chunks_co, [torch.randn(12, device="cuda"), poisoned((12,), torch.float32)],
+            "shifted_chunks_co", "multiple of the chunk count", what="N not a multiple of 8")
+
 def main():
     if MODE == "--list":
         for fn in TESTS:
