@@ -52,6 +52,30 @@ static FailureOr<int64_t> constantExtent(ParallelOp op) {
   return total;
 }
 
+/// Inside a parallel that only some threads of each instance run, nothing
+/// may need all of them: no group-wide copies, barriers, MMAs or events.
+static LogicalResult checkPartialBody(ParallelOp op, int64_t used, int64_t unit) {
+  WalkResult result = op.getBody().walk([&](Operation *inner) {
+    bool collective = false;
+    if (auto c = dyn_cast<CollectiveOpInterface>(inner))
+      collective = c.getCollectiveLevel().value_or(Level::Thread) != Level::Thread;
+    if (auto copy = dyn_cast<DmaCopyOp>(inner))
+      collective = llvm::none_of(
+          ValueRange{copy.getSource(), copy.getTarget()}, [](Value side) {
+            return getStorage(cast<MemRefType>(side.getType())) == Storage::Local;
+          });
+    collective |= isa<TmaCopyOp, EventWaitOp, EventTriggerOp>(inner);
+    if (!collective)
+      return WalkResult::advance();
+    inner->emitOpError("needs every thread of its group, but the thread level "
+                       "around it uses only ")
+        << used << " of the " << unit << " threads of each instance; give "
+        << "that level " << unit << " threads";
+    return WalkResult::interrupt();
+  });
+  return failure(result.wasInterrupted());
+}
+
 /// The most threads one block may have.
 constexpr int64_t kMaxBlockThreads = 1024;
 
@@ -84,8 +108,11 @@ FailureOr<int64_t> LaunchAnalysis::childThreads(ParallelOp op) {
                << " threads, but its nested parallels use " << *inner
                << "; make the inner extents multiply to at most " << unit;
       if (*inner < unit)
-        for (ParallelOp inner2 : directChildren(child))
+        for (ParallelOp inner2 : directChildren(child)) {
           partialUse[inner2] = {*inner, unit};
+          if (failed(checkPartialBody(inner2, *inner, unit)))
+            return failure();
+        }
       break;
     }
     int64_t threads = *extent * unit;

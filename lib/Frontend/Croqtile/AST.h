@@ -142,6 +142,7 @@ struct Stmt {
   bool newline = false;         // println
   bool refill = false;          // `mma.fill acc, v;` of an existing fragment
   std::optional<int64_t> unroll; // foreach ... : unroll(n)
+  const Expr *vectorizeIndex = nullptr; // foreach ... : vectorize(i, n)
   std::vector<ExprPtr> dims;    // tensor dims
   std::vector<ExprPtr> arrayDims; // name[ARR] of buffers / events
   std::optional<int64_t> arrivals; // event<N>

@@ -108,9 +108,14 @@ LogicalResult IRGen::checkBufferIndex(SMLoc smloc, Value index, int64_t extent,
     return failure();
   if (ShapedType::isDynamic(extent) || asConstant(index) || inthreadsDepth)
     return success();
-  // A bounded index whose range reaches past the array, as upstream
-  // checks it: without regard to the `if`s around the access, but inside
-  // inthreads (whose predicate bounds the indices) not at all.
+  // Under a condition (an inthreads predicate, an if) the index may be
+  // bounded by it: only unguarded accesses are checked. (Upstream also
+  // rejects accesses under an if; croq accepts them.)
+  for (Operation *p = builder.getInsertionBlock()->getParentOp(); p;
+       p = p->getParentOp())
+    if (isa<scf::IfOp, scf::WhileOp, InThreadsOp>(p))
+      return success();
+  // A bounded index whose range reaches past the array.
   if (auto range = indexRange(index);
       range && (range->first < 0 || range->second > extent))
     return fail(smloc, what + " ranges over [" + Twine(range->first) + ", " +
@@ -746,8 +751,11 @@ std::optional<FailureOr<EVal>> IRGen::mathBuiltin(const Expr &e) {
   }
   Type first = args[0].getType();
   if (isAbs && first.isIntOrIndex() && !first.isInteger(1)) {
-    // |x| of an integer: x < 0 ? -x : x (of any width, index included).
+    // |x| of an integer: x < 0 ? -x : x (of any width, index included); an
+    // unsigned value is its own magnitude.
     Value x = args[0];
+    if (isUnsigned(x))
+      return FailureOr<EVal>(EVal{x});
     Value zero = arith::ConstantOp::create(builder, l, builder.getZeroAttr(first));
     Value negative = builder.createOrFold<arith::CmpIOp>(l, arith::CmpIPredicate::slt, x, zero);
     Value negated = builder.createOrFold<arith::SubIOp>(l, zero, x);

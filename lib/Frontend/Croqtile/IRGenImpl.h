@@ -82,9 +82,8 @@ struct Symbol {
   /// when they are bounded variables (`index = {x, y} in [...]`).
   SmallVector<EVal> elems = {};
   /// A `with` index tuple's element names (`with index = {x, y} in ...`):
-  /// inside `foreach x`, element 0 is that loop's index. A name resolves to
-  /// the current variable only when it is the same bounded variable (the
-  /// same bound); a new variable of that name does not change the tuple.
+  /// `foreach x` re-declares the tuple with element 0 the loop's index
+  /// (rebindTupleElement); another variable named x changes nothing.
   SmallVector<std::string> elemNames = {};
 };
 
@@ -205,6 +204,9 @@ private:
   FailureOr<SmallVector<Value>> withinBounds(const Within &w);
   /// Declares the indices of `w` (and its named tuple) as bounded variables.
   void declareWithin(const Within &w, ValueRange values, ValueRange bounds);
+  /// In the current scope, the visible with-tuples that hold `var` with
+  /// that element now `value` (the loop that iterates `var`).
+  void rebindTupleElement(StringRef var, EVal value);
   LogicalResult ifStmt(const Stmt &stmt);
   LogicalResult whileStmt(const Stmt &stmt);
   LogicalResult inthreads(const Stmt &stmt);

@@ -297,6 +297,31 @@ LogicalResult IRGen::parallel(const Stmt &stmt) {
   return build(0);
 }
 
+void IRGen::rebindTupleElement(StringRef var, EVal value) {
+  // The innermost binding of each name is the visible one.
+  llvm::StringSet<> seen;
+  SmallVector<std::pair<std::string, Symbol>> updated;
+  for (auto it = scopes.rbegin(); it != scopes.rend(); ++it)
+    for (auto &entry : *it) {
+      if (!seen.insert(entry.getKey()).second)
+        continue;
+      const Symbol &sym = entry.getValue();
+      if (sym.kind != Symbol::Kind::Shape)
+        continue;
+      auto pos = llvm::find(sym.elemNames, var);
+      if (pos == sym.elemNames.end())
+        continue;
+      Symbol copy = sym;
+      copy.elems[pos - sym.elemNames.begin()] = value;
+      updated.emplace_back(entry.getKey().str(), copy);
+    }
+  for (auto &[name, sym] : updated) {
+    unsigned scope = sym.scope;
+    declare(name, sym);
+    scopes.back()[name].scope = scope;
+  }
+}
+
 /// `index in [3, 2, 1]`: the one name stands for the whole index tuple.
 static bool isWholeTuple(const Within &w, size_t bounds) {
   return w.names.size() == 1 && w.tupleName.empty() && bounds > 1;
@@ -388,8 +413,13 @@ LogicalResult IRGen::foreach(const Stmt &stmt) {
   // `foreach index` over a named index tuple runs each of its indices:
   // by their names (`with index = {x, y}`), or, for a tuple of unnamed
   // indices (`with index in [4, 2]`), one loop per element, the tuple then
-  // naming the loops' indices.
-  SmallVector<std::pair<const Expr *, std::string>> ranges;
+  // naming the loops' indices. Loops nest in the order written.
+  struct Range {
+    const Expr *expr;
+    std::string name;            // a with-variable, or
+    const Symbol *whole = nullptr; // a tuple of unnamed indices
+  };
+  SmallVector<Range> ranges;
   for (const ExprPtr &range : stmt.ranges) {
     Symbol *s = lookup(range->name);
     if (s && s->kind == Symbol::Kind::Shape && !range->args.empty())
@@ -401,24 +431,28 @@ LogicalResult IRGen::foreach(const Stmt &stmt) {
       continue;
     }
     if (s && s->kind == Symbol::Kind::Shape) {
-      Location l = loc(range->loc);
-      for (const EVal &elem : s->elems) {
+      for (const EVal &elem : s->elems)
         if (!elem.bound)
           return fail(range->loc, "foreach " + range->name + " needs an index "
                                   "tuple of bounded variables");
-        loops.push_back({std::string(), constIndex(0, l), elem.bound,
-                         constIndex(1, l), elem.bound, l});
-      }
-      loops.back().tupleName = range->name;
-      loops.back().tupleSize = s->elems.size();
+      ranges.push_back({range.get(), range->name, s});
       continue;
     }
     ranges.push_back({range.get(), range->name});
   }
-  for (auto [rangeExpr, rangeName] : ranges) {
-    const Expr *range = rangeExpr;
-    Symbol *s = lookup(rangeName);
+  for (const Range &entry : ranges) {
+    const Expr *range = entry.expr;
+    const std::string &rangeName = entry.name;
     Location l = loc(range->loc);
+    if (entry.whole) {
+      for (const EVal &elem : entry.whole->elems)
+        loops.push_back({std::string(), constIndex(0, l), elem.bound,
+                         constIndex(1, l), elem.bound, l});
+      loops.back().tupleName = rangeName;
+      loops.back().tupleSize = entry.whole->elems.size();
+      continue;
+    }
+    Symbol *s = lookup(rangeName);
     if (!s || s->kind != Symbol::Kind::Scalar || !s->bound)
       return fail(range->loc, "foreach " + rangeName +
                                   " needs a bounded variable declared by "
@@ -451,6 +485,11 @@ LogicalResult IRGen::foreach(const Stmt &stmt) {
     }
     loops.push_back({rangeName, lower, upper, step, s->bound, l});
   }
+  // vectorize(i, n) names one of this foreach's indices.
+  if (const Expr *v = stmt.vectorizeIndex;
+      v && llvm::none_of(loops, [&](const LoopPlan &lp) { return lp.name == v->name; }))
+    return fail(v->loc, "vectorize(" + v->name + ", n) names no index of this "
+                        "foreach");
   // An unroll hint larger than a known trip count is a mistake.
   if (stmt.unroll)
     for (const LoopPlan &lp : loops) {
@@ -497,8 +536,10 @@ LogicalResult IRGen::foreach(const Stmt &stmt) {
       builder.setInsertionPointToEnd(body);
     push();
     shadow(carriedNames, loop.getRegionIterArgs());
-    if (!lp.name.empty())
+    if (!lp.name.empty()) {
       declare(lp.name, Symbol{Symbol::Kind::Scalar, loop.getInductionVar(), lp.bound});
+      rebindTupleElement(lp.name, EVal{loop.getInductionVar(), lp.bound});
+    }
     loopIndices.push_back(EVal{loop.getInductionVar(), lp.bound});
     auto popIndex = llvm::make_scope_exit([&] { loopIndices.pop_back(); });
     if (!lp.tupleName.empty()) {

@@ -151,14 +151,9 @@ FailureOr<SmallVector<EVal>> IRGen::shapeOf(const Expr &e) {
 }
 
 SmallVector<EVal> IRGen::tupleElements(const Symbol &tuple) {
-  SmallVector<EVal> elems(tuple.elems);
-  for (auto [i, name] : llvm::enumerate(tuple.elemNames)) {
-    Symbol *v = lookup(name);
-    if (v && v->kind == Symbol::Kind::Scalar && v->bound &&
-        v->bound == elems[i].bound)
-      elems[i] = EVal{v->value, v->bound};
-  }
-  return elems;
+  // `foreach x` over a with-variable re-declares the tuples that hold x
+  // (rebindTupleElement), so the elements are current where they are read.
+  return tuple.elems;
 }
 
 FailureOr<SmallVector<ViewArg>> IRGen::viewArgs(ArrayRef<ExprPtr> args) {

@@ -969,6 +969,8 @@ StmtPtr Parser::withOrForeach(SMLoc loc, bool isForeach) {
             error(args[0]->loc, "vectorize(i, n) names a loop index first");
             return nullptr;
           }
+          stmt->vectorizeIndex = args.front().get();
+          stmt->operands.push_back(std::move(args.front()));
           args.erase(args.begin());
         }
         for (const ExprPtr &arg : args)

@@ -39,3 +39,22 @@ func.func @too_many_threads(%b: memref<64xi32>) {
   }
   return
 }
+
+// -----
+
+// A cooperative copy needs the whole warp; a thread level of 16 lanes
+// cannot run it.
+func.func @partial_copy(%a: memref<64x8xi32>) {
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  croq.parallel (%p) by [%c1] : block {
+    %s = memref.alloc() : memref<64x8xi32, #gpu.address_space<workgroup>>
+    croq.parallel (%w) by [%c1] : warp {
+      croq.parallel (%t) by [%c16] : thread {
+        // expected-error @below {{needs every thread of its group, but the thread level around it uses only 16 of the 32 threads of each instance; give that level 32 threads}}
+        croq.dma.copy %a to %s : memref<64x8xi32> to memref<64x8xi32, #gpu.address_space<workgroup>>
+      }
+    }
+  }
+  return
+}
