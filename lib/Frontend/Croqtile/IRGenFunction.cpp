@@ -7,6 +7,8 @@
 
 #include "IRGenImpl.h"
 
+#include "llvm/ADT/MapVector.h"
+
 #include "mlir/Dialect/Math/IR/Math.h"
 
 using namespace mlir;
@@ -141,6 +143,8 @@ LogicalResult IRGen::checkFuturesWaited(func::FuncOp func) {
     return success();
   // Data of an async future is read only after a wait on that future.
   DominanceInfo dominance(func);
+  llvm::MapVector<Value, Operation *> implicitWaits;
+  llvm::DenseMap<Value, Operation *> implicitWaitReads;
   WalkResult reads = func.walk([&](FutureDataOp data) {
     Value future = data.getFuture();
     if (!cast<FutureType>(future.getType()).getAsync())
@@ -183,18 +187,47 @@ LogicalResult IRGen::checkFuturesWaited(func::FuncOp func) {
           };
       if (waitedBefore(future, user, 0))
         continue;
-      InFlightDiagnostic diag = emitError(
-          user->getLoc(), "reads the data of an async future before it is "
-                          "waited");
-      diag.attachNote(future.getLoc()) << "the future comes from here";
-      diag.attachNote() << "hint: add `wait` on the future first (chapter "
-                           "6's epilogue needs `wait lf0, rf0;`)";
-      return WalkResult::interrupt();
+      // Read before any wait (chapter 6's epilogue as printed): croq waits
+      // for the copy where the future is first read after it is made, and
+      // says so. The wait goes in the future's block, before the read.
+      Operation *anchor = future.getParentBlock()->findAncestorOpInBlock(*user);
+      if (!anchor) {
+        InFlightDiagnostic diag = emitError(
+            user->getLoc(), "reads the data of an async future that no wait "
+                            "can reach here");
+        diag.attachNote(future.getLoc()) << "the future comes from here";
+        diag.attachNote() << "hint: add `wait` on the future before the read";
+        return WalkResult::interrupt();
+      }
+      Operation *&first = implicitWaits[future];
+      if (!first || anchor->isBeforeInBlock(first)) {
+        if (!first)
+          implicitWaitReads[future] = user;
+        first = anchor;
+      }
     }
     return WalkResult::advance();
   });
   if (reads.wasInterrupted())
     return failure();
+  // One wait and one warning per place: the futures read there together.
+  llvm::MapVector<Operation *, SmallVector<Value>> byAnchor;
+  for (auto &[future, anchor] : implicitWaits)
+    byAnchor[anchor].push_back(future);
+  for (auto &[anchor, futures] : byAnchor) {
+    OpBuilder b(anchor);
+    WaitOp::create(b, anchor->getLoc(), futures);
+    InFlightDiagnostic diag =
+        emitWarning(implicitWaitReads[futures.front()]->getLoc(),
+                    "reads the data of " +
+                        Twine(futures.size() == 1 ? "an async future that was"
+                                                  : "async futures that were") +
+                        " not waited; croq waits for " +
+                        (futures.size() == 1 ? "it" : "them") + " first");
+    diag.attachNote(futures.front().getLoc()) << "the futures come from here";
+    diag.attachNote() << "hint: write the `wait` (chapter 6's epilogue needs "
+                         "`wait lf0, rf0;`)";
+  }
   WalkResult result = func.walk([&](Operation *op) {
     Value future = getAsyncFuture(op);
     if (!future || isAwaited(future))

@@ -78,6 +78,7 @@ SIGNATURES = {
     "matmul_1p1c_swiz_co": [_TENSOR, _TENSOR, _TENSOR],
     "partial_warp_co": [_TENSOR],
     "shifted_chunks_co": [_TENSOR, _TENSOR],
+    "ch6_as_printed_co": [_TENSOR, _TENSOR, _TENSOR],
 }
 
 

@@ -809,6 +809,18 @@ def shifted_bounded_chunk_indices():
     rejects(K.shifted_chunks_co, [torch.randn(12, device="cuda"), poisoned((12,), torch.float32)],
             "shifted_chunks_co", "multiple of the chunk count", what="N not a multiple of 8")
 
+
+@test
+def tutorial_chapter6_as_printed():
+    # The program fixes its shapes (M 128, N 256, K 256); its output starts
+    # at zero (the tutorial's host tensor) and accumulates `+=`.
+    for _ in range(sweep(3, 1)):
+        a = torch.randint(-8, 8, (128, 256), dtype=torch.int32, device="cuda")
+        b = torch.randint(-8, 8, (256, 256), dtype=torch.int32, device="cuda")
+        c = torch.zeros(128, 256, dtype=torch.int32, device="cuda")
+        K.ch6_as_printed_co(a, b, c)
+        expect_equal(c, (a.cpu().long() @ b.cpu().long()).int().cuda(), "chapter 6.1 as printed")
+
 def main():
     if MODE == "--list":
         for fn in TESTS:
