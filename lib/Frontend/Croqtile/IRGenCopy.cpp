@@ -16,6 +16,35 @@ using namespace mlir::croq::croqtile;
 //===----------------------------------------------------------------------===//
 
 
+bool IRGen::dependsOnThreadIndex(Value v) {
+  // The thread-level parallels the insertion point is in.
+  llvm::SmallPtrSet<Block *, 4> threadBodies;
+  for (ParallelOp p : openParallels)
+    if (p.getLevel() == Level::Thread)
+      threadBodies.insert(&p.getBody().front());
+  for (Operation *op = builder.getInsertionBlock()->getParentOp(); op;
+       op = op->getParentOp())
+    if (auto p = dyn_cast<ParallelOp>(op); p && p.getLevel() == Level::Thread)
+      threadBodies.insert(&p.getBody().front());
+  if (threadBodies.empty())
+    return false;
+  SmallVector<Value> worklist{v};
+  llvm::SmallPtrSet<Value, 16> seen;
+  while (!worklist.empty()) {
+    Value x = worklist.pop_back_val();
+    if (!seen.insert(x).second)
+      continue;
+    if (auto arg = dyn_cast<BlockArgument>(x)) {
+      if (threadBodies.contains(arg.getOwner()))
+        return true;
+      continue;
+    }
+    if (Operation *def = x.getDefiningOp())
+      worklist.append(def->operand_begin(), def->operand_end());
+  }
+  return false;
+}
+
 LogicalResult IRGen::copy(const Stmt &stmt) {
   Location l = loc(stmt.loc);
   bool isTma = stmt.op == "tma";
@@ -65,9 +94,20 @@ LogicalResult IRGen::copy(const Stmt &stmt) {
       for (int64_t d = 0; d < sourceType.getRank(); ++d)
         if (sourceType.isDynamicDim(d))
           dynamicSizes.push_back(viewExtent(*source, d, l));
+      bool shared = stmt.destStorage == "shared";
+      // `=> shared` inside a thread level, of data that differs between
+      // its threads (the source uses their indices: chapter 2's
+      // `lhs.chunkat(tr, tc) => shared` under `parallel {tr, tc} by [4, 8]`):
+      // each thread needs a buffer of its own, which is local memory.
+      if (shared && dependsOnThreadIndex(*source)) {
+        shared = false;
+        if (finalPass)
+          emitWarning(l) << "each thread copies its own tile here, so each "
+                            "gets its own buffer: in local memory, not shared";
+      }
       Attribute space = gpu::AddressSpaceAttr::get(
-          context, stmt.destStorage == "shared" ? gpu::AddressSpace::Workgroup
-                                                : gpu::AddressSpace::Private);
+          context, shared ? gpu::AddressSpace::Workgroup
+                          : gpu::AddressSpace::Private);
       auto type = MemRefType::get(sourceType.getShape(),
                                   sourceType.getElementType(),
                                   MemRefLayoutAttrInterface(), space);

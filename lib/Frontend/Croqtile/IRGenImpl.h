@@ -211,6 +211,9 @@ private:
   LogicalResult whileStmt(const Stmt &stmt);
   LogicalResult inthreads(const Stmt &stmt);
   LogicalResult copy(const Stmt &stmt);
+  /// Whether `v` is computed from the index of a thread-level parallel
+  /// around the insertion point.
+  bool dependsOnThreadIndex(Value v);
   LogicalResult dmaAny(const Stmt &stmt);
   LogicalResult mmaFill(const Stmt &stmt);
   LogicalResult mmaLoad(const Stmt &stmt);

@@ -79,6 +79,7 @@ SIGNATURES = {
     "partial_warp_co": [_TENSOR],
     "shifted_chunks_co": [_TENSOR, _TENSOR],
     "ch6_as_printed_co": [_TENSOR, _TENSOR, _TENSOR],
+    "per_thread_tiles_co": [_TENSOR, _TENSOR, _TENSOR],
 }
 
 

@@ -821,6 +821,17 @@ def tutorial_chapter6_as_printed():
         K.ch6_as_printed_co(a, b, c)
         expect_equal(c, (a.cpu().long() @ b.cpu().long()).int().cuda(), "chapter 6.1 as printed")
 
+
+@test
+def per_thread_tiles_copied_to_shared():
+    # Each thread's own 16x16 tile (the program fixes the shape).
+    for _ in range(sweep(3, 1)):
+        a = torch.randint(-100, 100, (64, 128), dtype=torch.int32, device="cuda")
+        b = torch.randint(-100, 100, (64, 128), dtype=torch.int32, device="cuda")
+        c = poisoned((64, 128), torch.int32)
+        K.per_thread_tiles_co(a, b, c)
+        expect_equal(c, a + b, "per-thread tiles")
+
 def main():
     if MODE == "--list":
         for fn in TESTS:

@@ -1,0 +1,197 @@
+#!/usr/bin/env python3
+"""Runs the Croqtile tutorial's complete kernels on a GPU, each against a
+PyTorch reference of what its chapter says it computes.
+
+  scripts/tutorial_gpu.py prepare TUTORIAL OUT   (here: croq compiles)
+  scripts/tutorial_gpu.py run OUT                 (on the GPU machine)
+
+`prepare` extracts every code block of TUTORIAL (a checkout of
+LancerLab/croqtile-tutorial) that defines a `__co__` function this script
+has a reference for, compiles it with croq-translate (--croq-to-host) into
+OUT/<id>.cpp, and copies croq's runtime beside it. `run` builds each with
+nvcc into its own shared library and calls it through ctypes on random
+inputs, output tensors poisoned (or zero where the program accumulates into
+a fresh tensor), and prints one line per kernel and the totals. The
+kernels are the tutorial's; the references are this script's.
+"""
+import ctypes
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+from upstream_tests import fragment_reason  # noqa: E402
+
+
+def _torch():
+    import torch
+    return torch
+
+
+def ints(*shape):
+    return _torch().randint(-8, 8, shape, dtype=_torch().int32, device="cuda")
+
+
+def filled(shape, value, dtype):
+    torch = _torch()
+    return torch.full(shape, value, dtype=getattr(torch, dtype), device="cuda")
+
+
+def int_matmul(a, b):
+    return (a.cpu().long() @ b.cpu().long()).int().cuda()
+
+
+def add_case(*shape):
+    def case():
+        a, b = ints(*shape), ints(*shape)
+        return [a, b], [filled(shape, -7, "int32")], [a + b]
+    return case
+
+
+def int_matmul_case(m, n, k):
+    # The chapters' matmuls accumulate (`+=`) into a fresh output: it starts
+    # at zero.
+    def case():
+        a, b = ints(m, k), ints(k, n)
+        return [a, b], [filled((m, n), 0, "int32")], [int_matmul(a, b)]
+    return case
+
+
+def gemm_nk(m, n, k):
+    # lhs [M, K], rhs [N, K], output [M, N] in f16, as the chapters' wgmma
+    # kernels declare them.
+    def case():
+        torch = _torch()
+        a = torch.randn(m, k, device="cuda").half()
+        b = torch.randn(n, k, device="cuda").half()
+        return [a, b], [filled((m, n), float("nan"), "float16")], [a.double() @ b.double().T]
+    return case
+
+
+def identity_case():
+    a = ints(4)
+    return [a], [filled((4,), -7, "int32")], [a]
+
+
+# (chapter, __co__ function, a regex its block matches, cases, comparison)
+TABLE = [
+    ("tutorial/ch00-installation.md", "identity", r"s32 \[4\] input", [identity_case], "exact"),
+    ("tutorial/ch01-hello-croqtile.md", "ele_add", r"s32 \[4, 8\] lhs", [add_case(4, 8)], "exact"),
+    ("tutorial/ch02-data-movement.md", "tiled_add_2d", r"s32 \[64, 128\] lhs", [add_case(64, 128)], "exact"),
+    ("tutorial/ch03-parallelism.md", "matmul", r"s32 \[128, 256\] lhs", [int_matmul_case(128, 256, 256)], "exact"),
+    ("tutorial/ch06-synchronization.md", "matmul", r"s32 \[M, K\] lhs", [int_matmul_case(128, 256, 256)], "exact"),
+    ("tutorial/ch04-mma.md", "matmul_wgmma", r"global f16 \[M, K\] lhs",
+     [gemm_nk(64, 64, 128), gemm_nk(256, 512, 384), gemm_nk(64 * 24, 64 * 24, 128)], "gemm"),
+    ("tutorial/ch04-mma.md", "matmul_wgmma_2group", r"global f16 \[M, K\] lhs",
+     [gemm_nk(128, 64, 128), gemm_nk(256, 512, 384), gemm_nk(128 * 12, 64 * 24, 128)], "gemm"),
+    ("tutorial/ch06-synchronization.md", "matmul", r"global f16 \[M, K\] lhs",
+     [gemm_nk(64, 64, 128), gemm_nk(256, 512, 384), gemm_nk(64 * 24, 64 * 24, 256)], "gemm"),
+]
+
+
+FENCE_RE = re.compile(r"^[ \t]*```([\w+-]*)[^\n]*\n(.*?)^[ \t]*```", re.M | re.S)
+
+
+def prepare(tutorial, out):
+    croq = os.path.join(REPO, "build", "bin", "croq-translate")
+    os.makedirs(out, exist_ok=True)
+    manifest = []
+    for chapter, function, signature, _, _ in TABLE:
+        text = open(os.path.join(tutorial, chapter)).read()
+        for m in FENCE_RE.finditer(text):
+            body = m.group(2)
+            if not re.search(r"__co__[^(]*\b" + function + r"\s*\(", body) or \
+                    not re.search(signature, body) or fragment_reason(body):
+                continue
+            line = text.count("\n", 0, m.start()) + 2
+            ident = f"{os.path.basename(chapter).split('-')[0]}_{function}_{line}"
+            src = os.path.join(out, ident + ".co")
+            open(src, "w").write(body)
+            imp = subprocess.run([croq, "--import-croqtile", src], capture_output=True, text=True)
+            host = subprocess.run([croq, "--croq-to-host", "-o", os.path.join(out, ident + ".cpp")],
+                                  input=imp.stdout, capture_output=True, text=True) if imp.returncode == 0 else imp
+            ok = imp.returncode == 0 and host.returncode == 0
+            manifest.append({"id": ident, "chapter": f"{chapter}:{line}", "function": function,
+                             "signature": signature, "compiled": ok,
+                             "error": "" if ok else (imp.stderr or host.stderr).strip().splitlines()[0]})
+            print(("compiled " if ok else "FAILED   ") + f"{chapter}:{line} {function}")
+    for f in ("include/croq_runtime.h", "lib/croq_runtime.cpp"):
+        shutil.copy(os.path.join(REPO, "runtime", f), out)
+    json.dump(manifest, open(os.path.join(out, "manifest.json"), "w"), indent=1)
+
+
+def call(lib, function, tensors):
+    fn = getattr(lib, function)
+    fn.restype = ctypes.c_int
+    args = []
+    for t in tensors:
+        assert t.is_cuda and t.is_contiguous()
+        args.append(ctypes.c_void_p(t.data_ptr()))
+        args.extend(ctypes.c_int64(d) for d in t.shape)
+    return fn(*args)
+
+
+def run(out):
+    import torch
+    manifest = json.load(open(os.path.join(out, "manifest.json")))
+    table = {(c, f, s): (cases, check) for c, f, s, cases, check in TABLE}
+    passed = failed = 0
+    for entry in manifest:
+        name = f"{entry['chapter']} {entry['function']}"
+        if not entry["compiled"]:
+            print(f"FAIL {name}: does not compile: {entry['error']}")
+            failed += 1
+            continue
+        so = os.path.join(out, entry["id"] + ".so")
+        build = subprocess.run(["nvcc", "-O2", "-std=c++17", "-shared", "-Xcompiler", "-fPIC",
+                                "-I", out, os.path.join(out, entry["id"] + ".cpp"),
+                                os.path.join(out, "croq_runtime.cpp"), "-lcuda", "-o", so],
+                               capture_output=True, text=True)
+        if build.returncode:
+            print(f"FAIL {name}: nvcc: {build.stderr.strip()[:300]}")
+            failed += 1
+            continue
+        lib = ctypes.CDLL(so)
+        chapter = entry["chapter"].rsplit(":", 1)[0]
+        cases, check = table[(chapter, entry["function"], entry["signature"])]
+        error = None
+        for make in cases:
+            inputs, outputs, refs = make()
+            rc = call(lib, entry["function"], inputs + outputs)
+            torch.cuda.synchronize()
+            if rc:
+                error = f"returned {rc}"
+                break
+            for got, ref in zip(outputs, refs):
+                if check == "exact":
+                    if not torch.equal(got, ref.to(got.dtype)):
+                        error = f"{(got != ref).sum().item()} elements differ (shape {list(got.shape)})"
+                else:
+                    g, r = got.double(), ref.double()
+                    rel = float("inf") if torch.isnan(g).any() else ((g - r).norm() / r.norm()).item()
+                    if rel > 2e-2:
+                        error = f"relative error {rel:.3g} at {list(got.shape)}"
+            if error:
+                break
+        if error:
+            print(f"FAIL {name}: {error}")
+            failed += 1
+        else:
+            print(f"PASS {name} ({len(cases)} shapes)")
+            passed += 1
+    print(f"tutorial on the GPU: {passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 4 and sys.argv[1] == "prepare":
+        prepare(sys.argv[2], sys.argv[3])
+    elif len(sys.argv) == 3 and sys.argv[1] == "run":
+        sys.exit(run(sys.argv[2]))
+    else:
+        sys.exit(__doc__)
