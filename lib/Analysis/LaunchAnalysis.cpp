@@ -52,30 +52,6 @@ static FailureOr<int64_t> constantExtent(ParallelOp op) {
   return total;
 }
 
-/// Inside a parallel that only some threads of each instance run, nothing
-/// may need all of them: no group-wide copies, barriers, MMAs or events.
-static LogicalResult checkPartialBody(ParallelOp op, int64_t used, int64_t unit) {
-  WalkResult result = op.getBody().walk([&](Operation *inner) {
-    bool collective = false;
-    if (auto c = dyn_cast<CollectiveOpInterface>(inner))
-      collective = c.getCollectiveLevel().value_or(Level::Thread) != Level::Thread;
-    if (auto copy = dyn_cast<DmaCopyOp>(inner))
-      collective = llvm::none_of(
-          ValueRange{copy.getSource(), copy.getTarget()}, [](Value side) {
-            return getStorage(cast<MemRefType>(side.getType())) == Storage::Local;
-          });
-    collective |= isa<TmaCopyOp, EventWaitOp, EventTriggerOp>(inner);
-    if (!collective)
-      return WalkResult::advance();
-    inner->emitOpError("needs every thread of its group, but the thread level "
-                       "around it uses only ")
-        << used << " of the " << unit << " threads of each instance; give "
-        << "that level " << unit << " threads";
-    return WalkResult::interrupt();
-  });
-  return failure(result.wasInterrupted());
-}
-
 /// The most threads one block may have.
 constexpr int64_t kMaxBlockThreads = 1024;
 
@@ -95,24 +71,17 @@ FailureOr<int64_t> LaunchAnalysis::childThreads(ParallelOp op) {
              << " threads per block; the limit is " << kMaxBlockThreads
              << ": give this parallel a smaller extent";
     instanceThreads[child] = unit;
-    // Children of this child fit in one of its instances; when they use
-    // fewer threads than it has, the others skip them (implicit masking).
+    // Children of this child must fill exactly one of its instances.
     for (ParallelOp grandChild : directChildren(child)) {
       (void)grandChild;
       FailureOr<int64_t> inner = childThreads(child);
       if (failed(inner))
         return failure();
-      if (*inner > unit)
+      if (*inner != unit)
         return child.emitOpError("an instance of a '")
                << stringifyLevel(child.getLevel()) << "' parallel has " << unit
                << " threads, but its nested parallels use " << *inner
-               << "; make the inner extents multiply to at most " << unit;
-      if (*inner < unit)
-        for (ParallelOp inner2 : directChildren(child)) {
-          partialUse[inner2] = {*inner, unit};
-          if (failed(checkPartialBody(inner2, *inner, unit)))
-            return failure();
-        }
+               << "; make the inner extents multiply to " << unit;
       break;
     }
     int64_t threads = *extent * unit;

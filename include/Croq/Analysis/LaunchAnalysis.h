@@ -68,16 +68,6 @@ public:
     return instanceThreads.lookup(op);
   }
 
-  /// For a parallel whose threads fill only part of each instance of the
-  /// parallel around it (`parallel by 8 : thread` inside a `group` of 32):
-  /// the threads it uses and the instance's size. The other threads skip it.
-  std::optional<std::pair<int64_t, int64_t>> getPartialUse(ParallelOp op) const {
-    auto it = partialUse.find(op);
-    if (it == partialUse.end())
-      return std::nullopt;
-    return it->second;
-  }
-
   LogicalResult analyze(ModuleOp module);
 
   /// Its scopes name ops; any pass that adds or moves ops invalidates it.
@@ -92,7 +82,6 @@ private:
 
   DenseMap<Operation *, Scope> scopes;
   DenseMap<Operation *, int64_t> instanceThreads;
-  DenseMap<Operation *, std::pair<int64_t, int64_t>> partialUse;
   bool valid = true;
 };
 

@@ -270,25 +270,6 @@ struct NestedParallelLowering : ScopedPattern<ParallelOp> {
     // Each thread takes the values its own instance yields.
     SmallVector<Value> yielded(
         cast<YieldOp>(op.getBody().front().getTerminator()).getValues());
-    if (std::optional<std::pair<int64_t, int64_t>> partial =
-            analysis.getPartialUse(op)) {
-      // The threads of the enclosing instance past those this parallel
-      // uses skip it.
-      if (!yielded.empty())
-        return op.emitOpError("uses ")
-               << partial->first << " of the " << partial->second
-               << " threads of each instance around it and cannot yield "
-                  "values; write them to a buffer";
-      Value local = arith::RemUIOp::create(rewriter, loc, tid,
-                                           cIndex(rewriter, loc, partial->second));
-      Value used = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ult,
-                                         local, cIndex(rewriter, loc, partial->first));
-      auto guard = scf::IfOp::create(rewriter, loc, used, /*withElseRegion=*/false);
-      inlineBody(rewriter, op.getBody(), guard.thenBlock()->getTerminator(),
-                 indices);
-      rewriter.eraseOp(op);
-      return success();
-    }
     inlineBody(rewriter, op.getBody(), op, indices);
     rewriter.replaceOp(op, yielded);
     return success();

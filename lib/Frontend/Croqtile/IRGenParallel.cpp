@@ -192,11 +192,11 @@ LogicalResult IRGen::parallel(const Stmt &stmt) {
       }
       total *= b->intValue;
     }
-    if (known && total > 128)
+    if (known && total != 128)
       return fail(plan[i + 1].source->loc,
                   "a group-4 level has 128 threads, but this thread level "
                   "has " + Twine(total),
-                  "make the thread extents multiply to at most 128");
+                  "make the thread extents multiply to 128");
   }
 
   // Streams: a parameter (<s>) or the seed's `stream s;` in the body.

@@ -105,13 +105,13 @@ func.func @negative_sibling_shapes() {
 
 // -----
 
-func.func @negative_warpgroup_overfill() {
+func.func @negative_warpgroup_fill() {
   %c1 = arith.constant 1 : index
-  %c256 = arith.constant 256 : index
+  %c64 = arith.constant 64 : index
   croq.parallel (%b) by [%c1] : block {
-    // expected-error @below {{an instance of a 'warpgroup' parallel has 128 threads, but its nested parallels use 256; make the inner extents multiply to at most 128}}
+    // expected-error @below {{an instance of a 'warpgroup' parallel has 128 threads, but its nested parallels use 64; make the inner extents multiply to 128}}
     croq.parallel (%g) by [%c1] : warpgroup {
-      croq.parallel (%t) by [%c256] : thread {
+      croq.parallel (%t) by [%c64] : thread {
       }
     }
   }

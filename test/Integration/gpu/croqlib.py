@@ -76,7 +76,6 @@ SIGNATURES = {
     "views_co": [_TENSOR] * 4,
     "tma_future_co": [_TENSOR, _TENSOR],
     "matmul_1p1c_swiz_co": [_TENSOR, _TENSOR, _TENSOR],
-    "partial_warp_co": [_TENSOR],
     "shifted_chunks_co": [_TENSOR, _TENSOR],
     "ch6_as_printed_co": [_TENSOR, _TENSOR, _TENSOR],
     "per_thread_tiles_co": [_TENSOR, _TENSOR, _TENSOR],

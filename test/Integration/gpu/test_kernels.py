@@ -786,17 +786,6 @@ def tma_load_waited_through_its_future():
 
 
 @test
-def thread_level_filling_part_of_a_warp():
-    # 8 of each warp's 32 lanes; 600 blocks and one.
-    for n in sweep((1, 600), (1, 3)):
-        b = poisoned((n, 6, 8), torch.int32)
-        K.partial_warp_co(b)
-        x, r, s = torch.meshgrid(torch.arange(n), torch.arange(6), torch.arange(8),
-                                 indexing="ij")
-        expect_equal(b, (x * 100 + r * 10 + s).int().cuda(), f"partial warp, N = {n}")
-
-
-@test
 def shifted_bounded_chunk_indices():
     # Eight chunks; N must divide by 8 (refused otherwise).
     for n in sweep((8, 8 * 1000, 8 * 100000), (8, 64)):
