@@ -180,21 +180,14 @@ LogicalResult IRGen::copy(const Stmt &stmt) {
   // A GPU copies asynchronously only from global into shared memory
   // (cp.async, TMA); any other direction is a plain copy.
   if (stmt.async && !isTma) {
-    auto storageName = [](Type t) -> std::string {
-      switch (getStorage(cast<MemRefType>(t)).value_or(Storage::Global)) {
-      case Storage::Global:
-        return "global";
-      case Storage::Shared:
-        return "shared";
-      case Storage::Local:
-        return "local";
-      }
-      return "global";
+    auto storageName = [](Type t) {
+      return stringifyStorage(
+          getStorage(cast<MemRefType>(t)).value_or(Storage::Global));
     };
-    std::string from = storageName(sourceType), to = storageName(target.getType());
+    StringRef from = storageName(sourceType), to = storageName(target.getType());
     if (from != "global" || to != "shared")
       return fail(stmt.loc, "a GPU cannot copy asynchronously from " + from +
-                                " to " + to + " memory; only global to "
+                                Twine(" to ") + to + " memory; only global to "
                                 "shared copies are asynchronous",
                   "drop .async to copy synchronously");
   }

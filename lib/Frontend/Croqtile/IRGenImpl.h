@@ -177,6 +177,14 @@ private:
     }
   }
 
+  /// Puts the builder at the end of `block`, before its terminator if any.
+  void setInsertionBeforeTerminator(Block *block) {
+    if (block->mightHaveTerminator())
+      builder.setInsertionPoint(block->getTerminator());
+    else
+      builder.setInsertionPointToEnd(block);
+  }
+
   // Functions and statements.
   LogicalResult function(const Function &fn);
   LogicalResult statements(ArrayRef<StmtPtr> body);

@@ -530,10 +530,7 @@ LogicalResult IRGen::foreach(const Stmt &stmt) {
                                    inits);
     OpBuilder::InsertionGuard guard(builder);
     Block *body = loop.getBody();
-    if (body->mightHaveTerminator())
-      builder.setInsertionPoint(body->getTerminator());
-    else
-      builder.setInsertionPointToEnd(body);
+    setInsertionBeforeTerminator(body);
     push();
     shadow(carriedNames, loop.getRegionIterArgs());
     if (!lp.name.empty()) {
@@ -602,10 +599,7 @@ LogicalResult IRGen::ifStmt(const Stmt &stmt) {
                                 /*withElseRegion=*/!types.empty() || stmt.hasElse);
   auto branch = [&](Block *block, const std::vector<StmtPtr> &body) {
     OpBuilder::InsertionGuard guard(builder);
-    if (block->mightHaveTerminator())
-      builder.setInsertionPoint(block->getTerminator());
-    else
-      builder.setInsertionPointToEnd(block);
+    setInsertionBeforeTerminator(block);
     push();
     shadow(carriedNames, before);
     LogicalResult result = statements(body);

@@ -181,10 +181,7 @@ LogicalResult IRGen::guarded(Value cond, ArrayRef<StmtPtr> body, Location l) {
   {
     OpBuilder::InsertionGuard guard(builder);
     Block *block = ifOp.thenBlock();
-    if (block->mightHaveTerminator())
-      builder.setInsertionPoint(block->getTerminator());
-    else
-      builder.setInsertionPointToEnd(block);
+    setInsertionBeforeTerminator(block);
     push();
     shadow(carriedNames, before);
     result = statements(body);
