@@ -156,7 +156,8 @@ struct Stmt {
   ExprPtr value;                // init / value / mma.fill value / condition
 
   // Copies.
-  std::string copyKind;         // copy / load
+  std::string copyKind;         // copy / load / transp
+  std::vector<int64_t> permutation; // dma.transp<1, 0>: result dim i is source dim p[i]
   bool async = false;
   bool transpose = false;       // mma.store.transp
   /// Cache hints of a copy (`.evict_first`, `.evict_last`) croq does not

@@ -7,6 +7,8 @@
 
 #include "IRGenImpl.h"
 
+#include "llvm/ADT/SmallBitVector.h"
+
 using namespace mlir;
 using namespace mlir::croq;
 using namespace mlir::croq::croqtile;
@@ -15,6 +17,27 @@ using namespace mlir::croq::croqtile;
 // Copies and futures
 //===----------------------------------------------------------------------===//
 
+
+FailureOr<Value> IRGen::transposedView(const Stmt &stmt, Value source) {
+  auto type = cast<MemRefType>(source.getType());
+  int64_t rank = type.getRank();
+  SmallVector<unsigned> perm;
+  llvm::SmallBitVector seen(rank);
+  for (int64_t d : stmt.permutation) {
+    if (d < 0 || d >= rank || seen.test(d))
+      return fail(stmt.loc, "dma.transp<...> needs a permutation of the " +
+                                Twine(rank) + " dimensions of its source");
+    seen.set(d);
+    perm.push_back(d);
+  }
+  if (static_cast<int64_t>(perm.size()) != rank)
+    return fail(stmt.loc, "dma.transp<...> needs a permutation of the " +
+                              Twine(rank) + " dimensions of its source");
+  AffineMap map = AffineMap::getPermutationMap(perm, context);
+  return memref::TransposeOp::create(builder, loc(stmt.loc), source,
+                                     AffineMapAttr::get(map))
+      .getResult();
+}
 
 bool IRGen::dependsOnThreadIndex(Value v) {
   // The thread-level parallels the insertion point is in.
@@ -56,6 +79,13 @@ LogicalResult IRGen::copy(const Stmt &stmt) {
   FailureOr<Value> source = view(*stmt.source);
   if (failed(source))
     return failure();
+  if (!stmt.permutation.empty()) {
+    // dma.transp<p...>: a copy of the source seen through the permutation.
+    FailureOr<Value> permuted = transposedView(stmt, *source);
+    if (failed(permuted))
+      return failure();
+    source = permuted;
+  }
   auto sourceType = cast<MemRefType>(source->getType());
   Symbol *existing = stmt.name.empty() ? nullptr : lookup(stmt.name);
   if (existing && existing->kind != Symbol::Kind::Future)

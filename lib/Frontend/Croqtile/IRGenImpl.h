@@ -222,6 +222,8 @@ private:
   /// Whether `v` is computed from the index of a thread-level parallel
   /// around the insertion point.
   bool dependsOnThreadIndex(Value v);
+  /// The source of `dma.transp<p...>` seen through its permutation.
+  FailureOr<Value> transposedView(const Stmt &stmt, Value source);
   LogicalResult dmaAny(const Stmt &stmt);
   LogicalResult mmaFill(const Stmt &stmt);
   LogicalResult mmaLoad(const Stmt &stmt);

@@ -1010,7 +1010,20 @@ StmtPtr Parser::dma(SMLoc loc, std::string result, SMLoc resultLoc) {
   stmt->nameLoc = resultLoc;
   if (!expect(".") || !expectIdent(stmt->copyKind, nullptr, "copy or load"))
     return nullptr;
-  if (stmt->copyKind != "copy" && !(engine == "tma" && stmt->copyKind == "load")) {
+  if (engine == "dma" && stmt->copyKind == "transp") {
+    // dma.transp<p0, p1, ...>: the permutation of the source's dimensions.
+    if (!expect("<", "after dma.transp"))
+      return nullptr;
+    do {
+      std::optional<int64_t> d;
+      if (!intArg(d))
+        return nullptr;
+      stmt->permutation.push_back(*d);
+    } while (accept(","));
+    if (!expect(">"))
+      return nullptr;
+  } else if (stmt->copyKind != "copy" &&
+             !(engine == "tma" && stmt->copyKind == "load")) {
     error(loc, engine + "." + stmt->copyKind + " is not supported; use " +
                    engine + ".copy");
     return nullptr;

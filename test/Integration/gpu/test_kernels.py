@@ -821,6 +821,20 @@ def per_thread_tiles_copied_to_shared():
         K.per_thread_tiles_co(a, b, c)
         expect_equal(c, a + b, "per-thread tiles")
 
+
+@test
+def dma_transposing_copies():
+    # The first 16 rows of input, transposed; a 3-D permutation <2, 0, 1>.
+    for m in sweep((16, 100, 4096), (16, 40)):
+        x = torch.randn(m, 32, device="cuda")
+        y = poisoned((32, m), torch.float32)
+        c = torch.randn(4, 6, 8, device="cuda")
+        d = poisoned((8, 4, 6), torch.float32)
+        K.transp_co(x, y, c, d)
+        expect_equal(y[:, :16], x[:16].T.contiguous(), f"dma.transp<1, 0>, M = {m}")
+        assert torch.isnan(y[:, 16:]).all(), "dma.transp wrote past its tile"
+        expect_equal(d, c.permute(2, 0, 1).contiguous(), "dma.transp<2, 0, 1>")
+
 def main():
     if MODE == "--list":
         for fn in TESTS:
