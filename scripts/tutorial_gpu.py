@@ -25,7 +25,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
-from upstream_tests import fragment_reason  # noqa: E402
+from upstream_tests import FENCE_RE, fragment_reason  # noqa: E402
 
 
 def _torch():
@@ -92,9 +92,6 @@ TABLE = [
     ("tutorial/ch06-synchronization.md", "matmul", r"global f16 \[M, K\] lhs",
      [gemm_nk(64, 64, 128), gemm_nk(256, 512, 384), gemm_nk(64 * 24, 64 * 24, 256)], "gemm"),
 ]
-
-
-FENCE_RE = re.compile(r"^[ \t]*```([\w+-]*)[^\n]*\n(.*?)^[ \t]*```", re.M | re.S)
 
 
 def prepare(tutorial, out):

@@ -181,6 +181,15 @@ Type IRGen::elementType(StringRef name, SMLoc at) {
   return type;
 }
 
+Value IRGen::truthValue(Value v, Location l) {
+  if (v.getType().isInteger(1))
+    return v;
+  Value zero = arith::ConstantOp::create(builder, l, builder.getZeroAttr(v.getType()));
+  return isa<FloatType>(v.getType())
+             ? Value(arith::CmpFOp::create(builder, l, arith::CmpFPredicate::UNE, v, zero))
+             : Value(builder.createOrFold<arith::CmpIOp>(l, arith::CmpIPredicate::ne, v, zero));
+}
+
 Value IRGen::coerce(Value value, Type type, Location l) {
   Type from = value.getType();
   if (from == type)
@@ -362,16 +371,8 @@ FailureOr<EVal> IRGen::binary(const Expr &e) {
     type = builder.getI1Type();
   Value a = coerce(lhs->value, type, l), b = coerce(rhs->value, type, l);
   if (logical) {
-    auto toBool = [&](Value v) -> Value {
-      if (v.getType().isInteger(1))
-        return v;
-      Value zero = arith::ConstantOp::create(builder, l, builder.getZeroAttr(v.getType()));
-      return isa<FloatType>(v.getType())
-                 ? Value(arith::CmpFOp::create(builder, l, arith::CmpFPredicate::UNE, v, zero))
-                 : Value(builder.createOrFold<arith::CmpIOp>(l, arith::CmpIPredicate::ne, v, zero));
-    };
-    a = toBool(lhs->value);
-    b = toBool(rhs->value);
+    a = truthValue(lhs->value, l);
+    b = truthValue(rhs->value, l);
     if (op == "&&")
       return EVal{builder.createOrFold<arith::AndIOp>(l, a, b)};
     return EVal{builder.createOrFold<arith::OrIOp>(l, a, b)};
@@ -493,12 +494,7 @@ FailureOr<EVal> IRGen::expr(const Expr &e) {
       return EVal{builder.createOrFold<arith::SubIOp>(l, zero, x), Value(), v->literal};
     }
     if (e.name == "!") {
-      if (!x.getType().isInteger(1)) {
-        Value zero = arith::ConstantOp::create(builder, l, builder.getZeroAttr(x.getType()));
-        x = isa<FloatType>(x.getType())
-                ? Value(arith::CmpFOp::create(builder, l, arith::CmpFPredicate::UNE, x, zero))
-                : Value(builder.createOrFold<arith::CmpIOp>(l, arith::CmpIPredicate::ne, x, zero));
-      }
+      x = truthValue(x, l);
       Value one = arith::ConstantIntOp::create(builder, l, builder.getI1Type(), 1);
       return EVal{builder.createOrFold<arith::XOrIOp>(l, x, one)};
     }
@@ -574,7 +570,7 @@ FailureOr<EVal> IRGen::expr(const Expr &e) {
       if (*i < 0 || *i >= static_cast<int64_t>(s->elems.size()))
         return fail(e.args[0]->loc, "element " + Twine(*i) + " of '" + e.name +
                                         "', which has " + Twine(s->elems.size()));
-      return tupleElements(*s)[*i];
+      return s->elems[*i];
     }
     if (Symbol *s = lookup(e.name);
         s && s->kind == Symbol::Kind::Scalar && s->bound && e.args.size() == 1) {

@@ -143,8 +143,8 @@ LogicalResult IRGen::checkFuturesWaited(func::FuncOp func) {
     return success();
   // Data of an async future is read only after a wait on that future.
   DominanceInfo dominance(func);
-  llvm::MapVector<Value, Operation *> implicitWaits;
-  llvm::DenseMap<Value, Operation *> implicitWaitReads;
+  // Each unwaited future: where its wait goes, and its first read.
+  llvm::MapVector<Value, std::pair<Operation *, Operation *>> implicitWaits;
   WalkResult reads = func.walk([&](FutureDataOp data) {
     Value future = data.getFuture();
     if (!cast<FutureType>(future.getType()).getAsync())
@@ -199,12 +199,9 @@ LogicalResult IRGen::checkFuturesWaited(func::FuncOp func) {
         diag.attachNote() << "hint: add `wait` on the future before the read";
         return WalkResult::interrupt();
       }
-      Operation *&first = implicitWaits[future];
-      if (!first || anchor->isBeforeInBlock(first)) {
-        if (!first)
-          implicitWaitReads[future] = user;
-        first = anchor;
-      }
+      auto [it, isNew] = implicitWaits.insert({future, {anchor, user}});
+      if (!isNew && anchor->isBeforeInBlock(it->second.first))
+        it->second.first = anchor;
     }
     return WalkResult::advance();
   });
@@ -212,13 +209,13 @@ LogicalResult IRGen::checkFuturesWaited(func::FuncOp func) {
     return failure();
   // One wait and one warning per place: the futures read there together.
   llvm::MapVector<Operation *, SmallVector<Value>> byAnchor;
-  for (auto &[future, anchor] : implicitWaits)
-    byAnchor[anchor].push_back(future);
+  for (auto &[future, place] : implicitWaits)
+    byAnchor[place.first].push_back(future);
   for (auto &[anchor, futures] : byAnchor) {
     OpBuilder b(anchor);
     WaitOp::create(b, anchor->getLoc(), futures);
     InFlightDiagnostic diag =
-        emitWarning(implicitWaitReads[futures.front()]->getLoc(),
+        emitWarning(implicitWaits.lookup(futures.front()).second->getLoc(),
                     "reads the data of " +
                         Twine(futures.size() == 1 ? "an async future that was"
                                                   : "async futures that were") +

@@ -273,8 +273,6 @@ private:
   bool isShapeValued(const Expr &e);
   /// The elements of the shape `e` (index values).
   FailureOr<SmallVector<EVal>> shapeOf(const Expr &e);
-  /// The current elements of a shape symbol (see Symbol::elemNames).
-  SmallVector<EVal> tupleElements(const Symbol &tuple);
   /// Evaluates `args`, splicing each shape-valued one into its elements.
   FailureOr<SmallVector<EVal>> spliceList(ArrayRef<ExprPtr> args);
   /// `args` with shape-valued ones spliced, unevaluated otherwise.
@@ -290,6 +288,8 @@ private:
   LogicalResult appendPrinted(const Expr &e, std::string &format,
                               SmallVectorImpl<Value> &args);
   Value coerce(Value value, Type type, Location l);
+  /// `v != 0` as an i1 (an i1 is itself).
+  Value truthValue(Value v, Location l);
   /// Unsigned element types (u8 ... u64) lower to signless integers; these
   /// sets keep what is unsigned: tensors declared so, and the values read
   /// from them or computed from such values. Division, remainder,

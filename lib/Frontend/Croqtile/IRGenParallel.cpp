@@ -267,7 +267,7 @@ LogicalResult IRGen::parallel(const Stmt &stmt) {
     Block &block = op.getBody().front();
     builder.setInsertionPointToStart(&block);
     openParallels.push_back(op);
-    auto close = llvm::make_scope_exit([&] { openParallels.pop_back(); });
+    llvm::scope_exit close([&] { openParallels.pop_back(); });
     push();
     shadow(carriedNames);
     if (lp.source) {
@@ -367,7 +367,7 @@ void IRGen::declareWithin(const Within &w, ValueRange values, ValueRange bounds)
 
 LogicalResult IRGen::with(const Stmt &stmt) {
   push();
-  auto close = llvm::make_scope_exit([&] { pop(); });
+  llvm::scope_exit close([&] { pop(); });
   for (const Within &w : stmt.withins) {
     FailureOr<SmallVector<Value>> bounds = withinBounds(w);
     if (failed(bounds))
@@ -391,7 +391,7 @@ LogicalResult IRGen::foreach(const Stmt &stmt) {
     Location loc;
     /// The named index tuple this loop completes (its last index), of the
     /// `tupleSize` innermost loops so far.
-    std::string tupleName;
+    std::string tupleName = {};
     size_t tupleSize = 0;
   };
   SmallVector<EVal> loopIndices;
@@ -538,7 +538,7 @@ LogicalResult IRGen::foreach(const Stmt &stmt) {
       rebindTupleElement(lp.name, EVal{loop.getInductionVar(), lp.bound});
     }
     loopIndices.push_back(EVal{loop.getInductionVar(), lp.bound});
-    auto popIndex = llvm::make_scope_exit([&] { loopIndices.pop_back(); });
+    llvm::scope_exit popIndex([&] { loopIndices.pop_back(); });
     if (!lp.tupleName.empty()) {
       Symbol tuple{Symbol::Kind::Shape, Value()};
       tuple.elems.assign(loopIndices.end() - lp.tupleSize, loopIndices.end());

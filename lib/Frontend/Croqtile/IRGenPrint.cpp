@@ -144,13 +144,7 @@ LogicalResult IRGen::assertStmt(const Stmt &stmt) {
   FailureOr<EVal> v = expr(*stmt.value);
   if (failed(v))
     return failure();
-  Value cond = v->value;
-  if (!cond.getType().isInteger(1)) {
-    Value zero = arith::ConstantOp::create(builder, l, builder.getZeroAttr(cond.getType()));
-    cond = isa<FloatType>(cond.getType())
-               ? Value(arith::CmpFOp::create(builder, l, arith::CmpFPredicate::UNE, cond, zero))
-               : Value(builder.createOrFold<arith::CmpIOp>(l, arith::CmpIPredicate::ne, cond, zero));
-  }
+  Value cond = truthValue(v->value, l);
   std::string message = stmt.source
                             ? stmt.source->name
                             : "assertion failed at line " +

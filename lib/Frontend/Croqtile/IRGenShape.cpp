@@ -75,7 +75,7 @@ FailureOr<SmallVector<EVal>> IRGen::shapeOf(const Expr &e) {
     Symbol *s = lookup(e.name);
     if (!s || s->kind != Symbol::Kind::Shape)
       return fail(e.loc, "'" + e.name + "' is not an mdspan or ituple");
-    return tupleElements(*s);
+    return s->elems;
   }
   case Expr::Kind::Member: {
     FailureOr<Value> v = view(*e.base);
@@ -148,12 +148,6 @@ FailureOr<SmallVector<EVal>> IRGen::shapeOf(const Expr &e) {
   default:
     return fail(e.loc, "expected a shape: [a, b], {a, b}, x.span or an mdspan name");
   }
-}
-
-SmallVector<EVal> IRGen::tupleElements(const Symbol &tuple) {
-  // `foreach x` over a with-variable re-declares the tuples that hold x
-  // (rebindTupleElement), so the elements are current where they are read.
-  return tuple.elems;
 }
 
 FailureOr<SmallVector<ViewArg>> IRGen::viewArgs(ArrayRef<ExprPtr> args) {

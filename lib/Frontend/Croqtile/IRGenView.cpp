@@ -367,9 +367,9 @@ FailureOr<Value> IRGen::windowView(const Expr &from) {
   if (type.hasStaticShape() && type.getLayout().isIdentity()) {
     int64_t last = 0, elements = type.getNumElements();
     bool known = true;
-    SmallVector<int64_t> srcStrides(rank, 1);
-    for (int64_t d = rank - 2; d >= 0; --d)
-      srcStrides[d] = srcStrides[d + 1] * type.getDimSize(d + 1);
+    SmallVector<int64_t> srcStrides;
+    int64_t srcOffset;
+    (void)type.getStridesAndOffset(srcStrides, srcOffset); // identity: row-major
     for (int64_t d = 0; d < rank && known; ++d) {
       std::optional<int64_t> c = asConstant((*origin)[d].value);
       known = c.has_value();
