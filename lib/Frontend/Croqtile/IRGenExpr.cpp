@@ -8,6 +8,7 @@
 #include "IRGenImpl.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "llvm/ADT/StringSet.h"
 
 using namespace mlir;
 using namespace mlir::croq;
@@ -616,10 +617,12 @@ FailureOr<EVal> IRGen::expr(const Expr &e) {
     }
     if (std::optional<FailureOr<EVal>> math = mathBuiltin(e))
       return *math;
+    if (std::optional<FailureOr<EVal>> atomic = atomicBuiltin(e))
+      return *atomic;
     return fail(e.loc, "unknown function '" + e.name + "'",
                 "__co__ functions cannot call functions; the built-ins are "
-                "cdiv, __max, __min, __to<T> and the math functions (__sqrt, "
-                "__exp, __sin, ...)");
+                "cdiv, __max, __min, __to<T>, the math functions (__sqrt, "
+                "__exp, __sin, ...) and the atomics (__atomic_add, ...)");
   }
   case Expr::Kind::Member: {
     if (e.name == "span") {
@@ -777,4 +780,100 @@ std::optional<FailureOr<EVal>> IRGen::mathBuiltin(const Expr &e) {
   if (u != unary.end())
     return FailureOr<EVal>(EVal{u->second(builder, l, args[0])});
   return FailureOr<EVal>(EVal{bi->second(builder, l, args[0], args[1])});
+}
+
+std::optional<FailureOr<EVal>> IRGen::atomicBuiltin(const Expr &e) {
+  // `__atomic_OP(x.at(i...), v)`: one read-modify-write of the element, as
+  // CUDA's atomicOP; the value is the element's old value.
+  // `__atomic_cas(x.at(i...), expected, desired)` writes `desired` where the
+  // element equals `expected`.
+  static const llvm::StringSet<> names = {
+      "__atomic_add", "__atomic_sub", "__atomic_exch", "__atomic_min",
+      "__atomic_max", "__atomic_and", "__atomic_or",   "__atomic_xor",
+      "__atomic_cas"};
+  if (!names.contains(e.name))
+    return std::nullopt;
+  auto failed_ = [](LogicalResult) { return FailureOr<EVal>(failure()); };
+  bool cas = e.name == "__atomic_cas";
+  size_t arity = cas ? 3 : 2;
+  if (e.args.size() != arity)
+    return failed_(fail(e.loc, e.name + " takes " + Twine(arity) + " arguments",
+                        cas ? "write " + e.name + "(x.at(i), expected, desired)"
+                            : "write " + e.name + "(x.at(i), value)"));
+  const Expr &target = *e.args[0];
+  if (target.kind != Expr::Kind::Member || target.name != "at" || !target.hasArgs)
+    return failed_(fail(target.loc, e.name + " updates an element: its first "
+                                    "argument is x.at(...)"));
+  auto access = element(target);
+  if (failed(access))
+    return FailureOr<EVal>(failure());
+  auto [buffer, indices] = *access;
+  auto type = cast<MemRefType>(buffer.getType());
+  Type elem = type.getElementType();
+  auto space = dyn_cast_or_null<gpu::AddressSpaceAttr>(type.getMemorySpace());
+  if (space && space.getValue() == gpu::AddressSpace::Private)
+    return failed_(fail(target.loc, e.name + " on a local buffer: atomics "
+                                    "update shared or global memory"));
+  bool isFloat = isa<FloatType>(elem);
+  if (!(elem.isInteger(32) || elem.isInteger(64) || elem.isF32() ||
+        elem.isF64() || elem.isF16() || elem.isBF16()))
+    return failed_(fail(target.loc, e.name + " on " + typeString(elem) +
+                                        " elements: atomics take 32- or "
+                                        "64-bit integers, f16, bf16, f32 or "
+                                        "f64"));
+  bool bitwise = e.name == "__atomic_and" || e.name == "__atomic_or" ||
+                 e.name == "__atomic_xor";
+  if (isFloat && (bitwise || cas))
+    return failed_(fail(e.loc, e.name + " takes integer elements, not " +
+                                   typeString(elem)));
+  Location l = loc(e.loc);
+  SmallVector<Value> operands;
+  for (size_t i = 1; i < e.args.size(); ++i) {
+    FailureOr<EVal> v = expr(*e.args[i]);
+    if (failed(v))
+      return FailureOr<EVal>(failure());
+    operands.push_back(coerce(v->value, elem, l));
+  }
+  bool isUnsignedElem = unsignedTensors.contains(rootTensor(buffer));
+  Value old;
+  if (cas) {
+    auto rmw = memref::GenericAtomicRMWOp::create(builder, l, buffer, indices);
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToStart(rmw.getBody());
+    Value current = rmw.getCurrentValue();
+    Value equal = arith::CmpIOp::create(builder, l, arith::CmpIPredicate::eq,
+                                        current, operands[0]);
+    Value next = arith::SelectOp::create(builder, l, equal, operands[1], current);
+    memref::AtomicYieldOp::create(builder, l, next);
+    old = rmw.getResult();
+  } else {
+    using K = arith::AtomicRMWKind;
+    Value v = operands[0];
+    K kind;
+    if (e.name == "__atomic_add" || e.name == "__atomic_sub") {
+      kind = isFloat ? K::addf : K::addi;
+      if (e.name == "__atomic_sub")
+        v = isFloat ? Value(arith::NegFOp::create(builder, l, v))
+                    : Value(arith::SubIOp::create(
+                          builder, l,
+                          arith::ConstantOp::create(builder, l, builder.getZeroAttr(elem)),
+                          v));
+    } else if (e.name == "__atomic_exch") {
+      kind = K::assign;
+    } else if (e.name == "__atomic_min") {
+      kind = isFloat ? K::minnumf : isUnsignedElem ? K::minu : K::mins;
+    } else if (e.name == "__atomic_max") {
+      kind = isFloat ? K::maxnumf : isUnsignedElem ? K::maxu : K::maxs;
+    } else if (e.name == "__atomic_and") {
+      kind = K::andi;
+    } else if (e.name == "__atomic_or") {
+      kind = K::ori;
+    } else {
+      kind = K::xori;
+    }
+    old = memref::AtomicRMWOp::create(builder, l, kind, v, buffer, indices);
+  }
+  if (isUnsignedElem)
+    unsignedValues.insert(old);
+  return FailureOr<EVal>(EVal{old});
 }

@@ -267,6 +267,7 @@ private:
   FailureOr<EVal> binary(const Expr &e);
   /// `__sqrt(x)`, `__pow(x, y)`, ...: none when `e` names no math built-in.
   std::optional<FailureOr<EVal>> mathBuiltin(const Expr &e);
+  std::optional<FailureOr<EVal>> atomicBuiltin(const Expr &e);
 
   // Shapes: mdspans (`[a, b]`, `x.span`, `s : [..]`) and ituples (`{a, b}`).
   /// True when `e` denotes a whole shape rather than one value.

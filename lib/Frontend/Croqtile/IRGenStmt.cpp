@@ -648,6 +648,8 @@ LogicalResult IRGen::assignment(const Stmt &stmt) {
   Location l = loc(stmt.loc);
   if (stmt.kind == Stmt::Kind::ExprStmt) {
     const Expr &e = *stmt.value;
+    if (e.kind == Expr::Kind::Call && StringRef(e.name).starts_with("__atomic_"))
+      return success(succeeded(expr(e)));
     if (e.kind == Expr::Kind::Call && StringRef(e.name).starts_with("__"))
       return fail(stmt.loc, "'" + e.name + "' is not a croq built-in",
                   "CUDA intrinsics are not available in Croqtile code; use "

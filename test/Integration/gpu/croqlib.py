@@ -80,6 +80,7 @@ SIGNATURES = {
     "shifted_chunks_co": [_TENSOR, _TENSOR],
     "ch6_as_printed_co": [_TENSOR, _TENSOR, _TENSOR],
     "per_thread_tiles_co": [_TENSOR, _TENSOR, _TENSOR],
+    "atomics_co": [_TENSOR] * 4,
 }
 
 

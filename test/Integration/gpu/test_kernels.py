@@ -835,6 +835,31 @@ def dma_transposing_copies():
         assert torch.isnan(y[:, 16:]).all(), "dma.transp wrote past its tile"
         expect_equal(d, c.permute(2, 0, 1).contiguous(), "dma.transp<2, 0, 1>")
 
+
+@test
+def atomics():
+    # A per-block shared histogram merged into global memory, global
+    # max/min/exchange/compare-and-swap and an f32 sum: 1 to 1200 blocks, a
+    # ragged tail (N not a multiple of 256), the smallest N.
+    for n in sweep((1, 255, 256, 1000, 300_001), (1, 1000)):
+        # Non-negative inputs: C's % keeps the sign, and a negative v % 16
+        # would index counts out of range.
+        x = torch.randint(0, 5000, (n,), dtype=torch.int32, device="cuda")
+        hist = torch.zeros(16, dtype=torch.int32, device="cuda")
+        stats = torch.tensor([-(2**31), 2**31 - 1, -77, -1], dtype=torch.int32,
+                             device="cuda")
+        total = torch.zeros(1, dtype=torch.float32, device="cuda")
+        K.atomics_co(x, hist, stats, total)
+        xs = x.long()
+        expect_equal(hist.long(), torch.bincount(xs % 16, minlength=16),
+                     f"histogram, N = {n}")
+        assert stats[0].item() == x.max().item(), f"atomic max, N = {n}"
+        assert stats[1].item() == x.min().item(), f"atomic min, N = {n}"
+        assert (x == stats[2]).any().item(), f"atomic exchange, N = {n}"
+        assert 0 <= stats[3].item() < n, f"compare-and-swap, N = {n}"
+        assert total.item() == 0.5 * n, f"atomic f32 add, N = {n}: {total.item()}"
+
+
 def main():
     if MODE == "--list":
         for fn in TESTS:

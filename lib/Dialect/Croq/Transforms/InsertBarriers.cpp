@@ -88,6 +88,9 @@ struct Access {
   /// along the last dimension (a vector's width).
   Value memref = {};
   int64_t width = 1;
+  /// An atomic read-modify-write: atomics of any threads never need a
+  /// barrier between them, only against plain accesses.
+  bool atomic = false;
 };
 
 using State = SmallVector<Access>;
@@ -266,7 +269,7 @@ private:
       state = joined;
       return;
     }
-    if (op->getNumRegions() == 1) {
+    if (op->getNumRegions() == 1 && !isa<memref::GenericAtomicRMWOp>(op)) {
       if (!op->getRegion(0).empty())
         walkBlock(op->getRegion(0).front(), state);
       return;
@@ -299,6 +302,12 @@ private:
       } else if (auto store = dyn_cast<vector::StoreOp>(op)) {
         indices = store.getIndices();
         width = store.getVectorType().getNumElements();
+      } else if (auto rmw = dyn_cast<memref::AtomicRMWOp>(op)) {
+        indices = rmw.getIndices();
+        result.back().atomic = true;
+      } else if (auto rmw = dyn_cast<memref::GenericAtomicRMWOp>(op)) {
+        indices = rmw.getIndices();
+        result.back().atomic = true;
       } else {
         return;
       }
@@ -315,6 +324,12 @@ private:
     if (auto copy = dyn_cast<TmaCopyOp>(op)) {
       add(copy.getSource(), false);
       add(copy.getTarget(), true);
+      return result;
+    }
+    if (auto rmw = dyn_cast<memref::GenericAtomicRMWOp>(op)) {
+      // Its region only computes the new value; it has no effects of its
+      // own to ask for.
+      add(rmw.getMemref(), true);
       return result;
     }
     auto effects = dyn_cast<MemoryEffectOpInterface>(op);
@@ -502,6 +517,8 @@ private:
     if (!earlier.write && !later.write)
       return false;
     if (!earlier.buffers.overlaps(later.buffers))
+      return false;
+    if (earlier.atomic && later.atomic)
       return false;
     bool sameBody = earlier.perThread && earlier.perThread == later.perThread;
     // Element accesses of one thread-level body: the same thread's only
