@@ -31,7 +31,12 @@ namespace detail {
 inline constexpr llvm::StringLiteral kSwizzleAttrName = "croq.swizzle";
 
 /// One wgmma instruction: M rows per warpgroup, K per step (f16 / bf16).
-inline constexpr int64_t kWgmmaM = 64, kWgmmaK = 16;
+inline constexpr int64_t kWgmmaM = 64;
+/// One wgmma consumes 32 bytes of K: 16 f16 / bf16 or 32 f8 elements.
+inline constexpr int64_t kWgmmaKBytes = 32;
+inline int64_t wgmmaK(Type operandElement) {
+  return kWgmmaKBytes * 8 / operandElement.getIntOrFloatBitWidth();
+}
 
 /// Base for patterns that need the launch analysis.
 template <typename OpTy>

@@ -222,11 +222,14 @@ static LogicalResult checkWarpgroupFragment(Operation *op,
              << type << "; split the tile across warpgroups";
     return success();
   }
-  if (!element.isF16() && !element.isBF16())
-    return op->emitOpError("wgmma operands here must be f16 or bf16, got ")
+  if (!element.isF16() && !element.isBF16() &&
+      !isa<Float8E4M3FNType, Float8E5M2Type>(element))
+    return op->emitOpError("wgmma operands here must be f16, bf16, "
+                           "f8E4M3FN or f8E5M2, got ")
            << element;
-  if (shape[1] % kWgmmaK)
-    return op->emitOpError("wgmma consumes K in steps of 16, got ") << type;
+  if (shape[1] % wgmmaK(element))
+    return op->emitOpError("wgmma consumes K in steps of ")
+           << wgmmaK(element) << " for " << element << ", got " << type;
   if (type.getRole() == FragRole::A && shape[0] != kWgmmaM)
     return op->emitOpError("a warpgroup A operand is 64 x K, got ") << type;
   return success();

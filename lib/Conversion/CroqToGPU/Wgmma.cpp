@@ -233,8 +233,9 @@ static FailureOr<OperandBuffer> operandBuffer(Value fragment) {
       type.getShape()[type.getRank() - 2], elementBytes(type)};
 }
 
-/// The descriptor advanced to the tile's K columns [k, k + 16): within a
-/// swizzle row by bytes, across panels by whole panels.
+/// The descriptor advanced to the tile's K columns from k on (one wgmma
+/// reads 32 bytes of K): within a swizzle row by bytes, across panels by
+/// whole panels.
 static Value advanceDescriptor(OpBuilder &b, Location loc, Value descriptor,
                                const OperandBuffer &buffer, int64_t k) {
   int64_t bytes = k * buffer.elementBytes;
@@ -299,13 +300,17 @@ LogicalResult lowerWarpgroupMma(MmaOp op, Value acc, Value a, Value b,
                           "croq.mma.load of a shared buffer");
   MLIRContext *context = op.getContext();
   auto wgmmaType = [&](Type t) {
-    NVVM::WGMMATypes kind = t.isF16()    ? NVVM::WGMMATypes::f16
-                            : t.isBF16() ? NVVM::WGMMATypes::bf16
-                                         : NVVM::WGMMATypes::f32;
+    NVVM::WGMMATypes kind = t.isF16()                  ? NVVM::WGMMATypes::f16
+                            : t.isBF16()               ? NVVM::WGMMATypes::bf16
+                            : isa<Float8E4M3FNType>(t) ? NVVM::WGMMATypes::e4m3
+                            : isa<Float8E5M2Type>(t)   ? NVVM::WGMMATypes::e5m2
+                                                       : NVVM::WGMMATypes::f32;
     return NVVM::WGMMATypesAttr::get(context, kind);
   };
   int64_t n = accType.getShape()[1], k = aType.getShape()[1];
-  auto shape = NVVM::MMAShapeAttr::get(context, kWgmmaM, n, kWgmmaK);
+  Type bElement = op.getB().getType().getElementType();
+  int64_t kStep = wgmmaK(aType.getElementType());
+  auto shape = NVVM::MMAShapeAttr::get(context, kWgmmaM, n, kStep);
   auto scaleOut = NVVM::WGMMAScaleOutAttr::get(context, NVVM::WGMMAScaleOut::one);
   auto scaleIn = NVVM::WGMMAScaleInAttr::get(context, NVVM::WGMMAScaleIn::one);
   // Both operands K-major: A row-major [M, K], B [N, K] (no transpose).
@@ -314,12 +319,12 @@ LogicalResult lowerWarpgroupMma(MmaOp op, Value acc, Value a, Value b,
   Type structType = acc.getType();
   NVVM::WgmmaFenceAlignedOp::create(rewriter, loc);
   Value d = acc;
-  for (int64_t kk = 0; kk < k; kk += kWgmmaK) {
+  for (int64_t kk = 0; kk < k; kk += kStep) {
     Value da = advanceDescriptor(rewriter, loc, a, *aBuffer, kk);
     Value db = advanceDescriptor(rewriter, loc, b, *bBuffer, kk);
     d = NVVM::WgmmaMmaAsyncOp::create(
         rewriter, loc, structType, d, da, db, shape,
-        wgmmaType(aType.getElementType()), wgmmaType(aType.getElementType()),
+        wgmmaType(aType.getElementType()), wgmmaType(bElement),
         wgmmaType(accType.getElementType()), scaleOut, scaleIn, scaleIn,
         layoutA, layoutB, NVVM::MMAIntOverflowAttr());
   }

@@ -209,6 +209,22 @@ func.func @negative_warpgroup_mma(%a: memref<64x16xf16, #gpu.address_space<workg
 
 // -----
 
+// wgmma reads 32 bytes of K: 16 f16 or 32 f8 elements.
+func.func @negative_fp8_k_step() {
+  %c1 = arith.constant 1 : index
+  croq.parallel (%b) by [%c1] : block {
+    %buf = memref.alloc() : memref<64x64xf8E4M3FN, #gpu.address_space<workgroup>>
+    %a = memref.subview %buf[0, 0] [64, 16] [1, 1] : memref<64x64xf8E4M3FN, #gpu.address_space<workgroup>> to memref<64x16xf8E4M3FN, strided<[64, 1]>, #gpu.address_space<workgroup>>
+    croq.parallel (%g) by [%c1] : warpgroup {
+      // expected-error @below {{wgmma consumes K in steps of 32 for 'f8E4M3FN', got '!croq.frag<a, 64x16xf8E4M3FN, warpgroup>'}}
+      %fa = croq.mma.load %a : memref<64x16xf8E4M3FN, strided<[64, 1]>, #gpu.address_space<workgroup>> -> !croq.frag<a, 64x16xf8E4M3FN, warpgroup>
+    }
+  }
+  return
+}
+
+// -----
+
 func.func @negative_mixed_layouts(%a: memref<16x16xf16>) {
   %c1 = arith.constant 1 : index
   %zero = arith.constant 0.0 : f32

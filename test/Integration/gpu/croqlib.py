@@ -81,6 +81,7 @@ SIGNATURES = {
     "ch6_as_printed_co": [_TENSOR, _TENSOR, _TENSOR],
     "per_thread_tiles_co": [_TENSOR, _TENSOR, _TENSOR],
     "atomics_co": [_TENSOR] * 4,
+    "gemm_fp8_co": [_TENSOR, _TENSOR, _TENSOR],
 }
 
 

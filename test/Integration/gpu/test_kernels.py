@@ -552,6 +552,21 @@ def tma_wgmma_gemm_one_producer_two_consumers():
 
 
 @test
+def tma_wgmma_gemm_fp8():
+    # f8 e4m3 operands, 32 K elements per wgmma, 128x128x128 tiles: the
+    # smallest shape, ragged M, N and K tails (TMA zero-fills, the store
+    # clips), and 1088 blocks with 4 K tiles. Small integers are exact in
+    # e4m3, so the f32 result is exact too.
+    for m, n, k in sweep(((1, 8, 16), (128, 128, 128), (300, 200, 144),
+                          (4000, 4300, 400)), ((1, 8, 16), (300, 200, 144))):
+        a = torch.randint(-4, 5, (m, k), device="cuda").float()
+        b = torch.randint(-4, 5, (n, k), device="cuda").float()
+        c = poisoned((m, n), torch.float32)
+        K.gemm_fp8_co(a.to(torch.float8_e4m3fn), b.to(torch.float8_e4m3fn), c)
+        expect_equal(c, a @ b.T, f"f8 e4m3 TMA GEMM {m}x{n}x{k}")
+
+
+@test
 def tma_wgmma_gemm_grouped_tile_order():
     # 3 row tiles (a partial strip of GROUP_M = 8) and 17 x 4 tiles.
     check_matmul(K.gemm_tma_grouped_co,
