@@ -453,7 +453,9 @@ LogicalResult HostEmitter::emitTensorMap(nvgpu::TmaCreateDescriptorOp create) {
                        : element.isBF16()     ? "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16"
                        : element.isF32()      ? "CU_TENSOR_MAP_DATA_TYPE_FLOAT32"
                        : element.isF64()      ? "CU_TENSOR_MAP_DATA_TYPE_FLOAT64"
-                       : element.isInteger(8) ? "CU_TENSOR_MAP_DATA_TYPE_UINT8"
+                       // 8-bit floats move as bytes.
+                       : element.isInteger(8) || isa<Float8E4M3FNType, Float8E5M2Type>(element)
+                           ? "CU_TENSOR_MAP_DATA_TYPE_UINT8"
                        : element.isInteger(16) ? "CU_TENSOR_MAP_DATA_TYPE_UINT16"
                        : element.isInteger(32) ? "CU_TENSOR_MAP_DATA_TYPE_INT32"
                        : element.isInteger(64) ? "CU_TENSOR_MAP_DATA_TYPE_INT64"

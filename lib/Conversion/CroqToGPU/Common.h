@@ -132,6 +132,15 @@ LogicalResult checkWarpFragment(Operation *op, const LaunchAnalysis &analysis,
 /// The MMA layout of the croq.mma ops that consume an operand fragment.
 FailureOr<MmaLayout> consumerLayout(MmaLoadOp load);
 
+/// How an MMA of `layout` reads an operand fragment.
+struct OperandGeometry {
+  int64_t outer; // M for A, N for B
+  int64_t k;
+  bool kMajor; // the fragment is [K, outer]: its rows run along K (what
+               // wgmma calls an MN-major operand)
+};
+OperandGeometry operandGeometry(FragType type, MmaLayout layout);
+
 //===----------------------------------------------------------------------===//
 // Warpgroup MMA (Wgmma.cpp)
 //===----------------------------------------------------------------------===//

@@ -227,11 +227,28 @@ static LogicalResult checkWarpgroupFragment(Operation *op,
     return op->emitOpError("wgmma operands here must be f16, bf16, "
                            "f8E4M3FN or f8E5M2, got ")
            << element;
-  if (shape[1] % wgmmaK(element))
+  // The layout of the MMA that reads the operand (row.row where none does
+  // yet: consumerLayout reports that).
+  MmaLayout layout = MmaLayout::RowRow;
+  if (auto mma = dyn_cast<MmaOp>(op))
+    layout = mma.getLayout();
+  else if (auto load = dyn_cast<MmaLoadOp>(op))
+    for (Operation *user : load.getResult().getUsers())
+      if (auto mma = dyn_cast<MmaOp>(user)) {
+        layout = mma.getLayout();
+        break;
+      }
+  OperandGeometry geometry = operandGeometry(type, layout);
+  if (geometry.kMajor && element.getIntOrFloatBitWidth() != 16)
+    return op->emitOpError("wgmma reads ")
+           << element << " operands only with K contiguous (A as [M, K], B "
+              "as [N, K], mma.row.row); got "
+           << type << " for " << stringifyMmaLayout(layout);
+  if (geometry.k % wgmmaK(element))
     return op->emitOpError("wgmma consumes K in steps of ")
            << wgmmaK(element) << " for " << element << ", got " << type;
-  if (type.getRole() == FragRole::A && shape[0] != kWgmmaM)
-    return op->emitOpError("a warpgroup A operand is 64 x K, got ") << type;
+  if (type.getRole() == FragRole::A && geometry.outer != kWgmmaM)
+    return op->emitOpError("a warpgroup A operand has M = 64, got ") << type;
   return success();
 }
 
@@ -361,14 +378,6 @@ static LogicalResult verifyLowerable(ModuleOp module,
       return WalkResult::interrupt();
     if (auto load = dyn_cast<MmaLoadOp>(op); load && failed(consumerLayout(load)))
       return WalkResult::interrupt();
-    if (auto mma = dyn_cast<MmaOp>(op);
-        mma && isWarpgroupFrag(mma.getAcc().getType()) &&
-        mma.getLayout() != MmaLayout::RowRow) {
-      mma.emitOpError("is a warpgroup MMA, which reads K-major tiles: A as "
-                      "[M, K] and B as [N, K]; use mma.row.row and store B "
-                      "as [N, K]");
-      return WalkResult::interrupt();
-    }
     return WalkResult::advance();
   });
   return failure(result.wasInterrupted());

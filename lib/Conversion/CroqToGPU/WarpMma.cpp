@@ -86,12 +86,6 @@ LogicalResult checkWarpFragment(Operation *op,
 
 /// Logical (M or N, K) extents of an operand fragment and whether its
 /// first dimension is K, from the MMA layout that consumes it.
-struct OperandGeometry {
-  int64_t outer; // M for A, N for B
-  int64_t k;
-  bool kMajor; // the fragment is [K, outer]
-};
-
 OperandGeometry operandGeometry(FragType type, MmaLayout layout) {
   bool aRow = layout == MmaLayout::RowRow || layout == MmaLayout::RowCol;
   bool bRow = layout == MmaLayout::RowRow || layout == MmaLayout::ColRow;

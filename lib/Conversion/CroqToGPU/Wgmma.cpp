@@ -233,19 +233,41 @@ static FailureOr<OperandBuffer> operandBuffer(Value fragment) {
       type.getShape()[type.getRank() - 2], elementBytes(type)};
 }
 
-/// The descriptor advanced to the tile's K columns from k on (one wgmma
-/// reads 32 bytes of K): within a swizzle row by bytes, across panels by
-/// whole panels.
+/// The descriptor advanced by k elements of K: for a K-major operand
+/// within a swizzle row by bytes, across panels by whole panels; for an
+/// MN-major one (rows along K) by k rows of the panel.
 static Value advanceDescriptor(OpBuilder &b, Location loc, Value descriptor,
-                               const OperandBuffer &buffer, int64_t k) {
-  int64_t bytes = k * buffer.elementBytes;
-  int64_t offset =
-      (bytes / buffer.span) * buffer.rows * buffer.span + bytes % buffer.span;
+                               const OperandBuffer &buffer, int64_t k,
+                               bool mnMajor) {
+  int64_t offset;
+  if (mnMajor) {
+    offset = k * buffer.span;
+  } else {
+    int64_t bytes = k * buffer.elementBytes;
+    offset =
+        (bytes / buffer.span) * buffer.rows * buffer.span + bytes % buffer.span;
+  }
   if (offset == 0)
     return descriptor;
   return arith::AddIOp::create(
       b, loc, descriptor,
       arith::ConstantIntOp::create(b, loc, b.getI64Type(), offset >> 4));
+}
+
+/// The descriptor of an MN-major operand: wgmma steps along M or N from
+/// one swizzle panel (span bytes wide) to the next by the leading byte
+/// offset, which K-major tiles leave unused. A panel is `rows` rows of the
+/// span.
+static Value mnMajorDescriptor(OpBuilder &b, Location loc, Value descriptor,
+                               const OperandBuffer &buffer) {
+  Type i64 = b.getI64Type();
+  auto c64 = [&](int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, i64, v);
+  };
+  int64_t leading = (buffer.rows * buffer.span) >> 4;
+  Value cleared =
+      arith::AndIOp::create(b, loc, descriptor, c64(~(int64_t(0x3FFF) << 16)));
+  return arith::OrIOp::create(b, loc, cleared, c64(leading << 16));
 }
 
 /// Closes the batch of issued wgmma (a commit group) and waits until at
@@ -307,21 +329,34 @@ LogicalResult lowerWarpgroupMma(MmaOp op, Value acc, Value a, Value b,
                                                        : NVVM::WGMMATypes::f32;
     return NVVM::WGMMATypesAttr::get(context, kind);
   };
-  int64_t n = accType.getShape()[1], k = aType.getShape()[1];
+  // A K-major operand is A [M, K] or B [N, K]; an MN-major one (A [K, M]
+  // of col.*, B [K, N] of *.col) is read transposed, which wgmma allows for
+  // 16-bit types (verifyLowerable checked that).
+  OperandGeometry aGeometry = operandGeometry(aType, op.getLayout());
+  OperandGeometry bGeometry =
+      operandGeometry(op.getB().getType(), op.getLayout());
+  bool aMnMajor = aGeometry.kMajor, bMnMajor = bGeometry.kMajor;
+  int64_t n = accType.getShape()[1], k = aGeometry.k;
   Type bElement = op.getB().getType().getElementType();
   int64_t kStep = wgmmaK(aType.getElementType());
   auto shape = NVVM::MMAShapeAttr::get(context, kWgmmaM, n, kStep);
   auto scaleOut = NVVM::WGMMAScaleOutAttr::get(context, NVVM::WGMMAScaleOut::one);
   auto scaleIn = NVVM::WGMMAScaleInAttr::get(context, NVVM::WGMMAScaleIn::one);
-  // Both operands K-major: A row-major [M, K], B [N, K] (no transpose).
-  auto layoutA = NVVM::MMALayoutAttr::get(context, NVVM::MMALayout::row);
-  auto layoutB = NVVM::MMALayoutAttr::get(context, NVVM::MMALayout::col);
+  // NVVM's row A and col B are K-major (no transpose).
+  auto layoutA = NVVM::MMALayoutAttr::get(
+      context, aMnMajor ? NVVM::MMALayout::col : NVVM::MMALayout::row);
+  auto layoutB = NVVM::MMALayoutAttr::get(
+      context, bMnMajor ? NVVM::MMALayout::row : NVVM::MMALayout::col);
+  if (aMnMajor)
+    a = mnMajorDescriptor(rewriter, loc, a, *aBuffer);
+  if (bMnMajor)
+    b = mnMajorDescriptor(rewriter, loc, b, *bBuffer);
   Type structType = acc.getType();
   NVVM::WgmmaFenceAlignedOp::create(rewriter, loc);
   Value d = acc;
   for (int64_t kk = 0; kk < k; kk += kStep) {
-    Value da = advanceDescriptor(rewriter, loc, a, *aBuffer, kk);
-    Value db = advanceDescriptor(rewriter, loc, b, *bBuffer, kk);
+    Value da = advanceDescriptor(rewriter, loc, a, *aBuffer, kk, aMnMajor);
+    Value db = advanceDescriptor(rewriter, loc, b, *bBuffer, kk, bMnMajor);
     d = NVVM::WgmmaMmaAsyncOp::create(
         rewriter, loc, structType, d, da, db, shape,
         wgmmaType(aType.getElementType()), wgmmaType(bElement),

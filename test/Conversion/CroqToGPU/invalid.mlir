@@ -273,19 +273,19 @@ func.func @negative_dynamic_shared(%n: index) {
 
 // -----
 
-// wgmma reads K-major tiles only.
+// wgmma reads 8-bit operands K-major only (16-bit ones in any layout).
 func.func @negative_wgmma_layout(%out: memref<64x64xf32>) {
   %c1 = arith.constant 1 : index
   %zero = arith.constant 0.0 : f32
   croq.parallel (%blk) by [%c1] : block {
-    %sa = memref.alloc() : memref<64x64xf16, #gpu.address_space<workgroup>>
-    %sb = memref.alloc() : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %sa = memref.alloc() : memref<64x64xf8E4M3FN, #gpu.address_space<workgroup>>
+    %sb = memref.alloc() : memref<64x64xf8E4M3FN, #gpu.address_space<workgroup>>
     croq.parallel (%g) by [%c1] : warpgroup {
       %acc = croq.mma.fill %zero : f32 -> !croq.frag<acc, 64x64xf32, warpgroup>
-      %fa = croq.mma.load %sa : memref<64x64xf16, #gpu.address_space<workgroup>> -> !croq.frag<a, 64x64xf16, warpgroup>
-      %fb = croq.mma.load %sb : memref<64x64xf16, #gpu.address_space<workgroup>> -> !croq.frag<b, 64x64xf16, warpgroup>
-      // expected-error @below {{is a warpgroup MMA, which reads K-major tiles: A as [M, K] and B as [N, K]; use mma.row.row and store B as [N, K]}}
-      %r = croq.mma row_col %acc, %fa, %fb : !croq.frag<acc, 64x64xf32, warpgroup>, !croq.frag<a, 64x64xf16, warpgroup>, !croq.frag<b, 64x64xf16, warpgroup> -> !croq.frag<acc, 64x64xf32, warpgroup>
+      %fa = croq.mma.load %sa : memref<64x64xf8E4M3FN, #gpu.address_space<workgroup>> -> !croq.frag<a, 64x64xf8E4M3FN, warpgroup>
+      // expected-error @below {{wgmma reads 'f8E4M3FN' operands only with K contiguous (A as [M, K], B as [N, K], mma.row.row); got '!croq.frag<b, 64x64xf8E4M3FN, warpgroup>' for row_col}}
+      %fb = croq.mma.load %sb : memref<64x64xf8E4M3FN, #gpu.address_space<workgroup>> -> !croq.frag<b, 64x64xf8E4M3FN, warpgroup>
+      %r = croq.mma row_col %acc, %fa, %fb : !croq.frag<acc, 64x64xf32, warpgroup>, !croq.frag<a, 64x64xf8E4M3FN, warpgroup>, !croq.frag<b, 64x64xf8E4M3FN, warpgroup> -> !croq.frag<acc, 64x64xf32, warpgroup>
       croq.mma.store %r, %out : !croq.frag<acc, 64x64xf32, warpgroup>, memref<64x64xf32>
     }
   }

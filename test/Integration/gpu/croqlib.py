@@ -82,6 +82,9 @@ SIGNATURES = {
     "per_thread_tiles_co": [_TENSOR, _TENSOR, _TENSOR],
     "atomics_co": [_TENSOR] * 4,
     "gemm_fp8_co": [_TENSOR, _TENSOR, _TENSOR],
+    "wgmma_rc_co": [_TENSOR, _TENSOR, _TENSOR],
+    "wgmma_cr_co": [_TENSOR, _TENSOR, _TENSOR],
+    "wgmma_cc_co": [_TENSOR, _TENSOR, _TENSOR],
 }
 
 

@@ -72,7 +72,16 @@ def main():
     ap.add_argument("--sanitize", action="store_true")
     args = ap.parse_args()
     timeout = args.timeout or (600 if args.sanitize else 120)
-    names = [n for n in list_tests(args.lib) if args.only in n]
+    # --only: comma-separated substrings of test names; one that names no
+    # test is an error, not an empty pass.
+    names = list_tests(args.lib)
+    if args.only:
+        wanted = [w for w in args.only.split(",") if w]
+        unmatched = [w for w in wanted if not any(w in n for n in names)]
+        if unmatched:
+            print(f"error: --only {', '.join(unmatched)} names no test")
+            return 1
+        names = [n for n in names if any(w in n for w in wanted)]
     runs = [(n, t) for n in names
             for t in (TOOLS if args.sanitize else (None,))]
     shared = [r for r in runs if r[0] not in EXCLUSIVE or args.sanitize]

@@ -552,6 +552,27 @@ def tma_wgmma_gemm_one_producer_two_consumers():
 
 
 @test
+def wgmma_mn_major_operands():
+    # wgmma reading B as [K, N] (row.col), A as [K, M] (col.row) and both
+    # (col.col), through the transposed descriptors: 64x128 block tiles, K
+    # in 64-wide tiles; the smallest shape, ragged M, N and K tails, one K
+    # tile and five, 640 blocks at 2048x2560.
+    shapes = sweep(((1, 1, 1), (64, 128, 64), (100, 200, 72),
+                    (2048, 2560, 320)), ((1, 1, 1), (100, 200, 72)))
+    for name, a_km, b_kn in (("wgmma_rc_co", False, True),
+                             ("wgmma_cr_co", True, False),
+                             ("wgmma_cc_co", True, True)):
+        for m, n, k in shapes:
+            a = torch.randn(m, k, device="cuda").half()
+            b = torch.randn(n, k, device="cuda").half()
+            c = poisoned((m, n), torch.float32)
+            getattr(K, name)(a.T.contiguous() if a_km else a,
+                             b.T.contiguous() if b_kn else b, c)
+            err = relative_error(c, a.double() @ b.double().T)
+            assert err < 1e-3, f"{name} {m}x{n}x{k}: relative error {err}"
+
+
+@test
 def tma_wgmma_gemm_fp8():
     # f8 e4m3 operands, 32 K elements per wgmma, 128x128x128 tiles: the
     # smallest shape, ragged M, N and K tails (TMA zero-fills, the store
