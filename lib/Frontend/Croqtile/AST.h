@@ -122,6 +122,7 @@ struct Stmt {
     With,
     Foreach,
     InThreads,
+    Apply,       // apply {i, j} in x.span body: operands the names, source x.span
     If,
     While,
     Break,

@@ -675,6 +675,9 @@ IRGen::element(const Expr &at) {
                         "launches kernels",
                 "move the access into a parallel");
   if (at.base->kind == Expr::Kind::Name)
+    if (Symbol *s = lookup(at.base->name); s && s->kind == Symbol::Kind::Tile)
+      return tileElement(at, *s);
+  if (at.base->kind == Expr::Kind::Name)
     if (Symbol *s = lookup(at.base->name); s && s->kind == Symbol::Kind::Future)
       return fail(at.base->loc, "'" + at.base->name +
                                     "' is a future, not a tensor",
@@ -730,11 +733,18 @@ std::optional<FailureOr<EVal>> IRGen::mathBuiltin(const Expr &e) {
   };
 #undef CROQ_UNARY
 #undef CROQ_BINARY
-  bool isAbs = e.name == "__abs";
-  bool isFma = e.name == "__fma" || e.name == "__fmaf";
-  auto u = unary.find(e.name);
-  auto bi = binary.find(e.name);
-  if (!isAbs && !isFma && u == unary.end() && bi == binary.end())
+  // CUDA's float spellings are the same functions: __expf, __exp2f, ...
+  StringRef name = e.name;
+  if (name.size() > 3 && name.ends_with("f") && !unary.count(name) &&
+      !binary.count(name) &&
+      (unary.count(name.drop_back()) || binary.count(name.drop_back())))
+    name = name.drop_back();
+  bool isAbs = name == "__abs";
+  bool isFma = name == "__fma" || name == "__fmaf";
+  bool isRcp = name == "__frcp_rn" || name == "__frcp";
+  auto u = unary.find(name);
+  auto bi = binary.find(name);
+  if (!isAbs && !isFma && !isRcp && u == unary.end() && bi == binary.end())
     return std::nullopt;
   size_t arity = isFma ? 3 : bi != binary.end() ? 2 : 1;
   if (e.args.size() != arity)
@@ -777,6 +787,10 @@ std::optional<FailureOr<EVal>> IRGen::mathBuiltin(const Expr &e) {
     return FailureOr<EVal>(EVal{math::AbsFOp::create(builder, l, args[0])});
   if (isFma)
     return FailureOr<EVal>(EVal{math::FmaOp::create(builder, l, args[0], args[1], args[2])});
+  if (isRcp) {
+    Value one = arith::ConstantOp::create(builder, l, builder.getFloatAttr(type, 1.0));
+    return FailureOr<EVal>(EVal{arith::DivFOp::create(builder, l, one, args[0])});
+  }
   if (u != unary.end())
     return FailureOr<EVal>(EVal{u->second(builder, l, args[0])});
   return FailureOr<EVal>(EVal{bi->second(builder, l, args[0], args[1])});

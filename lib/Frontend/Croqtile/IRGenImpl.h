@@ -68,7 +68,7 @@ struct EVal {
 };
 
 struct Symbol {
-  enum class Kind { Scalar, Tensor, Event, Future, Frag, Stream, Shape };
+  enum class Kind { Scalar, Tensor, Event, Future, Frag, Stream, Shape, Tile };
   Kind kind;
   Value value;
   Value bound = nullptr;
@@ -85,6 +85,37 @@ struct Symbol {
   /// `foreach x` re-declares the tuple with element 0 the loop's index
   /// (rebindTupleElement); another variable named x changes nothing.
   SmallVector<std::string> elemNames = {};
+  /// A register tile (Kind::Tile): its index in IRGen::tiles.
+  int tile = -1;
+};
+
+/// A register tile, `frag T[R] x;` or `frag T[R, C] x;`, held by the threads
+/// of one instance of the thread-level parallel it is declared in. Rows are
+/// dealt out cyclically: row i belongs to thread i % T of the instance's T
+/// threads, which keeps it in registers q * C ... q * C + C - 1 of a private
+/// buffer, q = i / T. A whole row is one thread's, so row reductions need
+/// no other thread; a 1-D tile is a tile of rows of one element.
+struct RegisterTile {
+  SmallVector<int64_t> shape;
+  Type element;
+  /// memref<ceil(R / T) * C x T, private>.
+  Value registers;
+  /// The threads of the instance, and this thread's rank among them.
+  int64_t threads;
+  Value rank;
+  /// The thread-level parallel whose instance holds the tile.
+  Operation *owner;
+  int64_t rows() const { return shape[0]; }
+  int64_t cols() const { return shape.size() > 1 ? shape[1] : 1; }
+  int64_t rowsPerThread() const { return llvm::divideCeil(rows(), threads); }
+};
+
+/// The element of the tile an `apply` is at: its row register q, and its
+/// column (constant, the loops are unrolled).
+struct ApplyPoint {
+  int tile;
+  int64_t q, col;
+  SmallVector<std::string> names;
 };
 
 /// One argument of a view operation after shape arguments are spliced:
@@ -268,6 +299,20 @@ private:
   /// `__sqrt(x)`, `__pow(x, y)`, ...: none when `e` names no math built-in.
   std::optional<FailureOr<EVal>> mathBuiltin(const Expr &e);
   std::optional<FailureOr<EVal>> atomicBuiltin(const Expr &e);
+
+  // Register tiles (IRGenFrag.cpp).
+  std::vector<RegisterTile> tiles;
+  /// The innermost `apply` being generated, if any.
+  std::optional<ApplyPoint> applyPoint;
+  LogicalResult tileDecl(const Stmt &stmt, Type element);
+  LogicalResult apply(const Stmt &stmt);
+  /// `x.at(i, j)` of a register tile inside an apply: its register.
+  FailureOr<std::pair<Value, SmallVector<Value>>> tileElement(const Expr &at,
+                                                              const Symbol &s);
+  /// reduce_max / reduce_sum / all_reduce_sum / all_reduce_max / copy;
+  /// std::nullopt when `e` is none of them.
+  std::optional<LogicalResult> tileBuiltin(const Expr &e);
+  FailureOr<int> tileOperand(const Expr &e, StringRef what);
 
   // Shapes: mdspans (`[a, b]`, `x.span`, `s : [..]`) and ituples (`{a, b}`).
   /// True when `e` denotes a whole shape rather than one value.

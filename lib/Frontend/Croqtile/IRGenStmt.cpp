@@ -311,6 +311,8 @@ LogicalResult IRGen::statement(const Stmt &stmt) {
     return with(stmt);
   case Stmt::Kind::Foreach:
     return foreach(stmt);
+  case Stmt::Kind::Apply:
+    return apply(stmt);
   case Stmt::Kind::InThreads:
     return inthreads(stmt);
   case Stmt::Kind::If:
@@ -512,6 +514,14 @@ LogicalResult IRGen::declaration(const Stmt &stmt) {
       return fail(stmt.loc, "a tensor needs a sized element type; 'int' is "
                             "for scalars",
                   "use s32, s64, u32, ...");
+    if (stmt.storage == "frag") {
+      if (failed(tileDecl(stmt, element)))
+        return failure();
+      for (const StmtPtr &more : stmt.moreDecls)
+        if (failed(declaration(*more)))
+          return failure();
+      return success();
+    }
     std::string storage = stmt.storage.empty() ? "global" : stmt.storage;
     bool device = storage == "shared" || storage == "local";
     if (device && !insideParallel())
@@ -650,6 +660,9 @@ LogicalResult IRGen::assignment(const Stmt &stmt) {
     const Expr &e = *stmt.value;
     if (e.kind == Expr::Kind::Call && StringRef(e.name).starts_with("__atomic_"))
       return success(succeeded(expr(e)));
+    if (e.kind == Expr::Kind::Call)
+      if (std::optional<LogicalResult> done = tileBuiltin(e))
+        return *done;
     if (e.kind == Expr::Kind::Call && StringRef(e.name).starts_with("__"))
       return fail(stmt.loc, "'" + e.name + "' is not a croq built-in",
                   "CUDA intrinsics are not available in Croqtile code; use "

@@ -64,7 +64,7 @@ mlir::croq::importCroqtile(llvm::SourceMgr &sourceMgr, MLIRContext *context,
   // "see current operation" note) would only show the importer's output.
   bool printOp = context->shouldPrintOpOnDiagnostic();
   context->printOpOnDiagnostic(false);
-  auto restore = llvm::make_scope_exit(
+  auto restore = llvm::scope_exit(
       [&] { context->printOpOnDiagnostic(printOp); });
   if (failed(verify(*module)))
     return nullptr;

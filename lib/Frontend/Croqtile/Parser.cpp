@@ -548,6 +548,33 @@ StmtPtr Parser::statement() {
     std::string storage = next().text;
     return declaration(loc, storage);
   }
+  // `frag T[dims] name [{v}], ...;`: a register tile (not `frag name {v}`,
+  // an MMA accumulator).
+  if (tok.is("frag") && peek(1).isIdent() && isElementTypeName(peek(1).text)) {
+    next();
+    StmtPtr stmt = tensorOrScalarDecl(loc, "frag", false);
+    if (stmt && stmt->kind != Stmt::Kind::TensorDecl) {
+      error(loc, "a frag has dimensions: frag T[d0, d1] name;");
+      return nullptr;
+    }
+    return stmt;
+  }
+  // `apply {i, j} in x.span body`: each element of a register tile.
+  if (tok.is("apply") && peek(1).is("{")) {
+    next();
+    next();
+    auto stmt = std::make_unique<Stmt>(Stmt::Kind::Apply, loc);
+    do {
+      auto name = std::make_unique<Expr>(Expr::Kind::Name, peek().loc);
+      if (!expectIdent(name->name, nullptr, "an index name"))
+        return nullptr;
+      stmt->operands.push_back(std::move(name));
+    } while (accept(","));
+    if (!expect("}") || !expect("in", "after apply's indices") ||
+        !(stmt->source = postfix()) || !body(stmt->body))
+      return nullptr;
+    return stmt;
+  }
   if (tok.is("event") || tok.is("mutable") || tok.is("int") ||
       tok.is("bool") || (tok.isIdent() && isElementTypeName(tok.text) &&
                          (peek(1).is("[") || peek(1).isIdent())))

@@ -83,6 +83,8 @@ SIGNATURES = {
     "atomics_co": [_TENSOR] * 4,
     "gemm_fp8_co": [_TENSOR, _TENSOR, _TENSOR],
     "wgmma_rc_co": [_TENSOR, _TENSOR, _TENSOR],
+    "frag_softmax_co": [_TENSOR, _TENSOR, _TENSOR],
+    "frag_sum_co": [_TENSOR, _TENSOR, _TENSOR],
     "wgmma_cr_co": [_TENSOR, _TENSOR, _TENSOR],
     "wgmma_cc_co": [_TENSOR, _TENSOR, _TENSOR],
 }

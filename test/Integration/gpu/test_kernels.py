@@ -552,6 +552,30 @@ def tma_wgmma_gemm_one_producer_two_consumers():
 
 
 @test
+def register_tiles():
+    # frag tiles of a thread parallel: a row softmax of [200, 16] tiles over
+    # 64 threads (200 rows do not divide: 8 threads hold 4 rows, the rest
+    # 3), and a [1000] tile over 128 threads and a row sum of [8, 125] (8
+    # rows, 120 threads idle). One block and 1500 blocks.
+    for b in sweep((1, 7, 1500), (1, 3)):
+        x = torch.randn(b, 200, 16, device="cuda")
+        y = poisoned((b, 200, 16), torch.float32)
+        rowsum = poisoned((b, 200), torch.float32)
+        K.frag_softmax_co(x, y, rowsum)
+        e = torch.exp(x - x.amax(dim=2, keepdim=True))
+        assert relative_error(y, e / e.sum(dim=2, keepdim=True)) < 1e-5, \
+            f"frag softmax, B = {b}"
+        assert relative_error(rowsum, e.sum(dim=2)) < 1e-5, f"frag copy, B = {b}"
+        x = torch.randn(b, 1000, device="cuda")
+        y = poisoned((b, 1000), torch.float32)
+        sums = poisoned((b, 8), torch.float32)
+        K.frag_sum_co(x, y, sums)
+        assert relative_error(y, x * 2 + 1) < 1e-6, f"frag fma, B = {b}"
+        assert relative_error(sums, x.view(b, 8, 125).sum(dim=2)) < 1e-5, \
+            f"frag reduce_sum, B = {b}"
+
+
+@test
 def wgmma_mn_major_operands():
     # wgmma reading B as [K, N] (row.col), A as [K, M] (col.row) and both
     # (col.col), through the transposed descriptors: 64x128 block tiles, K

@@ -95,6 +95,22 @@ struct Access {
 
 using State = SmallVector<Access>;
 
+/// Appends to `into` the accesses of `from` it does not hold yet. Joining
+/// the states of branches and loop iterations that start from one state
+/// must not copy what they share: each join would double it, and a chain of
+/// ifs (unrolled code) would grow the state exponentially.
+static void join(State &into, const State &from) {
+  auto same = [](const Access &a, const Access &b) {
+    return a.op == b.op && a.write == b.write && a.memref == b.memref &&
+           a.perThread == b.perThread;
+  };
+  size_t existing = into.size();
+  for (const Access &access : from)
+    if (llvm::none_of(ArrayRef(into).take_front(existing),
+                      [&](const Access &a) { return same(a, access); }))
+      into.push_back(access);
+}
+
 /// Shared memory, and global memory: a barrier also orders a block's
 /// global accesses (code between levels that one thread runs, read by the
 /// thread level after it). Local memory is the thread's own, and so is an
@@ -226,7 +242,7 @@ private:
         }
         State inner = *rolesEntry;
         walkBlock(role.getBody().front(), inner);
-        llvm::append_range(rolesOut, inner);
+        join(rolesOut, inner);
         state = rolesOut;
         continue;
       }
@@ -248,11 +264,11 @@ private:
       for (Region &r : op->getRegions())
         walkBlock(r.front(), once);
       State again = entry;
-      llvm::append_range(again, once);
+      join(again, once);
       for (Region &r : op->getRegions())
         walkBlock(r.front(), again);
       state = entry;
-      llvm::append_range(state, again);
+      join(state, again);
       return;
     }
     if (op->getNumRegions() > 1 || isa<scf::IfOp>(op)) {
@@ -264,7 +280,7 @@ private:
           continue;
         State branch = state;
         walkBlock(r.front(), branch);
-        llvm::append_range(joined, branch);
+        join(joined, branch);
       }
       state = joined;
       return;
