@@ -117,6 +117,10 @@ void waitOnPhaseBit(OpBuilder &b, Location loc, Value group, Value slot,
 /// has completed; croq-pipeline-mma puts a commit before each such trigger
 /// (PipelineMma.cpp).
 bool needsMmaCommit(EventTriggerOp trigger);
+/// True when `access` (croq.mma.element / set_element) may run while
+/// warpgroup MMAs that write its accumulator are in flight, and needs a
+/// full croq.mma.commit before it.
+bool needsMmaCompletion(Operation *access);
 /// True when `store` runs between parallel levels, so that one thread of
 /// its group must make it, and no election guards it yet (ElectIssuers.cpp).
 bool needsElection(memref::StoreOp store, const LaunchAnalysis &analysis);
@@ -140,6 +144,17 @@ struct OperandGeometry {
                // wgmma calls an MN-major operand)
 };
 OperandGeometry operandGeometry(FragType type, MmaLayout layout);
+
+/// The (row, column) of a warpgroup accumulator that register `r` of the
+/// executing thread holds (see croq.mma.coords).
+std::pair<Value, Value> warpgroupAccCoords(OpBuilder &b, Location loc,
+                                           int64_t r);
+/// Register `r` of a converted warpgroup accumulator `acc` of `type`, and
+/// `acc` with it replaced by `value`.
+Value warpgroupAccElement(OpBuilder &b, Location loc, FragType type,
+                          Value acc, int64_t r);
+Value setWarpgroupAccElement(OpBuilder &b, Location loc, FragType type,
+                             Value acc, int64_t r, Value value);
 
 //===----------------------------------------------------------------------===//
 // Warpgroup MMA (Wgmma.cpp)

@@ -282,6 +282,10 @@ static LogicalResult verifyPrepared(ModuleOp module,
         trigger && needsMmaCommit(trigger))
       return missing("commit of the warpgroup MMAs before it",
                      "croq-pipeline-mma");
+    if (needsMmaCompletion(op))
+      return missing("commit of the warpgroup MMAs that write its "
+                     "accumulator",
+                     "croq-pipeline-mma");
     if (auto trigger = dyn_cast<EventTriggerOp>(op);
         trigger && !trigger.getAfter().empty() && !trigger.getExpectTx())
       return missing("expect_tx for the TMA loads it binds",

@@ -10,7 +10,8 @@
 // writes them as croq.mma.commit ops: one K iteration stays in flight in
 // consumer loops (the releases of each iteration's stages move one
 // iteration later), and a trigger that publishes or releases what a role's
-// MMAs touched first commits and waits for them.
+// MMAs touched first commits and waits for them, as does a thread's first
+// read or write of accumulator registers (croq.mma.element / set_element).
 //
 //===----------------------------------------------------------------------===//
 
@@ -213,6 +214,38 @@ bool mlir::croq::detail::needsMmaCommit(EventTriggerOp trigger) {
   return followsWgmma(trigger) && !committedBefore(trigger);
 }
 
+/// Where a full commit completes the warpgroup MMAs that may be in flight
+/// at `op`. Walking back through its block and out of enclosing regions (up
+/// to its role or kernel): nowhere when a full commit comes first; right
+/// after the nearest op that holds a warpgroup MMA, which is as uniform as
+/// that MMA (the commit is a warp-aligned instruction, so it may not go
+/// into a branch around `op`); or, when only a loop around `op` holds one
+/// (the previous iteration's), before `op`'s ancestor in the loop body.
+static std::optional<OpBuilder::InsertPoint> completionPoint(Operation *op) {
+  for (Operation *at = op; at; at = at->getParentOp()) {
+    for (Operation *prev = at->getPrevNode(); prev; prev = prev->getPrevNode()) {
+      if (auto commit = dyn_cast<MmaCommitOp>(prev); commit && commit.getPending() == 0)
+        return std::nullopt;
+      if (containsWgmma(prev))
+        return OpBuilder::InsertPoint(prev->getBlock(),
+                                      std::next(Block::iterator(prev)));
+    }
+    Operation *parent = at->getParentOp();
+    if (!parent ||
+        (isa<ParallelOp>(parent) && !cast<ParallelOp>(parent).getParentParallel()) ||
+        (isa<InThreadsOp>(parent) && !parent->getParentOfType<InThreadsOp>()))
+      return std::nullopt;
+    if (isa<LoopLikeOpInterface>(parent) && containsWgmma(parent))
+      return OpBuilder::InsertPoint(at->getBlock(), Block::iterator(at));
+  }
+  return std::nullopt;
+}
+
+bool mlir::croq::detail::needsMmaCompletion(Operation *access) {
+  return isa<MmaElementOp, MmaSetElementOp>(access) &&
+         completionPoint(access).has_value();
+}
+
 namespace {
 
 struct CroqPipelineMmaPass
@@ -232,6 +265,20 @@ struct CroqPipelineMmaPass
       OpBuilder b(trigger);
       MmaCommitOp::create(b, trigger.getLoc());
     }
+    // A thread reads or writes accumulator registers only after the MMAs
+    // that write them completed. The first access of a run commits; the
+    // ones after it find that commit.
+    SmallVector<Operation *> accesses;
+    module.walk([&](Operation *op) {
+      if (isa<MmaElementOp, MmaSetElementOp>(op))
+        accesses.push_back(op);
+    });
+    for (Operation *access : accesses)
+      if (std::optional<OpBuilder::InsertPoint> at = completionPoint(access)) {
+        OpBuilder b(access->getContext());
+        b.restoreInsertionPoint(*at);
+        MmaCommitOp::create(b, access->getLoc());
+      }
     // Then the releases at the end of a consumer loop, whoever wrote their
     // commit, move one iteration later.
     deferWarpgroupMmaWaits(module);

@@ -455,10 +455,50 @@ struct MmaCommitLowering : ScopedPattern<MmaCommitOp> {
   }
 };
 
+/// The registers of a warpgroup accumulator: the wgmma layout, as
+/// croq.mma.coords documents it.
+struct MmaCoordsLowering : ScopedPattern<MmaCoordsOp> {
+  using ScopedPattern::ScopedPattern;
+  LogicalResult
+  matchAndRewrite(MmaCoordsOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto [row, col] = warpgroupAccCoords(rewriter, op.getLoc(), op.getIndex());
+    rewriter.replaceOp(op, {row, col});
+    return success();
+  }
+};
+
+struct MmaElementLowering : ScopedPattern<MmaElementOp> {
+  using ScopedPattern::ScopedPattern;
+  LogicalResult
+  matchAndRewrite(MmaElementOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOp(op, warpgroupAccElement(rewriter, op.getLoc(),
+                                               op.getAcc().getType(),
+                                               adaptor.getAcc(), op.getIndex()));
+    return success();
+  }
+};
+
+struct MmaSetElementLowering : ScopedPattern<MmaSetElementOp> {
+  using ScopedPattern::ScopedPattern;
+  LogicalResult
+  matchAndRewrite(MmaSetElementOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOp(op, setWarpgroupAccElement(
+                               rewriter, op.getLoc(), op.getAcc().getType(),
+                               adaptor.getAcc(), op.getIndex(),
+                               adaptor.getValue()));
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::croq::populateCroqToGPUMmaPatterns(TypeConverter &converter,
     RewritePatternSet &patterns, const LaunchAnalysis &analysis) {
   patterns.add<MmaFillLowering, MmaLoadLowering, MmaLowering, MmaStoreLowering,
-               MmaCommitLowering>(converter, patterns.getContext(), analysis);
+               MmaCommitLowering, MmaCoordsLowering, MmaElementLowering,
+               MmaSetElementLowering>(converter, patterns.getContext(),
+                                      analysis);
 }

@@ -367,6 +367,45 @@ LogicalResult lowerWarpgroupMma(MmaOp op, Value acc, Value a, Value b,
   return success();
 }
 
+std::pair<Value, Value> warpgroupAccCoords(OpBuilder &b, Location loc,
+                                           int64_t r) {
+  Value rank = arith::RemUIOp::create(b, loc, threadId(b, loc), cIndex(b, loc, 128));
+  Value warp = arith::DivUIOp::create(b, loc, rank, cIndex(b, loc, 32));
+  Value lane = arith::RemUIOp::create(b, loc, rank, cIndex(b, loc, 32));
+  Value row = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, warp, cIndex(b, loc, 16)),
+      arith::DivUIOp::create(b, loc, lane, cIndex(b, loc, 4)));
+  row = arith::AddIOp::create(b, loc, row, cIndex(b, loc, 8 * ((r % 4) / 2)));
+  Value col = arith::MulIOp::create(
+      b, loc, arith::RemUIOp::create(b, loc, lane, cIndex(b, loc, 4)),
+      cIndex(b, loc, 2));
+  col = arith::AddIOp::create(b, loc, col, cIndex(b, loc, 8 * (r / 4) + r % 2));
+  return {row, col};
+}
+
+Value warpgroupAccElement(OpBuilder &b, Location loc, FragType type,
+                          Value acc, int64_t r) {
+  if (!type.getElementType().isF16())
+    return LLVM::ExtractValueOp::create(b, loc, acc, r);
+  // Two f16 per 32-bit register.
+  Value pair = LLVM::BitcastOp::create(
+      b, loc, VectorType::get({2}, b.getF16Type()),
+      LLVM::ExtractValueOp::create(b, loc, acc, r / 2));
+  return vector::ExtractOp::create(b, loc, pair, r % 2);
+}
+
+Value setWarpgroupAccElement(OpBuilder &b, Location loc, FragType type,
+                             Value acc, int64_t r, Value value) {
+  if (!type.getElementType().isF16())
+    return LLVM::InsertValueOp::create(b, loc, acc, value, r);
+  Value pair = LLVM::BitcastOp::create(
+      b, loc, VectorType::get({2}, b.getF16Type()),
+      LLVM::ExtractValueOp::create(b, loc, acc, r / 2));
+  pair = vector::InsertOp::create(b, loc, value, pair, r % 2);
+  Value packed = LLVM::BitcastOp::create(b, loc, b.getI32Type(), pair);
+  return LLVM::InsertValueOp::create(b, loc, acc, packed, r / 2);
+}
+
 /// Stores a wgmma accumulator: warp w of the warpgroup holds rows
 /// [16w, 16w + 16); lane l holds, for each 8-column block j, rows
 /// 16w + l / 4 (+ 8) and columns 8j + 2 (l % 4) (+ 1), registers 4j + 2h + e

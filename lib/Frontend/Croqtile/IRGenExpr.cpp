@@ -464,6 +464,12 @@ FailureOr<EVal> IRGen::expr(const Expr &e) {
       return fail(e.loc, "'_' only stands for a whole dimension in chunkat "
                          "and subspan");
     Symbol *s = lookup(e.name);
+    if (!s && e.name == "inf")
+      // Croqtile's infinity (`frag f32[64] m {-inf};`), an f32 literal.
+      return EVal{arith::ConstantOp::create(
+                      builder, l,
+                      builder.getF32FloatAttr(std::numeric_limits<float>::infinity())),
+                  Value(), true};
     if (!s)
       return fail(e.loc, "use of undeclared name '" + e.name + "'",
                   "declare it (`int " + e.name + " = ...;`), bind it in a "
@@ -640,6 +646,16 @@ FailureOr<EVal> IRGen::expr(const Expr &e) {
         return fail(e.loc, "dimension " + Twine(*d) + " is out of range");
       return EVal{memref::DimOp::create(builder, l, *v, *d)};
     }
+    if (e.name == "at" && e.hasArgs && e.base->kind == Expr::Kind::Name)
+      if (Symbol *s = lookup(e.base->name); s && s->kind == Symbol::Kind::Frag) {
+        // An element of a warpgroup accumulator, inside an apply.
+        FailureOr<int64_t> r = accRegister(e, *s);
+        if (failed(r))
+          return failure();
+        auto type = cast<FragType>(s->value.getType());
+        return EVal{MmaElementOp::create(builder, l, type.getElementType(),
+                                         s->value, *r)};
+      }
     if (e.name == "at" && e.hasArgs) {
       auto access = element(e);
       if (failed(access))

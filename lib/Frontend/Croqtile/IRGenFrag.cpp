@@ -5,21 +5,26 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// `frag T[dims] x {v};` declares a register tile: a logical [R] or [R, C]
-// tile of one instance of the thread-level parallel it is declared in,
-// dealt out over that instance's threads as RegisterTile describes.
-// `apply {i, j} in x.span body` runs the body once per logical element;
-// each thread runs it for the elements of its own rows, so the loops are
-// unrolled over the thread's registers and every access of a tile inside
-// the body must be one the thread holds: a tile of the same rows indexed
-// by the apply's own indices. The built-ins reduce_max / reduce_sum (along
-// the rows), all_reduce_sum / all_reduce_max and copy act on whole tiles.
+// `frag T[dims] x {v};` declares a register tile: one logical [R] or [R, C]
+// tile per instance of the parallel it is declared in, dealt out over that
+// instance's threads as TileLayout describes. In a thread-level parallel
+// the rows go round the threads; in a `group-4` body a [64, N] tile takes
+// the wgmma accumulator layout and a [64] tile its rows, so that tiles and
+// MMA accumulators line up element for element.
+//
+// `apply {i, j} in x.span body` runs the body once per logical element of a
+// tile or a warpgroup accumulator. Each thread runs it for the elements it
+// holds, so the loops are unrolled over the thread's registers, and every
+// tile or accumulator access in the body must be one the thread holds: the
+// apply's own indices on a tile of the same layout, or the row index on a
+// tile of the rows. The built-ins reduce_max / reduce_sum (along rows),
+// all_reduce_sum / all_reduce_max and copy act on whole tiles.
 //
 //===----------------------------------------------------------------------===//
 
 #include "IRGenImpl.h"
 
-#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 
 using namespace mlir;
 using namespace mlir::croq;
@@ -29,15 +34,29 @@ using namespace mlir::croq::croqtile;
 /// applies grow without bound and the registers spill.
 static constexpr int64_t kMaxTileRegisters = 1024;
 
+/// The accumulator type whose layout a warpgroup tile of `cols` columns
+/// shares (for croq.mma.coords).
+static FragType layoutType(MLIRContext *context, int64_t cols) {
+  return FragType::get(context, FragRole::Acc, {64, cols},
+                       Float32Type::get(context), Level::Warpgroup);
+}
+
+/// A warpgroup accumulator of 64 rows, the only accumulators whose
+/// elements an apply reaches.
+static bool isWarpgroupAcc(FragType type) {
+  return type.getScope() == Level::Warpgroup && type.getRole() == FragRole::Acc &&
+         type.getShape()[0] == 64 && type.getShape()[1] % 8 == 0;
+}
+
 LogicalResult IRGen::tileDecl(const Stmt &stmt, Type element) {
   Location l = loc(stmt.loc);
   ParallelOp owner = insideParallel() ? enclosingParallel() : ParallelOp();
-  if (!owner || owner.getLevel() != Level::Thread)
-    return fail(stmt.loc, "a frag tile is held by the threads of a "
-                          "thread-level parallel: declare it in the body of "
-                          "`parallel t by T : thread`",
-                "frags of a warpgroup in the wgmma layout (beside an MMA "
-                "accumulator) are not supported yet");
+  bool warpgroup = owner && owner.getLevel() == Level::Warpgroup;
+  if (!owner || (owner.getLevel() != Level::Thread && !warpgroup))
+    return fail(stmt.loc, "a frag tile is held by the threads of a parallel: "
+                          "declare it in the body of a thread-level parallel "
+                          "(`parallel t by T : thread`) or of a warpgroup "
+                          "(`: group-4`)");
   if (stmt.dims.empty() || stmt.dims.size() > 2 || !stmt.arrayDims.empty())
     return fail(stmt.loc, "a frag is a 1-D or 2-D tile: frag T[R] x; or "
                           "frag T[R, C] x;");
@@ -52,23 +71,38 @@ LogicalResult IRGen::tileDecl(const Stmt &stmt, Type element) {
       return fail(d->loc, "frag dimensions must be positive");
     tile.shape.push_back(*c);
   }
-  // The instance's threads and this thread's rank: the thread parallel's
-  // indices, row-major over its (constant) bounds.
-  tile.threads = 1;
-  Value rank = constIndex(0, l);
-  for (auto [bound, index] :
-       llvm::zip_equal(owner.getBounds(), owner.getIndices())) {
-    std::optional<int64_t> c = asConstant(bound);
-    if (!c)
-      return fail(stmt.loc, "a frag needs a thread-level parallel of "
-                            "constant extent");
-    tile.threads *= *c;
-    rank = builder.createOrFold<arith::AddIOp>(
-        l, builder.createOrFold<arith::MulIOp>(l, rank, constIndex(*c, l)),
-        index);
+  if (warpgroup) {
+    // The wgmma accumulator layout, or its rows.
+    tile.threads = 128;
+    bool acc = tile.shape.size() == 2 && tile.shape[0] == 64 &&
+               tile.shape[1] % 8 == 0 && tile.shape[1] <= 256;
+    bool rows = tile.shape.size() == 1 && tile.shape[0] == 64;
+    if (!acc && !rows)
+      return fail(stmt.loc, "a warpgroup's frag is [64, N] (N a multiple of "
+                            "8 up to 256: the layout of a wgmma accumulator) "
+                            "or [64] (the rows of one)",
+                  "declare other tiles in a thread-level parallel");
+    tile.layout = acc ? TileLayout::WgmmaAcc : TileLayout::WgmmaRows;
+  } else {
+    // The instance's threads and this thread's rank: the thread parallel's
+    // indices, row-major over its (constant) bounds.
+    tile.layout = TileLayout::RowCyclic;
+    tile.threads = 1;
+    Value rank = constIndex(0, l);
+    for (auto [bound, index] :
+         llvm::zip_equal(owner.getBounds(), owner.getIndices())) {
+      std::optional<int64_t> c = asConstant(bound);
+      if (!c)
+        return fail(stmt.loc, "a frag needs a thread-level parallel of "
+                              "constant extent");
+      tile.threads *= *c;
+      rank = builder.createOrFold<arith::AddIOp>(
+          l, builder.createOrFold<arith::MulIOp>(l, rank, constIndex(*c, l)),
+          index);
+    }
+    tile.rank = rank;
   }
-  tile.rank = rank;
-  int64_t registers = tile.rowsPerThread() * tile.cols();
+  int64_t registers = tile.registerCount();
   if (registers > kMaxTileRegisters)
     return fail(stmt.loc, "this frag takes " + Twine(registers) +
                               " registers in each thread (" +
@@ -116,105 +150,213 @@ FailureOr<int> IRGen::tileOperand(const Expr &e, StringRef what) {
 LogicalResult IRGen::apply(const Stmt &stmt) {
   const Expr &span = *stmt.source;
   if (span.kind != Expr::Kind::Member || span.name != "span" || span.hasArgs ||
-      !span.base)
+      !span.base || span.base->kind != Expr::Kind::Name)
     return fail(span.loc, "apply runs over a frag's elements: apply {i, j} "
                           "in x.span");
-  if (span.base->kind == Expr::Kind::Name)
-    if (Symbol *s = lookup(span.base->name); s && s->kind == Symbol::Kind::Frag)
-      return fail(span.loc, "apply over an MMA accumulator is not supported "
-                            "yet",
-                  "store the accumulator (mma.store) and work on the stored "
-                  "tile");
-  FailureOr<int> id = tileOperand(*span.base, "apply");
-  if (failed(id))
-    return failure();
   if (applyPoint)
     return fail(stmt.loc, "apply cannot be nested in another apply");
-  const RegisterTile tile = tiles[*id];
-  if (stmt.operands.size() != tile.shape.size())
+  Symbol *s = lookup(span.base->name);
+  ApplyPoint point;
+  int64_t registers;
+  if (s && s->kind == Symbol::Kind::Frag) {
+    // A warpgroup MMA accumulator: the wgmma layout.
+    auto type = cast<FragType>(s->value.getType());
+    // The inference run's accumulators are placeholders until the MMA that
+    // shapes them is seen: it goes on with one of 8 columns.
+    bool placeholder = !finalPass && !isWarpgroupAcc(type);
+    if (!placeholder && !isWarpgroupAcc(type))
+      return fail(span.loc, "apply runs over warpgroup accumulators (of a "
+                            "group-4 MMA); '" + span.base->name + "' is not one",
+                  "store a warp's accumulator (mma.store) and work on the "
+                  "stored tile");
+    point.layout = TileLayout::WgmmaAcc;
+    point.owner = nullptr;
+    point.rows = 64;
+    point.cols = placeholder ? 8 : type.getShape()[1];
+    point.placeholder = placeholder;
+    registers = point.cols / 2;
+  } else {
+    FailureOr<int> id = tileOperand(*span.base, "apply");
+    if (failed(id))
+      return failure();
+    const RegisterTile &tile = tiles[*id];
+    point.layout = tile.layout;
+    point.owner = tile.owner;
+    point.rows = tile.rows();
+    point.cols = tile.cols();
+    registers = tile.registerCount();
+    if (stmt.operands.size() != tile.shape.size())
+      return fail(stmt.loc, "this apply names " + Twine(stmt.operands.size()) +
+                                " indices, but the frag has " +
+                                Twine(tile.shape.size()) + " dimensions");
+  }
+  if (point.layout == TileLayout::WgmmaAcc && stmt.operands.size() != 2)
     return fail(stmt.loc, "this apply names " + Twine(stmt.operands.size()) +
-                              " indices, but the frag has " +
-                              Twine(tile.shape.size()) + " dimensions");
-  ApplyPoint point{*id, 0, 0, {}};
+                              " indices, but '" + span.base->name +
+                              "' has 2 dimensions");
   for (const ExprPtr &name : stmt.operands) {
     if (name->name == "_")
       return fail(name->loc, "'_' cannot name an index");
     point.names.push_back(name->name);
   }
   Location l = loc(stmt.loc);
+  // Runs the body at `at` with the indices bound to `row` (and `col`),
+  // under `inside` when it is set.
+  auto body = [&](const ApplyPoint &at, Value row, Value col,
+                  Value inside) -> LogicalResult {
+    applyPoint = at;
+    auto reset = llvm::scope_exit([&] { applyPoint.reset(); });
+    push();
+    declare(at.names[0], Symbol{Symbol::Kind::Scalar, row,
+                                constIndex(at.rows, l)});
+    if (at.names.size() > 1)
+      declare(at.names[1], Symbol{Symbol::Kind::Scalar, col,
+                                  constIndex(at.cols, l)});
+    LogicalResult result =
+        inside ? guarded(inside, stmt.body, l) : statements(stmt.body);
+    pop();
+    return result;
+  };
+  if (point.layout != TileLayout::RowCyclic) {
+    // Each of the warpgroup's threads runs the body for its own registers:
+    // a thread-level parallel of its 128 threads, so that stores in the
+    // body are each thread's (not one elected thread's, as between
+    // levels). What the body assigns (accumulators) flows out as results.
+    SmallVector<std::string> carriedNames = carried(stmt.body);
+    SmallVector<Type> resultTypes;
+    for (const std::string &name : carriedNames)
+      resultTypes.push_back(lookup(name)->value.getType());
+    auto threads = ParallelOp::create(builder, l, Level::Thread,
+                                      ValueRange{constIndex(128, l)},
+                                      /*async=*/false, Value(), resultTypes);
+    LogicalResult result = success();
+    {
+      OpBuilder::InsertionGuard guard(builder);
+      builder.setInsertionPointToStart(&threads.getBody().front());
+      openParallels.push_back(threads);
+      auto close = llvm::scope_exit([&] { openParallels.pop_back(); });
+      push();
+      shadow(carriedNames);
+      // The registers' elements, as croq.mma.coords places them: register
+      // r of a row tile is the row of accumulator register 2r.
+      for (int64_t r = 0; r < registers && succeeded(result); ++r) {
+        ApplyPoint at = point;
+        at.reg = r;
+        bool rows = point.layout == TileLayout::WgmmaRows;
+        auto coords = MmaCoordsOp::create(
+            builder, l, layoutType(context, rows ? 8 : point.cols),
+            rows ? 2 * r : r);
+        result = body(at, coords.getRow(), coords.getCol(), Value());
+      }
+      if (succeeded(result) && !carriedNames.empty())
+        YieldOp::create(builder, l, currentValues(carriedNames));
+      pop();
+    }
+    if (failed(result))
+      return failure();
+    for (auto [name, value] : llvm::zip_equal(carriedNames, threads.getResults()))
+      rebind(name, value);
+    return success();
+  }
+  const RegisterTile &tile = tiles[s->tile];
   // Rows past the tile's end (R not a multiple of T) are no thread's.
   bool ragged = tile.rows() % tile.threads != 0;
   for (int64_t q = 0; q < tile.rowsPerThread(); ++q) {
     Value row = builder.createOrFold<arith::AddIOp>(
         l, constIndex(q * tile.threads, l), tile.rank);
+    Value inside;
+    if (ragged && (q + 1) * tile.threads > tile.rows())
+      inside = builder.createOrFold<arith::CmpIOp>(
+          l, arith::CmpIPredicate::ult, row, constIndex(tile.rows(), l));
     for (int64_t c = 0; c < tile.cols(); ++c) {
-      point.q = q;
-      point.col = c;
-      applyPoint = point;
-      auto reset = llvm::scope_exit([&] { applyPoint.reset(); });
-      push();
-      Symbol i{Symbol::Kind::Scalar, row, constIndex(tile.rows(), l)};
-      declare(point.names[0], i);
-      if (point.names.size() > 1)
-        declare(point.names[1], Symbol{Symbol::Kind::Scalar, constIndex(c, l),
-                                       constIndex(tile.cols(), l)});
-      LogicalResult result = success();
-      if (ragged && (q + 1) * tile.threads > tile.rows()) {
-        Value inside = builder.createOrFold<arith::CmpIOp>(
-            l, arith::CmpIPredicate::ult, row, constIndex(tile.rows(), l));
-        result = guarded(inside, stmt.body, l);
-      } else {
-        result = statements(stmt.body);
-      }
-      pop();
-      if (failed(result))
+      ApplyPoint at = point;
+      at.q = q;
+      at.col = c;
+      if (failed(body(at, row, constIndex(c, l), inside)))
         return failure();
     }
   }
   return success();
 }
 
-FailureOr<std::pair<Value, SmallVector<Value>>>
-IRGen::tileElement(const Expr &at, const Symbol &s) {
-  const RegisterTile &tile = tiles[s.tile];
+FailureOr<int64_t> IRGen::applyRegister(const Expr &at, TileLayout layout,
+                                        Operation *owner,
+                                        ArrayRef<int64_t> shape) {
   const std::string &name = at.base->name;
   if (!applyPoint)
-    return fail(at.loc, "the elements of frag '" + name + "' are spread over "
-                        "the threads: read and write them inside an apply",
+    return fail(at.loc, "the elements of '" + name + "' are spread over the "
+                        "threads: read and write them inside an apply",
                 "write apply {i, j} in " + name + ".span { ... }");
   const ApplyPoint &point = *applyPoint;
-  const RegisterTile &span = tiles[point.tile];
-  Location l = loc(at.loc);
+  if (point.placeholder)
+    return 0;
   auto isName = [&](const ExprPtr &e, size_t k) {
     return k < point.names.size() && e->kind == Expr::Kind::Name &&
            e->name == point.names[k];
   };
   std::string hint =
       "inside `apply {" + llvm::join(point.names, ", ") + "}`, index a frag "
-      "of the same rows with the apply's own indices";
-  if (tile.owner != span.owner || tile.rows() != span.rows())
-    return fail(at.loc, "frag '" + name + "' and the apply's frag hold "
-                        "different rows, so the element may be another "
-                        "thread's", hint);
-  if (at.args.size() != tile.shape.size())
-    return fail(at.loc, ".at takes " + Twine(tile.shape.size()) +
+      "of the same layout with the apply's own indices, or a frag of its "
+      "rows with the row index";
+  int64_t rows = shape[0], cols = shape.size() > 1 ? shape[1] : 1;
+  bool rowTile = shape.size() == 1;
+  // Which layouts line up: the same one; a warpgroup's rows beside its
+  // accumulator layout.
+  bool compatible =
+      rows == point.rows &&
+      (layout == point.layout
+           ? (layout != TileLayout::RowCyclic || owner == point.owner)
+           : layout == TileLayout::WgmmaRows &&
+                 point.layout == TileLayout::WgmmaAcc);
+  if (!compatible)
+    return fail(at.loc, "'" + name + "' and the apply's frag are laid out "
+                        "differently over the threads, so the element may be "
+                        "another thread's", hint);
+  if (at.args.size() != shape.size())
+    return fail(at.loc, ".at takes " + Twine(shape.size()) +
                             " indices here, got " + Twine(at.args.size()));
   if (!isName(at.args[0], 0))
-    return fail(at.args[0]->loc, "the row of frag '" + name + "' must be the "
+    return fail(at.args[0]->loc, "the row of '" + name + "' must be the "
                                  "apply's row index '" + point.names[0] + "': "
                                  "another row may be another thread's", hint);
-  int64_t reg = point.q * tile.cols();
-  if (tile.shape.size() == 2) {
-    if (span.shape.size() != 2 || !isName(at.args[1], 1) ||
-        tile.cols() != span.cols())
-      return fail(at.args[1]->loc, "the column of frag '" + name + "' must "
-                                   "be the apply's column index over a frag "
-                                   "of " + Twine(tile.cols()) + " columns",
-                  hint);
-    reg += point.col;
+  if (!rowTile && (point.names.size() != 2 || !isName(at.args[1], 1) ||
+                   cols != point.cols))
+    return fail(at.args[1]->loc, "the column of '" + name + "' must be the "
+                                 "apply's column index over a frag of " +
+                                 Twine(cols) + " columns",
+                hint);
+  switch (point.layout) {
+  case TileLayout::RowCyclic:
+    return point.q * cols + (rowTile ? 0 : point.col);
+  case TileLayout::WgmmaAcc:
+    // Accumulator register r lies in row register (r mod 4) / 2.
+    return rowTile ? (point.reg % 4) / 2 : point.reg;
+  case TileLayout::WgmmaRows:
+    return point.reg;
   }
+  llvm_unreachable("unknown layout");
+}
+
+FailureOr<std::pair<Value, SmallVector<Value>>>
+IRGen::tileElement(const Expr &at, const Symbol &s) {
+  const RegisterTile &tile = tiles[s.tile];
+  FailureOr<int64_t> reg = applyRegister(at, tile.layout, tile.owner, tile.shape);
+  if (failed(reg))
+    return failure();
   return std::make_pair(tile.registers,
-                        SmallVector<Value>{constIndex(reg, l)});
+                        SmallVector<Value>{constIndex(*reg, loc(at.loc))});
+}
+
+FailureOr<int64_t> IRGen::accRegister(const Expr &at, const Symbol &acc) {
+  auto type = cast<FragType>(acc.value.getType());
+  if (!finalPass && !isWarpgroupAcc(type))
+    return applyPoint ? applyPoint->reg : 0; // a placeholder (see apply)
+  if (!isWarpgroupAcc(type))
+    return fail(at.loc, "only the elements of warpgroup accumulators (of a "
+                        "group-4 MMA) can be read and written with .at",
+                "store the accumulator (mma.store) and work on the stored "
+                "tile");
+  return applyRegister(at, TileLayout::WgmmaAcc, nullptr, type.getShape());
 }
 
 std::optional<LogicalResult> IRGen::tileBuiltin(const Expr &e) {
@@ -234,32 +376,36 @@ std::optional<LogicalResult> IRGen::tileBuiltin(const Expr &e) {
     return fail(e.loc, e.name + " acts on whole frags: call it outside apply");
   Location l = loc(e.loc);
   if (allReduce) {
-    // Each row is one thread's whole, so a row value is already the
-    // reduction over the threads that share it.
+    // croq's reductions leave each thread the whole row's value (rows never
+    // span threads, or reduce_* already combined the quad): nothing is
+    // left to combine.
     if (failed(tileOperand(*e.args[0], e.name)))
       return failure();
     return success();
   }
   FailureOr<int> dst = tileOperand(*e.args[0], e.name);
-  FailureOr<int> src = failed(dst) ? FailureOr<int>(failure())
-                                   : tileOperand(*e.args[1], e.name);
-  if (failed(src))
+  if (failed(dst))
     return failure();
   const RegisterTile &to = tiles[*dst];
-  const RegisterTile &from = tiles[*src];
-  if (to.owner != from.owner)
-    return fail(e.loc, e.name + " of frags that different thread "
-                                "parallels hold");
+  auto load = [&](Value registers, int64_t r) -> Value {
+    return memref::LoadOp::create(builder, l, registers,
+                                  ValueRange{constIndex(r, l)});
+  };
+  auto store = [&](Value v, int64_t r) {
+    memref::StoreOp::create(builder, l, coerce(v, to.element, l),
+                            to.registers, ValueRange{constIndex(r, l)});
+  };
   if (copy) {
-    if (to.shape != from.shape)
-      return fail(e.loc, "copy needs frags of one shape");
-    int64_t registers = to.rowsPerThread() * to.cols();
-    for (int64_t r = 0; r < registers; ++r) {
-      Value v = memref::LoadOp::create(builder, l, from.registers,
-                                       ValueRange{constIndex(r, l)});
-      memref::StoreOp::create(builder, l, coerce(v, to.element, l),
-                              to.registers, ValueRange{constIndex(r, l)});
-    }
+    FailureOr<int> src = tileOperand(*e.args[1], e.name);
+    if (failed(src))
+      return failure();
+    const RegisterTile &from = tiles[*src];
+    if (to.shape != from.shape || to.layout != from.layout ||
+        (to.layout == TileLayout::RowCyclic && to.owner != from.owner))
+      return fail(e.loc, "copy needs frags of one shape held by the same "
+                         "threads");
+    for (int64_t r = 0; r < to.registerCount(); ++r)
+      store(load(from.registers, r), r);
     return success();
   }
   FailureOr<int64_t> dim = constantExpr(*e.args[2]);
@@ -268,34 +414,98 @@ std::optional<LogicalResult> IRGen::tileBuiltin(const Expr &e) {
   if (*dim != 1)
     return fail(e.args[2]->loc, e.name + " reduces along dimension 1 (each "
                                          "row), got " + Twine(*dim));
-  if (from.shape.size() != 2 || to.shape.size() != 1 ||
-      to.rows() != from.rows())
+  // The source: a tile, or a warpgroup accumulator.
+  const Expr &srcExpr = *e.args[1];
+  Symbol *accSymbol = srcExpr.kind == Expr::Kind::Name ? lookup(srcExpr.name)
+                                                       : nullptr;
+  bool fromAcc = accSymbol && accSymbol->kind == Symbol::Kind::Frag;
+  const RegisterTile *from = nullptr;
+  TileLayout layout;
+  int64_t rows, cols;
+  Type type;
+  if (fromAcc) {
+    auto accType = cast<FragType>(accSymbol->value.getType());
+    if (!finalPass && !isWarpgroupAcc(accType))
+      return success(); // a placeholder (see apply)
+    if (!isWarpgroupAcc(accType))
+      return fail(srcExpr.loc, e.name + " reduces warpgroup accumulators (of "
+                                        "a group-4 MMA); '" + srcExpr.name +
+                                        "' is not one");
+    layout = TileLayout::WgmmaAcc;
+    rows = 64;
+    cols = accType.getShape()[1];
+    type = accType.getElementType();
+  } else {
+    FailureOr<int> src = tileOperand(srcExpr, e.name);
+    if (failed(src))
+      return failure();
+    from = &tiles[*src];
+    layout = from->layout;
+    rows = from->rows();
+    cols = from->cols();
+    type = from->element;
+    if (from->shape.size() != 2)
+      return fail(e.loc, e.name + "(dst, src, 1) reduces each row of a 2-D "
+                                  "frag [R, C] into a 1-D frag [R]");
+  }
+  bool rowsMatch =
+      to.shape.size() == 1 && to.rows() == rows &&
+      (layout == TileLayout::RowCyclic
+           ? to.layout == TileLayout::RowCyclic && to.owner == from->owner
+           : to.layout == TileLayout::WgmmaRows);
+  if (!rowsMatch)
     return fail(e.loc, e.name + "(dst, src, 1) reduces each row of a 2-D "
-                                "frag [R, C] into a 1-D frag [R]");
-  Type type = from.element;
+                                "frag [R, C] into a 1-D frag [R] of its rows");
   if (failed(checkArithmetic(e.loc, type, e.name)))
     return failure();
   bool isMax = e.name == "reduce_max";
   bool isFloat = isa<FloatType>(type);
-  for (int64_t q = 0; q < from.rowsPerThread(); ++q) {
-    Value acc;
-    for (int64_t c = 0; c < from.cols(); ++c) {
-      Value v = memref::LoadOp::create(
-          builder, l, from.registers,
-          ValueRange{constIndex(q * from.cols() + c, l)});
-      if (!acc) {
-        acc = v;
-        continue;
-      }
-      if (isMax)
-        acc = isFloat ? Value(arith::MaximumFOp::create(builder, l, acc, v))
-                      : Value(arith::MaxSIOp::create(builder, l, acc, v));
-      else
-        acc = isFloat ? Value(arith::AddFOp::create(builder, l, acc, v))
-                      : Value(arith::AddIOp::create(builder, l, acc, v));
+  auto combine = [&](Value acc, Value v) -> Value {
+    if (!acc)
+      return v;
+    if (isMax)
+      return isFloat ? Value(arith::MaximumFOp::create(builder, l, acc, v))
+                     : Value(arith::MaxSIOp::create(builder, l, acc, v));
+    return isFloat ? Value(arith::AddFOp::create(builder, l, acc, v))
+                   : Value(arith::AddIOp::create(builder, l, acc, v));
+  };
+  if (layout == TileLayout::RowCyclic) {
+    for (int64_t q = 0; q < from->rowsPerThread(); ++q) {
+      Value acc;
+      for (int64_t c = 0; c < cols; ++c)
+        acc = combine(acc, load(from->registers, q * cols + c));
+      store(acc, q);
     }
-    memref::StoreOp::create(builder, l, coerce(acc, to.element, l),
-                            to.registers, ValueRange{constIndex(q, l)});
+    return success();
+  }
+  // The wgmma layout: a thread holds N / 4 columns of each of its two rows;
+  // the four lanes of its quad (lanes 4k ... 4k + 3) hold the rest, and two
+  // butterfly shuffles give each of them the whole row.
+  for (int64_t h = 0; h < 2; ++h) {
+    Value acc;
+    for (int64_t r = 0; r < cols / 2; ++r) {
+      if ((r % 4) / 2 != h)
+        continue;
+      Value v = fromAcc ? Value(MmaElementOp::create(builder, l, type,
+                                                     accSymbol->value, r))
+                        : load(from->registers, r);
+      acc = combine(acc, v);
+    }
+    // Shuffles move 32-bit values.
+    if (isFloat && type.getIntOrFloatBitWidth() < 32)
+      acc = coerce(acc, builder.getF32Type(), l);
+    for (int64_t offset : {1, 2}) {
+      Value other = gpu::ShuffleOp::create(
+                        builder, l, acc,
+                        arith::ConstantIntOp::create(builder, l,
+                                                     builder.getI32Type(), offset),
+                        arith::ConstantIntOp::create(builder, l,
+                                                     builder.getI32Type(), 32),
+                        gpu::ShuffleMode::XOR)
+                        .getShuffleResult();
+      acc = combine(acc, other);
+    }
+    store(acc, h);
   }
   return success();
 }

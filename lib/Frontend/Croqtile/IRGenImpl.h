@@ -89,33 +89,64 @@ struct Symbol {
   int tile = -1;
 };
 
-/// A register tile, `frag T[R] x;` or `frag T[R, C] x;`, held by the threads
-/// of one instance of the thread-level parallel it is declared in. Rows are
-/// dealt out cyclically: row i belongs to thread i % T of the instance's T
-/// threads, which keeps it in registers q * C ... q * C + C - 1 of a private
-/// buffer, q = i / T. A whole row is one thread's, so row reductions need
-/// no other thread; a 1-D tile is a tile of rows of one element.
+/// How a register tile's elements are dealt out over its threads.
+enum class TileLayout {
+  /// The threads of one instance of a thread-level parallel (T of them):
+  /// row i is thread i % T's, in registers q * C ... q * C + C - 1 of a
+  /// private buffer, q = i / T. A whole row is one thread's, so row
+  /// reductions need no other thread; a 1-D tile is a tile of rows of one
+  /// element.
+  RowCyclic,
+  /// A warpgroup's [64, N] tile in the wgmma accumulator layout (see
+  /// croq.mma.coords): N / 2 registers a thread, like an MMA accumulator.
+  WgmmaAcc,
+  /// A warpgroup's [64] tile of the rows of that layout: a thread holds the
+  /// two rows its accumulator registers lie in (16w + l / 4, and 8 more),
+  /// the four threads of a quad the same ones.
+  WgmmaRows,
+};
+
+/// A register tile, `frag T[R] x;` or `frag T[R, C] x;`.
 struct RegisterTile {
+  TileLayout layout;
   SmallVector<int64_t> shape;
   Type element;
-  /// memref<ceil(R / T) * C x T, private>.
+  /// The thread's registers: memref<count x T, private>.
   Value registers;
-  /// The threads of the instance, and this thread's rank among them.
+  /// RowCyclic: the instance's threads, and this thread's rank among them.
   int64_t threads;
   Value rank;
-  /// The thread-level parallel whose instance holds the tile.
+  /// The parallel whose instance holds the tile.
   Operation *owner;
   int64_t rows() const { return shape[0]; }
   int64_t cols() const { return shape.size() > 1 ? shape[1] : 1; }
   int64_t rowsPerThread() const { return llvm::divideCeil(rows(), threads); }
+  int64_t registerCount() const {
+    switch (layout) {
+    case TileLayout::RowCyclic:
+      return rowsPerThread() * cols();
+    case TileLayout::WgmmaAcc:
+      return cols() / 2;
+    case TileLayout::WgmmaRows:
+      return 2;
+    }
+    llvm_unreachable("unknown layout");
+  }
 };
 
-/// The element of the tile an `apply` is at: its row register q, and its
-/// column (constant, the loops are unrolled).
+/// The element an `apply` is at (its loops are unrolled): the layout and
+/// shape of the tile or accumulator it runs over, and the register.
 struct ApplyPoint {
-  int tile;
-  int64_t q, col;
+  TileLayout layout;
+  Operation *owner;
+  int64_t rows, cols;
+  /// RowCyclic: the row register q and the column; wgmma layouts: the
+  /// register.
+  int64_t q = 0, col = 0, reg = 0;
   SmallVector<std::string> names;
+  /// In the inference run, over an accumulator not shaped yet: accesses go
+  /// unchecked (the final run checks them).
+  bool placeholder = false;
 };
 
 /// One argument of a view operation after shape arguments are spliced:
@@ -309,6 +340,13 @@ private:
   /// `x.at(i, j)` of a register tile inside an apply: its register.
   FailureOr<std::pair<Value, SmallVector<Value>>> tileElement(const Expr &at,
                                                               const Symbol &s);
+  /// The register of the executing thread that `.at` of a tile (or
+  /// accumulator) of `layout` and `shape` names inside the apply, or an
+  /// error where it may be another thread's.
+  FailureOr<int64_t> applyRegister(const Expr &at, TileLayout layout,
+                                   Operation *owner, ArrayRef<int64_t> shape);
+  /// `acc.at(i, j)` of a warpgroup MMA accumulator inside an apply.
+  FailureOr<int64_t> accRegister(const Expr &at, const Symbol &acc);
   /// reduce_max / reduce_sum / all_reduce_sum / all_reduce_max / copy;
   /// std::nullopt when `e` is none of them.
   std::optional<LogicalResult> tileBuiltin(const Expr &e);

@@ -119,6 +119,11 @@ LogicalResult IRGen::mma(const Stmt &stmt) {
       operandSymbols.push_back(s);
       continue;
     }
+    if (s && s->kind == Symbol::Kind::Tile)
+      return fail(e.loc, "a frag as an MMA operand (wgmma's A from "
+                         "registers) is not supported yet",
+                  "store the frag to a shared buffer and use that as the "
+                  "operand");
     FailureOr<Value> v = view(e);
     if (failed(v))
       return failure();

@@ -43,6 +43,11 @@ static void collectAssigned(ArrayRef<StmtPtr> body,
     case Stmt::Kind::Assign:
       if (stmt->target->kind == Expr::Kind::Name)
         add(stmt->target->name);
+      // `acc.at(i, j) = v` makes a new accumulator value.
+      else if (stmt->target->kind == Expr::Kind::Member &&
+               stmt->target->name == "at" && stmt->target->base &&
+               stmt->target->base->kind == Expr::Kind::Name)
+        add(stmt->target->base->name);
       break;
     case Stmt::Kind::ExprStmt:
       if (stmt->value->kind == Expr::Kind::Postfix &&
@@ -832,6 +837,26 @@ LogicalResult IRGen::assignment(const Stmt &stmt) {
     s->value = *v;
     return success();
   }
+  if (target.kind == Expr::Kind::Member && target.name == "at" &&
+      target.hasArgs && target.base->kind == Expr::Kind::Name)
+    if (Symbol *s = lookup(target.base->name); s && s->kind == Symbol::Kind::Frag) {
+      // `acc.at(i, j) op= v` of a warpgroup accumulator, inside an apply: a
+      // new accumulator value with the thread's register replaced.
+      FailureOr<int64_t> r = accRegister(target, *s);
+      if (failed(r))
+        return failure();
+      Type element = cast<FragType>(s->value.getType()).getElementType();
+      Value old;
+      if (stmt.op != "=")
+        old = MmaElementOp::create(builder, l, element, s->value, *r);
+      FailureOr<Value> v = stmt.op == "=" ? FailureOr<Value>(rhs->value)
+                                          : combine(old, rhs->value);
+      if (failed(v))
+        return failure();
+      s->value = MmaSetElementOp::create(builder, l, coerce(*v, element, l),
+                                         s->value, *r);
+      return success();
+    }
   if (target.kind == Expr::Kind::Member && target.name == "at" && target.hasArgs) {
     auto access = element(target);
     if (failed(access))

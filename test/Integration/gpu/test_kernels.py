@@ -576,6 +576,28 @@ def register_tiles():
 
 
 @test
+def warpgroup_register_tiles():
+    # apply over a wgmma accumulator and over [64, 128] / [64] tiles of a
+    # warpgroup: a masked row softmax of Q K^T (K = 64), reduce_max over the
+    # accumulator and reduce_sum over a tile (quad shuffles). 1 to 1600
+    # blocks, M ragged against the 64-row tile.
+    for m in sweep((1, 64, 100, 102_400), (1, 100)):
+        q = torch.randn(m, 64, device="cuda").half()
+        k = torch.randn(128, 64, device="cuda").half()
+        p = poisoned((m, 128), torch.float32)
+        rowmax = poisoned((m,), torch.float32)
+        K.wg_frag_co(q, k, p, rowmax)
+        s = q.float() @ k.float().T
+        rows = torch.arange(m, device="cuda").remainder(64).unsqueeze(1)
+        cols = torch.arange(128, device="cuda").unsqueeze(0)
+        s = s.masked_fill(cols > rows + 32, float("-inf"))
+        assert relative_error(rowmax, s.amax(dim=1)) < 1e-4, \
+            f"reduce_max over the accumulator, M = {m}"
+        assert relative_error(p, torch.softmax(s, dim=1)) < 1e-4, \
+            f"warpgroup frag softmax, M = {m}"
+
+
+@test
 def wgmma_mn_major_operands():
     # wgmma reading B as [K, N] (row.col), A as [K, M] (col.row) and both
     # (col.col), through the transposed descriptors: 64x128 block tiles, K

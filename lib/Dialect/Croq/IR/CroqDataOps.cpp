@@ -268,6 +268,42 @@ LogicalResult MmaFillOp::verify() {
   return verifyRole(*this, getResult().getType(), {FragRole::Acc}, "result");
 }
 
+/// Checks that `type` is a warpgroup accumulator of 64 x N with register
+/// `index` among the N / 2 a thread holds.
+static LogicalResult verifyAccumulatorRegister(Operation *op, FragType type,
+                                               int64_t index) {
+  if (type.getRole() != FragRole::Acc || type.getScope() != Level::Warpgroup ||
+      type.getShape()[0] != 64 || type.getShape()[1] % 8)
+    return op->emitOpError("addresses the registers of a warpgroup "
+                           "accumulator of 64 x N (N a multiple of 8), got ")
+           << type;
+  int64_t registers = type.getShape()[1] / 2;
+  if (index < 0 || index >= registers)
+    return op->emitOpError("register ")
+           << index << " is out of range: a thread holds " << registers
+           << " of " << type;
+  return success();
+}
+
+LogicalResult MmaCoordsOp::verify() {
+  return verifyAccumulatorRegister(*this, cast<FragType>(getFrag()),
+                                   getIndex());
+}
+
+LogicalResult MmaElementOp::verify() {
+  if (getResult().getType() != getAcc().getType().getElementType())
+    return emitOpError("result type ")
+           << getResult().getType() << " is not the accumulator's element type";
+  return verifyAccumulatorRegister(*this, getAcc().getType(), getIndex());
+}
+
+LogicalResult MmaSetElementOp::verify() {
+  if (getValue().getType() != getAcc().getType().getElementType())
+    return emitOpError("value type ")
+           << getValue().getType() << " is not the accumulator's element type";
+  return verifyAccumulatorRegister(*this, getAcc().getType(), getIndex());
+}
+
 LogicalResult MmaLoadOp::verify() {
   FragType fragType = getResult().getType();
   auto sourceType = cast<MemRefType>(getSource().getType());

@@ -675,6 +675,60 @@ def Croq_MmaOp : Croq_Op<"mma", [
   let hasVerifier = 1;
 }
 
+def Croq_MmaCoordsOp : Croq_Op<"mma.coords", [Pure]> {
+  let summary = "the accumulator element a thread's register holds";
+  let description = [{
+    The (row, column) of the element that register `index` of the executing
+    thread holds in an accumulator of type `frag`. A warpgroup accumulator
+    of 64 x N is held as N / 2 elements per thread in the wgmma layout: in
+    warp w of the warpgroup, lane l holds in register r row
+    16w + l / 4 + 8 ((r mod 4) / 2) and column 8 (r / 4) + 2 (l mod 4) + r mod 2.
+    Register tiles of a warpgroup (`frag` in a `group-4` body) are laid out
+    the same way, so that an `apply` over them and over an accumulator agree.
+
+    ```mlir
+    %row, %col = croq.mma.coords[5] : !croq.frag<acc, 64x128xf32, warpgroup>
+    ```
+  }];
+  let arguments = (ins TypeAttrOf<Croq_Frag>:$frag, I64Attr:$index);
+  let results = (outs Index:$row, Index:$col);
+  let assemblyFormat = "`[` $index `]` attr-dict `:` $frag";
+  let hasVerifier = 1;
+}
+
+def Croq_MmaElementOp : Croq_Op<"mma.element", [Pure]> {
+  let summary = "one register of the executing thread's part of an accumulator";
+  let description = [{
+    Register `index` of the accumulator `acc` as the executing thread holds
+    it (see `croq.mma.coords` for which element that is). The MMAs that
+    computed `acc` must have completed: croq-pipeline-mma commits before it.
+
+    ```mlir
+    %v = croq.mma.element %acc[5] : !croq.frag<acc, 64x128xf32, warpgroup> -> f32
+    ```
+  }];
+  let arguments = (ins Croq_Frag:$acc, I64Attr:$index);
+  let results = (outs AnyFloat:$result);
+  let assemblyFormat = "$acc `[` $index `]` attr-dict `:` type($acc) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Croq_MmaSetElementOp : Croq_Op<"mma.set_element", [Pure,
+    AllTypesMatch<["acc", "result"]>]> {
+  let summary = "an accumulator with one register of this thread replaced";
+  let description = [{
+    `acc` with register `index` of the executing thread set to `value`.
+
+    ```mlir
+    %acc2 = croq.mma.set_element %v, %acc[5] : f32, !croq.frag<acc, 64x128xf32, warpgroup>
+    ```
+  }];
+  let arguments = (ins AnyFloat:$value, Croq_Frag:$acc, I64Attr:$index);
+  let results = (outs Croq_Frag:$result);
+  let assemblyFormat = "$value `,` $acc `[` $index `]` attr-dict `:` type($value) `,` type($acc)";
+  let hasVerifier = 1;
+}
+
 def Croq_MmaStoreOp : Croq_Op<"mma.store", [AttrSizedOperandSegments,
     DeclareOpInterfaceMethods<Croq_CollectiveOpInterface>]> {
   let summary = "store an accumulator fragment to a view";
