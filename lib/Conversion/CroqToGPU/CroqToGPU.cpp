@@ -213,7 +213,13 @@ static LogicalResult checkWarpgroupFragment(Operation *op,
   Type element = type.getElementType();
   ArrayRef<int64_t> shape = type.getShape();
   if (type.getRole() == FragRole::Acc) {
-    if (!element.isF16() && !element.isF32())
+    // bf16 registers in this layout can only be an A operand (wgmma's RS
+    // form); an MMA's accumulator is f16 or f32.
+    auto mma = dyn_cast<MmaOp>(op);
+    bool accumulates = !mma || mma.getAcc().getType() == type ||
+                       mma.getResult().getType() == type;
+    if (!element.isF16() && !element.isF32() &&
+        !(element.isBF16() && !(mma && accumulates)))
       return op->emitOpError("wgmma accumulates in f16 or f32, got ")
              << element;
     if (shape[0] != kWgmmaM || shape[1] % 8 || shape[1] > 256)

@@ -59,7 +59,9 @@ bool isWarpgroupFrag(Type type) {
 Type wgmmaAccType(FragType type) {
   MLIRContext *context = type.getContext();
   int64_t n = type.getShape()[1];
-  if (type.getElementType().isF16())
+  // 16-bit elements (an f16 accumulator; an f16 or bf16 A operand in
+  // registers) two to a 32-bit register.
+  if (type.getElementType().getIntOrFloatBitWidth() == 16)
     return LLVM::LLVMStructType::getLiteral(
         context, SmallVector<Type>(n / 4, IntegerType::get(context, 32)));
   return LLVM::LLVMStructType::getLiteral(
@@ -282,10 +284,11 @@ Value fillWarpgroupAcc(OpBuilder &b, Location loc, FragType type,
                               Value value) {
   auto structType = cast<LLVM::LLVMStructType>(wgmmaAccType(type));
   Value element = value;
-  if (type.getElementType().isF16()) {
-    // Two f16 per 32-bit register.
+  Type elementType = type.getElementType();
+  if (elementType.getIntOrFloatBitWidth() == 16) {
+    // Two 16-bit elements per 32-bit register.
     Value pair = vector::BroadcastOp::create(
-        b, loc, VectorType::get({2}, b.getF16Type()), value);
+        b, loc, VectorType::get({2}, elementType), value);
     element = LLVM::BitcastOp::create(b, loc, b.getI32Type(), pair);
   }
   Value result = LLVM::PoisonOp::create(b, loc, structType);
@@ -310,11 +313,83 @@ LogicalResult lowerWarpgroupLoad(MmaLoadOp op, Value source,
   return success();
 }
 
+/// wgmma with A from registers (the RS form): `a` is the 64 x K operand in
+/// the accumulator layout, 16-bit elements packed two to a register, so
+/// the four registers of K step s are a's registers 4s ... 4s + 3. NVVM's
+/// wgmma op takes A only as a descriptor, so this one is inline PTX, the
+/// accumulator registers tied in and out.
+static LogicalResult
+lowerRegisterAWarpgroupMma(MmaOp op, Value acc, Value a, Value b,
+                           ConversionPatternRewriter &rewriter) {
+  Location loc = op.getLoc();
+  FragType accType = op.getAcc().getType();
+  FragType aType = op.getA().getType();
+  FragType bType = op.getB().getType();
+  FailureOr<OperandBuffer> bBuffer = operandBuffer(op.getB());
+  if (failed(bBuffer))
+    return op.emitOpError("operand B of a warpgroup MMA must come from "
+                          "croq.mma.load of a shared buffer");
+  Type aElement = aType.getElementType();
+  if (aElement != bType.getElementType())
+    return op.emitOpError("operand types differ: ") << aElement << " and "
+                                                    << bType.getElementType();
+  bool bMnMajor = operandGeometry(bType, op.getLayout()).kMajor;
+  if (bMnMajor)
+    b = mnMajorDescriptor(rewriter, loc, b, *bBuffer);
+  int64_t n = accType.getShape()[1], k = aType.getShape()[1];
+  Type accElement = accType.getElementType();
+  bool f32Acc = accElement.isF32();
+  auto structType = cast<LLVM::LLVMStructType>(acc.getType());
+  int64_t accRegisters = structType.getBody().size();
+  std::string abType = aElement.isBF16() ? "bf16" : "f16";
+  std::string ptx;
+  llvm::raw_string_ostream os(ptx);
+  os << "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\nwgmma.mma_async.sync.aligned.m64n"
+     << n << "k16." << (f32Acc ? "f32" : "f16") << "." << abType << "."
+     << abType << " {";
+  for (int64_t i = 0; i < accRegisters; ++i)
+    os << (i ? ", " : "") << "$" << i;
+  os << "}, {$" << accRegisters << ", $" << accRegisters + 1 << ", $"
+     << accRegisters + 2 << ", $" << accRegisters + 3 << "}, $"
+     << accRegisters + 4 << ", p, 1, 1, " << (bMnMajor ? 1 : 0) << ";\n}";
+  std::string constraints;
+  llvm::raw_string_ostream cs(constraints);
+  const char *regKind = f32Acc ? "f" : "r";
+  for (int64_t i = 0; i < accRegisters; ++i)
+    cs << (i ? "," : "") << "=" << regKind;
+  cs << ",r,r,r,r,l";
+  for (int64_t i = 0; i < accRegisters; ++i)
+    cs << "," << i;
+  auto dialect = LLVM::AsmDialectAttr::get(rewriter.getContext(),
+                                           LLVM::AsmDialect::AD_ATT);
+  NVVM::WgmmaFenceAlignedOp::create(rewriter, loc);
+  Value d = acc;
+  for (int64_t kk = 0; kk < k; kk += kWgmmaKBytes / 2) {
+    SmallVector<Value> operands;
+    for (int64_t i = 0; i < 4; ++i)
+      operands.push_back(
+          LLVM::ExtractValueOp::create(rewriter, loc, a, kk / 4 + i));
+    operands.push_back(advanceDescriptor(rewriter, loc, b, *bBuffer, kk, bMnMajor));
+    for (int64_t i = 0; i < accRegisters; ++i)
+      operands.push_back(LLVM::ExtractValueOp::create(rewriter, loc, d, i));
+    d = LLVM::InlineAsmOp::create(rewriter, loc, structType, operands, ptx,
+                                  constraints, /*has_side_effects=*/true,
+                                  /*is_align_stack=*/false,
+                                  LLVM::TailCallKind::None, dialect,
+                                  /*operand_attrs=*/ArrayAttr())
+            .getResult(0);
+  }
+  rewriter.replaceOp(op, d);
+  return success();
+}
+
 LogicalResult lowerWarpgroupMma(MmaOp op, Value acc, Value a, Value b,
                                        ConversionPatternRewriter &rewriter) {
   Location loc = op.getLoc();
   FragType accType = op.getAcc().getType();
   FragType aType = op.getA().getType();
+  if (aType.getRole() == FragRole::Acc)
+    return lowerRegisterAWarpgroupMma(op, acc, a, b, rewriter);
   FailureOr<OperandBuffer> aBuffer = operandBuffer(op.getA());
   FailureOr<OperandBuffer> bBuffer = operandBuffer(op.getB());
   if (failed(aBuffer) || failed(bBuffer))
@@ -385,21 +460,23 @@ std::pair<Value, Value> warpgroupAccCoords(OpBuilder &b, Location loc,
 
 Value warpgroupAccElement(OpBuilder &b, Location loc, FragType type,
                           Value acc, int64_t r) {
-  if (!type.getElementType().isF16())
+  Type element = type.getElementType();
+  if (element.getIntOrFloatBitWidth() != 16)
     return LLVM::ExtractValueOp::create(b, loc, acc, r);
-  // Two f16 per 32-bit register.
+  // Two 16-bit elements per 32-bit register.
   Value pair = LLVM::BitcastOp::create(
-      b, loc, VectorType::get({2}, b.getF16Type()),
+      b, loc, VectorType::get({2}, element),
       LLVM::ExtractValueOp::create(b, loc, acc, r / 2));
   return vector::ExtractOp::create(b, loc, pair, r % 2);
 }
 
 Value setWarpgroupAccElement(OpBuilder &b, Location loc, FragType type,
                              Value acc, int64_t r, Value value) {
-  if (!type.getElementType().isF16())
+  Type element = type.getElementType();
+  if (element.getIntOrFloatBitWidth() != 16)
     return LLVM::InsertValueOp::create(b, loc, acc, value, r);
   Value pair = LLVM::BitcastOp::create(
-      b, loc, VectorType::get({2}, b.getF16Type()),
+      b, loc, VectorType::get({2}, element),
       LLVM::ExtractValueOp::create(b, loc, acc, r / 2));
   pair = vector::InsertOp::create(b, loc, value, pair, r % 2);
   Value packed = LLVM::BitcastOp::create(b, loc, b.getI32Type(), pair);

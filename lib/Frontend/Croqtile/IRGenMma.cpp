@@ -119,11 +119,33 @@ LogicalResult IRGen::mma(const Stmt &stmt) {
       operandSymbols.push_back(s);
       continue;
     }
-    if (s && s->kind == Symbol::Kind::Tile)
-      return fail(e.loc, "a frag as an MMA operand (wgmma's A from "
-                         "registers) is not supported yet",
-                  "store the frag to a shared buffer and use that as the "
-                  "operand");
+    if (s && s->kind == Symbol::Kind::Tile) {
+      // A warpgroup's [64, K] tile in the accumulator layout is wgmma's A
+      // operand from registers (the RS form): its registers as an
+      // accumulator-layout fragment.
+      const RegisterTile &tile = tiles[s->tile];
+      if (i != 1 || tile.layout != TileLayout::WgmmaAcc ||
+          tile.element.getIntOrFloatBitWidth() != 16 ||
+          !StringRef(stmt.layout).starts_with("row"))
+        return fail(e.loc, "a frag is an MMA operand only as A, from the "
+                           "registers of a warpgroup's [64, K] tile of f16 "
+                           "or bf16, with a row.row or row.col layout",
+                    "store the frag to a shared buffer and use that as the "
+                    "operand");
+      auto type = FragType::get(context, FragRole::Acc, tile.shape,
+                                tile.element, Level::Warpgroup);
+      Value zero = arith::ConstantOp::create(builder, l,
+                                             builder.getZeroAttr(tile.element));
+      Value registers = MmaFillOp::create(builder, l, type, zero);
+      for (int64_t r = 0; r < tile.registerCount(); ++r) {
+        Value v = memref::LoadOp::create(builder, l, tile.registers,
+                                         ValueRange{constIndex(r, l)});
+        registers = MmaSetElementOp::create(builder, l, v, registers, r);
+      }
+      operands.push_back(registers);
+      operandSymbols.push_back(nullptr);
+      continue;
+    }
     FailureOr<Value> v = view(e);
     if (failed(v))
       return failure();
@@ -204,7 +226,9 @@ LogicalResult IRGen::mma(const Stmt &stmt) {
                           "is " + typeString(a.getElementType()) + " and B "
                           "is " + typeString(b.getElementType()),
                 "load both operands from tensors of one element type");
-  if (a.getRole() != FragRole::A || b.getRole() != FragRole::B) {
+  // A from registers (the RS form) is an accumulator-layout fragment.
+  if ((a.getRole() != FragRole::A && a.getRole() != FragRole::Acc) ||
+      b.getRole() != FragRole::B) {
     if (finalPass)
       return fail(stmt.loc, "an operand fragment is used as both A and B",
                   "load the operand once per role");

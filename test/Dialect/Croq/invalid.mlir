@@ -807,7 +807,7 @@ func.func @negative_mma_acc_role(%c: !croq.frag<b, 16x16xf32>, %a: !croq.frag<a,
 // -----
 
 func.func @negative_mma_a_role(%c: !croq.frag<acc, 16x16xf32>, %a: !croq.frag<b, 16x16xf16>, %b: !croq.frag<b, 16x16xf16>) {
-  // expected-error @below {{operand A must be a fragment of role a, got '!croq.frag<b, 16x16xf16>'}}
+  // expected-error @below {{operand A must be a fragment of role a or acc, got '!croq.frag<b, 16x16xf16>'}}
   %r = croq.mma row_row %c, %a, %b : !croq.frag<acc, 16x16xf32>, !croq.frag<b, 16x16xf16>, !croq.frag<b, 16x16xf16> -> !croq.frag<acc, 16x16xf32>
   return
 }
@@ -1021,5 +1021,47 @@ func.func @negative_dim_past_the_rank(%a: memref<?x?xf32>) {
   // expected-error @below {{operand #0 is computed from the extent of dimension 2 of a rank-2 memref}}
   croq.parallel (%b) by [%d] : block {
   }
+  return
+}
+
+// -----
+
+// A from registers (an accumulator-layout fragment) is a warpgroup MMA's,
+// of a 16-bit type, [M, K].
+func.func @register_a_at_warp_scope(%c: !croq.frag<acc, 16x16xf32>, %a: !croq.frag<acc, 16x16xf16>, %b: !croq.frag<b, 16x16xf16>) {
+  // expected-error @below {{takes operand A from registers (a fragment in the accumulator layout) only at warpgroup scope, of a 16-bit type and as [M, K] (row.row or row.col); got '!croq.frag<acc, 16x16xf16>'}}
+  %r = croq.mma row_row %c, %a, %b : !croq.frag<acc, 16x16xf32>, !croq.frag<acc, 16x16xf16>, !croq.frag<b, 16x16xf16> -> !croq.frag<acc, 16x16xf32>
+  return
+}
+
+// -----
+
+func.func @register_a_col(%c: !croq.frag<acc, 64x64xf32, warpgroup>, %a: !croq.frag<acc, 64x64xf16, warpgroup>, %b: !croq.frag<b, 64x64xf16, warpgroup>) {
+  // expected-error @below {{takes operand A from registers (a fragment in the accumulator layout) only at warpgroup scope, of a 16-bit type and as [M, K] (row.row or row.col)}}
+  %r = croq.mma col_row %c, %a, %b : !croq.frag<acc, 64x64xf32, warpgroup>, !croq.frag<acc, 64x64xf16, warpgroup>, !croq.frag<b, 64x64xf16, warpgroup> -> !croq.frag<acc, 64x64xf32, warpgroup>
+  return
+}
+
+// -----
+
+func.func @coords_range() {
+  // expected-error @below {{register 64 is out of range: a thread holds 64 of '!croq.frag<acc, 64x128xf32, warpgroup>'}}
+  %row, %col = croq.mma.coords[64] : !croq.frag<acc, 64x128xf32, warpgroup>
+  return
+}
+
+// -----
+
+func.func @element_of_warp_fragment(%acc: !croq.frag<acc, 16x16xf32>) {
+  // expected-error @below {{addresses the registers of a warpgroup accumulator of 64 x N (N a multiple of 8), got '!croq.frag<acc, 16x16xf32>'}}
+  %v = croq.mma.element %acc[0] : !croq.frag<acc, 16x16xf32> -> f32
+  return
+}
+
+// -----
+
+func.func @element_type(%acc: !croq.frag<acc, 64x64xf32, warpgroup>) {
+  // expected-error @below {{result type 'f16' is not the accumulator's element type}}
+  %v = croq.mma.element %acc[0] : !croq.frag<acc, 64x64xf32, warpgroup> -> f16
   return
 }

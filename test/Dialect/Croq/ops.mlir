@@ -292,3 +292,20 @@ func.func @warp_specialize(%n: index) {
   }
   return
 }
+
+// The registers of a warpgroup accumulator: where each lies, reading and
+// replacing one; A from registers (an accumulator-layout fragment).
+// CHECK-LABEL: func.func @accumulator_registers
+// CHECK: %{{.*}}, %{{.*}} = croq.mma.coords[5] : !croq.frag<acc, 64x128xf32, warpgroup>
+// CHECK: croq.mma.element %{{.*}}[5] : <acc, 64x128xf32, warpgroup> -> f32
+// CHECK: croq.mma.set_element %{{.*}}, %{{.*}}[5] : f32, <acc, 64x128xf32, warpgroup>
+// CHECK: croq.mma row_col %{{.*}}, %{{.*}}, %{{.*}} : <acc, 64x128xf32, warpgroup>, <acc, 64x64xbf16, warpgroup>, <b, 64x128xbf16, warpgroup>
+func.func @accumulator_registers(%acc: !croq.frag<acc, 64x128xf32, warpgroup>,
+                                 %p: !croq.frag<acc, 64x64xbf16, warpgroup>,
+                                 %v: !croq.frag<b, 64x128xbf16, warpgroup>) -> !croq.frag<acc, 64x128xf32, warpgroup> {
+  %row, %col = croq.mma.coords[5] : !croq.frag<acc, 64x128xf32, warpgroup>
+  %x = croq.mma.element %acc[5] : !croq.frag<acc, 64x128xf32, warpgroup> -> f32
+  %y = croq.mma.set_element %x, %acc[5] : f32, !croq.frag<acc, 64x128xf32, warpgroup>
+  %r = croq.mma row_col %y, %p, %v : !croq.frag<acc, 64x128xf32, warpgroup>, !croq.frag<acc, 64x64xbf16, warpgroup>, !croq.frag<b, 64x128xbf16, warpgroup> -> !croq.frag<acc, 64x128xf32, warpgroup>
+  return %r : !croq.frag<acc, 64x128xf32, warpgroup>
+}

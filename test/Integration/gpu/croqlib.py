@@ -86,6 +86,7 @@ SIGNATURES = {
     "frag_softmax_co": [_TENSOR, _TENSOR, _TENSOR],
     "frag_sum_co": [_TENSOR, _TENSOR, _TENSOR],
     "wg_frag_co": [_TENSOR] * 4,
+    "flash_co": [_TENSOR] * 4,
     "wgmma_cr_co": [_TENSOR, _TENSOR, _TENSOR],
     "wgmma_cc_co": [_TENSOR, _TENSOR, _TENSOR],
 }

@@ -598,6 +598,25 @@ def warpgroup_register_tiles():
 
 
 @test
+def flash_attention():
+    # Flash attention (head dim 64, scale 1/8): S = Q K^T on wgmma, the
+    # online softmax on register tiles, O += P V with P from registers (RS)
+    # and V MN-major. The smallest shapes, ragged S and T (a masked KV
+    # tail), one KV tile and five, 200 blocks.
+    for s, t in sweep(((1, 1), (64, 64), (100, 72), (300, 320), (12_800, 64)),
+                      ((1, 1), (100, 72))):
+        q = torch.randn(s, 64, device="cuda").half()
+        k = torch.randn(t, 64, device="cuda").half()
+        v = torch.randn(t, 64, device="cuda").half()
+        o = poisoned((s, 64), torch.float32)
+        K.flash_co(q, k, v, o)
+        p = torch.softmax((q.float() @ k.float().T) * 0.125, dim=1)
+        err = relative_error(o, p @ v.float())
+        # P is rounded to f16 before P V.
+        assert err < 2e-3, f"flash attention S = {s}, T = {t}: relative error {err}"
+
+
+@test
 def wgmma_mn_major_operands():
     # wgmma reading B as [K, N] (row.col), A as [K, M] (col.row) and both
     # (col.col), through the transposed descriptors: 64x128 block tiles, K

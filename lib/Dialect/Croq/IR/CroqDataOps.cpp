@@ -331,10 +331,21 @@ LogicalResult MmaOp::verify() {
   FragType acc = getAcc().getType();
   FragType a = getA().getType();
   FragType b = getB().getType();
+  // A warpgroup MMA may take A from registers: a fragment in the
+  // accumulator layout (wgmma's RS form), of a 16-bit type, [M, K].
+  bool registerA = a.getRole() == FragRole::Acc;
   if (failed(verifyRole(*this, acc, {FragRole::Acc}, "accumulator")) ||
-      failed(verifyRole(*this, a, {FragRole::A}, "operand A")) ||
+      failed(verifyRole(*this, a, {FragRole::A, FragRole::Acc}, "operand A")) ||
       failed(verifyRole(*this, b, {FragRole::B}, "operand B")))
     return failure();
+  if (registerA && (a.getScope() != Level::Warpgroup ||
+                    a.getElementType().getIntOrFloatBitWidth() != 16 ||
+                    (getLayout() != MmaLayout::RowRow &&
+                     getLayout() != MmaLayout::RowCol)))
+    return emitOpError("takes operand A from registers (a fragment in the "
+                       "accumulator layout) only at warpgroup scope, of a "
+                       "16-bit type and as [M, K] (row.row or row.col); got ")
+           << a;
   if (a.getElementType() != b.getElementType())
     return emitOpError("operand element types differ: ")
            << a.getElementType() << " and " << b.getElementType();
