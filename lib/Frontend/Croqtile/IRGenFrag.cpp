@@ -340,6 +340,13 @@ FailureOr<int64_t> IRGen::applyRegister(const Expr &at, TileLayout layout,
 FailureOr<std::pair<Value, SmallVector<Value>>>
 IRGen::tileElement(const Expr &at, const Symbol &s) {
   const RegisterTile &tile = tiles[s.tile];
+  // Partial rows are only accumulated further, in applies over 2-D tiles.
+  if (tile.partial && applyPoint && applyPoint->layout != TileLayout::WgmmaAcc)
+    return fail(at.loc, "'" + at.base->name + "' holds each thread's part of "
+                        "its rows here (an apply over a 2-D tile wrote it, and "
+                        "a row spans the four threads of a quad)",
+                "combine the parts with all_reduce_sum or all_reduce_max "
+                "first");
   FailureOr<int64_t> reg = applyRegister(at, tile.layout, tile.owner, tile.shape);
   if (failed(reg))
     return failure();
@@ -376,17 +383,52 @@ std::optional<LogicalResult> IRGen::tileBuiltin(const Expr &e) {
     return fail(e.loc, e.name + " acts on whole frags: call it outside apply");
   Location l = loc(e.loc);
   if (allReduce) {
-    // croq's reductions leave each thread the whole row's value (rows never
-    // span threads, or reduce_* already combined the quad): nothing is
-    // left to combine.
-    if (failed(tileOperand(*e.args[0], e.name)))
+    FailureOr<int> id = tileOperand(*e.args[0], e.name);
+    if (failed(id))
       return failure();
+    RegisterTile &tile = tiles[*id];
+    // A row of a thread-level tile is one thread's: nothing to combine.
+    if (tile.layout == TileLayout::RowCyclic && tile.shape.size() == 1)
+      return success();
+    if (tile.layout != TileLayout::WgmmaRows || !tile.partial)
+      return fail(e.args[0]->loc,
+                  e.name + " combines the parts of each row that the threads "
+                           "of a quad hold after an apply over a 2-D tile "
+                           "wrote them; '" + e.args[0]->name +
+                      "' holds whole rows here",
+                  "reduce a 2-D tile with reduce_sum / reduce_max, or "
+                  "accumulate into a frag of its rows in an apply over it");
+    // The two butterfly shuffles of the wgmma rows.
+    bool isMax = e.name == "all_reduce_max";
+    Type type = tile.element;
+    if (!isa<FloatType>(type) || type.getIntOrFloatBitWidth() != 32)
+      return fail(e.loc, e.name + " combines f32 rows, got " + typeString(type));
+    for (int64_t h = 0; h < 2; ++h) {
+      Value acc = memref::LoadOp::create(builder, l, tile.registers,
+                                         ValueRange{constIndex(h, l)});
+      for (int64_t offset : {1, 2}) {
+        Value other =
+            gpu::ShuffleOp::create(
+                builder, l, acc,
+                arith::ConstantIntOp::create(builder, l, builder.getI32Type(),
+                                             offset),
+                arith::ConstantIntOp::create(builder, l, builder.getI32Type(),
+                                             32),
+                gpu::ShuffleMode::XOR)
+                .getShuffleResult();
+        acc = isMax ? Value(arith::MaximumFOp::create(builder, l, acc, other))
+                    : Value(arith::AddFOp::create(builder, l, acc, other));
+      }
+      memref::StoreOp::create(builder, l, acc, tile.registers,
+                              ValueRange{constIndex(h, l)});
+    }
+    tile.partial = false;
     return success();
   }
   FailureOr<int> dst = tileOperand(*e.args[0], e.name);
   if (failed(dst))
     return failure();
-  const RegisterTile &to = tiles[*dst];
+  RegisterTile &to = tiles[*dst];
   auto load = [&](Value registers, int64_t r) -> Value {
     return memref::LoadOp::create(builder, l, registers,
                                   ValueRange{constIndex(r, l)});
@@ -404,8 +446,14 @@ std::optional<LogicalResult> IRGen::tileBuiltin(const Expr &e) {
         (to.layout == TileLayout::RowCyclic && to.owner != from.owner))
       return fail(e.loc, "copy needs frags of one shape held by the same "
                          "threads");
+    if (from.partial)
+      return fail(e.args[1]->loc, "'" + e.args[1]->name + "' holds each "
+                                  "thread's part of its rows here",
+                  "combine the parts with all_reduce_sum or all_reduce_max "
+                  "first");
     for (int64_t r = 0; r < to.registerCount(); ++r)
       store(load(from.registers, r), r);
+    to.partial = false;
     return success();
   }
   FailureOr<int64_t> dim = constantExpr(*e.args[2]);
@@ -469,6 +517,7 @@ std::optional<LogicalResult> IRGen::tileBuiltin(const Expr &e) {
     return isFloat ? Value(arith::AddFOp::create(builder, l, acc, v))
                    : Value(arith::AddIOp::create(builder, l, acc, v));
   };
+  to.partial = false;
   if (layout == TileLayout::RowCyclic) {
     for (int64_t q = 0; q < from->rowsPerThread(); ++q) {
       Value acc;

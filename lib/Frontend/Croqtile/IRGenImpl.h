@@ -118,6 +118,10 @@ struct RegisterTile {
   Value rank;
   /// The parallel whose instance holds the tile.
   Operation *owner;
+  /// A WgmmaRows tile written inside an apply over a 2-D tile of the wgmma
+  /// layout: each thread holds only its own columns' part of each row (a
+  /// row spans the four threads of a quad) until all_reduce_* combines them.
+  bool partial = false;
   int64_t rows() const { return shape[0]; }
   int64_t cols() const { return shape.size() > 1 ? shape[1] : 1; }
   int64_t rowsPerThread() const { return llvm::divideCeil(rows(), threads); }

@@ -225,6 +225,26 @@ LogicalResult IRGen::statement(const Stmt &stmt) {
     if (attr.name == "schedule") {
       if (stmt.kind != Stmt::Kind::Mma)
         return fail(attr.loc, "[[schedule]] applies to an MMA statement");
+      // The order is checked even though croq does not apply it.
+      for (const ExprPtr &arg : attr.args) {
+        if (arg->kind != Expr::Kind::Call || arg->name != "k_tiles")
+          continue;
+        SmallVector<int64_t> order;
+        for (const ExprPtr &k : arg->args) {
+          FailureOr<int64_t> c = constantExpr(*k);
+          if (failed(c))
+            return failure();
+          order.push_back(*c);
+        }
+        SmallVector<int64_t> sorted(order);
+        llvm::sort(sorted);
+        for (auto [i, k] : llvm::enumerate(sorted))
+          if (k != static_cast<int64_t>(i))
+            return fail(arg->loc, "the k_tiles schedule must be a "
+                                  "permutation of [0, " +
+                                      Twine(order.size()) + ")",
+                        "name each K tile once");
+      }
       if (finalPass)
         emitWarning(loc(attr.loc)) << "croq does not apply [[schedule]]; the "
                                       "MMA runs its K tiles in order";
@@ -857,6 +877,16 @@ LogicalResult IRGen::assignment(const Stmt &stmt) {
                                          s->value, *r);
       return success();
     }
+  // A row tile written in an apply over a 2-D tile of the wgmma layout
+  // holds each thread's part of its rows (see RegisterTile::partial).
+  RegisterTile *partialRows = nullptr;
+  if (target.kind == Expr::Kind::Member && target.name == "at" &&
+      target.hasArgs && target.base->kind == Expr::Kind::Name && applyPoint &&
+      applyPoint->layout == TileLayout::WgmmaAcc && !applyPoint->placeholder)
+    if (Symbol *s = lookup(target.base->name);
+        s && s->kind == Symbol::Kind::Tile &&
+        tiles[s->tile].layout == TileLayout::WgmmaRows)
+      partialRows = &tiles[s->tile];
   if (target.kind == Expr::Kind::Member && target.name == "at" && target.hasArgs) {
     auto access = element(target);
     if (failed(access))
@@ -884,6 +914,8 @@ LogicalResult IRGen::assignment(const Stmt &stmt) {
       return failure();
     memref::StoreOp::create(builder, l, coerce(*v, element, l), *buffer,
                             indices);
+    if (partialRows)
+      partialRows->partial = true;
     return success();
   }
   return fail(target.loc, "cannot assign to this expression",

@@ -85,7 +85,7 @@ SIGNATURES = {
     "wgmma_rc_co": [_TENSOR, _TENSOR, _TENSOR],
     "frag_softmax_co": [_TENSOR, _TENSOR, _TENSOR],
     "frag_sum_co": [_TENSOR, _TENSOR, _TENSOR],
-    "wg_frag_co": [_TENSOR] * 4,
+    "wg_frag_co": [_TENSOR] * 6,
     "flash_co": [_TENSOR] * 4,
     "wgmma_cr_co": [_TENSOR, _TENSOR, _TENSOR],
     "wgmma_cc_co": [_TENSOR, _TENSOR, _TENSOR],

@@ -579,14 +579,17 @@ def register_tiles():
 def warpgroup_register_tiles():
     # apply over a wgmma accumulator and over [64, 128] / [64] tiles of a
     # warpgroup: a masked row softmax of Q K^T (K = 64), reduce_max over the
-    # accumulator and reduce_sum over a tile (quad shuffles). 1 to 1600
-    # blocks, M ragged against the 64-row tile.
+    # accumulator and reduce_sum over a tile (quad shuffles), and row parts
+    # accumulated in an apply, then all_reduce_sum / all_reduce_max. 1 to
+    # 1600 blocks, M ragged against the 64-row tile.
     for m in sweep((1, 64, 100, 102_400), (1, 100)):
         q = torch.randn(m, 64, device="cuda").half()
         k = torch.randn(128, 64, device="cuda").half()
         p = poisoned((m, 128), torch.float32)
         rowmax = poisoned((m,), torch.float32)
-        K.wg_frag_co(q, k, p, rowmax)
+        rowsum = poisoned((m,), torch.float32)
+        rowmax2 = poisoned((m,), torch.float32)
+        K.wg_frag_co(q, k, p, rowmax, rowsum, rowmax2)
         s = q.float() @ k.float().T
         rows = torch.arange(m, device="cuda").remainder(64).unsqueeze(1)
         cols = torch.arange(128, device="cuda").unsqueeze(0)
@@ -595,6 +598,11 @@ def warpgroup_register_tiles():
             f"reduce_max over the accumulator, M = {m}"
         assert relative_error(p, torch.softmax(s, dim=1)) < 1e-4, \
             f"warpgroup frag softmax, M = {m}"
+        e = torch.exp(s - s.amax(dim=1, keepdim=True))
+        assert relative_error(rowsum, e.sum(dim=1)) < 1e-4, \
+            f"partial row sums and all_reduce_sum, M = {m}"
+        assert relative_error(rowmax2, s.amax(dim=1)) < 1e-6, \
+            f"partial row maxima and all_reduce_max, M = {m}"
 
 
 @test
