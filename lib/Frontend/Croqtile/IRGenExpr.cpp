@@ -57,12 +57,18 @@ LogicalResult IRGen::checkDivisor(SMLoc smloc, Value divisor,
 /// The values `v` can take, [lo, hi), when it is a bounded index (a
 /// parallel or loop index with constant bounds) shifted, scaled or reduced
 /// by constants; none otherwise.
-static std::optional<std::pair<int64_t, int64_t>> indexRange(Value v, unsigned depth = 0) {
+using IndexRange = std::pair<int64_t, int64_t>;
+
+static std::optional<IndexRange>
+indexRange(Value v, const llvm::DenseMap<Value, IndexRange> &known,
+           unsigned depth = 0) {
   APInt c;
   if (matchPattern(v, m_ConstantInt(&c)))
     return std::make_pair(c.getSExtValue(), c.getSExtValue() + 1);
   if (depth > 8)
     return std::nullopt;
+  if (auto it = known.find(v); it != known.end())
+    return it->second;
   auto constantOf = [](Value x) -> std::optional<int64_t> {
     APInt k;
     if (matchPattern(x, m_ConstantInt(&k)))
@@ -87,7 +93,7 @@ static std::optional<std::pair<int64_t, int64_t>> indexRange(Value v, unsigned d
   if (!def || def->getNumOperands() != 2)
     return std::nullopt;
   std::optional<int64_t> k = constantOf(def->getOperand(1));
-  auto r = indexRange(def->getOperand(0), depth + 1);
+  auto r = indexRange(def->getOperand(0), known, depth + 1);
   if (!k || !r)
     return std::nullopt;
   if (isa<arith::AddIOp>(def))
@@ -103,21 +109,87 @@ static std::optional<std::pair<int64_t, int64_t>> indexRange(Value v, unsigned d
   return std::nullopt;
 }
 
+/// Narrows `known` by `cond` holding (`holds`) or not: comparisons of a
+/// value with a constant, and `&&` of them when it holds. False when the
+/// condition says something the ranges cannot express exactly.
+static bool narrowByCondition(Value cond, bool holds,
+                              llvm::DenseMap<Value, IndexRange> &known) {
+  if (auto both = cond.getDefiningOp<arith::AndIOp>(); both && holds)
+    return narrowByCondition(both.getLhs(), true, known) &&
+           narrowByCondition(both.getRhs(), true, known);
+  auto cmp = cond.getDefiningOp<arith::CmpIOp>();
+  if (!cmp)
+    return false;
+  using P = arith::CmpIPredicate;
+  Value x = cmp.getLhs();
+  APInt c;
+  P pred = cmp.getPredicate();
+  if (!matchPattern(cmp.getRhs(), m_ConstantInt(&c))) {
+    if (!matchPattern(cmp.getLhs(), m_ConstantInt(&c)))
+      return false;
+    x = cmp.getRhs();
+    // c OP x is x OP' c with the comparison mirrored.
+    switch (cmp.getPredicate()) {
+    case P::slt: pred = P::sgt; break;
+    case P::sle: pred = P::sge; break;
+    case P::sgt: pred = P::slt; break;
+    case P::sge: pred = P::sle; break;
+    case P::ult: pred = P::ugt; break;
+    case P::ule: pred = P::uge; break;
+    case P::ugt: pred = P::ult; break;
+    case P::uge: pred = P::ule; break;
+    default: pred = cmp.getPredicate(); break;
+    }
+  }
+  if (!holds) {
+    if (pred == P::eq || pred == P::ne)
+      return false;
+    pred = arith::invertPredicate(pred);
+  }
+  std::optional<IndexRange> current = indexRange(x, known);
+  if (!current)
+    return false;
+  int64_t k = c.getSExtValue();
+  auto [lo, hi] = *current;
+  switch (pred) {
+  case P::slt: case P::ult: hi = std::min(hi, k); break;
+  case P::sle: case P::ule: hi = std::min(hi, k + 1); break;
+  case P::sgt: case P::ugt: lo = std::max(lo, k + 1); break;
+  case P::sge: case P::uge: lo = std::max(lo, k); break;
+  case P::eq: lo = std::max(lo, k); hi = std::min(hi, k + 1); break;
+  default: return false;
+  }
+  if (lo >= hi)
+    return false; // never taken: nothing to check
+  known[x] = {lo, hi};
+  return true;
+}
+
 LogicalResult IRGen::checkBufferIndex(SMLoc smloc, Value index, int64_t extent,
                                       const Twine &what) {
   if (failed(checkIndex(smloc, index, extent, what)))
     return failure();
   if (ShapedType::isDynamic(extent) || asConstant(index) || inthreadsDepth)
     return success();
-  // Under a condition (an inthreads predicate, an if) the index may be
-  // bounded by it: only unguarded accesses are checked. (Upstream also
-  // rejects accesses under an if; croq accepts them.)
-  for (Operation *p = builder.getInsertionBlock()->getParentOp(); p;
-       p = p->getParentOp())
-    if (isa<scf::IfOp, scf::WhileOp, InThreadsOp>(p))
+  // Under a condition the index may be bounded by it. The enclosing ifs'
+  // conditions narrow the ranges of the values they compare with constants
+  // (`if (wg >= 1)`: wg in [1, #wg)); an access under any other condition
+  // (an inthreads predicate, a while, `x != c`, `||`) is not checked.
+  llvm::DenseMap<Value, IndexRange> known;
+  Block *at = builder.getInsertionBlock();
+  for (Operation *p = at->getParentOp(); p && !isa<ParallelOp>(p);
+       at = p->getBlock(), p = p->getParentOp()) {
+    if (isa<scf::WhileOp, InThreadsOp>(p))
       return success();
+    auto branch = dyn_cast<scf::IfOp>(p);
+    if (!branch)
+      continue;
+    bool taken = at->getParent() == &branch.getThenRegion();
+    if (!narrowByCondition(branch.getCondition(), taken, known))
+      return success();
+  }
   // A bounded index whose range reaches past the array.
-  if (auto range = indexRange(index);
+  if (auto range = indexRange(index, known);
       range && (range->first < 0 || range->second > extent))
     return fail(smloc, what + " ranges over [" + Twine(range->first) + ", " +
                            Twine(range->second) + "), out of bounds of [0, " +
