@@ -57,6 +57,8 @@ struct Expr {
   std::vector<ExprPtr> args;
   ExprPtr base;
   std::vector<std::string> typeArgs; // .swiz<128>, .fill.f16
+  /// Range of `foreach c = a(lo:hi)`: the body's name for a's range.
+  std::string alias;
   /// Height of the tree below this node (bounded by the parser).
   unsigned height = 1;
 
@@ -177,6 +179,7 @@ struct Stmt {
   std::string streamName;       // parallel<s>
   std::vector<Within> withins;  // with / foreach
   std::vector<ExprPtr> ranges;  // foreach over existing names
+  ExprPtr mask;                 // foreach ... if (cond): iterations run where cond holds
   std::vector<StmtPtr> body;
   std::vector<StmtPtr> elseBody;
   bool hasElse = false;

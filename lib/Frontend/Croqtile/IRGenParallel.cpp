@@ -483,7 +483,8 @@ LogicalResult IRGen::foreach(const Stmt &stmt) {
         step = *v;
       }
     }
-    loops.push_back({rangeName, lower, upper, step, s->bound, l});
+    loops.push_back({range->alias.empty() ? rangeName : range->alias, lower,
+                     upper, step, s->bound, l});
   }
   // vectorize(i, n) names one of this foreach's indices.
   if (const Expr *v = stmt.vectorizeIndex;
@@ -508,7 +509,20 @@ LogicalResult IRGen::foreach(const Stmt &stmt) {
   push();
   bool exits = loopExits(stmt.body);
   SmallVector<std::string> carriedNames = carried(stmt.body);
+  // `foreach ... if (cond)`: each iteration's body runs where cond holds.
+  auto maskValue = [&]() -> FailureOr<Value> {
+    FailureOr<EVal> cond = expr(*stmt.mask);
+    if (failed(cond))
+      return failure();
+    return truthValue(cond->value, loc(stmt.mask->loc));
+  };
   auto loopBody = [&](Location l) -> LogicalResult {
+    if (!exits && stmt.mask) {
+      FailureOr<Value> cond = maskValue();
+      if (failed(cond))
+        return failure();
+      return guarded(*cond, stmt.body, l);
+    }
     if (!exits)
       return statements(stmt.body);
     Symbol cont{Symbol::Kind::Scalar,
@@ -518,6 +532,12 @@ LogicalResult IRGen::foreach(const Stmt &stmt) {
     Value one = arith::ConstantIntOp::create(builder, l, builder.getI1Type(), 1);
     Value running = builder.createOrFold<arith::XOrIOp>(
         l, lookup(kBreakFlag)->value, one);
+    if (stmt.mask) {
+      FailureOr<Value> cond = maskValue();
+      if (failed(cond))
+        return failure();
+      running = builder.createOrFold<arith::AndIOp>(l, running, *cond);
+    }
     return guarded(running, stmt.body, l);
   };
 

@@ -940,13 +940,18 @@ StmtPtr Parser::withOrForeach(SMLoc loc, bool isForeach) {
   auto stmt = std::make_unique<Stmt>(
       isForeach ? Stmt::Kind::Foreach : Stmt::Kind::With, loc);
   do {
-    // foreach over an existing bounded name: `foreach k`, `foreach k(1:)`.
+    // foreach over an existing bounded name: `foreach k`, `foreach k(1:)`,
+    // `foreach c = k(1:)` (c the body's name for it), and `foreach k stmt`.
+    bool alias = isForeach && peek().isIdent() && peek(1).is("=") &&
+                 peek(2).isIdent() && peek(3).is("(");
     bool isRange = isForeach && peek().isIdent() &&
-                   !(peek(1).is("in")) &&
-                   (peek(1).is("(") || peek(1).is(",") || peek(1).is("{") ||
-                    peek(1).is(":"));
+                   (alias || (!peek(1).is("in") && !peek(1).is("=")));
     if (isRange) {
       auto range = std::make_unique<Expr>(Expr::Kind::Range, peek().loc);
+      if (alias) {
+        range->alias = next().text;
+        next();
+      }
       range->name = next().text;
       if (accept("(")) {
         for (int part = 0; part < 3; ++part) {
@@ -972,6 +977,12 @@ StmtPtr Parser::withOrForeach(SMLoc loc, bool isForeach) {
       return nullptr;
     stmt->withins.push_back(std::move(w));
   } while (accept(","));
+  // `foreach i ... if (cond) body`: the iterations where cond holds.
+  if (isForeach && accept("if")) {
+    if (!expect("(", "after foreach ... if") || !(stmt->mask = expr()) ||
+        !expect(")"))
+      return nullptr;
+  }
   if (isForeach && accept(":")) {
     // Loop attributes (unroll, vectorize) are hints; parse and ignore.
     // Loop attributes are scheduling hints (unroll, vectorize): checked

@@ -606,6 +606,22 @@ def warpgroup_register_tiles():
 
 
 @test
+def foreach_aliases_and_masks():
+    # foreach c = a(1:-1), foreach a(0:-7), foreach a(7:), each masked by
+    # `if (r < N && r % 3 != 0)`: the smallest N, a ragged tail, 1200 blocks.
+    for n in sweep((1, 300, 153_600), (1, 300)):
+        out = poisoned((n, 8), torch.int32)
+        K.foreach_forms_co(out)
+        r = torch.arange(n, device="cuda").unsqueeze(1)
+        c = torch.arange(8, device="cuda").unsqueeze(0)
+        ref = (c * 10 + r % 7).int()
+        ref[:, 0] = -1
+        ref[:, 7] = -2
+        ref = torch.where(r % 3 != 0, ref, torch.full_like(ref, -12345))
+        expect_equal(out, ref, f"foreach aliases and masks, N = {n}")
+
+
+@test
 def flash_attention():
     # Flash attention (head dim 64, scale 1/8): S = Q K^T on wgmma, the
     # online softmax on register tiles, O += P V with P from registers (RS)
