@@ -129,6 +129,7 @@ struct Stmt {
     While,
     Break,
     Continue,
+    Yield,       // yield; ends the thread's part of the innermost parallel
     Return,
   };
   Kind kind;

@@ -341,6 +341,8 @@ private:
   std::optional<ApplyPoint> applyPoint;
   LogicalResult tileDecl(const Stmt &stmt, Type element);
   LogicalResult apply(const Stmt &stmt);
+  /// True when `body` may yield (in nested loops and branches too).
+  static bool bodyMayYield(ArrayRef<StmtPtr> body);
   /// `x.at(i, j)` of a register tile inside an apply: its register.
   FailureOr<std::pair<Value, SmallVector<Value>>> tileElement(const Expr &at,
                                                               const Symbol &s);
@@ -462,6 +464,8 @@ namespace mlir::croq::croqtile {
 std::optional<int64_t> foldConstant(const Expr &e);
 inline constexpr const char *kBreakFlag = "\x02break";
 inline constexpr const char *kContinueFlag = "\x02continue";
+/// Set once the thread yields: the rest of its parallel body is skipped.
+inline constexpr const char *kYieldFlag = "\x02yield";
 
 inline std::string typeString(Type type) {
   std::string s;

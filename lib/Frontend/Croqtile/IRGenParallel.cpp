@@ -283,6 +283,14 @@ LogicalResult IRGen::parallel(const Stmt &stmt) {
     }
     if (i == 0 && !localStream.empty())
       declare(localStream, Symbol{Symbol::Kind::Stream, stream});
+    // `yield;` in the body ends the thread's part of it: a flag the rest of
+    // the body, and the loops around the yield, test.
+    if (i + 1 == plan.size() && bodyMayYield(stmt.body)) {
+      Symbol yielded{Symbol::Kind::Scalar,
+                     arith::ConstantIntOp::create(builder, l, builder.getI1Type(), 0)};
+      yielded.isMutable = true;
+      declare(kYieldFlag, yielded);
+    }
     LogicalResult result = i + 1 < plan.size() ? build(i + 1)
                                                : statements(stmt.body);
     if (succeeded(result) && !carriedNames.empty())
@@ -532,6 +540,10 @@ LogicalResult IRGen::foreach(const Stmt &stmt) {
     Value one = arith::ConstantIntOp::create(builder, l, builder.getI1Type(), 1);
     Value running = builder.createOrFold<arith::XOrIOp>(
         l, lookup(kBreakFlag)->value, one);
+    // A thread that yielded (in this loop or an inner one) stops.
+    if (Symbol *yielded = lookup(kYieldFlag); yielded && bodyMayYield(stmt.body))
+      running = builder.createOrFold<arith::AndIOp>(
+          l, running, builder.createOrFold<arith::XOrIOp>(l, yielded->value, one));
     if (stmt.mask) {
       FailureOr<Value> cond = maskValue();
       if (failed(cond))
@@ -665,6 +677,11 @@ LogicalResult IRGen::whileStmt(const Stmt &stmt) {
                                                      builder.getI1Type(), 1);
             Value running = builder.createOrFold<arith::XOrIOp>(
                 bl, lookup(kBreakFlag)->value, one);
+            if (Symbol *yielded = lookup(kYieldFlag);
+                yielded && bodyMayYield(stmt.body))
+              running = builder.createOrFold<arith::AndIOp>(
+                  bl, running,
+                  builder.createOrFold<arith::XOrIOp>(bl, yielded->value, one));
             c = builder.createOrFold<arith::AndIOp>(bl, running, c);
           }
         } else {

@@ -31,6 +31,21 @@ static bool mayExit(ArrayRef<StmtPtr> body) {
   return false;
 }
 
+/// True when `body` may yield, in nested loops too.
+static bool mayYield(ArrayRef<StmtPtr> body) {
+  for (const StmtPtr &stmt : body) {
+    if (stmt->kind == Stmt::Kind::Yield)
+      return true;
+    if (stmt->kind == Stmt::Kind::Parallel)
+      continue;
+    if (mayYield(stmt->body) || mayYield(stmt->elseBody))
+      return true;
+  }
+  return false;
+}
+
+bool IRGen::bodyMayYield(ArrayRef<StmtPtr> body) { return mayYield(body); }
+
 static void collectAssigned(ArrayRef<StmtPtr> body,
                             SmallVectorImpl<std::string> &names,
                             llvm::StringSet<> &seen) {
@@ -83,6 +98,11 @@ static void collectAssigned(ArrayRef<StmtPtr> body,
       add(kContinueFlag);
       break;
     case Stmt::Kind::Continue:
+      add(kContinueFlag);
+      break;
+    case Stmt::Kind::Yield:
+      add(kYieldFlag);
+      add(kBreakFlag);
       add(kContinueFlag);
       break;
     default:
@@ -156,13 +176,19 @@ LogicalResult IRGen::statements(ArrayRef<StmtPtr> body) {
       failedAny = true;
       continue;
     }
-    // After a statement that may break or continue, the rest of the body
-    // runs only while neither happened.
-    if (i + 1 < body.size() && mayExit(body.slice(i, 1)) &&
-        lookup(kContinueFlag)) {
+    // After a statement that may break, continue or yield, the rest of the
+    // body runs only while none of them happened.
+    bool exits = mayExit(body.slice(i, 1)) && lookup(kContinueFlag);
+    bool yields = mayYield(body.slice(i, 1)) && lookup(kYieldFlag);
+    if (i + 1 < body.size() && (exits || yields)) {
       Location l = loc(body[i + 1]->loc);
-      Value stop = builder.createOrFold<arith::OrIOp>(
-          l, lookup(kBreakFlag)->value, lookup(kContinueFlag)->value);
+      Value stop = arith::ConstantIntOp::create(builder, l, builder.getI1Type(), 0);
+      if (exits)
+        stop = builder.createOrFold<arith::OrIOp>(
+            l, lookup(kBreakFlag)->value, lookup(kContinueFlag)->value);
+      if (yields)
+        stop = builder.createOrFold<arith::OrIOp>(l, stop,
+                                                  lookup(kYieldFlag)->value);
       Value one = arith::ConstantIntOp::create(builder, l, builder.getI1Type(), 1);
       Value go = builder.createOrFold<arith::XOrIOp>(l, stop, one);
       return failure(failed(guarded(go, body.drop_front(i + 1), l)) ||
@@ -207,7 +233,7 @@ LogicalResult IRGen::guarded(Value cond, ArrayRef<StmtPtr> body, Location l) {
 }
 
 bool IRGen::loopExits(ArrayRef<StmtPtr> body) {
-  if (!mayExit(body))
+  if (!mayExit(body) && !(mayYield(body) && lookup(kYieldFlag)))
     return false;
   Location l = builder.getUnknownLoc();
   Symbol flag{Symbol::Kind::Scalar,
@@ -344,6 +370,23 @@ LogicalResult IRGen::statement(const Stmt &stmt) {
     return ifStmt(stmt);
   case Stmt::Kind::While:
     return whileStmt(stmt);
+  case Stmt::Kind::Yield: {
+    Symbol *yielded = lookup(kYieldFlag);
+    if (!yielded)
+      return fail(stmt.loc, "yield ends a thread's part of a parallel; "
+                            "outside one there is nothing to end",
+                  "use return to leave a function");
+    Value yes = arith::ConstantIntOp::create(builder, loc(stmt.loc),
+                                             builder.getI1Type(), 1);
+    yielded->value = yes;
+    // Inside a loop, the loop stops too (each enclosing loop checks the
+    // flag before its next iteration).
+    if (Symbol *brk = lookup(kBreakFlag))
+      brk->value = yes;
+    if (Symbol *cnt = lookup(kContinueFlag))
+      cnt->value = yes;
+    return success();
+  }
   case Stmt::Kind::Break:
   case Stmt::Kind::Continue: {
     Symbol *brk = lookup(kBreakFlag), *cnt = lookup(kContinueFlag);

@@ -524,6 +524,11 @@ StmtPtr Parser::statement() {
     }
     return stmt;
   }
+  if (tok.is("yield") && peek(1).is(";")) {
+    next();
+    next();
+    return std::make_unique<Stmt>(Stmt::Kind::Yield, loc);
+  }
   if (tok.is("break") || tok.is("continue")) {
     next();
     auto stmt = std::make_unique<Stmt>(

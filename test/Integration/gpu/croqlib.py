@@ -88,6 +88,7 @@ SIGNATURES = {
     "wg_frag_co": [_TENSOR] * 6,
     "flash_co": [_TENSOR] * 4,
     "foreach_forms_co": [_TENSOR],
+    "yield_co": [_TENSOR, _TENSOR],
     "wgmma_cr_co": [_TENSOR, _TENSOR, _TENSOR],
     "wgmma_cc_co": [_TENSOR, _TENSOR, _TENSOR],
 }

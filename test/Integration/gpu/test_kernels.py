@@ -622,6 +622,24 @@ def foreach_aliases_and_masks():
 
 
 @test
+def yield_ends_the_thread():
+    # yield from inside two loops, and past the tail: thread r yields at
+    # step r % 70 of 64. The smallest N, a ragged tail, 1300 blocks.
+    for n in sweep((1, 300, 166_400), (1, 300)):
+        out = poisoned((n,), torch.int32)
+        steps = poisoned((n,), torch.int32)
+        K.yield_co(out, steps)
+        k = torch.arange(n, device="cuda") % 70
+        never = k >= 64
+        poison = torch.full((n,), -12345, dtype=torch.int32, device="cuda")
+        ref_out = torch.where(never, torch.full_like(poison, 64), poison)
+        last = torch.where(never, torch.full_like(k, 64), 4 * (k // 4))
+        ref_steps = torch.where(last >= 4, last.int(), poison)
+        expect_equal(out, ref_out, f"yield: out, N = {n}")
+        expect_equal(steps, ref_steps, f"yield: steps, N = {n}")
+
+
+@test
 def flash_attention():
     # Flash attention (head dim 64, scale 1/8): S = Q K^T on wgmma, the
     # online softmax on register tiles, O += P V with P from registers (RS)
