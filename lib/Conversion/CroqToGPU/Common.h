@@ -177,6 +177,10 @@ Value viewSource(Value view);
 memref::AllocOp viewedBuffer(Value view);
 /// The swizzle span of the buffer a converted view looks into, or 0.
 int64_t swizzleSpan(Value view);
+/// The element offset of buffer index `index` in the swizzled layout of
+/// span `span`: panels of span bytes of each row, one after another.
+Value swizzledOffset(OpBuilder &b, Location loc, MemRefType type,
+                     ArrayRef<Value> index, int64_t span);
 /// Where element `index` of a view of a swizzled buffer lives in it.
 SmallVector<Value> swizzledIndices(OpBuilder &b, Location loc,
                                    const RootedView &view,

@@ -107,8 +107,26 @@ static LogicalResult materializeTma(ModuleOp module) {
                          : swizzle == 64 ? nvgpu::TensorMapSwizzleKind::SWIZZLE_64B
                          : swizzle == 32 ? nvgpu::TensorMapSwizzleKind::SWIZZLE_32B
                                          : nvgpu::TensorMapSwizzleKind::SWIZZLE_NONE;
+      // A swizzled box is at most one span wide: a tile of wider rows (a
+      // buffer of several panels) moves as one box per panel.
+      SmallVector<int64_t> boxShape(tileType.getShape());
+      int64_t rowBytes =
+          tileType.getShape().back() * tileType.getElementTypeBitWidth() / 8;
+      if (swizzle && rowBytes > swizzle) {
+        if (rowBytes % swizzle ||
+            llvm::any_of(tileType.getShape().drop_back(2),
+                         [](int64_t d) { return d != 1; })) {
+          copy.emitOpError("moves rows of ")
+              << rowBytes << " bytes with swizzle(" << swizzle
+              << "): a tile wider than the swizzle span moves one span-wide "
+                 "box per panel, which needs rows of a multiple of the span "
+                 "and a 2-D tile";
+          return WalkResult::interrupt();
+        }
+        boxShape.back() = swizzle * 8 / tileType.getElementTypeBitWidth();
+      }
       auto box = MemRefType::get(
-          tileType.getShape(), tileType.getElementType(), MemRefLayoutAttrInterface(),
+          boxShape, tileType.getElementType(), MemRefLayoutAttrInterface(),
           gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Workgroup));
       auto descriptorType = nvgpu::TensorMapDescriptorType::get(
           context, box, swizzleKind, nvgpu::TensorMapL2PromoKind::L2PROMO_128B,
@@ -125,7 +143,7 @@ static LogicalResult materializeTma(ModuleOp module) {
                                     tensorType.getMemorySpace()),
             tensor);
         SmallVector<Value> boxDims;
-        for (int64_t d : tileType.getShape())
+        for (int64_t d : boxShape)
           boxDims.push_back(cIndex(b, loc, d));
         descriptor = nvgpu::TmaCreateDescriptorOp::create(b, loc, descriptorType,
                                                           unranked, boxDims);

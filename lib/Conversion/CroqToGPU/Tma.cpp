@@ -114,6 +114,64 @@ static std::pair<Value, Value> syncTmaBarrier(OpBuilder &b, Location loc,
   return {group, createPhaseBits(b, loc, /*count=*/1, /*start=*/false)};
 }
 
+/// The shared boxes a TMA copy moves, with their coordinates: the tile
+/// itself, or, when the tensor map's box is narrower than the tile (a
+/// swizzled buffer of several panels), one box per panel at the panel's
+/// address (see swizzledOffset) and columns.
+static FailureOr<SmallVector<std::pair<Value, SmallVector<Value>>>>
+tmaBoxes(OpBuilder &b, Location loc, Value sharedView, Value descriptor,
+         ArrayRef<Value> coords) {
+  auto tile = cast<MemRefType>(sharedView.getType());
+  MemRefType box =
+      cast<nvgpu::TensorMapDescriptorType>(descriptor.getType()).getTensor();
+  SmallVector<std::pair<Value, SmallVector<Value>>> boxes;
+  int64_t boxInner = box.getShape().back(), tileInner = tile.getShape().back();
+  if (boxInner == tileInner) {
+    boxes.push_back({sharedView, SmallVector<Value>(coords)});
+    return boxes;
+  }
+  FailureOr<RootedView> view = rootView(b, loc, sharedView);
+  int64_t span = swizzleSpan(sharedView);
+  if (failed(view) || !span)
+    return failure();
+  auto rootType = cast<MemRefType>(view->root.getType());
+  int64_t rows = rootType.getShape()[rootType.getRank() - 2];
+  Value origin = swizzledOffset(b, loc, rootType, view->origin, span);
+  int64_t rank = box.getRank();
+  SmallVector<int64_t> strides(rank, boxInner);
+  strides.back() = 1;
+  for (int64_t d = rank - 3; d >= 0; --d)
+    strides[d] = strides[d + 1] * box.getShape()[d + 1];
+  auto flat = memref::ReinterpretCastOp::create(
+      b, loc,
+      MemRefType::get({ShapedType::kDynamic}, tile.getElementType(),
+                      MemRefLayoutAttrInterface(), tile.getMemorySpace()),
+      view->root, OpFoldResult(b.getIndexAttr(0)),
+      ArrayRef<OpFoldResult>{b.getIndexAttr(rootType.getNumElements())},
+      ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+  for (int64_t p = 0; p < tileInner / boxInner; ++p) {
+    Value offset = arith::AddIOp::create(b, loc, origin,
+                                         cIndex(b, loc, p * rows * boxInner));
+    auto type = MemRefType::get(
+        box.getShape(), tile.getElementType(),
+        StridedLayoutAttr::get(b.getContext(), ShapedType::kDynamic, strides),
+        tile.getMemorySpace());
+    SmallVector<OpFoldResult> sizes, strideAttrs;
+    for (auto [extent, stride] : llvm::zip_equal(box.getShape(), strides)) {
+      sizes.push_back(b.getIndexAttr(extent));
+      strideAttrs.push_back(b.getIndexAttr(stride));
+    }
+    Value panel = memref::ReinterpretCastOp::create(b, loc, type, flat,
+                                                    OpFoldResult(offset), sizes,
+                                                    strideAttrs);
+    SmallVector<Value> at(coords);
+    at.front() = arith::AddIOp::create(b, loc, at.front(),
+                                       cIndex(b, loc, p * boxInner));
+    boxes.push_back({panel, at});
+  }
+  return boxes;
+}
+
 } // namespace mlir::croq::detail
 
 using namespace mlir::croq::detail;
@@ -141,6 +199,11 @@ struct TmaCopyLowering : ScopedPattern<TmaCopyOp> {
     if (!descriptor || failed(coords))
       return op.emitOpError("cannot take TMA coordinates from this view; "
                             "TMA needs unit-stride tiles of a tensor argument");
+    FailureOr<SmallVector<std::pair<Value, SmallVector<Value>>>> boxes =
+        tmaBoxes(rewriter, loc, sharedView, descriptor, *coords);
+    if (failed(boxes))
+      return op.emitOpError("moves a tile wider than its swizzle span, but "
+                            "the tile is not a view of a swizzled buffer");
     LaunchAnalysis::Scope scope = analysis.getScope(op);
     Value issues = issuer(rewriter, loc, op, analysis);
     bool cooperative = op.getIssuer() != Issuer::Each;
@@ -155,8 +218,8 @@ struct TmaCopyLowering : ScopedPattern<TmaCopyOp> {
       if (cooperative)
         emitScopeBarrier(rewriter, loc, scope);
       onIssuer(rewriter, loc, issues, [&](OpBuilder &b) {
-        nvgpu::TmaAsyncStoreOp::create(b, loc, sharedView, descriptor, *coords,
-                                       Value());
+        for (auto &[box, at] : *boxes)
+          nvgpu::TmaAsyncStoreOp::create(b, loc, box, descriptor, at, Value());
         NVVM::CpAsyncBulkCommitGroupOp::create(b, loc);
         NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, 0, b.getUnitAttr());
       });
@@ -189,8 +252,9 @@ struct TmaCopyLowering : ScopedPattern<TmaCopyOp> {
 
     if (group) {
       onIssuer(rewriter, loc, issues, [&](OpBuilder &b) {
-        nvgpu::TmaAsyncLoadOp::create(b, loc, sharedView, group, descriptor,
-                                      *coords, slot, Value(), Value());
+        for (auto &[box, at] : *boxes)
+          nvgpu::TmaAsyncLoadOp::create(b, loc, box, group, descriptor, at,
+                                        slot, Value(), Value());
       });
       replaceCopy(rewriter, op, sharedView);
       return success();
@@ -209,8 +273,9 @@ struct TmaCopyLowering : ScopedPattern<TmaCopyOp> {
       nvgpu::MBarrierArriveExpectTxOp::create(b, loc, barrier,
                                               cIndex(b, loc, bytes), zero,
                                               Value());
-      nvgpu::TmaAsyncLoadOp::create(b, loc, sharedView, barrier, descriptor,
-                                    *coords, zero, Value(), Value());
+      for (auto &[box, at] : *boxes)
+        nvgpu::TmaAsyncLoadOp::create(b, loc, box, barrier, descriptor, at,
+                                      zero, Value(), Value());
     });
     waitOnPhaseBit(rewriter, loc, barrier, zero, phase, zero);
     replaceCopy(rewriter, op, sharedView);

@@ -141,7 +141,7 @@ int64_t swizzleSpan(Value view) {
 
 /// Element offset of buffer index `index` in the swizzled layout of span
 /// `span` (see the section comment).
-static Value swizzledOffset(OpBuilder &b, Location loc, MemRefType type,
+Value swizzledOffset(OpBuilder &b, Location loc, MemRefType type,
                             ArrayRef<Value> index, int64_t span) {
   ArrayRef<int64_t> shape = type.getShape();
   int64_t rank = shape.size(), rows = shape[rank - 2], cols = shape[rank - 1];

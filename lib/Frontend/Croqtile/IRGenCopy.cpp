@@ -279,9 +279,10 @@ LogicalResult IRGen::copy(const Stmt &stmt) {
                         : cast<MemRefType>(source->getType());
       int64_t inner = shared.getShape().back();
       int64_t bytes = inner * shared.getElementTypeBitWidth() / 8;
-      if (!ShapedType::isDynamic(inner) && bytes != swizzle.getInt())
+      // Rows of several spans are stored as panels of one span each.
+      if (!ShapedType::isDynamic(inner) && bytes % swizzle.getInt())
         return fail(stmt.loc, ".swiz<" + Twine(swizzle.getInt()) +
-                                  "> needs shared rows of " +
+                                  "> needs shared rows of a multiple of " +
                                   Twine(swizzle.getInt()) +
                                   " bytes; this tile's rows are " +
                                   Twine(inner) + " x " +

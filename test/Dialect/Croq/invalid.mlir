@@ -687,7 +687,7 @@ func.func @negative_tma_inner_stride(%a: memref<64x64xf16, strided<[1, 64]>>, %b
 // -----
 
 func.func @negative_tma_swizzle_bytes(%a: memref<64x32xf16>, %b: memref<64x32xf16, #gpu.address_space<workgroup>>) {
-  // expected-error @below {{swizzle(128) must equal the bytes of the innermost tile extent, 32 x 16 bits = 64 bytes}}
+  // expected-error @below {{swizzle(128) must divide the bytes of the innermost tile extent, 32 x 16 bits = 64 bytes}}
   croq.tma.copy swizzle(128) %a to %b : memref<64x32xf16> to memref<64x32xf16, #gpu.address_space<workgroup>>
   return
 }

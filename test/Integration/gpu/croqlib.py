@@ -89,6 +89,7 @@ SIGNATURES = {
     "flash_co": [_TENSOR] * 4,
     "foreach_forms_co": [_TENSOR],
     "yield_co": [_TENSOR, _TENSOR],
+    "gemm_tma_bk128_co": [_TENSOR, _TENSOR, _TENSOR],
     "wgmma_cr_co": [_TENSOR, _TENSOR, _TENSOR],
     "wgmma_cc_co": [_TENSOR, _TENSOR, _TENSOR],
 }

@@ -695,6 +695,18 @@ def tma_wgmma_gemm_fp8():
 
 
 @test
+def tma_wgmma_gemm_two_panel_k_tiles():
+    # 128-wide K tiles (rows of 256 bytes, two 128-byte swizzle panels, one
+    # TMA box each): the smallest shape, ragged M, N and K (K = 136: a
+    # second K tile of one panel's worth, the rest zero-filled), 1024 blocks
+    # with 5 K tiles.
+    check_matmul(K.gemm_tma_bk128_co,
+                 sweep(((1, 8, 8), (128, 128, 128), (300, 200, 136),
+                        (4096, 4096, 640)), ((1, 8, 8), (300, 200, 136))),
+                 True, 1e-5, "TMA 1P2C GEMM, K tiles of two panels")
+
+
+@test
 def tma_wgmma_gemm_grouped_tile_order():
     # 3 row tiles (a partial strip of GROUP_M = 8) and 17 x 4 tiles.
     check_matmul(K.gemm_tma_grouped_co,

@@ -189,9 +189,10 @@ LogicalResult TmaCopyOp::verify() {
   if (std::optional<int64_t> swizzle = getSwizzle()) {
     int64_t inner = targetType.getShape().back();
     unsigned bits = targetType.getElementTypeBitWidth();
-    if (!ShapedType::isDynamic(inner) && inner * bits / 8 != *swizzle)
+    // Rows of several spans move as one box per span-wide panel.
+    if (!ShapedType::isDynamic(inner) && (inner * bits / 8) % *swizzle)
       return emitOpError("swizzle(")
-             << *swizzle << ") must equal the bytes of the innermost tile "
+             << *swizzle << ") must divide the bytes of the innermost tile "
              << "extent, " << inner << " x " << bits << " bits = "
              << inner * bits / 8 << " bytes";
   }

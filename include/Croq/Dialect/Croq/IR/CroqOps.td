@@ -559,12 +559,14 @@ def Croq_TmaCopyOp : Croq_Op<"tma.copy", [AttrSizedOperandSegments,
     `async` and `bind %e[%i]` (D1 `tma.copy.async<e[i]>`), completion is
     bound to the event, whose next trigger by the issuing thread expects the
     bytes. With `async` and no event (D2), the result is a future for
-    `croq.event.trigger ... after`. `swizzle(N)` must equal the bytes of the
-    innermost tile extent.
+    `croq.event.trigger ... after`. `swizzle(N)` must divide the bytes of
+    the innermost tile extent: a tile of rows wider than N bytes lies in
+    the buffer as panels N bytes wide, and moves as one box per panel.
 
     `map(%m : type)` names the tensor map the copy uses: an
     `!nvgpu.tensormap.descriptor` over the whole global tensor with the
-    tile as its box, built before the kernel. croq-materialize-tma creates
+    tile (or, for a tile of several panels, one panel) as its box, built
+    before the kernel. croq-materialize-tma creates
     it; the croq-to-gpu patterns lower only copies that have one.
     `issuer<...>` says which threads of the executing group issue the copy
     (croq-elect-issuers).
