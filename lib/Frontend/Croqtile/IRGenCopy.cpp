@@ -279,17 +279,23 @@ LogicalResult IRGen::copy(const Stmt &stmt) {
                         : cast<MemRefType>(source->getType());
       int64_t inner = shared.getShape().back();
       int64_t bytes = inner * shared.getElementTypeBitWidth() / 8;
-      // Rows of several spans are stored as panels of one span each.
-      if (!ShapedType::isDynamic(inner) && bytes % swizzle.getInt())
+      // The wgmma layout's span (croq-plan-shared-layout): the rows' bytes
+      // when they are 32 or 64, else 128, rows of several spans stored as
+      // panels of 128 bytes each.
+      int64_t span = bytes % 128 == 0 ? 128 : bytes;
+      if (!ShapedType::isDynamic(inner) && span != swizzle.getInt())
         return fail(stmt.loc, ".swiz<" + Twine(swizzle.getInt()) +
-                                  "> needs shared rows of a multiple of " +
+                                  "> needs shared rows of " +
                                   Twine(swizzle.getInt()) +
-                                  " bytes; this tile's rows are " +
+                                  (swizzle.getInt() == 128
+                                       ? " bytes or a multiple of them"
+                                       : " bytes") +
+                                  "; this tile's rows are " +
                                   Twine(inner) + " x " +
                                   typeString(shared.getElementType()) +
                                   " = " + Twine(bytes) + " bytes",
-                    bytes == 32 || bytes == 64 || bytes == 128
-                        ? "use .swiz<" + Twine(bytes) + ">"
+                    bytes == 32 || bytes == 64 || bytes % 128 == 0
+                        ? "use .swiz<" + Twine(span) + ">"
                         : Twine("use rows of 32, 64 or 128 bytes, or no "
                                 "swizzle"));
     }
