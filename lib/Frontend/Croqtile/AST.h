@@ -162,6 +162,10 @@ struct Stmt {
   // Copies.
   std::string copyKind;         // copy / load / transp
   std::vector<int64_t> permutation; // dma.transp<1, 0>: result dim i is source dim p[i]
+  /// dma.pad<{low}, {high}, {mid}, value>: elements before, after and
+  /// between the source's in each dimension, and their value.
+  std::vector<int64_t> padLow, padHigh, padMid;
+  ExprPtr padValue;
   bool async = false;
   bool transpose = false;       // mma.store.transp
   /// Cache hints of a copy (`.evict_first`, `.evict_last`) croq does not

@@ -68,6 +68,102 @@ bool IRGen::dependsOnThreadIndex(Value v) {
   return false;
 }
 
+LogicalResult IRGen::padCopy(const Stmt &stmt, Value source) {
+  // dma.pad<{low}, {high}, {mid}, v> x => s: a buffer of low + n + (n - 1)
+  // * mid + high elements in each dimension of extent n, filled with v,
+  // with x's elements at low, low + mid + 1, ...: the fill, then a copy
+  // into the strided interior.
+  Location l = loc(stmt.loc);
+  auto type = cast<MemRefType>(source.getType());
+  int64_t rank = type.getRank();
+  if (static_cast<int64_t>(stmt.padLow.size()) != rank ||
+      static_cast<int64_t>(stmt.padHigh.size()) != rank ||
+      static_cast<int64_t>(stmt.padMid.size()) != rank)
+    return fail(stmt.loc, "dma.pad<{low}, {high}, {mid}, value> needs " +
+                              Twine(rank) + " paddings in each of its three "
+                              "lists, one per dimension of the source");
+  for (const std::vector<int64_t> *widths :
+       {&stmt.padLow, &stmt.padHigh, &stmt.padMid})
+    if (llvm::any_of(*widths, [](int64_t w) { return w < 0; }))
+      return fail(stmt.loc, "dma.pad paddings cannot be negative");
+  if (stmt.async)
+    return fail(stmt.loc, "dma.pad is a synchronous copy in croq",
+                "drop .async");
+  if (!insideParallel())
+    return fail(stmt.loc, "dma.pad runs on device threads; move it into a "
+                          "parallel");
+  SmallVector<Value> extents, padded;
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < rank; ++d) {
+    Value n = viewExtent(source, d, l);
+    extents.push_back(n);
+    // low + n + (n - 1) * mid + high
+    Value gaps = builder.createOrFold<arith::MulIOp>(
+        l, builder.createOrFold<arith::SubIOp>(l, n, constIndex(1, l)),
+        constIndex(stmt.padMid[d], l));
+    Value out = builder.createOrFold<arith::AddIOp>(
+        l, builder.createOrFold<arith::AddIOp>(l, n, gaps),
+        constIndex(stmt.padLow[d] + stmt.padHigh[d], l));
+    padded.push_back(out);
+    std::optional<int64_t> c = asConstant(out);
+    shape.push_back(c ? *c : ShapedType::kDynamic);
+  }
+  Value target;
+  if (stmt.dest) {
+    FailureOr<Value> dest = view(*stmt.dest);
+    if (failed(dest))
+      return failure();
+    target = *dest;
+    auto destType = cast<MemRefType>(target.getType());
+    bool fits = destType.getRank() == rank;
+    for (int64_t d = 0; fits && d < rank; ++d)
+      fits = ShapedType::isDynamic(shape[d]) || destType.isDynamicDim(d) ||
+             destType.getDimSize(d) == shape[d];
+    if (!fits)
+      return fail(stmt.loc, "dma.pad makes a tile of the padded shape; the "
+                            "destination's shape differs");
+  } else {
+    if (stmt.destStorage == "global")
+      return fail(stmt.loc, "=> global is not a destination",
+                  "pad into a view of a global tensor");
+    bool shared = stmt.destStorage == "shared" && !dependsOnThreadIndex(source);
+    SmallVector<Value> dynamicSizes;
+    for (int64_t d = 0; d < rank; ++d)
+      if (ShapedType::isDynamic(shape[d]))
+        dynamicSizes.push_back(padded[d]);
+    auto bufferType = MemRefType::get(
+        shape, type.getElementType(), MemRefLayoutAttrInterface(),
+        gpu::AddressSpaceAttr::get(context, shared ? gpu::AddressSpace::Workgroup
+                                                   : gpu::AddressSpace::Private));
+    target = memref::AllocOp::create(builder, l, bufferType, dynamicSizes);
+  }
+  FailureOr<EVal> v = expr(*stmt.padValue);
+  if (failed(v) ||
+      failed(checkInitializer(*stmt.padValue, v->value, type.getElementType())))
+    return failure();
+  Value fill = coerce(v->value, type.getElementType(), l);
+  SmallVector<Value> lbs(rank, constIndex(0, l)), steps(rank, constIndex(1, l));
+  scf::buildLoopNest(builder, l, lbs, padded, steps,
+                     [&](OpBuilder &b, Location loc, ValueRange ivs) {
+                       memref::StoreOp::create(b, loc, fill, target, ivs);
+                     });
+  SmallVector<OpFoldResult> offsets, sizes, strides;
+  for (int64_t d = 0; d < rank; ++d) {
+    offsets.push_back(builder.getIndexAttr(stmt.padLow[d]));
+    std::optional<int64_t> n = asConstant(extents[d]);
+    sizes.push_back(n ? OpFoldResult(builder.getIndexAttr(*n))
+                      : OpFoldResult(extents[d]));
+    strides.push_back(builder.getIndexAttr(stmt.padMid[d] + 1));
+  }
+  Value interior =
+      memref::SubViewOp::create(builder, l, target, offsets, sizes, strides);
+  DmaCopyOp::create(builder, l, TypeRange{}, source, interior, ValueRange{},
+                    /*async=*/false, IntegerAttr());
+  if (!stmt.name.empty())
+    return declareNew(stmt.name, stmt.nameLoc, Symbol{Symbol::Kind::Tensor, target});
+  return success();
+}
+
 LogicalResult IRGen::copy(const Stmt &stmt) {
   Location l = loc(stmt.loc);
   bool isTma = stmt.op == "tma";
@@ -79,6 +175,8 @@ LogicalResult IRGen::copy(const Stmt &stmt) {
   FailureOr<Value> source = view(*stmt.source);
   if (failed(source))
     return failure();
+  if (stmt.copyKind == "pad")
+    return padCopy(stmt, *source);
   if (!stmt.permutation.empty()) {
     // dma.transp<p...>: a copy of the source seen through the permutation.
     FailureOr<Value> permuted = transposedView(stmt, *source);

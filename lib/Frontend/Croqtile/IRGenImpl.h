@@ -290,6 +290,8 @@ private:
   bool dependsOnThreadIndex(Value v);
   /// The source of `dma.transp<p...>` seen through its permutation.
   FailureOr<Value> transposedView(const Stmt &stmt, Value source);
+  /// dma.pad<{low}, {high}, {mid}, value>: the padded buffer.
+  LogicalResult padCopy(const Stmt &stmt, Value source);
   LogicalResult dmaAny(const Stmt &stmt);
   LogicalResult mmaFill(const Stmt &stmt);
   LogicalResult mmaLoad(const Stmt &stmt);

@@ -1065,6 +1065,27 @@ StmtPtr Parser::dma(SMLoc loc, std::string result, SMLoc resultLoc) {
     } while (accept(","));
     if (!expect(">"))
       return nullptr;
+  } else if (engine == "dma" && stmt->copyKind == "pad") {
+    // dma.pad<{low...}, {high...}, {mid...}, value>.
+    if (!expect("<", "after dma.pad"))
+      return nullptr;
+    for (std::vector<int64_t> *widths :
+         {&stmt->padLow, &stmt->padHigh, &stmt->padMid}) {
+      if (!expect("{", "to open dma.pad's paddings"))
+        return nullptr;
+      do {
+        std::optional<int64_t> w;
+        if (!intArg(w))
+          return nullptr;
+        widths->push_back(*w);
+      } while (accept(","));
+      if (!expect("}") || !expect(","))
+        return nullptr;
+    }
+    // A unary expression: a full one would read the closing ">" as a
+    // comparison.
+    if (!(stmt->padValue = unary()) || !expect(">"))
+      return nullptr;
   } else if (stmt->copyKind != "copy" &&
              !(engine == "tma" && stmt->copyKind == "load")) {
     error(loc, engine + "." + stmt->copyKind + " is not supported; use " +

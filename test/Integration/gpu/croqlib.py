@@ -90,6 +90,7 @@ SIGNATURES = {
     "foreach_forms_co": [_TENSOR],
     "yield_co": [_TENSOR, _TENSOR],
     "gemm_tma_bk128_co": [_TENSOR, _TENSOR, _TENSOR],
+    "pad_co": [_TENSOR, _TENSOR, _TENSOR],
     "wgmma_cr_co": [_TENSOR, _TENSOR, _TENSOR],
     "wgmma_cc_co": [_TENSOR, _TENSOR, _TENSOR],
 }

@@ -640,6 +640,24 @@ def yield_ends_the_thread():
 
 
 @test
+def dma_pad():
+    # dma.pad of [2, 4] tiles into shared ([7, 13]: low {1, 2}, high {3, 1},
+    # mid {1, 2}, value -1) and of [1, 4] rows into local ([1, 6], value 9):
+    # one block, 150 and 2000 blocks.
+    for m in sweep((2, 300, 4000), (2, 300)):
+        x = torch.randn(m, 4, device="cuda")
+        y = poisoned((m // 2 * 7, 13), torch.float32)
+        z = poisoned((m, 6), torch.float32)
+        K.pad_co(x, y, z)
+        ref = torch.full((m // 2, 7, 13), -1.0, device="cuda")
+        ref[:, 1:4:2, 2:12:3] = x.view(m // 2, 2, 4)
+        expect_equal(y, ref.view(m // 2 * 7, 13), f"dma.pad into shared, M = {m}")
+        refz = torch.full((m, 6), 9.0, device="cuda")
+        refz[:, 1:5] = x
+        expect_equal(z, refz, f"dma.pad into local, M = {m}")
+
+
+@test
 def flash_attention():
     # Flash attention (head dim 64, scale 1/8): S = Q K^T on wgmma, the
     # online softmax on register tiles, O += P V with P from registers (RS)
