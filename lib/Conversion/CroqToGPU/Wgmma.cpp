@@ -442,18 +442,25 @@ LogicalResult lowerWarpgroupMma(MmaOp op, Value acc, Value a, Value b,
   return success();
 }
 
-std::pair<Value, Value> warpgroupAccCoords(OpBuilder &b, Location loc,
-                                           int64_t r) {
+/// The accumulator element register 0 of the executing thread holds: in
+/// warp w of the warpgroup, lane l holds row 16w + l / 4, column 2 (l % 4).
+static std::pair<Value, Value> warpgroupAccBase(OpBuilder &b, Location loc) {
   Value rank = arith::RemUIOp::create(b, loc, threadId(b, loc), cIndex(b, loc, 128));
   Value warp = arith::DivUIOp::create(b, loc, rank, cIndex(b, loc, 32));
   Value lane = arith::RemUIOp::create(b, loc, rank, cIndex(b, loc, 32));
   Value row = arith::AddIOp::create(
       b, loc, arith::MulIOp::create(b, loc, warp, cIndex(b, loc, 16)),
       arith::DivUIOp::create(b, loc, lane, cIndex(b, loc, 4)));
-  row = arith::AddIOp::create(b, loc, row, cIndex(b, loc, 8 * ((r % 4) / 2)));
   Value col = arith::MulIOp::create(
       b, loc, arith::RemUIOp::create(b, loc, lane, cIndex(b, loc, 4)),
       cIndex(b, loc, 2));
+  return {row, col};
+}
+
+std::pair<Value, Value> warpgroupAccCoords(OpBuilder &b, Location loc,
+                                           int64_t r) {
+  auto [row, col] = warpgroupAccBase(b, loc);
+  row = arith::AddIOp::create(b, loc, row, cIndex(b, loc, 8 * ((r % 4) / 2)));
   col = arith::AddIOp::create(b, loc, col, cIndex(b, loc, 8 * (r / 4) + r % 2));
   return {row, col};
 }
@@ -492,15 +499,8 @@ void storeWarpgroupAcc(OpBuilder &b, Location loc, FragType type,
                               std::optional<SmallVector<Value>> valid,
                               bool transpose) {
   waitWarpgroupMmas(b, loc);
-  Value rank = arith::RemUIOp::create(b, loc, threadId(b, loc), cIndex(b, loc, 128));
-  Value warp = arith::DivUIOp::create(b, loc, rank, cIndex(b, loc, 32));
-  Value lane = arith::RemUIOp::create(b, loc, rank, cIndex(b, loc, 32));
-  Value rowBase = arith::AddIOp::create(
-      b, loc, arith::MulIOp::create(b, loc, warp, cIndex(b, loc, 16)),
-      arith::DivUIOp::create(b, loc, lane, cIndex(b, loc, 4)));
-  Value colBase = arith::MulIOp::create(
-      b, loc, arith::RemUIOp::create(b, loc, lane, cIndex(b, loc, 4)),
-      cIndex(b, loc, 2));
+  Value rowBase, colBase;
+  std::tie(rowBase, colBase) = warpgroupAccBase(b, loc);
   Type from = type.getElementType();
   auto targetType = cast<MemRefType>(target.getType());
   Type to = targetType.getElementType();
