@@ -639,6 +639,23 @@ FailureOr<EVal> IRGen::expr(const Expr &e) {
     return EVal{total};
   }
   case Expr::Kind::Call: {
+    if (e.base) {
+      // `t(1)(-2)`: the k-th value of the bounded variable `t(1)` stands
+      // for, counted from its bound when negative.
+      FailureOr<EVal> inner = expr(*e.base);
+      if (failed(inner))
+        return failure();
+      if (!inner->bound || e.args.size() != 1)
+        return fail(e.loc, "x(k) takes one value of a bounded variable; this "
+                           "is not one");
+      FailureOr<int64_t> k = constantExpr(*e.args[0]);
+      if (failed(k))
+        return failure();
+      Value at = *k >= 0 ? constIndex(*k, l)
+                         : builder.createOrFold<arith::AddIOp>(l, inner->bound,
+                                                               constIndex(*k, l));
+      return EVal{at, inner->bound};
+    }
     if (Symbol *s = lookup(e.name); s && s->kind == Symbol::Kind::Shape) {
       // `s(i)`: element i of an mdspan or ituple.
       if (e.args.size() != 1)

@@ -1516,6 +1516,29 @@ ExprPtr Parser::postfix() {
       e = std::move(index);
       continue;
     }
+    // `t {(2), (0)}`: elements of an index tuple, picked and reordered (the
+    // same as `t[(2), (0)]`).
+    if (at("{") && peek(1).is("(") && e->kind == Expr::Kind::Name) {
+      auto index = std::make_unique<Expr>(Expr::Kind::Index, next().loc);
+      index->base = std::move(e);
+      if (!exprList(index->args, "}"))
+        return nullptr;
+      if (!measure(*index))
+        return nullptr;
+      e = std::move(index);
+      continue;
+    }
+    // `t(1)(-2)`: the value of a tuple's element counted from its bound.
+    if (at("(") && e->kind == Expr::Kind::Call && e->base == nullptr) {
+      auto call = std::make_unique<Expr>(Expr::Kind::Call, next().loc);
+      call->base = std::move(e);
+      if (!exprList(call->args, ")"))
+        return nullptr;
+      if (!measure(*call))
+        return nullptr;
+      e = std::move(call);
+      continue;
+    }
     if (at("++") || at("--")) {
       auto post = std::make_unique<Expr>(Expr::Kind::Postfix, peek().loc);
       post->name = next().text;
