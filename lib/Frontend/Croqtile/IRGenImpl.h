@@ -306,6 +306,10 @@ private:
 
   /// Names defined outside `body` that it reassigns, in a stable order.
   SmallVector<std::string> carried(ArrayRef<StmtPtr> body);
+  SmallVector<std::string> carried(const Stmt &stmt);
+  /// Of `names` (assigned somewhere), those that must flow out of a region:
+  /// futures, fragments and mutable scalars in scope.
+  SmallVector<std::string> carriedOf(ArrayRef<std::string> names);
 
   // Expressions.
   FailureOr<EVal> expr(const Expr &e);
@@ -343,6 +347,11 @@ private:
   std::optional<ApplyPoint> applyPoint;
   LogicalResult tileDecl(const Stmt &stmt, Type element);
   LogicalResult apply(const Stmt &stmt);
+  /// Host statements that read or write tensor elements run in a kernel of
+  /// one thread.
+  bool touchesElements(const Expr &e);
+  bool touchesElements(const Stmt &stmt);
+  LogicalResult onOneThread(const Stmt &stmt);
   /// True when `body` may yield (in nested loops and branches too).
   static bool bodyMayYield(ArrayRef<StmtPtr> body);
   /// `x.at(i, j)` of a register tile inside an apply: its register.

@@ -48,12 +48,16 @@ bool IRGen::bodyMayYield(ArrayRef<StmtPtr> body) { return mayYield(body); }
 
 static void collectAssigned(ArrayRef<StmtPtr> body,
                             SmallVectorImpl<std::string> &names,
+                            llvm::StringSet<> &seen);
+
+static void collectAssigned(const Stmt *stmt,
+                            SmallVectorImpl<std::string> &names,
                             llvm::StringSet<> &seen) {
   auto add = [&](const std::string &name) {
     if (!name.empty() && seen.insert(name).second)
       names.push_back(name);
   };
-  for (const StmtPtr &stmt : body) {
+  {
     switch (stmt->kind) {
     case Stmt::Kind::Assign:
       if (stmt->target->kind == Expr::Kind::Name)
@@ -113,10 +117,29 @@ static void collectAssigned(ArrayRef<StmtPtr> body,
   }
 }
 
-SmallVector<std::string> IRGen::carried(ArrayRef<StmtPtr> body) {
+static void collectAssigned(ArrayRef<StmtPtr> body,
+                            SmallVectorImpl<std::string> &names,
+                            llvm::StringSet<> &seen) {
+  for (const StmtPtr &stmt : body)
+    collectAssigned(stmt.get(), names, seen);
+}
+
+SmallVector<std::string> IRGen::carried(const Stmt &stmt) {
   SmallVector<std::string> names, result;
   llvm::StringSet<> seen;
+  collectAssigned(&stmt, names, seen);
+  return carriedOf(names);
+}
+
+SmallVector<std::string> IRGen::carried(ArrayRef<StmtPtr> body) {
+  SmallVector<std::string> names;
+  llvm::StringSet<> seen;
   collectAssigned(body, names, seen);
+  return carriedOf(names);
+}
+
+SmallVector<std::string> IRGen::carriedOf(ArrayRef<std::string> names) {
+  SmallVector<std::string> result;
   llvm::StringSet<> taken;
   for (const std::string &raw : names) {
     std::string name = raw;
@@ -243,6 +266,93 @@ bool IRGen::loopExits(ArrayRef<StmtPtr> body) {
   return true;
 }
 
+/// True when `e` reads or writes an element of a tensor (`x.at(...)`).
+bool IRGen::touchesElements(const Expr &e) {
+  if (e.kind == Expr::Kind::Member && e.name == "at" && e.hasArgs && e.base &&
+      e.base->kind == Expr::Kind::Name)
+    if (Symbol *s = lookup(e.base->name);
+        s && (s->kind == Symbol::Kind::Tensor || s->kind == Symbol::Kind::Future))
+      return true;
+  if (e.base && touchesElements(*e.base))
+    return true;
+  return llvm::any_of(e.args, [&](const ExprPtr &a) {
+    return a && touchesElements(*a);
+  });
+}
+
+bool IRGen::touchesElements(const Stmt &stmt) {
+  // Statements that only act: loops, branches, prints, element stores. A
+  // declaration or a binding would end with the kernel it ran in.
+  switch (stmt.kind) {
+  case Stmt::Kind::Foreach:
+  case Stmt::Kind::With:
+  case Stmt::Kind::If:
+  case Stmt::Kind::While:
+  case Stmt::Kind::Print:
+  case Stmt::Kind::Assert:
+  case Stmt::Kind::ExprStmt:
+  case Stmt::Kind::Block:
+    break;
+  case Stmt::Kind::Assign:
+    if (stmt.target->kind == Expr::Kind::Name)
+      return false;
+    break;
+  default:
+    return false;
+  }
+  std::function<bool(const Stmt &)> any = [&](const Stmt &s) {
+    if (s.kind == Stmt::Kind::Parallel)
+      return false;
+    for (const Expr *e : {s.target.get(), s.value.get(), s.source.get(),
+                          s.dest.get()})
+      if (e && touchesElements(*e))
+        return true;
+    for (const ExprPtr &e : s.operands)
+      if (e && touchesElements(*e))
+        return true;
+    for (const ArrayRef<StmtPtr> body : {ArrayRef(s.body), ArrayRef(s.elseBody)})
+      for (const StmtPtr &inner : body)
+        if (any(*inner))
+          return true;
+    return false;
+  };
+  return any(stmt);
+}
+
+LogicalResult IRGen::onOneThread(const Stmt &stmt) {
+  // Host code that reads or writes tensor elements: the tensors live on
+  // the GPU, so the statement runs there, in one thread of one block.
+  Location l = loc(stmt.loc);
+  SmallVector<std::string> assigned = carried(stmt);
+  if (!assigned.empty())
+    return fail(stmt.loc, "this host statement reads or writes tensor "
+                          "elements, so croq runs it on the GPU, where it "
+                          "cannot assign '" + assigned.front() + "'",
+                "compute the value in a parallel and write it to a tensor");
+  if (finalPass)
+    emitWarning(l) << "host code that reads or writes tensor elements runs "
+                      "on the GPU, in one thread";
+  auto grid = ParallelOp::create(builder, l, Level::Block,
+                                 ValueRange{constIndex(1, l)}, false, Value(),
+                                 TypeRange{});
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToStart(&grid.getBody().front());
+  auto thread = ParallelOp::create(builder, l, Level::Thread,
+                                   ValueRange{constIndex(1, l)}, false, Value(),
+                                   TypeRange{});
+  builder.setInsertionPointToStart(&thread.getBody().front());
+  openParallels.push_back(grid);
+  openParallels.push_back(thread);
+  auto close = llvm::scope_exit([&] {
+    openParallels.pop_back();
+    openParallels.pop_back();
+  });
+  push();
+  LogicalResult result = statement(stmt);
+  pop();
+  return result;
+}
+
 LogicalResult IRGen::statement(const Stmt &stmt) {
   for (const StmtAttribute &attr : stmt.attributes) {
     bool bounds = attr.name == "launch_bounds" || attr.name == "maxnreg";
@@ -284,6 +394,8 @@ LogicalResult IRGen::statement(const Stmt &stmt) {
       return fail(attr.loc, "[[" + attr.name + "]] applies to a kernel: put "
                             "it before the outermost parallel");
   }
+  if (!insideParallel() && touchesElements(stmt))
+    return onOneThread(stmt);
   switch (stmt.kind) {
   case Stmt::Kind::Block: {
     push();

@@ -91,6 +91,7 @@ SIGNATURES = {
     "yield_co": [_TENSOR, _TENSOR],
     "gemm_tma_bk128_co": [_TENSOR, _TENSOR, _TENSOR],
     "pad_co": [_TENSOR, _TENSOR, _TENSOR],
+    "host_elements_co": [_TENSOR],
     "wgmma_cr_co": [_TENSOR, _TENSOR, _TENSOR],
     "wgmma_cc_co": [_TENSOR, _TENSOR, _TENSOR],
 }

@@ -658,6 +658,19 @@ def dma_pad():
 
 
 @test
+def host_element_statements():
+    # A host loop over elements (one GPU thread), then a parallel (1 to 157
+    # blocks), then a host read-modify-write: in program order.
+    for n in sweep((1, 129, 20_000), (1, 129)):
+        a = poisoned((n,), torch.int32)
+        K.host_elements_co(a)
+        i = torch.arange(n, device="cuda", dtype=torch.int32)
+        ref = torch.where(i % 2 == 0, i * 3, torch.full_like(i, -1))
+        ref[0] += 7
+        expect_equal(a, ref, f"host element statements, N = {n}")
+
+
+@test
 def flash_attention():
     # Flash attention (head dim 64, scale 1/8): S = Q K^T on wgmma, the
     # online softmax on register tiles, O += P V with P from registers (RS)
