@@ -112,6 +112,17 @@ LogicalResult IRGen::function(const Function &fn) {
   }
   if (failed(statements(fn.body)))
     return failure();
+  // A local or global event that nothing waits on or triggers has no
+  // effect; only shared events have a GPU form, so unused ones of the other
+  // storages are dropped here, and used ones are rejected where they lower.
+  SmallVector<EventAllocOp> unused;
+  func.walk([&](EventAllocOp alloc) {
+    if (alloc.getEvent().use_empty() &&
+        alloc.getEvent().getType().getStorage() != MemoryKind::Shared)
+      unused.push_back(alloc);
+  });
+  for (EventAllocOp alloc : unused)
+    alloc.erase();
   if (fn.returnKind == "void" && !returned.empty())
     return fail(fn.loc, "a void function returns no value");
   builder.setInsertionPointToEnd(entry);
