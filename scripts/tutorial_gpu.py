@@ -73,6 +73,25 @@ def gemm_nk(m, n, k):
     return case
 
 
+def flash_case(b, s, t, h):
+    # The optimization chapter's flash attention: Q [B, S, H, 128], K and V
+    # [B, T, H, 128] in bf16, causal with the past T - S keys visible, the
+    # scale 1 / sqrt(128) (the kernel's exp2 with log2(e) / sqrt(128)).
+    def case():
+        torch = _torch()
+        q = torch.randn(b, s, h, 128, device="cuda").bfloat16()
+        k = torch.randn(b, t, h, 128, device="cuda").bfloat16()
+        v = torch.randn(b, t, h, 128, device="cuda").bfloat16()
+        qf, kf, vf = (x.float().permute(0, 2, 1, 3) for x in (q, k, v))
+        scores = (qf @ kf.transpose(-1, -2)) / 128 ** 0.5
+        i = torch.arange(s, device="cuda").unsqueeze(1)
+        j = torch.arange(t, device="cuda").unsqueeze(0)
+        scores = scores.masked_fill(j > i + (t - s), float("-inf"))
+        ref = (torch.softmax(scores, dim=-1) @ vf).permute(0, 2, 1, 3)
+        return [q, k, v], [filled((b, s, h, 128), float("nan"), "bfloat16")], [ref]
+    return case
+
+
 def identity_case():
     a = ints(4)
     return [a], [filled((4,), -7, "int32")], [a]
@@ -91,6 +110,11 @@ TABLE = [
      [gemm_nk(128, 64, 128), gemm_nk(256, 512, 384), gemm_nk(128 * 12, 64 * 24, 128)], "gemm"),
     ("tutorial/ch06-synchronization.md", "matmul", r"global f16 \[M, K\] lhs",
      [gemm_nk(64, 64, 128), gemm_nk(256, 512, 384), gemm_nk(64 * 24, 64 * 24, 256)], "gemm"),
+    # The first, sequential version (the later ones `call` setreg).
+    ("optimization/flash-attention-causal-prefill.md", "flash_atten",
+     r"global bf16\[B, Q_SEQ, H, DIM\] Q, global",
+     [flash_case(1, 128, 128, 1), flash_case(2, 256, 384, 3), flash_case(1, 100, 164, 2),
+      flash_case(4, 1024, 1024, 8)], "gemm"),
 ]
 
 
