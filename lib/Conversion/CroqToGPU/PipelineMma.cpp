@@ -230,10 +230,13 @@ static std::optional<OpBuilder::InsertPoint> completionPoint(Operation *op) {
         return OpBuilder::InsertPoint(prev->getBlock(),
                                       std::next(Block::iterator(prev)));
     }
+    // A role (inthreads.async) issues its own MMAs; a plain inthreads is a
+    // branch, walked out of like an if.
     Operation *parent = at->getParentOp();
     if (!parent ||
         (isa<ParallelOp>(parent) && !cast<ParallelOp>(parent).getParentParallel()) ||
-        (isa<InThreadsOp>(parent) && !parent->getParentOfType<InThreadsOp>()))
+        (isa<InThreadsOp>(parent) && cast<InThreadsOp>(parent).getAsync() &&
+         !parent->getParentOfType<InThreadsOp>()))
       return std::nullopt;
     if (isa<LoopLikeOpInterface>(parent) && containsWgmma(parent))
       return OpBuilder::InsertPoint(at->getBlock(), Block::iterator(at));
@@ -241,9 +244,24 @@ static std::optional<OpBuilder::InsertPoint> completionPoint(Operation *op) {
   return std::nullopt;
 }
 
+/// True when `acc` may hold what an MMA wrote: not a chain of
+/// croq.mma.set_element from a croq.mma.fill (an A operand for registers
+/// being built).
+static bool mayComeFromMma(Value acc) {
+  while (auto set = acc.getDefiningOp<MmaSetElementOp>())
+    acc = set.getAcc();
+  return !acc.getDefiningOp<MmaFillOp>();
+}
+
 bool mlir::croq::detail::needsMmaCompletion(Operation *access) {
-  return isa<MmaElementOp, MmaSetElementOp>(access) &&
-         completionPoint(access).has_value();
+  Value acc;
+  if (auto element = dyn_cast<MmaElementOp>(access))
+    acc = element.getAcc();
+  else if (auto set = dyn_cast<MmaSetElementOp>(access))
+    acc = set.getAcc();
+  else
+    return false;
+  return mayComeFromMma(acc) && completionPoint(access).has_value();
 }
 
 namespace {
@@ -274,7 +292,9 @@ struct CroqPipelineMmaPass
         accesses.push_back(op);
     });
     for (Operation *access : accesses)
-      if (std::optional<OpBuilder::InsertPoint> at = completionPoint(access)) {
+      if (!needsMmaCompletion(access))
+        continue;
+      else if (std::optional<OpBuilder::InsertPoint> at = completionPoint(access)) {
         OpBuilder b(access->getContext());
         b.restoreInsertionPoint(*at);
         MmaCommitOp::create(b, access->getLoc());

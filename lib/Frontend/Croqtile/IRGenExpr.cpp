@@ -146,6 +146,12 @@ static bool narrowByCondition(Value cond, bool holds,
       return false;
     pred = arith::invertPredicate(pred);
   }
+  // Only a variable itself (a parallel or loop index) is narrowed: the
+  // ranges of what is computed from it follow from it, while narrowing a
+  // computed value (`wg - 1 >= 0`) would leave the variable's range, and
+  // so the index's, as wide as before.
+  if (!isa<BlockArgument>(x))
+    return false;
   std::optional<IndexRange> current = indexRange(x, known);
   if (!current)
     return false;
@@ -177,7 +183,7 @@ LogicalResult IRGen::checkBufferIndex(SMLoc smloc, Value index, int64_t extent,
   // (an inthreads predicate, a while, `x != c`, `||`) is not checked.
   llvm::DenseMap<Value, IndexRange> known;
   Block *at = builder.getInsertionBlock();
-  for (Operation *p = at->getParentOp(); p && !isa<ParallelOp>(p);
+  for (Operation *p = at->getParentOp(); p && !isa<func::FuncOp>(p);
        at = p->getBlock(), p = p->getParentOp()) {
     if (isa<scf::WhileOp, InThreadsOp>(p))
       return success();
@@ -923,6 +929,19 @@ std::optional<FailureOr<EVal>> IRGen::atomicBuiltin(const Expr &e) {
   if (target.kind != Expr::Kind::Member || target.name != "at" || !target.hasArgs)
     return failed_(fail(target.loc, e.name + " updates an element: its first "
                                     "argument is x.at(...)"));
+  // An atomic is each thread's: between levels (a block or warpgroup body)
+  // every thread of the group would run it, not one as for a store.
+  ParallelOp around = insideParallel() ? enclosingParallel() : ParallelOp();
+  if (!around || around.getLevel() != Level::Thread)
+    return failed_(fail(e.loc, e.name + " runs in each thread: put it in the "
+                               "body of a thread-level parallel",
+                        "in a block or warpgroup body every thread would run "
+                        "it; write `parallel t by 1 : thread` around it to "
+                        "run it once"));
+  if (applyPoint && applyPoint->layout == TileLayout::WgmmaRows)
+    return failed_(fail(e.loc, e.name + " in an apply over a frag of rows: "
+                               "each row is held by the four threads of a "
+                               "quad, which would all run it"));
   auto access = element(target);
   if (failed(access))
     return FailureOr<EVal>(failure());

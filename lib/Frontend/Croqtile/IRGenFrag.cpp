@@ -155,6 +155,10 @@ LogicalResult IRGen::apply(const Stmt &stmt) {
                           "in x.span");
   if (applyPoint)
     return fail(stmt.loc, "apply cannot be nested in another apply");
+  if (bodyMayYield(stmt.body))
+    return fail(stmt.loc, "yield inside apply is not supported: the body runs "
+                          "once per element, unrolled",
+                "yield before or after the apply");
   Symbol *s = lookup(span.base->name);
   ApplyPoint point;
   int64_t registers;
@@ -223,6 +227,9 @@ LogicalResult IRGen::apply(const Stmt &stmt) {
     // body are each thread's (not one elected thread's, as between
     // levels). What the body assigns (accumulators) flows out as results.
     SmallVector<std::string> carriedNames = carried(stmt.body);
+    llvm::erase_if(carriedNames, [](const std::string &name) {
+      return StringRef(name).starts_with("\x02");
+    });
     SmallVector<Type> resultTypes;
     for (const std::string &name : carriedNames)
       resultTypes.push_back(lookup(name)->value.getType());
@@ -236,6 +243,8 @@ LogicalResult IRGen::apply(const Stmt &stmt) {
       openParallels.push_back(threads);
       auto close = llvm::scope_exit([&] { openParallels.pop_back(); });
       push();
+      parallelScopeDepths.push_back(scopes.size());
+      auto closeScope = llvm::scope_exit([&] { parallelScopeDepths.pop_back(); });
       shadow(carriedNames);
       // The registers' elements, as croq.mma.coords places them: register
       // r of a row tile is the row of accumulator register 2r.
@@ -258,7 +267,8 @@ LogicalResult IRGen::apply(const Stmt &stmt) {
       rebind(name, value);
     return success();
   }
-  const RegisterTile &tile = tiles[s->tile];
+  // A copy: the body may declare frags, which grow `tiles`.
+  const RegisterTile tile = tiles[s->tile];
   // Rows past the tile's end (R not a multiple of T) are no thread's.
   bool ragged = tile.rows() % tile.threads != 0;
   for (int64_t q = 0; q < tile.rowsPerThread(); ++q) {

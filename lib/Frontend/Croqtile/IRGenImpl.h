@@ -195,6 +195,18 @@ private:
 
   // Scopes.
   void push() { scopes.emplace_back(); }
+  /// The scope depth at which each open parallel's body (and the body of
+  /// an apply or a one-thread host statement) begins: break, continue and
+  /// yield act within the innermost one.
+  SmallVector<unsigned> parallelScopeDepths;
+  /// A break / continue / yield flag declared inside the innermost
+  /// parallel, or null.
+  Symbol *controlFlag(StringRef name) {
+    Symbol *s = lookup(name);
+    if (!s || (!parallelScopeDepths.empty() && s->scope < parallelScopeDepths.back()))
+      return nullptr;
+    return s;
+  }
   void pop() { scopes.pop_back(); }
   Symbol *lookup(StringRef name);
   void declare(StringRef name, Symbol symbol) {
@@ -473,10 +485,11 @@ private:
 namespace mlir::croq::croqtile {
 /// The value of an integer expression of literals, when it has one.
 std::optional<int64_t> foldConstant(const Expr &e);
-inline constexpr const char *kBreakFlag = "\x02break";
-inline constexpr const char *kContinueFlag = "\x02continue";
+// "\x02" and the name apart: "\x02b..." would read as the escape \x02b.
+inline constexpr const char *kBreakFlag = "\x02" "break";
+inline constexpr const char *kContinueFlag = "\x02" "continue";
 /// Set once the thread yields: the rest of its parallel body is skipped.
-inline constexpr const char *kYieldFlag = "\x02yield";
+inline constexpr const char *kYieldFlag = "\x02" "yield";
 
 inline std::string typeString(Type type) {
   std::string s;

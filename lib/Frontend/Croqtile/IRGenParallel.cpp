@@ -224,6 +224,10 @@ LogicalResult IRGen::parallel(const Stmt &stmt) {
     }
 
   SmallVector<std::string> carriedNames = carried(stmt.body);
+  // break, continue and yield inside the parallel act within it.
+  llvm::erase_if(carriedNames, [](const std::string &name) {
+    return StringRef(name).starts_with("\x02");
+  });
   if (outermost && !carriedNames.empty())
     return fail(stmt.loc, "a kernel cannot assign '" + carriedNames.front() +
                               "', which is defined outside it",
@@ -269,6 +273,8 @@ LogicalResult IRGen::parallel(const Stmt &stmt) {
     openParallels.push_back(op);
     llvm::scope_exit close([&] { openParallels.pop_back(); });
     push();
+    parallelScopeDepths.push_back(scopes.size());
+    llvm::scope_exit closeScope([&] { parallelScopeDepths.pop_back(); });
     shadow(carriedNames);
     if (lp.source) {
       Symbol tuple{Symbol::Kind::Shape, Value()};
@@ -539,9 +545,9 @@ LogicalResult IRGen::foreach(const Stmt &stmt) {
     declare(kContinueFlag, cont);
     Value one = arith::ConstantIntOp::create(builder, l, builder.getI1Type(), 1);
     Value running = builder.createOrFold<arith::XOrIOp>(
-        l, lookup(kBreakFlag)->value, one);
+        l, controlFlag(kBreakFlag)->value, one);
     // A thread that yielded (in this loop or an inner one) stops.
-    if (Symbol *yielded = lookup(kYieldFlag); yielded && bodyMayYield(stmt.body))
+    if (Symbol *yielded = controlFlag(kYieldFlag); yielded && bodyMayYield(stmt.body))
       running = builder.createOrFold<arith::AndIOp>(
           l, running, builder.createOrFold<arith::XOrIOp>(l, yielded->value, one));
     if (stmt.mask) {
@@ -676,8 +682,8 @@ LogicalResult IRGen::whileStmt(const Stmt &stmt) {
             Value one = arith::ConstantIntOp::create(builder, bl,
                                                      builder.getI1Type(), 1);
             Value running = builder.createOrFold<arith::XOrIOp>(
-                bl, lookup(kBreakFlag)->value, one);
-            if (Symbol *yielded = lookup(kYieldFlag);
+                bl, controlFlag(kBreakFlag)->value, one);
+            if (Symbol *yielded = controlFlag(kYieldFlag);
                 yielded && bodyMayYield(stmt.body))
               running = builder.createOrFold<arith::AndIOp>(
                   bl, running,
@@ -783,6 +789,10 @@ LogicalResult IRGen::inthreads(const Stmt &stmt) {
     return fail(stmt.value->loc, "an inthreads predicate must be a "
                                  "comparison");
   SmallVector<std::string> carriedNames = carried(stmt.body);
+  if (!carriedNames.empty() && StringRef(carriedNames.front()).starts_with("\x02"))
+    return fail(stmt.loc, "break, continue and yield cannot leave an "
+                          "inthreads region",
+                "end the work with an if inside the region instead");
   if (!carriedNames.empty())
     return fail(stmt.loc, "inthreads cannot assign '" + carriedNames.front() +
                               "', which is defined outside it",

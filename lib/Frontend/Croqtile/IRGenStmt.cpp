@@ -112,6 +112,17 @@ static void collectAssigned(const Stmt *stmt,
     default:
       break;
     }
+    if (stmt->kind == Stmt::Kind::Parallel) {
+      // break / continue / yield inside a parallel act within it: its
+      // control flags do not flow out.
+      SmallVector<std::string> inner;
+      llvm::StringSet<> innerSeen;
+      collectAssigned(stmt->body, inner, innerSeen);
+      for (const std::string &name : inner)
+        if (!StringRef(name).starts_with("\x02"))
+          add(name);
+      return;
+    }
     collectAssigned(stmt->body, names, seen);
     collectAssigned(stmt->elseBody, names, seen);
   }
@@ -152,7 +163,8 @@ SmallVector<std::string> IRGen::carriedOf(ArrayRef<std::string> names) {
         continue;
       name = f->origin->operands[0]->name;
     }
-    Symbol *s = lookup(name);
+    Symbol *s = StringRef(name).starts_with("\x02") ? controlFlag(name)
+                                                     : lookup(name);
     if (!s || !taken.insert(name).second)
       continue;
     if (s->kind == Symbol::Kind::Future || s->kind == Symbol::Kind::Frag ||
@@ -201,17 +213,17 @@ LogicalResult IRGen::statements(ArrayRef<StmtPtr> body) {
     }
     // After a statement that may break, continue or yield, the rest of the
     // body runs only while none of them happened.
-    bool exits = mayExit(body.slice(i, 1)) && lookup(kContinueFlag);
-    bool yields = mayYield(body.slice(i, 1)) && lookup(kYieldFlag);
+    bool exits = mayExit(body.slice(i, 1)) && controlFlag(kContinueFlag);
+    bool yields = mayYield(body.slice(i, 1)) && controlFlag(kYieldFlag);
     if (i + 1 < body.size() && (exits || yields)) {
       Location l = loc(body[i + 1]->loc);
       Value stop = arith::ConstantIntOp::create(builder, l, builder.getI1Type(), 0);
       if (exits)
         stop = builder.createOrFold<arith::OrIOp>(
-            l, lookup(kBreakFlag)->value, lookup(kContinueFlag)->value);
+            l, controlFlag(kBreakFlag)->value, controlFlag(kContinueFlag)->value);
       if (yields)
         stop = builder.createOrFold<arith::OrIOp>(l, stop,
-                                                  lookup(kYieldFlag)->value);
+                                                  controlFlag(kYieldFlag)->value);
       Value one = arith::ConstantIntOp::create(builder, l, builder.getI1Type(), 1);
       Value go = builder.createOrFold<arith::XOrIOp>(l, stop, one);
       return failure(failed(guarded(go, body.drop_front(i + 1), l)) ||
@@ -256,7 +268,7 @@ LogicalResult IRGen::guarded(Value cond, ArrayRef<StmtPtr> body, Location l) {
 }
 
 bool IRGen::loopExits(ArrayRef<StmtPtr> body) {
-  if (!mayExit(body) && !(mayYield(body) && lookup(kYieldFlag)))
+  if (!mayExit(body) && !(mayYield(body) && controlFlag(kYieldFlag)))
     return false;
   Location l = builder.getUnknownLoc();
   Symbol flag{Symbol::Kind::Scalar,
@@ -348,7 +360,9 @@ LogicalResult IRGen::onOneThread(const Stmt &stmt) {
     openParallels.pop_back();
   });
   push();
+  parallelScopeDepths.push_back(scopes.size());
   LogicalResult result = statement(stmt);
+  parallelScopeDepths.pop_back();
   pop();
   return result;
 }
@@ -483,7 +497,7 @@ LogicalResult IRGen::statement(const Stmt &stmt) {
   case Stmt::Kind::While:
     return whileStmt(stmt);
   case Stmt::Kind::Yield: {
-    Symbol *yielded = lookup(kYieldFlag);
+    Symbol *yielded = controlFlag(kYieldFlag);
     if (!yielded)
       return fail(stmt.loc, "yield ends a thread's part of a parallel; "
                             "outside one there is nothing to end",
@@ -493,15 +507,15 @@ LogicalResult IRGen::statement(const Stmt &stmt) {
     yielded->value = yes;
     // Inside a loop, the loop stops too (each enclosing loop checks the
     // flag before its next iteration).
-    if (Symbol *brk = lookup(kBreakFlag))
+    if (Symbol *brk = controlFlag(kBreakFlag))
       brk->value = yes;
-    if (Symbol *cnt = lookup(kContinueFlag))
+    if (Symbol *cnt = controlFlag(kContinueFlag))
       cnt->value = yes;
     return success();
   }
   case Stmt::Kind::Break:
   case Stmt::Kind::Continue: {
-    Symbol *brk = lookup(kBreakFlag), *cnt = lookup(kContinueFlag);
+    Symbol *brk = controlFlag(kBreakFlag), *cnt = controlFlag(kContinueFlag);
     if (!brk || !cnt)
       return fail(stmt.loc, (stmt.kind == Stmt::Kind::Break ? "break" : "continue") +
                                 Twine(" outside a loop"),
