@@ -124,6 +124,8 @@ LogicalResult IRGen::tileDecl(const Stmt &stmt, Type element) {
       kernel = p;
     builder.setInsertionPointToStart(&kernel.getBody().front());
     tile.registers = memref::AllocaOp::create(builder, l, type);
+    if (tile.layout == TileLayout::WgmmaRows)
+      tile.snapshot = memref::AllocaOp::create(builder, l, type);
   }
   if (stmt.value) {
     FailureOr<EVal> v = expr(*stmt.value);
@@ -350,8 +352,9 @@ FailureOr<int64_t> IRGen::applyRegister(const Expr &at, TileLayout layout,
 FailureOr<std::pair<Value, SmallVector<Value>>>
 IRGen::tileElement(const Expr &at, const Symbol &s) {
   const RegisterTile &tile = tiles[s.tile];
-  // Partial rows are only accumulated further, in applies over 2-D tiles.
-  if (tile.partial && applyPoint && applyPoint->layout != TileLayout::WgmmaAcc)
+  // Row parts are only accumulated further, each by its own statement.
+  if (tile.partial && applyPoint &&
+      (applyPoint->layout != TileLayout::WgmmaAcc || accumulatingTile != s.tile))
     return fail(at.loc, "'" + at.base->name + "' holds each thread's part of "
                         "its rows here (an apply over a 2-D tile wrote it, and "
                         "a row spans the four threads of a quad)",
@@ -410,6 +413,11 @@ std::optional<LogicalResult> IRGen::tileBuiltin(const Expr &e) {
                   "accumulate into a frag of its rows in an apply over it");
     // The two butterfly shuffles of the wgmma rows.
     bool isMax = e.name == "all_reduce_max";
+    if (isMax != (tile.partialOp == PartialOp::Max))
+      return fail(e.loc, "'" + e.args[0]->name + "' gathered its row parts "
+                         "with " + (isMax ? "a sum" : "a maximum") +
+                         "; combine them with " +
+                         (isMax ? "all_reduce_sum" : "all_reduce_max"));
     Type type = tile.element;
     if (!isa<FloatType>(type) || type.getIntOrFloatBitWidth() != 32)
       return fail(e.loc, e.name + " combines f32 rows, got " + typeString(type));
@@ -428,6 +436,16 @@ std::optional<LogicalResult> IRGen::tileBuiltin(const Expr &e) {
                 .getShuffleResult();
         acc = isMax ? Value(arith::MaximumFOp::create(builder, l, acc, other))
                     : Value(arith::AddFOp::create(builder, l, acc, other));
+      }
+      if (!isMax) {
+        // Each of the four threads started from the rows' value before the
+        // parts: count it once.
+        Value before = memref::LoadOp::create(builder, l, tile.snapshot,
+                                              ValueRange{constIndex(h, l)});
+        Value three = arith::ConstantOp::create(builder, l,
+                                                builder.getF32FloatAttr(3.0f));
+        acc = arith::SubFOp::create(
+            builder, l, acc, arith::MulFOp::create(builder, l, three, before));
       }
       memref::StoreOp::create(builder, l, acc, tile.registers,
                               ValueRange{constIndex(h, l)});
@@ -567,4 +585,42 @@ std::optional<LogicalResult> IRGen::tileBuiltin(const Expr &e) {
     store(acc, h);
   }
   return success();
+}
+
+/// `a` and `b` are the same element access: `x.at(i, j)` of the same name
+/// with the same index names.
+static bool sameAccess(const Expr &a, const Expr &b) {
+  if (a.kind != Expr::Kind::Member || b.kind != Expr::Kind::Member ||
+      a.name != "at" || b.name != "at" || !a.base || !b.base ||
+      a.base->kind != Expr::Kind::Name || b.base->kind != Expr::Kind::Name ||
+      a.base->name != b.base->name || a.args.size() != b.args.size())
+    return false;
+  for (auto [x, y] : llvm::zip_equal(a.args, b.args))
+    if (x->kind != Expr::Kind::Name || y->kind != Expr::Kind::Name ||
+        x->name != y->name)
+      return false;
+  return true;
+}
+
+FailureOr<PartialOp> IRGen::rowAccumulation(const Stmt &stmt) {
+  const Expr &target = *stmt.target;
+  const Expr &value = *stmt.value;
+  if (stmt.op == "+=")
+    return PartialOp::Sum;
+  if (stmt.op == "=") {
+    if (value.kind == Expr::Kind::Binary && value.name == "+" &&
+        (sameAccess(*value.args[0], target) || sameAccess(*value.args[1], target)))
+      return PartialOp::Sum;
+    StringRef callee = value.name;
+    if (value.kind == Expr::Kind::Call && value.args.size() == 2 &&
+        (callee == "__max" || callee == "__fmaxf" || callee == "__fmax") &&
+        (sameAccess(*value.args[0], target) || sameAccess(*value.args[1], target)))
+      return PartialOp::Max;
+  }
+  return fail(stmt.loc, "a frag of rows written in an apply over a 2-D tile "
+                        "gathers each thread's part of a row (a row spans the "
+                        "four threads of a quad), so the write must "
+                        "accumulate",
+              "write x.at(i) += e or x.at(i) = __max(x.at(i), e), then "
+              "combine the parts with all_reduce_sum / all_reduce_max");
 }

@@ -89,6 +89,9 @@ struct Symbol {
   int tile = -1;
 };
 
+/// How the parts of a row frag accumulate (see RegisterTile::partial).
+enum class PartialOp { Sum, Max };
+
 /// How a register tile's elements are dealt out over its threads.
 enum class TileLayout {
   /// The threads of one instance of a thread-level parallel (T of them):
@@ -122,6 +125,9 @@ struct RegisterTile {
   /// layout: each thread holds only its own columns' part of each row (a
   /// row spans the four threads of a quad) until all_reduce_* combines them.
   bool partial = false;
+  PartialOp partialOp = PartialOp::Sum;
+  /// WgmmaRows: the rows' values before they became parts (memref<2 x T>).
+  Value snapshot;
   int64_t rows() const { return shape[0]; }
   int64_t cols() const { return shape.size() > 1 ? shape[1] : 1; }
   int64_t rowsPerThread() const { return llvm::divideCeil(rows(), threads); }
@@ -364,6 +370,10 @@ private:
   bool touchesElements(const Expr &e);
   bool touchesElements(const Stmt &stmt);
   LogicalResult onOneThread(const Stmt &stmt);
+  /// Builds a loop or branch, which must leave every row frag's `partial`
+  /// as it found it.
+  LogicalResult keepingRowParts(const Stmt &stmt,
+                                function_ref<LogicalResult()> build);
   /// True when `body` may yield (in nested loops and branches too).
   static bool bodyMayYield(ArrayRef<StmtPtr> body);
   /// `x.at(i, j)` of a register tile inside an apply: its register.
@@ -380,6 +390,13 @@ private:
   /// std::nullopt when `e` is none of them.
   std::optional<LogicalResult> tileBuiltin(const Expr &e);
   FailureOr<int> tileOperand(const Expr &e, StringRef what);
+  /// The tile whose accumulation statement's value is being generated:
+  /// the one read of row parts allowed (-1: none).
+  int accumulatingTile = -1;
+  /// How `stmt`, a write of a row frag in an apply over a 2-D tile,
+  /// accumulates: `x.at(i) += e`, `x.at(i) = x.at(i) + e` or
+  /// `x.at(i) = __max(x.at(i), e)`; an error for anything else.
+  FailureOr<PartialOp> rowAccumulation(const Stmt &stmt);
 
   // Shapes: mdspans (`[a, b]`, `x.span`, `s : [..]`) and ituples (`{a, b}`).
   /// True when `e` denotes a whole shape rather than one value.

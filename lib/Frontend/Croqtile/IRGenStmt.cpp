@@ -331,6 +331,28 @@ bool IRGen::touchesElements(const Stmt &stmt) {
   return any(stmt);
 }
 
+LogicalResult IRGen::keepingRowParts(const Stmt &stmt,
+                                     function_ref<LogicalResult()> build) {
+  // Whether a row frag holds parts is known statically, in program order;
+  // a loop or branch that changes it would leave it different on the paths
+  // out of it.
+  SmallVector<bool> before;
+  for (const RegisterTile &tile : tiles)
+    before.push_back(tile.partial);
+  if (failed(build()))
+    return failure();
+  for (auto [tile, was] : llvm::zip_first(tiles, before))
+    if (tile.partial != was)
+      return fail(stmt.loc, "this statement's body " +
+                                Twine(tile.partial ? "gathers" : "combines") +
+                                " the row parts of a frag, which the code "
+                                "after it would see as parts on some paths "
+                                "and not on others",
+                  "gather the parts and combine them (all_reduce_*) in the "
+                  "same loop iteration or branch");
+  return success();
+}
+
 LogicalResult IRGen::onOneThread(const Stmt &stmt) {
   // Host code that reads or writes tensor elements: the tensors live on
   // the GPU, so the statement runs there, in one thread of one block.
@@ -487,15 +509,15 @@ LogicalResult IRGen::statement(const Stmt &stmt) {
   case Stmt::Kind::With:
     return with(stmt);
   case Stmt::Kind::Foreach:
-    return foreach(stmt);
+    return keepingRowParts(stmt, [&] { return foreach(stmt); });
   case Stmt::Kind::Apply:
     return apply(stmt);
   case Stmt::Kind::InThreads:
-    return inthreads(stmt);
+    return keepingRowParts(stmt, [&] { return inthreads(stmt); });
   case Stmt::Kind::If:
-    return ifStmt(stmt);
+    return keepingRowParts(stmt, [&] { return ifStmt(stmt); });
   case Stmt::Kind::While:
-    return whileStmt(stmt);
+    return keepingRowParts(stmt, [&] { return whileStmt(stmt); });
   case Stmt::Kind::Yield: {
     Symbol *yielded = controlFlag(kYieldFlag);
     if (!yielded)
@@ -981,6 +1003,30 @@ LogicalResult IRGen::assignment(const Stmt &stmt) {
     declare(target.name, s);
     return success();
   }
+  // A row tile written in an apply over a 2-D tile of the wgmma layout
+  // holds each thread's part of its rows (see RegisterTile::partial): the
+  // write must accumulate, and its own read of the tile is the one read of
+  // the parts allowed.
+  int partialRows = -1;
+  if (target.kind == Expr::Kind::Member && target.name == "at" &&
+      target.hasArgs && target.base->kind == Expr::Kind::Name && applyPoint &&
+      applyPoint->layout == TileLayout::WgmmaAcc && !applyPoint->placeholder)
+    if (Symbol *s = lookup(target.base->name);
+        s && s->kind == Symbol::Kind::Tile &&
+        tiles[s->tile].layout == TileLayout::WgmmaRows) {
+      FailureOr<PartialOp> op = rowAccumulation(stmt);
+      if (failed(op))
+        return failure();
+      RegisterTile &rows = tiles[s->tile];
+      if (rows.partial && rows.partialOp != *op)
+        return fail(stmt.loc, "'" + target.base->name + "' accumulates "
+                              "row parts with another operation here; "
+                              "combine them with all_reduce first");
+      partialRows = s->tile;
+    }
+  // Through the store too: the write's own access of the tile.
+  accumulatingTile = partialRows;
+  auto resetAccumulating = llvm::scope_exit([&] { accumulatingTile = -1; });
   FailureOr<EVal> rhs = expr(*stmt.value);
   if (failed(rhs))
     return failure();
@@ -1046,16 +1092,6 @@ LogicalResult IRGen::assignment(const Stmt &stmt) {
                                          s->value, *r);
       return success();
     }
-  // A row tile written in an apply over a 2-D tile of the wgmma layout
-  // holds each thread's part of its rows (see RegisterTile::partial).
-  RegisterTile *partialRows = nullptr;
-  if (target.kind == Expr::Kind::Member && target.name == "at" &&
-      target.hasArgs && target.base->kind == Expr::Kind::Name && applyPoint &&
-      applyPoint->layout == TileLayout::WgmmaAcc && !applyPoint->placeholder)
-    if (Symbol *s = lookup(target.base->name);
-        s && s->kind == Symbol::Kind::Tile &&
-        tiles[s->tile].layout == TileLayout::WgmmaRows)
-      partialRows = &tiles[s->tile];
   if (target.kind == Expr::Kind::Member && target.name == "at" && target.hasArgs) {
     auto access = element(target);
     if (failed(access))
@@ -1081,10 +1117,23 @@ LogicalResult IRGen::assignment(const Stmt &stmt) {
         stmt.op == "=" ? FailureOr<Value>(rhs->value) : combine(old, rhs->value);
     if (failed(v))
       return failure();
+    if (partialRows >= 0 && !tiles[partialRows].partial) {
+      // Before the first part lands: the whole rows' values, which every
+      // thread of a quad starts from (all_reduce_sum counts them once).
+      RegisterTile &rows = tiles[partialRows];
+      for (int64_t h = 0; h < 2; ++h)
+        memref::StoreOp::create(
+            builder, l,
+            memref::LoadOp::create(builder, l, rows.registers,
+                                   ValueRange{constIndex(h, l)}),
+            rows.snapshot, ValueRange{constIndex(h, l)});
+    }
     memref::StoreOp::create(builder, l, coerce(*v, element, l), *buffer,
                             indices);
-    if (partialRows)
-      partialRows->partial = true;
+    if (partialRows >= 0) {
+      tiles[partialRows].partial = true;
+      tiles[partialRows].partialOp = *rowAccumulation(stmt);
+    }
     return success();
   }
   return fail(target.loc, "cannot assign to this expression",
