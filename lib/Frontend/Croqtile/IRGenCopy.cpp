@@ -126,7 +126,15 @@ LogicalResult IRGen::padCopy(const Stmt &stmt, Value source) {
     if (stmt.destStorage == "global")
       return fail(stmt.loc, "=> global is not a destination",
                   "pad into a view of a global tensor");
-    bool shared = stmt.destStorage == "shared" && !dependsOnThreadIndex(source);
+    bool shared = stmt.destStorage == "shared";
+    // As for dma.copy: a tile that differs between the threads of a thread
+    // level needs a buffer per thread.
+    if (shared && dependsOnThreadIndex(source)) {
+      shared = false;
+      if (finalPass)
+        emitWarning(l) << "each thread pads its own tile here, so each gets "
+                          "its own buffer: in local memory, not shared";
+    }
     SmallVector<Value> dynamicSizes;
     for (int64_t d = 0; d < rank; ++d)
       if (ShapedType::isDynamic(shape[d]))
