@@ -379,6 +379,18 @@ struct BarrierLowering : ScopedPattern<BarrierOp> {
   }
 };
 
+/// A fence within the block: membar.cta.
+struct FenceLowering : OpConversionPattern<FenceOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(FenceOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<NVVM::MembarOp>(op, NVVM::MemScopeKind::CTA);
+    return success();
+  }
+};
+
 /// `stream s;` creates a stream owned by the host function.
 struct StreamCreateLowering : OpConversionPattern<StreamCreateOp> {
   using OpConversionPattern::OpConversionPattern;
@@ -402,5 +414,5 @@ void mlir::croq::populateCroqToGPULevelPatterns(TypeConverter &converter,
   patterns.add<KernelLaunchLowering, NestedParallelLowering, InThreadsLowering,
                WarpSpecializeLowering, BarrierLowering>(converter, context,
                                                         analysis);
-  patterns.add<StreamCreateLowering>(converter, context);
+  patterns.add<StreamCreateLowering, FenceLowering>(converter, context);
 }

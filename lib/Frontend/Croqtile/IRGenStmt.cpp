@@ -485,16 +485,22 @@ LogicalResult IRGen::statement(const Stmt &stmt) {
       return fail(stmt.loc, "sync." + stmt.op + " synchronises device "
                                                 "threads; move it into a "
                                                 "parallel");
-    if (stmt.op == "global" || stmt.op == "fence")
-      return fail(stmt.loc, "sync." + stmt.op + " is not supported yet",
+    if (stmt.op == "global")
+      return fail(stmt.loc, "sync.global is not supported yet",
                   "use sync.shared or sync.barrier : level");
     Level level = Level::Block;
-    if (stmt.op == "barrier")
+    if (stmt.op == "barrier" || stmt.op == "fence")
       level = llvm::StringSwitch<Level>(stmt.layout)
                   .Case("group-4", Level::Warpgroup)
                   .Case("group", Level::Warp)
                   .Case("thread", Level::Thread)
                   .Default(Level::Block);
+    if (stmt.op == "fence") {
+      // Orders this thread's memory accesses as the threads of `level` see
+      // them; it waits for no other thread.
+      FenceOp::create(builder, loc(stmt.loc), level);
+      return success();
+    }
     // One thread has nothing to wait for: the barrier is a no-op.
     if (level == Level::Thread) {
       emitWarning(loc(stmt.loc)) << "a barrier over one thread waits for "

@@ -309,3 +309,10 @@ func.func @accumulator_registers(%acc: !croq.frag<acc, 64x128xf32, warpgroup>,
   %r = croq.mma row_col %y, %p, %v : !croq.frag<acc, 64x128xf32, warpgroup>, !croq.frag<acc, 64x64xbf16, warpgroup>, !croq.frag<b, 64x128xbf16, warpgroup> -> !croq.frag<acc, 64x128xf32, warpgroup>
   return %r : !croq.frag<acc, 64x128xf32, warpgroup>
 }
+
+// CHECK-LABEL: func.func @fence
+// CHECK: croq.fence block
+func.func @fence() {
+  croq.fence block
+  return
+}

@@ -227,6 +227,22 @@ def Croq_BarrierOp : Croq_Op<"barrier", [
   let hasVerifier = 1;
 }
 
+def Croq_FenceOp : Croq_Op<"fence"> {
+  let summary = "a memory fence for the threads of one parallel level";
+  let description = [{
+    Croqtile's `sync.fence : level`: the executing thread's memory accesses
+    before the fence are seen by the threads of its `level` instance before
+    those after it. Unlike `croq.barrier` it waits for no other thread. On
+    the GPU every level is within one block: `membar.cta`.
+
+    ```mlir
+    croq.fence block
+    ```
+  }];
+  let arguments = (ins Croq_LevelAttr:$level);
+  let assemblyFormat = "$level attr-dict";
+}
+
 //===----------------------------------------------------------------------===//
 // Streams
 //===----------------------------------------------------------------------===//
