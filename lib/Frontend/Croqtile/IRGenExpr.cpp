@@ -171,6 +171,18 @@ static bool narrowByCondition(Value cond, bool holds,
   return true;
 }
 
+FailureOr<EVal> IRGen::boundedValueAt(const Expr &k, Value bound, Location l) {
+  // The k-th value of a variable bounded by `bound`, counted from the end
+  // when negative (`i(-1)` is #i - 1); the bound stays.
+  FailureOr<int64_t> c = constantExpr(k);
+  if (failed(c))
+    return failure();
+  Value at = *c >= 0 ? constIndex(*c, l)
+                     : builder.createOrFold<arith::AddIOp>(l, bound,
+                                                           constIndex(*c, l));
+  return EVal{at, bound};
+}
+
 LogicalResult IRGen::checkBufferIndex(SMLoc smloc, Value index, int64_t extent,
                                       const Twine &what) {
   if (failed(checkIndex(smloc, index, extent, what)))
@@ -654,13 +666,7 @@ FailureOr<EVal> IRGen::expr(const Expr &e) {
       if (!inner->bound || e.args.size() != 1)
         return fail(e.loc, "x(k) takes one value of a bounded variable; this "
                            "is not one");
-      FailureOr<int64_t> k = constantExpr(*e.args[0]);
-      if (failed(k))
-        return failure();
-      Value at = *k >= 0 ? constIndex(*k, l)
-                         : builder.createOrFold<arith::AddIOp>(l, inner->bound,
-                                                               constIndex(*k, l));
-      return EVal{at, inner->bound};
+      return boundedValueAt(*e.args[0], inner->bound, l);
     }
     if (Symbol *s = lookup(e.name); s && s->kind == Symbol::Kind::Shape) {
       // `s(i)`: element i of an mdspan or ituple.
@@ -678,13 +684,7 @@ FailureOr<EVal> IRGen::expr(const Expr &e) {
         s && s->kind == Symbol::Kind::Scalar && s->bound && e.args.size() == 1) {
       // `i(k)` of a bounded variable: its k-th value, counted from the end
       // when negative (`i(-1)` is #i - 1); the bound stays.
-      FailureOr<int64_t> k = constantExpr(*e.args[0]);
-      if (failed(k))
-        return failure();
-      Value at = *k >= 0 ? constIndex(*k, l)
-                         : builder.createOrFold<arith::AddIOp>(l, s->bound,
-                                                               constIndex(*k, l));
-      return EVal{at, s->bound};
+      return boundedValueAt(*e.args[0], s->bound, l);
     }
     if (e.name == "cdiv") {
       if (e.args.size() != 2)

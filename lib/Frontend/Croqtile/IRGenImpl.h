@@ -358,6 +358,8 @@ private:
   /// `__sqrt(x)`, `__pow(x, y)`, ...: none when `e` names no math built-in.
   std::optional<FailureOr<EVal>> mathBuiltin(const Expr &e);
   std::optional<FailureOr<EVal>> atomicBuiltin(const Expr &e);
+  /// `i(k)`: the k-th value of a variable bounded by `bound`.
+  FailureOr<EVal> boundedValueAt(const Expr &k, Value bound, Location l);
 
   // Register tiles (IRGenFrag.cpp).
   std::vector<RegisterTile> tiles;
