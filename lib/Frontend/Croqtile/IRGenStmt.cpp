@@ -341,7 +341,8 @@ LogicalResult IRGen::keepingRowParts(const Stmt &stmt,
     before.push_back(tile.partial);
   if (failed(build()))
     return failure();
-  for (auto [tile, was] : llvm::zip_first(tiles, before))
+  // Tiles declared inside are the region's own.
+  for (auto [was, tile] : llvm::zip_first(before, tiles))
     if (tile.partial != was)
       return fail(stmt.loc, "this statement's body " +
                                 Twine(tile.partial ? "gathers" : "combines") +
