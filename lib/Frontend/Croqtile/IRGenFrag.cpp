@@ -48,6 +48,21 @@ static bool isWarpgroupAcc(FragType type) {
          type.getShape()[0] == 64 && type.getShape()[1] % 8 == 0;
 }
 
+Value IRGen::overQuad(Value value, function_ref<Value(Value, Value)> combine,
+                      Location l) {
+  for (int64_t offset : {1, 2}) {
+    Value other =
+        gpu::ShuffleOp::create(
+            builder, l, value,
+            arith::ConstantIntOp::create(builder, l, builder.getI32Type(), offset),
+            arith::ConstantIntOp::create(builder, l, builder.getI32Type(), 32),
+            gpu::ShuffleMode::XOR)
+            .getShuffleResult();
+    value = combine(value, other);
+  }
+  return value;
+}
+
 LogicalResult IRGen::tileDecl(const Stmt &stmt, Type element) {
   Location l = loc(stmt.loc);
   ParallelOp owner = insideParallel() ? enclosingParallel() : ParallelOp();
@@ -228,46 +243,26 @@ LogicalResult IRGen::apply(const Stmt &stmt) {
     // a thread-level parallel of its 128 threads, so that stores in the
     // body are each thread's (not one elected thread's, as between
     // levels). What the body assigns (accumulators) flows out as results.
-    SmallVector<std::string> carriedNames = carried(stmt.body);
-    llvm::erase_if(carriedNames, [](const std::string &name) {
-      return StringRef(name).starts_with("\x02");
-    });
-    SmallVector<Type> resultTypes;
-    for (const std::string &name : carriedNames)
-      resultTypes.push_back(lookup(name)->value.getType());
+    SmallVector<std::string> carriedNames = carriedOutOfParallel(stmt.body);
     auto threads = ParallelOp::create(builder, l, Level::Thread,
                                       ValueRange{constIndex(128, l)},
-                                      /*async=*/false, Value(), resultTypes);
-    LogicalResult result = success();
-    {
-      OpBuilder::InsertionGuard guard(builder);
-      builder.setInsertionPointToStart(&threads.getBody().front());
-      openParallels.push_back(threads);
-      auto close = llvm::scope_exit([&] { openParallels.pop_back(); });
-      push();
-      parallelScopeDepths.push_back(scopes.size());
-      auto closeScope = llvm::scope_exit([&] { parallelScopeDepths.pop_back(); });
-      shadow(carriedNames);
+                                      /*async=*/false, Value(),
+                                      typesOf(carriedNames));
+    return parallelBody(threads, carriedNames, [&]() -> LogicalResult {
       // The registers' elements, as croq.mma.coords places them: register
       // r of a row tile is the row of accumulator register 2r.
-      for (int64_t r = 0; r < registers && succeeded(result); ++r) {
+      for (int64_t r = 0; r < registers; ++r) {
         ApplyPoint at = point;
         at.reg = r;
         bool rows = point.layout == TileLayout::WgmmaRows;
         auto coords = MmaCoordsOp::create(
             builder, l, layoutType(context, rows ? 8 : point.cols),
             rows ? 2 * r : r);
-        result = body(at, coords.getRow(), coords.getCol(), Value());
+        if (failed(body(at, coords.getRow(), coords.getCol(), Value())))
+          return failure();
       }
-      if (succeeded(result) && !carriedNames.empty())
-        YieldOp::create(builder, l, currentValues(carriedNames));
-      pop();
-    }
-    if (failed(result))
-      return failure();
-    for (auto [name, value] : llvm::zip_equal(carriedNames, threads.getResults()))
-      rebind(name, value);
-    return success();
+      return success();
+    });
   }
   // A copy: the body may declare frags, which grow `tiles`.
   const RegisterTile tile = tiles[s->tile];
@@ -422,21 +417,14 @@ std::optional<LogicalResult> IRGen::tileBuiltin(const Expr &e) {
     if (!isa<FloatType>(type) || type.getIntOrFloatBitWidth() != 32)
       return fail(e.loc, e.name + " combines f32 rows, got " + typeString(type));
     for (int64_t h = 0; h < 2; ++h) {
-      Value acc = memref::LoadOp::create(builder, l, tile.registers,
-                                         ValueRange{constIndex(h, l)});
-      for (int64_t offset : {1, 2}) {
-        Value other =
-            gpu::ShuffleOp::create(
-                builder, l, acc,
-                arith::ConstantIntOp::create(builder, l, builder.getI32Type(),
-                                             offset),
-                arith::ConstantIntOp::create(builder, l, builder.getI32Type(),
-                                             32),
-                gpu::ShuffleMode::XOR)
-                .getShuffleResult();
-        acc = isMax ? Value(arith::MaximumFOp::create(builder, l, acc, other))
-                    : Value(arith::AddFOp::create(builder, l, acc, other));
-      }
+      Value acc = overQuad(
+          memref::LoadOp::create(builder, l, tile.registers,
+                                 ValueRange{constIndex(h, l)}),
+          [&](Value x, Value y) -> Value {
+            return isMax ? Value(arith::MaximumFOp::create(builder, l, x, y))
+                         : Value(arith::AddFOp::create(builder, l, x, y));
+          },
+          l);
       if (!isMax) {
         // Each of the four threads started from the rows' value before the
         // parts: count it once.
@@ -571,18 +559,7 @@ std::optional<LogicalResult> IRGen::tileBuiltin(const Expr &e) {
     // Shuffles move 32-bit values.
     if (isFloat && type.getIntOrFloatBitWidth() < 32)
       acc = coerce(acc, builder.getF32Type(), l);
-    for (int64_t offset : {1, 2}) {
-      Value other = gpu::ShuffleOp::create(
-                        builder, l, acc,
-                        arith::ConstantIntOp::create(builder, l,
-                                                     builder.getI32Type(), offset),
-                        arith::ConstantIntOp::create(builder, l,
-                                                     builder.getI32Type(), 32),
-                        gpu::ShuffleMode::XOR)
-                        .getShuffleResult();
-      acc = combine(acc, other);
-    }
-    store(acc, h);
+    store(overQuad(acc, combine, l), h);
   }
   return success();
 }

@@ -299,6 +299,18 @@ private:
   /// In the current scope, the visible with-tuples that hold `var` with
   /// that element now `value` (the loop that iterates `var`).
   void rebindTupleElement(StringRef var, EVal value);
+  /// The names a parallel's body assigns that flow out of it as results:
+  /// carried(body) without the control flags, as break, continue and yield
+  /// act within the parallel.
+  SmallVector<std::string> carriedOutOfParallel(ArrayRef<StmtPtr> body);
+  /// The types of the values `names` have now.
+  SmallVector<Type> typesOf(ArrayRef<std::string> names);
+  /// Fills the body of `op`, a parallel that carries `carriedNames` out:
+  /// in a scope of its own (where break / continue / yield act), the names
+  /// shadowed, `fill` generates the body; their values are yielded and the
+  /// names rebound to the results.
+  LogicalResult parallelBody(ParallelOp op, ArrayRef<std::string> carriedNames,
+                             function_ref<LogicalResult()> fill);
   LogicalResult ifStmt(const Stmt &stmt);
   LogicalResult whileStmt(const Stmt &stmt);
   LogicalResult inthreads(const Stmt &stmt);
@@ -392,6 +404,10 @@ private:
   /// std::nullopt when `e` is none of them.
   std::optional<LogicalResult> tileBuiltin(const Expr &e);
   FailureOr<int> tileOperand(const Expr &e, StringRef what);
+  /// `value` combined over the four threads of a quad (lanes 4k ... 4k + 3,
+  /// which share the rows of the wgmma layout): two butterfly shuffles.
+  Value overQuad(Value value, function_ref<Value(Value, Value)> combine,
+                 Location l);
   /// The tile whose accumulation statement's value is being generated:
   /// the one read of row parts allowed (-1: none).
   int accumulatingTile = -1;
@@ -509,6 +525,8 @@ inline constexpr const char *kBreakFlag = "\x02" "break";
 inline constexpr const char *kContinueFlag = "\x02" "continue";
 /// Set once the thread yields: the rest of its parallel body is skipped.
 inline constexpr const char *kYieldFlag = "\x02" "yield";
+/// One of the break / continue / yield flags.
+inline bool isControlFlag(StringRef name) { return name.starts_with("\x02"); }
 
 inline std::string typeString(Type type) {
   std::string s;

@@ -223,11 +223,7 @@ LogicalResult IRGen::parallel(const Stmt &stmt) {
       localStream = inner->name;
     }
 
-  SmallVector<std::string> carriedNames = carried(stmt.body);
-  // break, continue and yield inside the parallel act within it.
-  llvm::erase_if(carriedNames, [](const std::string &name) {
-    return StringRef(name).starts_with("\x02");
-  });
+  SmallVector<std::string> carriedNames = carriedOutOfParallel(stmt.body);
   if (outermost && !carriedNames.empty())
     return fail(stmt.loc, "a kernel cannot assign '" + carriedNames.front() +
                               "', which is defined outside it",
@@ -259,56 +255,76 @@ LogicalResult IRGen::parallel(const Stmt &stmt) {
     } else {
       bounds.push_back(constIndex(1, l));
     }
-    SmallVector<Type> resultTypes;
-    for (const std::string &name : carriedNames)
-      resultTypes.push_back(lookup(name)->value.getType());
     auto op = ParallelOp::create(builder, l, lp.level, bounds,
                                  i == 0 && stmt.async, i == 0 ? stream : Value(),
-                                 resultTypes);
+                                 typesOf(carriedNames));
     if (i == 0 && failed(applyLaunchBounds(stmt, op)))
       return failure();
+    return parallelBody(op, carriedNames, [&]() -> LogicalResult {
+      Block &block = op.getBody().front();
+      if (lp.source) {
+        Symbol tuple{Symbol::Kind::Shape, Value()};
+        for (auto [j, name] : llvm::enumerate(lp.source->names)) {
+          Symbol s{Symbol::Kind::Scalar, block.getArgument(j), bounds[j]};
+          s.isParallelIndex = true;
+          declare(name, s);
+          tuple.elems.push_back(EVal{block.getArgument(j), bounds[j]});
+        }
+        if (!lp.source->tupleName.empty())
+          declare(lp.source->tupleName, tuple);
+      }
+      if (i == 0 && !localStream.empty())
+        declare(localStream, Symbol{Symbol::Kind::Stream, stream});
+      // `yield;` in the body ends the thread's part of it: a flag the rest of
+      // the body, and the loops around the yield, test.
+      if (i + 1 == plan.size() && bodyMayYield(stmt.body)) {
+        Symbol yielded{Symbol::Kind::Scalar,
+                       arith::ConstantIntOp::create(builder, l, builder.getI1Type(), 0)};
+        yielded.isMutable = true;
+        declare(kYieldFlag, yielded);
+      }
+      return i + 1 < plan.size() ? build(i + 1) : statements(stmt.body);
+    });
+  };
+  return build(0);
+}
+
+SmallVector<std::string> IRGen::carriedOutOfParallel(ArrayRef<StmtPtr> body) {
+  SmallVector<std::string> names = carried(body);
+  llvm::erase_if(names, [](const std::string &name) { return isControlFlag(name); });
+  return names;
+}
+
+SmallVector<Type> IRGen::typesOf(ArrayRef<std::string> names) {
+  SmallVector<Type> types;
+  for (const std::string &name : names)
+    types.push_back(lookup(name)->value.getType());
+  return types;
+}
+
+LogicalResult IRGen::parallelBody(ParallelOp op,
+                                  ArrayRef<std::string> carriedNames,
+                                  function_ref<LogicalResult()> fill) {
+  LogicalResult result = success();
+  {
     OpBuilder::InsertionGuard guard(builder);
-    Block &block = op.getBody().front();
-    builder.setInsertionPointToStart(&block);
+    builder.setInsertionPointToStart(&op.getBody().front());
     openParallels.push_back(op);
     llvm::scope_exit close([&] { openParallels.pop_back(); });
     push();
     parallelScopeDepths.push_back(scopes.size());
     llvm::scope_exit closeScope([&] { parallelScopeDepths.pop_back(); });
     shadow(carriedNames);
-    if (lp.source) {
-      Symbol tuple{Symbol::Kind::Shape, Value()};
-      for (auto [j, name] : llvm::enumerate(lp.source->names)) {
-        Symbol s{Symbol::Kind::Scalar, block.getArgument(j), bounds[j]};
-        s.isParallelIndex = true;
-        declare(name, s);
-        tuple.elems.push_back(EVal{block.getArgument(j), bounds[j]});
-      }
-      if (!lp.source->tupleName.empty())
-        declare(lp.source->tupleName, tuple);
-    }
-    if (i == 0 && !localStream.empty())
-      declare(localStream, Symbol{Symbol::Kind::Stream, stream});
-    // `yield;` in the body ends the thread's part of it: a flag the rest of
-    // the body, and the loops around the yield, test.
-    if (i + 1 == plan.size() && bodyMayYield(stmt.body)) {
-      Symbol yielded{Symbol::Kind::Scalar,
-                     arith::ConstantIntOp::create(builder, l, builder.getI1Type(), 0)};
-      yielded.isMutable = true;
-      declare(kYieldFlag, yielded);
-    }
-    LogicalResult result = i + 1 < plan.size() ? build(i + 1)
-                                               : statements(stmt.body);
+    result = fill();
     if (succeeded(result) && !carriedNames.empty())
-      YieldOp::create(builder, l, currentValues(carriedNames));
+      YieldOp::create(builder, op.getLoc(), currentValues(carriedNames));
     pop();
-    if (failed(result))
-      return failure();
-    for (auto [name, value] : llvm::zip_equal(carriedNames, op.getResults()))
-      rebind(name, value);
-    return success();
-  };
-  return build(0);
+  }
+  if (failed(result))
+    return failure();
+  for (auto [name, value] : llvm::zip_equal(carriedNames, op.getResults()))
+    rebind(name, value);
+  return success();
 }
 
 void IRGen::rebindTupleElement(StringRef var, EVal value) {
@@ -789,7 +805,7 @@ LogicalResult IRGen::inthreads(const Stmt &stmt) {
     return fail(stmt.value->loc, "an inthreads predicate must be a "
                                  "comparison");
   SmallVector<std::string> carriedNames = carried(stmt.body);
-  if (!carriedNames.empty() && StringRef(carriedNames.front()).starts_with("\x02"))
+  if (!carriedNames.empty() && isControlFlag(carriedNames.front()))
     return fail(stmt.loc, "break, continue and yield cannot leave an "
                           "inthreads region",
                 "end the work with an if inside the region instead");

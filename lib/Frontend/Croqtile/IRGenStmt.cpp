@@ -119,7 +119,7 @@ static void collectAssigned(const Stmt *stmt,
       llvm::StringSet<> innerSeen;
       collectAssigned(stmt->body, inner, innerSeen);
       for (const std::string &name : inner)
-        if (!StringRef(name).starts_with("\x02"))
+        if (!isControlFlag(name))
           add(name);
       return;
     }
@@ -163,8 +163,7 @@ SmallVector<std::string> IRGen::carriedOf(ArrayRef<std::string> names) {
         continue;
       name = f->origin->operands[0]->name;
     }
-    Symbol *s = StringRef(name).starts_with("\x02") ? controlFlag(name)
-                                                     : lookup(name);
+    Symbol *s = isControlFlag(name) ? controlFlag(name) : lookup(name);
     if (!s || !taken.insert(name).second)
       continue;
     if (s->kind == Symbol::Kind::Future || s->kind == Symbol::Kind::Frag ||
@@ -370,24 +369,12 @@ LogicalResult IRGen::onOneThread(const Stmt &stmt) {
   auto grid = ParallelOp::create(builder, l, Level::Block,
                                  ValueRange{constIndex(1, l)}, false, Value(),
                                  TypeRange{});
-  OpBuilder::InsertionGuard guard(builder);
-  builder.setInsertionPointToStart(&grid.getBody().front());
-  auto thread = ParallelOp::create(builder, l, Level::Thread,
-                                   ValueRange{constIndex(1, l)}, false, Value(),
-                                   TypeRange{});
-  builder.setInsertionPointToStart(&thread.getBody().front());
-  openParallels.push_back(grid);
-  openParallels.push_back(thread);
-  auto close = llvm::scope_exit([&] {
-    openParallels.pop_back();
-    openParallels.pop_back();
+  return parallelBody(grid, {}, [&] {
+    auto thread = ParallelOp::create(builder, l, Level::Thread,
+                                     ValueRange{constIndex(1, l)}, false,
+                                     Value(), TypeRange{});
+    return parallelBody(thread, {}, [&] { return statement(stmt); });
   });
-  push();
-  parallelScopeDepths.push_back(scopes.size());
-  LogicalResult result = statement(stmt);
-  parallelScopeDepths.pop_back();
-  pop();
-  return result;
 }
 
 LogicalResult IRGen::statement(const Stmt &stmt) {
