@@ -41,6 +41,19 @@ static bool containsWgmma(Operation *op) {
   return found;
 }
 
+/// Where a walk out of regions stops: at the kernel (outermost parallel)
+/// and at the outermost inthreads region, or with `rolesOnly` only at an
+/// outermost inthreads.async role (a plain inthreads is then a branch).
+static bool endsWalk(Operation *parent, bool rolesOnly) {
+  if (!parent)
+    return true;
+  if (auto parallel = dyn_cast<ParallelOp>(parent))
+    return !parallel.getParentParallel();
+  auto role = dyn_cast<InThreadsOp>(parent);
+  return role && (!rolesOnly || role.getAsync()) &&
+         !parent->getParentOfType<InThreadsOp>();
+}
+
 /// True when warpgroup MMAs may have been issued before `op` runs, within
 /// its role (outermost croq.inthreads) or kernel: an earlier op of an
 /// enclosing block holds one, or a loop around `op` does (the previous
@@ -51,9 +64,7 @@ static bool followsWgmma(Operation *op) {
       if (containsWgmma(prev))
         return true;
     Operation *parent = at->getParentOp();
-    if (!parent ||
-        (isa<ParallelOp>(parent) && !cast<ParallelOp>(parent).getParentParallel()) ||
-        (isa<InThreadsOp>(parent) && !parent->getParentOfType<InThreadsOp>()))
+    if (endsWalk(parent, /*rolesOnly=*/false))
       return false;
     if (isa<LoopLikeOpInterface>(parent) && containsWgmma(parent))
       return true;
@@ -233,10 +244,7 @@ static std::optional<OpBuilder::InsertPoint> completionPoint(Operation *op) {
     // A role (inthreads.async) issues its own MMAs; a plain inthreads is a
     // branch, walked out of like an if.
     Operation *parent = at->getParentOp();
-    if (!parent ||
-        (isa<ParallelOp>(parent) && !cast<ParallelOp>(parent).getParentParallel()) ||
-        (isa<InThreadsOp>(parent) && cast<InThreadsOp>(parent).getAsync() &&
-         !parent->getParentOfType<InThreadsOp>()))
+    if (endsWalk(parent, /*rolesOnly=*/true))
       return std::nullopt;
     if (isa<LoopLikeOpInterface>(parent) && containsWgmma(parent))
       return OpBuilder::InsertPoint(at->getBlock(), Block::iterator(at));
