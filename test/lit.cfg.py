@@ -31,6 +31,12 @@ if os.path.exists(ptxas):
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", ptxas))
 
+# croq-link-device-code compiles C++ device functions with LLVM's clang++
+# against the CUDA toolkit's headers.
+if os.path.exists(os.path.join(config.llvm_tools_dir, "clang++")) and \
+        os.path.exists("/usr/local/cuda/include/cuda_fp16.h"):
+    config.available_features.add("cuda-clang")
+
 # A usable NVIDIA GPU runs the integration suite; elsewhere it is UNSUPPORTED.
 import shutil
 import subprocess

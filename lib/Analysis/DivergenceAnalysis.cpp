@@ -131,6 +131,11 @@ LogicalResult DivergenceAnalysis::visitOperation(
     setAll(Uniformity(UniformScope::Grid));
     return success();
   }
+  // What a C++ device function returns is unknown: each thread's own.
+  if (isa<CallOp>(op)) {
+    setAll(Uniformity(UniformScope::Thread));
+    return success();
+  }
   if (matchPattern(op, m_Constant())) {
     setAll(Uniformity(UniformScope::Grid));
     return success();

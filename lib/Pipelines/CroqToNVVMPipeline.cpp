@@ -115,6 +115,10 @@ void mlir::croq::buildCroqGPUToNVVMPipeline(
   kernels.addPass(createCroqUnrollFragmentVectorsPass());
   kernels.addPass(createConvertGpuOpsToNVVMOps());
   kernels.addPass(createCroqExternDynamicSharedMemoryPass());
+  // The C++ device functions kernels call, compiled and linked.
+  CroqLinkDeviceCodePassOptions link;
+  link.toolkit = options.toolkit;
+  kernels.addPass(createCroqLinkDeviceCodePass(link));
   kernels.addPass(createConvertNVVMToLLVMPass());
   kernels.addPass(createReconcileUnrealizedCastsPass());
   kernels.addPass(createCanonicalizerPass());

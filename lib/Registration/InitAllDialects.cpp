@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Croq/InitAllDialects.h"
+#include "Croq/Conversion/CroqToGPU/CroqToGPU.h"
 #include "Croq/Dialect/Croq/IR/CroqDialect.h"
 #include "Croq/Dialect/Croq/IR/CroqOps.h"
 
@@ -31,6 +32,8 @@ void mlir::croq::registerCroqDialects(DialectRegistry &registry) {
                   vector::VectorDialect>();
   // croq-check-divergence asks which upstream ops are collective.
   croq::registerCollectiveOpInterfaceExternalModels(registry);
+  // croq.call lowers with the kernels' conversion to LLVM.
+  croq::registerConvertCroqToLLVMInterface(registry);
   // gpu-module-to-binary serializes kernels through the NVVM target.
   NVVM::registerNVVMTargetInterfaceExternalModels(registry);
 }

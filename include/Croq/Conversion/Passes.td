@@ -323,6 +323,43 @@ def CroqExternDynamicSharedMemoryPass
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
+def CroqLinkDeviceCodePass
+    : Pass<"croq-link-device-code", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Compile the C++ device functions that kernels call and "
+                "link them into the kernel module";
+  let description = [{
+    A `croq.call` becomes, in the kernel's conversion to LLVM, a call of an
+    extern "C" shim `__croq_call_<callee>`, declared with the callee's C++
+    spelling (`croq.callee`) and the C++ types of its result and parameters
+    (`croq.signature`). This pass writes, after croq's prelude (the CUDA
+    half, bfloat16 and fp8 headers, and croq's element type names `f32`,
+    `s32`...), the `__device__` code of the file the module came from (the
+    top module's `croq.device_code`, which the Croqtile importer fills), and
+    after it one shim per declaration, which calls the callee. C++ resolves
+    the templates, namespaces, overloads and conversions. clang compiles
+    this, device side only, to LLVM IR, which the pass imports into the
+    kernel module as LLVM dialect functions: the shims' definitions replace
+    their declarations, and the NVVM serialization inlines them like any
+    function of the module. clang's errors are reported at the first call,
+    with clang's messages (located in the `.co` file) as a note.
+
+    A callee that the file's device code never names stays external, under
+    its own name, with a warning: the PTX then needs separate linking
+    (`ptxas -c`, then `nvlink`) with code that defines it
+    `extern "C" __device__`. A qualified or templated callee must be
+    declared in the file.
+  }];
+  let options = [
+    Option<"clang", "clang", "std::string",
+           /*default=*/"CROQ_DEFAULT_CLANG",
+           "clang++ that compiles the device functions (CUDA, device side)">,
+    Option<"toolkit", "toolkit", "std::string", /*default=*/"\"/usr/local/cuda\"",
+           "CUDA toolkit whose headers the device functions include">
+  ];
+  let dependentDialects = ["::mlir::DLTIDialect", "::mlir::LLVM::LLVMDialect",
+                           "::mlir::NVVM::NVVMDialect"];
+}
+
 def CroqCheckSharedMemoryPass
     : Pass<"croq-check-shared-memory", "::mlir::ModuleOp"> {
   let summary = "Reject a launch whose kernel needs more shared memory than "

@@ -79,6 +79,10 @@ void mlir::croq::configureCroqToGPUConversionLegality(
   // Made by the block-level lowering; croq-bound-kernel-registers consumes
   // it after outlining.
   target.addLegalOp<LaunchHintsOp>();
+  // Calls of C++ device functions stay until the kernel's conversion to
+  // LLVM, where their pointer arguments exist (croq's ConvertToLLVM
+  // interface, DeviceCalls.cpp).
+  target.addLegalOp<CallOp>();
   // Local buffers become allocas.
   target.addDynamicallyLegalOp<memref::AllocOp>([](memref::AllocOp op) {
     return getStorage(op.getType()) != Storage::Local;

@@ -46,6 +46,7 @@ struct Expr {
     List,     // [a, b.span, ...]: an mdspan literal; args
     Tuple,    // {a, b, ...}: an ituple literal; args
     String,   // "text" (println, assert): name holds the unquoted text
+    DeviceCall, // call f<8>(args): name holds the callee as C++ spells it
   };
   Kind kind;
   llvm::SMLoc loc;
@@ -120,6 +121,7 @@ struct Stmt {
     Sync,        // sync.shared / sync.global / sync.barrier : level
     Print,       // print(args) / println(args); `print!` at compile time
     Assert,      // assert(cond[, "message"])
+    Cpp,         // __cpp__("C++ statements"): cxx
     Parallel,
     With,
     Foreach,
@@ -189,6 +191,9 @@ struct Stmt {
   std::vector<StmtPtr> elseBody;
   bool hasElse = false;
 
+  /// __cpp__: the C++ statements, unquoted.
+  std::string cxx;
+
   Stmt(Kind kind, llvm::SMLoc loc) : kind(kind), loc(loc) {}
 };
 
@@ -218,6 +223,10 @@ struct Program {
   std::vector<Function> functions;
   /// Host C++ outside `__co__` functions, kept verbatim.
   std::vector<std::string> hostCode;
+  /// The top-level declarations among it that are device code (they say
+  /// `__device__` or `__co_device__`), macros expanded, with `#line`
+  /// directives into the source: what `call` can call.
+  std::string deviceCode;
 };
 
 } // namespace mlir::croq::croqtile

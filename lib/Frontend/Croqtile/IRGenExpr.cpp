@@ -772,10 +772,96 @@ FailureOr<EVal> IRGen::expr(const Expr &e) {
       return elems->front();
     }
     break;
+  case Expr::Kind::DeviceCall:
+    return fail(e.loc, "the result of `call` needs a type",
+                "declare it (`int r = call f(...);`), assign it to a mutable "
+                "scalar, or make the call a statement of its own");
   case Expr::Kind::Range:
     break;
   }
   return fail(e.loc, "this expression is not a scalar");
+}
+
+/// Whether a call argument stands for memory (passed as a pointer) rather
+/// than for a value.
+static bool isMemoryArgument(const Expr &e,
+                             llvm::function_ref<Symbol *(StringRef)> lookup) {
+  switch (e.kind) {
+  case Expr::Kind::Name: {
+    Symbol *s = lookup(e.name);
+    return s && (s->kind == Symbol::Kind::Tensor ||
+                 s->kind == Symbol::Kind::Future ||
+                 s->kind == Symbol::Kind::Tile ||
+                 s->kind == Symbol::Kind::Frag);
+  }
+  case Expr::Kind::Index:
+    return e.base && isMemoryArgument(*e.base, lookup);
+  case Expr::Kind::Member:
+    if (e.name == "span")
+      return false;
+    if (e.name == "at")
+      // `.at(...)` of a subspan or chunk is a tile; otherwise an element.
+      return e.base && e.base->kind == Expr::Kind::Member &&
+             (e.base->name == "subspan" || e.base->name == "chunk" ||
+              e.base->name == "step");
+    return e.base && (e.name == "data" || isMemoryArgument(*e.base, lookup));
+  default:
+    return false;
+  }
+}
+
+FailureOr<EVal> IRGen::deviceCall(const Expr &e, Type result) {
+  if (!insideParallel())
+    return fail(e.loc, "`call` runs a device function, but this is host "
+                       "code",
+                "move the call into a parallel");
+  Location l = loc(e.loc);
+  SmallVector<Value> args;
+  for (const ExprPtr &arg : e.args) {
+    if (isMemoryArgument(*arg, [&](StringRef n) { return lookup(n); })) {
+      if (arg->kind == Expr::Kind::Name)
+        if (Symbol *s = lookup(arg->name);
+            s && (s->kind == Symbol::Kind::Tile || s->kind == Symbol::Kind::Frag))
+          return fail(arg->loc, "'" + arg->name + "' is held in registers, "
+                                "and a device function takes memory",
+                      "copy it into a local buffer (`local f32 [..] b;`) "
+                      "and pass that");
+      FailureOr<Value> v = view(*arg);
+      if (failed(v))
+        return failure();
+      auto type = cast<MemRefType>(v->getType());
+      if (getDeviceCallTypeName(type.getElementType(), false).empty())
+        return fail(arg->loc, "a device function cannot take " +
+                                  typeString(type.getElementType()) +
+                                  " elements");
+      args.push_back(*v);
+      continue;
+    }
+    FailureOr<EVal> v = expr(*arg);
+    if (failed(v))
+      return failure();
+    Value value = v->value;
+    // Croqtile's `int` is C++'s.
+    if (value.getType().isIndex())
+      value = coerce(value, builder.getI32Type(), l);
+    if (getDeviceCallTypeName(value.getType(), true).empty())
+      return fail(arg->loc, "a device function cannot take a " +
+                                typeString(value.getType()) + " by value");
+    args.push_back(value);
+  }
+  Type callResult = result && result.isIndex() ? builder.getI32Type() : result;
+  if (callResult && getDeviceCallTypeName(callResult, true).empty())
+    return fail(e.loc, "a device function cannot return " +
+                           typeString(callResult));
+  auto call = CallOp::create(builder, l, callResult ? TypeRange(callResult)
+                                                    : TypeRange(),
+                             builder.getStringAttr(e.name), args);
+  if (!result)
+    return EVal{};
+  Value value = call.getResult();
+  if (result != callResult)
+    value = coerce(value, result, l);
+  return EVal{value};
 }
 
 FailureOr<std::pair<Value, SmallVector<Value>>>

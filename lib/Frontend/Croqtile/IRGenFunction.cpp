@@ -268,6 +268,10 @@ OwningOpRef<ModuleOp> IRGen::run(const Program &program) {
   }
   if (!ok)
     return nullptr;
+  std::string deviceCode = program.deviceCode + deviceCodeExtra;
+  if (!deviceCode.empty())
+    module->getOperation()->setAttr("croq.device_code",
+                                    builder.getStringAttr(deviceCode));
   return std::move(module);
 }
 

@@ -370,6 +370,9 @@ private:
   /// `__sqrt(x)`, `__pow(x, y)`, ...: none when `e` names no math built-in.
   std::optional<FailureOr<EVal>> mathBuiltin(const Expr &e);
   std::optional<FailureOr<EVal>> atomicBuiltin(const Expr &e);
+  /// `call f(args)`: a croq.call with a result of `result` (none when
+  /// null). Buffers and views pass as pointers, the rest by value.
+  FailureOr<EVal> deviceCall(const Expr &e, Type result);
   /// `i(k)`: the k-th value of a variable bounded by `bound`.
   FailureOr<EVal> boundedValueAt(const Expr &k, Value bound, Location l);
 
@@ -431,6 +434,9 @@ private:
 
   // print, println and assert.
   LogicalResult print(const Stmt &stmt);
+  /// `__cpp__("...")` in device code: its text becomes the body of a
+  /// `__device__` function of its own (in deviceCodeExtra), called here.
+  LogicalResult cpp(const Stmt &stmt);
   LogicalResult assertStmt(const Stmt &stmt);
   /// Appends `e` to a printf format and its arguments.
   LogicalResult appendPrinted(const Expr &e, std::string &format,
@@ -501,6 +507,9 @@ private:
   llvm::SourceMgr &sourceMgr;
   Inference &inference;
   bool finalPass;
+  /// Device C++ made from this program's `__cpp__` statements.
+  std::string deviceCodeExtra;
+  unsigned cppBlocks = 0;
 
 public:
   /// The final pass stopped at a gap the failed inference pass left; the

@@ -468,6 +468,8 @@ LogicalResult IRGen::statement(const Stmt &stmt) {
     return print(stmt);
   case Stmt::Kind::Assert:
     return assertStmt(stmt);
+  case Stmt::Kind::Cpp:
+    return cpp(stmt);
   case Stmt::Kind::Sync: {
     if (!insideParallel())
       return fail(stmt.loc, "sync." + stmt.op + " synchronises device "
@@ -701,7 +703,9 @@ LogicalResult IRGen::declaration(const Stmt &stmt) {
     } else if (!(type = elementType(stmt.elemType, stmt.loc))) {
       return failure();
     } else if (stmt.value) {
-      FailureOr<EVal> v = expr(*stmt.value);
+      FailureOr<EVal> v = stmt.value->kind == Expr::Kind::DeviceCall
+                              ? deviceCall(*stmt.value, type)
+                              : expr(*stmt.value);
       if (failed(v))
         return failure();
       value = coerce(v->value, type, l);
@@ -868,6 +872,8 @@ LogicalResult IRGen::assignment(const Stmt &stmt) {
   Location l = loc(stmt.loc);
   if (stmt.kind == Stmt::Kind::ExprStmt) {
     const Expr &e = *stmt.value;
+    if (e.kind == Expr::Kind::DeviceCall)
+      return success(succeeded(deviceCall(e, Type())));
     if (e.kind == Expr::Kind::Call && StringRef(e.name).starts_with("__atomic_"))
       return success(succeeded(expr(e)));
     if (e.kind == Expr::Kind::Call)
@@ -1018,10 +1024,31 @@ LogicalResult IRGen::assignment(const Stmt &stmt) {
                               "combine them with all_reduce first");
       partialRows = s->tile;
     }
+  // `r = call f(...)` / `x.at(i) = call f(...)`: the result takes the type
+  // of what it is assigned to.
+  Type callResult;
+  if (stmt.value->kind == Expr::Kind::DeviceCall) {
+    const Expr *root = target.kind == Expr::Kind::Member && target.name == "at"
+                           ? target.base.get()
+                           : &target;
+    Symbol *s = root && root->kind == Expr::Kind::Name ? lookup(root->name)
+                                                       : nullptr;
+    if (s && root == &target && s->kind == Symbol::Kind::Scalar && s->isMutable)
+      callResult = s->value.getType();
+    else if (s && root != &target && s->kind == Symbol::Kind::Tensor)
+      callResult = cast<MemRefType>(s->value.getType()).getElementType();
+    else if (s && root != &target && s->kind == Symbol::Kind::Tile)
+      callResult = tiles[s->tile].element;
+    if (!callResult || stmt.op != "=")
+      return fail(stmt.value->loc, "the result of `call` needs a type",
+                  "declare it (`int r = call f(...);`) or assign it with `=` "
+                  "to a mutable scalar or an element");
+  }
   // Through the store too: the write's own access of the tile.
   accumulatingTile = partialRows;
   auto resetAccumulating = llvm::scope_exit([&] { accumulatingTile = -1; });
-  FailureOr<EVal> rhs = expr(*stmt.value);
+  FailureOr<EVal> rhs = callResult ? deviceCall(*stmt.value, callResult)
+                                   : expr(*stmt.value);
   if (failed(rhs))
     return failure();
   auto combine = [&](Value old, Value value) -> FailureOr<Value> {
@@ -1132,4 +1159,24 @@ LogicalResult IRGen::assignment(const Stmt &stmt) {
   }
   return fail(target.loc, "cannot assign to this expression",
               "assign to a name or to an element `t.at(i, j)`");
+}
+
+LogicalResult IRGen::cpp(const Stmt &stmt) {
+  if (!insideParallel())
+    return fail(stmt.loc, "__cpp__ in host code: croq writes the host code "
+                          "of a __co__ function itself",
+                "put host C++ outside the __co__ function, or move the "
+                "__cpp__ into a parallel");
+  // The code cannot name the kernel's variables: it is a function's body.
+  std::string name = "__croq_cpp_" + std::to_string(cppBlocks++);
+  auto [line, column] = sourceMgr.getLineAndColumn(stmt.loc);
+  unsigned id = sourceMgr.FindBufferContainingLoc(stmt.loc);
+  std::string file =
+      id ? sourceMgr.getMemoryBuffer(id)->getBufferIdentifier().str() : "";
+  deviceCodeExtra += "\n__device__ __forceinline__ void " + name +
+                     "() {\n#line " + std::to_string(line) + " \"" + file +
+                     "\"\n" + stmt.cxx + "\n}\n";
+  CallOp::create(builder, loc(stmt.loc), TypeRange(),
+                 builder.getStringAttr(name), ValueRange());
+  return success();
 }

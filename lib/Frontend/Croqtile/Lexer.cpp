@@ -82,6 +82,28 @@ bool mlir::croq::croqtile::lexBuffer(llvm::SourceMgr &sourceMgr,
         ++p;
       tok.kind = TokKind::Ident;
       tok.text = std::string(start, p);
+      // A C++ raw string, R"delim(...)delim" (in __cpp__ and host code).
+      if (p < end && *p == '"' &&
+          (tok.text == "R" || tok.text == "u8R" || tok.text == "uR" ||
+           tok.text == "UR" || tok.text == "LR")) {
+        const char *open = p + 1;
+        while (open < end && *open != '(' && *open != '"' && *open != '\n' &&
+               open - p <= 17)
+          ++open;
+        if (open >= end || *open != '(')
+          return error(tok.loc, "malformed raw string literal: expected "
+                                "R\"delimiter(");
+        std::string closing = ")" + std::string(p + 1, open) + "\"";
+        StringRef rest(open + 1, end - open - 1);
+        size_t close = rest.find(closing);
+        if (close == StringRef::npos)
+          return error(tok.loc, "unterminated raw string literal");
+        p = rest.data() + close + closing.size();
+        tok.kind = TokKind::String;
+        tok.text = std::string(start, p);
+        tokens.push_back(std::move(tok));
+        continue;
+      }
       // `group-4` is one token.
       if (tok.text == "group" && end - p >= 2 && p[0] == '-' && p[1] == '4' &&
           (end - p == 2 || !std::isalnum(static_cast<unsigned char>(p[2])))) {

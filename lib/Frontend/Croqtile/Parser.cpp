@@ -33,6 +33,16 @@ bool mlir::croq::croqtile::isElementTypeName(StringRef name) {
 /// A deep copy of an expression (heights are bounded, so is the recursion).
 /// The text of a C string literal `"..."` (quotes included in `quoted`).
 static bool unquote(StringRef quoted, std::string &out) {
+  // R"delim(...)delim": the text between the parentheses, as written.
+  if (!quoted.starts_with("\"")) {
+    StringRef raw = quoted.drop_until([](char c) { return c == '"'; });
+    size_t open = raw.find('(');
+    if (open == StringRef::npos)
+      return false;
+    size_t delimiter = open - 1;
+    out += raw.substr(open + 1, raw.size() - open - 1 - delimiter - 2).str();
+    return true;
+  }
   StringRef body = quoted.drop_front().drop_back();
   for (size_t i = 0; i < body.size(); ++i) {
     char c = body[i];
@@ -158,10 +168,12 @@ private:
     return true;
   }
 
-  /// `call f(...)`, `__asm__(...)` and `__cpp__("...")` hand code to a
-  /// C++ compiler, which croq does not run on device code: true after
-  /// reporting one at the next token.
+  /// `__asm__(...)` and `__cpp__("...")` splice text into the kernel that
+  /// croq's analyses cannot see: true after reporting one at the next token.
   bool rejectEscapeHatch();
+  /// `call name[<targs>](args)`, after `call`: a DeviceCall whose name is
+  /// the callee as C++ spells it.
+  ExprPtr deviceCall(SMLoc loc);
   bool function(Function &fn);
   bool param(Param &p);
   /// `mdspan<N>`, `[d, ...]`, `mdspan[d, ...]` or `[[d, ...]]`: fills
@@ -227,6 +239,32 @@ private:
 // Program and functions
 //===----------------------------------------------------------------------===//
 
+/// Appends the tokens of one top-level C++ declaration to `out` as text,
+/// after a `#line` directive, keeping their lines and spacing.
+static void renderDeviceItem(llvm::SourceMgr &sourceMgr,
+                             llvm::ArrayRef<const Token *> item, std::string &out) {
+  unsigned line = 0;
+  for (const Token *tok : item) {
+    auto [l, c] = sourceMgr.getLineAndColumn(tok->loc);
+    if (tok == item.front() || l < line || l > line + 8) {
+      unsigned id = sourceMgr.FindBufferContainingLoc(tok->loc);
+      std::string file =
+          id ? sourceMgr.getMemoryBuffer(id)->getBufferIdentifier().str() : "";
+      out += "\n#line " + std::to_string(l) + " \"" + llvm::StringRef(file).str() +
+             "\"\n";
+      out += std::string(c > 0 ? c - 1 : 0, ' ');
+    } else if (l > line) {
+      out += std::string(l - line, '\n');
+      out += std::string(c > 0 ? c - 1 : 0, ' ');
+    } else if (tok->spaceBefore) {
+      out += ' ';
+    }
+    line = l;
+    out += tok->text;
+  }
+  out += '\n';
+}
+
 bool Parser::program(Program &out) {
   std::string host;
   const char *hostStart = nullptr, *hostEnd = nullptr;
@@ -235,8 +273,21 @@ bool Parser::program(Program &out) {
       out.hostCode.emplace_back(hostStart, hostEnd);
     hostStart = hostEnd = nullptr;
   };
+  // The top-level C++ declaration being read, and whether it is device code
+  // (`__device__` somewhere in it): device declarations go to deviceCode.
+  std::vector<const Token *> item;
+  int itemDepth = 0;
+  bool itemIsDevice = false;
+  auto endItem = [&]() {
+    if (itemIsDevice)
+      renderDeviceItem(sourceMgr, item, out.deviceCode);
+    item.clear();
+    itemDepth = 0;
+    itemIsDevice = false;
+  };
   while (peek().kind != TokKind::Eof) {
     if (at("__co__")) {
+      endItem();
       flushHost();
       Function fn;
       fn.loc = next().loc;
@@ -247,6 +298,17 @@ bool Parser::program(Program &out) {
     }
     // Host C++: kept as text, token by token within one buffer.
     const Token &tok = next();
+    item.push_back(&tok);
+    itemIsDevice |= tok.is("__device__") || tok.is("__co_device__");
+    if (tok.is("{")) {
+      ++itemDepth;
+    } else if (tok.is("}") && itemDepth > 0) {
+      // A definition ends at its closing brace (and a class at the `;`).
+      if (--itemDepth == 0 && !at(";"))
+        endItem();
+    } else if (tok.is(";") && itemDepth == 0) {
+      endItem();
+    }
     const char *begin = tok.loc.getPointer();
     if (!hostStart || sourceMgr.FindBufferContainingLoc(tok.loc) !=
                           sourceMgr.FindBufferContainingLoc(
@@ -264,6 +326,7 @@ bool Parser::program(Program &out) {
     if (begin >= hostStart)
       hostEnd = std::max(hostEnd ? hostEnd : begin, end);
   }
+  endItem();
   flushHost();
   return true;
 }
@@ -628,6 +691,26 @@ StmtPtr Parser::statement() {
   }
   if (rejectEscapeHatch())
     return nullptr;
+  if (tok.is("__cpp__") && peek(1).is("(")) {
+    // __cpp__("C++ statements"): device code of its own (see IRGen::cpp).
+    auto stmt = std::make_unique<Stmt>(Stmt::Kind::Cpp, loc);
+    next();
+    next();
+    if (peek().kind != TokKind::String) {
+      error(peek().loc, "__cpp__ takes a string literal of C++ code");
+      return nullptr;
+    }
+    while (peek().kind == TokKind::String) {
+      if (!unquote(peek().text, stmt->cxx)) {
+        error(peek().loc, "unsupported escape in string literal");
+        return nullptr;
+      }
+      next();
+    }
+    if (!expect(")") || !expect(";"))
+      return nullptr;
+    return stmt;
+  }
   if ((tok.is("print") || tok.is("println")) &&
       (peek(1).is("(") || (peek(1).is("!") && peek(2).is("(")))) {
     auto stmt = std::make_unique<Stmt>(Stmt::Kind::Print, loc);
@@ -677,17 +760,11 @@ StmtPtr Parser::statement() {
 bool Parser::rejectEscapeHatch() {
   const Token &tok = peek();
   const char *why = nullptr;
-  if (tok.is("call") && (peek(1).isIdent() || peek(1).is("::")))
-    why = "`call` of a C++ function is not supported: croq compiles device "
-          "code from Croqtile alone and cannot link functions written in C++ "
-          "into a kernel";
-  else if (tok.is("__asm__") || tok.is("asm") || tok.is("__asm"))
-    why = "inline assembly is not supported: croq's analyses (divergence, "
-          "barriers, the event protocol) cannot see what it does; express it "
-          "in Croqtile";
-  else if (tok.is("__cpp__"))
-    why = "__cpp__ is not supported: it splices C++ into the kernel, and croq "
-          "generates device code without a C++ compiler";
+  if (tok.is("__asm__") || tok.is("asm") || tok.is("__asm"))
+    why = "inline assembly is not supported in Croqtile code: croq's analyses "
+          "(divergence, barriers, the event protocol) cannot see what it "
+          "does; put it in a `__device__` function and `call` it, or in "
+          "__cpp__(\"...\")";
   if (!why)
     return false;
   error(tok.loc, why);
@@ -1553,6 +1630,46 @@ ExprPtr Parser::postfix() {
   return e;
 }
 
+ExprPtr Parser::deviceCall(SMLoc loc) {
+  auto call = std::make_unique<Expr>(Expr::Kind::DeviceCall, loc);
+  // The callee: `a::b` segments, then template arguments kept as C++ text.
+  if (accept("::"))
+    call->name = "::";
+  while (true) {
+    std::string part;
+    if (!expectIdent(part, nullptr, "the name of a device function"))
+      return nullptr;
+    call->name += part;
+    if (!accept("::"))
+      break;
+    call->name += "::";
+  }
+  if (at("<")) {
+    int depth = 0;
+    bool previousWord = false;
+    do {
+      const Token &t = next();
+      if (t.kind == TokKind::Eof || t.is(";") || t.is("{") || t.is("}")) {
+        error(t.loc, "the template arguments of this call are not closed "
+                     "with '>'");
+        return nullptr;
+      }
+      for (char c : t.text)
+        depth += c == '<' ? 1 : c == '>' ? -1 : 0;
+      bool word = t.kind == TokKind::Ident || t.kind == TokKind::Int ||
+                  t.kind == TokKind::Float;
+      if (word && previousWord)
+        call->name += ' ';
+      call->name += t.text;
+      previousWord = word;
+    } while (depth > 0);
+  }
+  if (!expect("(", "after the device function's name") ||
+      !exprList(call->args, ")") || !measure(*call))
+    return nullptr;
+  return call;
+}
+
 ExprPtr Parser::primary() {
   const Token &tok = peek();
   SMLoc loc = tok.loc;
@@ -1595,6 +1712,10 @@ ExprPtr Parser::primary() {
     }
     if (rejectEscapeHatch())
       return nullptr;
+    if (tok.is("call") && (peek(1).isIdent() || peek(1).is("::"))) {
+      next();
+      return deviceCall(loc);
+    }
     std::string name = next().text;
     if (accept("(")) {
       auto call = std::make_unique<Expr>(Expr::Kind::Call, loc);

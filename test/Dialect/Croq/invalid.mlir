@@ -1065,3 +1065,35 @@ func.func @element_type(%acc: !croq.frag<acc, 64x64xf32, warpgroup>) {
   %v = croq.mma.element %acc[0] : !croq.frag<acc, 64x64xf32, warpgroup> -> f16
   return
 }
+
+// -----
+
+func.func @call_bad_callee() {
+  %c1 = arith.constant 1 : index
+  croq.parallel (%t) by [%c1] : thread {
+    // expected-error @below {{callee 'f(1)' is not a C++ function name (`f`, `ns::f`, `f<8>`)}}
+    croq.call "f(1)"() : () -> ()
+    croq.yield
+  }
+  return
+}
+
+// -----
+
+func.func @call_on_host() {
+  // expected-error @below {{must be nested in a croq.parallel; device functions run on device threads}}
+  croq.call "f"() : () -> ()
+  return
+}
+
+// -----
+
+func.func @call_f8_by_value(%x: f8E4M3FN) {
+  %c1 = arith.constant 1 : index
+  croq.parallel (%t) by [%c1] : thread {
+    // expected-error @below {{argument 0 of type 'f8E4M3FN' cannot be passed to a C++ device function}}
+    croq.call "f"(%x) : (f8E4M3FN) -> ()
+    croq.yield
+  }
+  return
+}

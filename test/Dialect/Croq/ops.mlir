@@ -316,3 +316,17 @@ func.func @fence() {
   croq.fence block
   return
 }
+
+// CHECK-LABEL: func.func @device_call
+// CHECK: croq.call "ns::f<8>"(%{{.*}}, %{{.*}}) : (memref<4xf32, #gpu.address_space<private>>, i32) -> ()
+// CHECK: croq.call "g"(%{{.*}}) : (f16) -> f32
+func.func @device_call(%n: i32, %h: f16) {
+  %c1 = arith.constant 1 : index
+  croq.parallel (%t) by [%c1] : thread {
+    %b = memref.alloc() : memref<4xf32, #gpu.address_space<private>>
+    croq.call "ns::f<8>"(%b, %n) : (memref<4xf32, #gpu.address_space<private>>, i32) -> ()
+    %r = croq.call "g"(%h) : (f16) -> f32
+    croq.yield
+  }
+  return
+}

@@ -94,6 +94,7 @@ SIGNATURES = {
     "host_elements_co": [_TENSOR],
     "wgmma_cr_co": [_TENSOR, _TENSOR, _TENSOR],
     "wgmma_cc_co": [_TENSOR, _TENSOR, _TENSOR],
+    "device_call_co": [_TENSOR] * 4,
 }
 
 

@@ -1046,6 +1046,25 @@ def atomics():
         assert total.item() == 0.5 * n, f"atomic f32 add, N = {n}: {total.item()}"
 
 
+@test
+def device_calls():
+    # C++ device functions called from Croqtile (device_call_co.co): a warp
+    # sum by shuffles, a shared row scaled in place through a pointer, an f16
+    # by value. 1 to 2344 blocks, ragged tails, the smallest N. Small
+    # integers keep the f32 sums exact.
+    for n in sweep((1, 31, 127, 128, 1000, 300_001), (1, 1000)):
+        x = torch.randint(-8, 9, (n,), device="cuda").float()
+        h = torch.randn(n, device="cuda").half()
+        sums = poisoned((n,), torch.float32)
+        hout = poisoned((n,), torch.float16)
+        K.device_call_co(x, sums, h, hout)
+        padded = torch.zeros((n + 31) // 32 * 32, device="cuda")
+        padded[:n] = x
+        ref = padded.view(-1, 32).sum(1).repeat_interleave(32)[:n] * 0.5
+        expect_equal(sums, ref, f"warp sums, N = {n}")
+        expect_equal(hout, -h, f"f16 by value, N = {n}")
+
+
 def main():
     if MODE == "--list":
         for fn in TESTS:

@@ -12,6 +12,7 @@
 #include "mlir/Support/LLVM.h"
 
 namespace mlir {
+class DialectRegistry;
 class ConversionTarget;
 class RewritePatternSet;
 class TypeConverter;
@@ -87,6 +88,11 @@ void populateCroqToGPUStructuralConversions(TypeConverter &converter,
 void populateCroqToGPUConversionPatterns(TypeConverter &converter,
                                          RewritePatternSet &patterns,
                                          const LaunchAnalysis &analysis);
+
+/// Attaches to the croq dialect its ConvertToLLVMPatternInterface, which
+/// lowers `croq.call` in the kernels' conversion to LLVM
+/// (convert-gpu-to-nvvm, convert-to-llvm).
+void registerConvertCroqToLLVMInterface(DialectRegistry &registry);
 
 } // namespace croq
 } // namespace mlir

@@ -63,6 +63,29 @@ LogicalResult CroqDialect::verifyOperationAttribute(Operation *op,
                            "module");
     return success();
   }
+  // The file's C++ device code (its `__device__` declarations), which
+  // croq-link-device-code compiles for the functions kernels call.
+  if (name == "croq.device_code") {
+    if (!isa<ModuleOp>(op) || !isa<StringAttr>(attr.getValue()))
+      return op->emitError("'croq.device_code' is a string on a module");
+    return success();
+  }
+  // A call shim's declaration: the callee as C++ spells it, and the C++
+  // types of its result and parameters (see croq-link-device-code).
+  if (name == "croq.callee" || name == "croq.signature") {
+    auto strings = dyn_cast<ArrayAttr>(attr.getValue());
+    bool ok = name == "croq.callee"
+                  ? isa<StringAttr>(attr.getValue())
+                  : strings && !strings.empty() &&
+                        llvm::all_of(strings, [](Attribute a) {
+                          return isa<StringAttr>(a);
+                        });
+    if (!ok || op->getName().getStringRef() != "llvm.func")
+      return op->emitError("'")
+             << name << "' is a " << (name == "croq.callee" ? "string" : "non-empty array of strings")
+             << " on an llvm.func";
+    return success();
+  }
   // Every decision that passes record goes through an op, an operand, a
   // property or one of the attributes above: no other croq.* attribute.
   return op->emitError("unknown croq dialect attribute '")

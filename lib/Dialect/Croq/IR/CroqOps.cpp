@@ -8,6 +8,7 @@
 #include "Croq/Dialect/Croq/IR/CroqOps.h"
 #include "OpVerifiers.h"
 #include "Croq/Dialect/Croq/Utils/TileAlgebra.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 
 #include "mlir/IR/BuiltinTypes.h"
@@ -669,6 +670,99 @@ LogicalResult StreamCreateOp::verify() {
     return emitOpError("creates a host-owned stream and must be at host "
                        "level; move it out of the croq.parallel");
   return success();
+}
+
+//===----------------------------------------------------------------------===//
+// CallOp
+//===----------------------------------------------------------------------===//
+
+StringRef mlir::croq::getDeviceCallTypeName(Type type, bool byValue) {
+  if (type.isIndex())
+    return "s64";
+  if (auto integer = dyn_cast<IntegerType>(type)) {
+    switch (integer.getWidth()) {
+    case 1:
+      return "bool";
+    case 8:
+      return "s8";
+    case 16:
+      return "s16";
+    case 32:
+      return "s32";
+    case 64:
+      return "s64";
+    default:
+      return "";
+    }
+  }
+  if (type.isF32())
+    return "f32";
+  if (type.isF64())
+    return "f64";
+  if (type.isF16())
+    return "f16";
+  if (type.isBF16())
+    return "bf16";
+  if (byValue)
+    return "";
+  if (isa<Float8E4M3FNType>(type))
+    return "f8_e4m3";
+  if (isa<Float8E5M2Type>(type))
+    return "f8_e5m2";
+  return "";
+}
+
+/// `name`, `ns::name` or either with template arguments: what C++ can call.
+static bool isCalleeSpelling(StringRef callee) {
+  StringRef name = callee.take_until([](char c) { return c == '<'; });
+  StringRef rest = callee.drop_front(name.size());
+  if (name.empty() || name.ends_with(":"))
+    return false;
+  SmallVector<StringRef> parts;
+  name.split(parts, "::");
+  for (StringRef part : parts)
+    if (part.empty() || llvm::isDigit(part.front()) ||
+        !llvm::all_of(part, [](char c) { return llvm::isAlnum(c) || c == '_'; }))
+      return false;
+  if (rest.empty())
+    return true;
+  int depth = 0;
+  for (char c : rest) {
+    if (c == '<')
+      ++depth;
+    else if (c == '>' && --depth < 0)
+      return false;
+    if (c == ';' || c == '{' || c == '}' || c == '"')
+      return false;
+  }
+  return depth == 0 && rest.ends_with(">");
+}
+
+LogicalResult CallOp::verify() {
+  if (!isCalleeSpelling(getCallee()))
+    return emitOpError("callee '")
+           << getCallee()
+           << "' is not a C++ function name (`f`, `ns::f`, `f<8>`)";
+  for (auto [i, arg] : llvm::enumerate(getArgs())) {
+    auto memref = dyn_cast<MemRefType>(arg.getType());
+    Type element = memref ? memref.getElementType() : arg.getType();
+    if (getDeviceCallTypeName(element, /*byValue=*/!memref).empty())
+      return emitOpError("argument ")
+             << i << " of type " << arg.getType()
+             << " cannot be passed to a C++ device function";
+  }
+  if (getResult() &&
+      getDeviceCallTypeName(getResult().getType(), /*byValue=*/true).empty())
+    return emitOpError("a C++ device function cannot return ")
+           << getResult().getType();
+  // After convert-croq-to-gpu the call sits in the launch or kernel that
+  // its parallel became.
+  Operation *op = getOperation();
+  if (op->getParentOfType<gpu::LaunchOp>() ||
+      op->getParentOfType<gpu::GPUFuncOp>())
+    return success();
+  return detail::verifyInsideParallel(
+      *this, "; device functions run on device threads");
 }
 
 //===----------------------------------------------------------------------===//

@@ -342,6 +342,15 @@ private:
       add(copy.getTarget(), true);
       return result;
     }
+    if (auto call = dyn_cast<CallOp>(op)) {
+      // A C++ device function may read and write all of each buffer it is
+      // given.
+      for (Value arg : call.getArgs()) {
+        add(arg, false);
+        add(arg, true);
+      }
+      return result;
+    }
     if (auto rmw = dyn_cast<memref::GenericAtomicRMWOp>(op)) {
       // Its region only computes the new value; it has no effects of its
       // own to ask for.

@@ -27,6 +27,12 @@ namespace croq {
 /// Attaches CollectiveOpInterface to the upstream gpu, nvgpu and nvvm ops
 /// that threads execute together.
 void registerCollectiveOpInterfaceExternalModels(DialectRegistry &registry);
+
+/// The C++ type a `croq.call` passes for `type` (an element type, or a
+/// scalar passed by value), as croq's device prelude names it: `f32`,
+/// `s32`, `f16`... Empty for a type a call cannot pass (8-bit floats by
+/// value).
+StringRef getDeviceCallTypeName(Type type, bool byValue);
 } // namespace croq
 } // namespace mlir
 

@@ -244,6 +244,42 @@ def Croq_FenceOp : Croq_Op<"fence"> {
 }
 
 //===----------------------------------------------------------------------===//
+// Device functions
+//===----------------------------------------------------------------------===//
+
+def Croq_CallOp : Croq_Op<"call", [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "a call of a device function written in C++";
+  let description = [{
+    Croqtile's `call f(args)` in the body of a parallel: the executing
+    thread calls the C++ device function `callee`, spelled as in C++
+    (`warp_topk<8>`, `ns::f`). A buffer or view operand is passed as a
+    generic pointer to its first element; a scalar is passed by value. The
+    result, if any, is one scalar. What the function touches is unknown:
+    the call may read and write any memory.
+
+    The call stays in croq IR until the kernel's conversion to LLVM (the
+    croq dialect's ConvertToLLVMPatternInterface), where it becomes an
+    `llvm.call` of an extern "C" shim. croq-link-device-code then compiles
+    the file's `__device__` functions with those shims and links them into
+    the kernel.
+
+    ```mlir
+    croq.call "warp_topk<8>"(%vals, %ids) : (memref<8xf32>, memref<8xi32>) -> ()
+    %r = croq.call "lane_sum"(%s, %n) : (memref<32xf32, #gpu.address_space<workgroup>>, i32) -> f32
+    ```
+  }];
+  let arguments = (ins
+    StrAttr:$callee,
+    Variadic<AnyTypeOf<[AnyMemRef, AnySignlessInteger, AnyFloat, Index]>>:$args
+  );
+  let results = (outs Optional<AnyTypeOf<[AnySignlessInteger, AnyFloat]>>:$result);
+  let assemblyFormat = [{
+    $callee `(` $args `)` attr-dict `:` functional-type($args, $result)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Streams
 //===----------------------------------------------------------------------===//
 
