@@ -224,10 +224,26 @@ LogicalResult IRGen::parallel(const Stmt &stmt) {
     }
 
   SmallVector<std::string> carriedNames = carriedOutOfParallel(stmt.body);
-  if (outermost && !carriedNames.empty())
-    return fail(stmt.loc, "a kernel cannot assign '" + carriedNames.front() +
-                              "', which is defined outside it",
-                "write results to a tensor");
+  // A kernel gets host scalars by value, as CUDA's kernel arguments: what it
+  // assigns is its threads' own copy, and the host's value stays.
+  SmallVector<std::string> kernelCopies;
+  if (outermost && !carriedNames.empty()) {
+    for (const std::string &name : carriedNames) {
+      Symbol *s = lookup(name);
+      if (!s || s->kind != Symbol::Kind::Scalar)
+        return fail(stmt.loc, "a kernel cannot assign '" + name +
+                                  "', which is defined outside it",
+                    "write results to a tensor");
+    }
+    InFlightDiagnostic diag = emitWarning(
+        loc(stmt.loc), "the kernel assigns its own copy of the host scalar '" +
+                           carriedNames.front() +
+                           "': each thread starts from the host's value, and "
+                           "the host's value does not change");
+    diag.attachNote() << "write results to a tensor to bring them back";
+    kernelCopies = std::move(carriedNames);
+    carriedNames.clear();
+  }
 
   // Build the chain; values assigned inside flow out as results.
   std::function<LogicalResult(size_t)> build = [&](size_t i) -> LogicalResult {
@@ -261,6 +277,8 @@ LogicalResult IRGen::parallel(const Stmt &stmt) {
     if (i == 0 && failed(applyLaunchBounds(stmt, op)))
       return failure();
     return parallelBody(op, carriedNames, [&]() -> LogicalResult {
+      if (i == 0)
+        shadow(kernelCopies);
       Block &block = op.getBody().front();
       if (lp.source) {
         Symbol tuple{Symbol::Kind::Shape, Value()};
