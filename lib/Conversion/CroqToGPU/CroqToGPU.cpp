@@ -388,6 +388,18 @@ static LogicalResult verifyLowerable(ModuleOp module,
       }
       return WalkResult::advance();
     }
+    // Code between levels is the level instance's, once; a device function
+    // would run in each of its threads.
+    if (auto call = dyn_cast<CallOp>(op);
+        call && !scope.perThread && scope.groupSize > 1) {
+      call.emitOpError("runs in each thread that reaches it, and here that "
+                       "is every thread of its ")
+          << stringifyLevel(scope.groupLevel) << " (" << scope.groupSize
+          << " threads), where the level's code runs once; call it from the "
+             "body of a thread-level parallel (under `inthreads (t == 0)` to "
+             "run it once)";
+      return WalkResult::interrupt();
+    }
     if (isa<MmaLoadOp, MmaOp, MmaStoreOp>(op) && failed(checkFragments(op)))
       return WalkResult::interrupt();
     if (auto load = dyn_cast<MmaLoadOp>(op); load && failed(consumerLayout(load)))
