@@ -98,6 +98,12 @@ struct Within {
   llvm::SMLoc tupleLoc;
 };
 
+/// `where a <-> b` of a with: `a` names the same variable as `b`.
+struct WhereBinding {
+  llvm::SMLoc loc;
+  std::string alias, target;
+};
+
 struct Stmt {
   enum class Kind {
     Block,
@@ -185,6 +191,7 @@ struct Stmt {
   std::vector<ParallelLevel> levels; // parallel
   std::string streamName;       // parallel<s>
   std::vector<Within> withins;  // with / foreach
+  std::vector<WhereBinding> whereBindings; // with ... where a <-> b
   std::vector<ExprPtr> ranges;  // foreach over existing names
   ExprPtr mask;                 // foreach ... if (cond): iterations run where cond holds
   std::vector<StmtPtr> body;

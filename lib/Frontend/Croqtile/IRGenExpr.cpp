@@ -242,8 +242,12 @@ LogicalResult IRGen::fail(SMLoc smloc, const Twine &message,
 Symbol *IRGen::lookup(StringRef name) {
   for (auto it = scopes.rbegin(); it != scopes.rend(); ++it) {
     auto found = it->find(name);
-    if (found != it->end())
-      return &found->second;
+    if (found == it->end())
+      continue;
+    // `where a <-> b`: a is another name of b (never of itself).
+    if (!found->second.aliasOf.empty() && found->second.aliasOf != name)
+      return lookup(found->second.aliasOf);
+    return &found->second;
   }
   return nullptr;
 }

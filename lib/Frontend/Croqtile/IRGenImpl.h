@@ -87,6 +87,9 @@ struct Symbol {
   SmallVector<std::string> elemNames = {};
   /// A register tile (Kind::Tile): its index in IRGen::tiles.
   int tile = -1;
+  /// `with ... where a <-> b`: this name stands for the variable `aliasOf`
+  /// (lookup follows it).
+  std::string aliasOf = {};
 };
 
 /// How the parts of a row frag accumulate (see RegisterTile::partial).
@@ -296,6 +299,8 @@ private:
   FailureOr<SmallVector<Value>> withinBounds(const Within &w);
   /// Declares the indices of `w` (and its named tuple) as bounded variables.
   void declareWithin(const Within &w, ValueRange values, ValueRange bounds);
+  /// `where a <-> b` of a with: a becomes another name of b.
+  LogicalResult bindWhere(const Stmt &stmt);
   /// In the current scope, the visible with-tuples that hold `var` with
   /// that element now `value` (the loop that iterates `var`).
   void rebindTupleElement(StringRef var, EVal value);

@@ -429,7 +429,52 @@ LogicalResult IRGen::with(const Stmt &stmt) {
     SmallVector<Value> zeros(bounds->size(), constIndex(0, loc(w.loc)));
     declareWithin(w, zeros, *bounds);
   }
+  if (failed(bindWhere(stmt)))
+    return failure();
   return statements(stmt.body);
+}
+
+LogicalResult IRGen::bindWhere(const Stmt &stmt) {
+  llvm::StringSet<> declared;
+  for (const Within &w : stmt.withins)
+    for (const std::string &name : w.names)
+      declared.insert(name);
+  for (const WhereBinding &b : stmt.whereBindings) {
+    for (const std::string *name : {&b.alias, &b.target})
+      if (!declared.contains(*name))
+        return fail(b.loc, "'" + *name + "' is not an index of this with",
+                    "a where-binding relates two indices the with declares");
+    if (b.alias == b.target)
+      continue;
+    Symbol *alias = lookup(b.alias), *target = lookup(b.target);
+    if (!alias || !target || alias->kind != Symbol::Kind::Scalar ||
+        target->kind != Symbol::Kind::Scalar)
+      return fail(b.loc, "a where-binding relates two single indices; a "
+                         "whole index tuple cannot be bound");
+    std::optional<int64_t> aliasBound = asConstant(alias->bound);
+    std::optional<int64_t> targetBound = asConstant(target->bound);
+    if (aliasBound && targetBound && *aliasBound != *targetBound)
+      return fail(b.loc, "where binds '" + b.alias + "' to '" + b.target +
+                             "', but their bounds differ (" +
+                             Twine(*aliasBound) + " and " +
+                             Twine(*targetBound) + ")",
+                  "the two indices take the same values, so their ranges "
+                  "must be equal");
+    // The alias follows the target, in its own name and in the index tuples
+    // it belongs to.
+    Symbol redirect = *target;
+    redirect.aliasOf = b.target;
+    declare(b.alias, redirect);
+    for (auto &scope : scopes)
+      for (auto &entry : scope)
+        if (entry.getValue().kind == Symbol::Kind::Shape)
+          for (auto [i, elemName] : llvm::enumerate(entry.getValue().elemNames))
+            if (elemName == b.alias) {
+              elemName = b.target;
+              entry.getValue().elems[i] = EVal{redirect.value, redirect.bound};
+            }
+  }
+  return success();
 }
 
 LogicalResult IRGen::foreach(const Stmt &stmt) {

@@ -1059,6 +1059,19 @@ StmtPtr Parser::withOrForeach(SMLoc loc, bool isForeach) {
       return nullptr;
     stmt->withins.push_back(std::move(w));
   } while (accept(","));
+  // `with ... where a <-> b, c <-> d`: a names the same variable as b.
+  if (!isForeach && accept("where")) {
+    do {
+      WhereBinding binding;
+      binding.loc = peek().loc;
+      if (!expectIdent(binding.alias, nullptr, "a bounded variable") ||
+          !expect("<", "in `where a <-> b`") ||
+          !expect("->", "in `where a <-> b`") ||
+          !expectIdent(binding.target, nullptr, "a bounded variable"))
+        return nullptr;
+      stmt->whereBindings.push_back(std::move(binding));
+    } while (accept(","));
+  }
   // `foreach i ... if (cond) body`: the iterations where cond holds.
   if (isForeach && accept("if")) {
     if (!expect("(", "after foreach ... if") || !(stmt->mask = expr()) ||
