@@ -243,7 +243,7 @@ LogicalResult IRGen::apply(const Stmt &stmt) {
     // a thread-level parallel of its 128 threads, so that stores in the
     // body are each thread's (not one elected thread's, as between
     // levels). What the body assigns (accumulators) flows out as results.
-    SmallVector<std::string> carriedNames = carriedOutOfParallel(stmt.body);
+    SmallVector<Carried> carriedNames = carriedOutOfParallel(stmt.body);
     auto threads = ParallelOp::create(builder, l, Level::Thread,
                                       ValueRange{constIndex(128, l)},
                                       /*async=*/false, Value(),

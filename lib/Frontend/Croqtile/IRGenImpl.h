@@ -67,6 +67,30 @@ struct EVal {
   explicit operator bool() const { return static_cast<bool>(value); }
 };
 
+/// The flags that break, continue and yield set. Loops, branches and
+/// parallels carry them out of their bodies like variables.
+enum class ControlFlag { Break, Continue, Yield };
+inline constexpr unsigned kNumControlFlags = 3;
+
+/// What a loop, a branch or a parallel carries out of its body: a variable,
+/// by its name, or a control flag.
+struct Carried {
+  Carried(std::string name) : name(std::move(name)) {}
+  Carried(const char *name) : name(name) {}
+  Carried(ControlFlag flag) : flag(flag) {}
+  std::string name;
+  std::optional<ControlFlag> flag;
+  bool isFlag() const { return flag.has_value(); }
+};
+
+/// What a statement writes, as the carried-value analysis collects it: a
+/// variable or a control flag, or (`waitedMma`) the future of an async MMA
+/// that a wait completes, whose accumulator then changes.
+struct Assigned {
+  Carried what;
+  bool waitedMma = false;
+};
+
 struct Symbol {
   enum class Kind { Scalar, Tensor, Event, Future, Frag, Stream, Shape, Tile };
   Kind kind;
@@ -203,21 +227,40 @@ private:
                                  const Twine &what);
 
   // Scopes.
-  void push() { scopes.emplace_back(); }
+  void push() {
+    scopes.emplace_back();
+    flagScopes.emplace_back();
+  }
   /// The scope depth at which each open parallel's body (and the body of
   /// an apply or a one-thread host statement) begins: break, continue and
   /// yield act within the innermost one.
   SmallVector<unsigned> parallelScopeDepths;
-  /// A break / continue / yield flag declared inside the innermost
-  /// parallel, or null.
-  Symbol *controlFlag(StringRef name) {
-    Symbol *s = lookup(name);
+  /// The innermost `flag`, or null.
+  Symbol *lookupFlag(ControlFlag flag) {
+    for (auto it = flagScopes.rbegin(); it != flagScopes.rend(); ++it)
+      if (std::optional<Symbol> &s = (*it)[static_cast<unsigned>(flag)])
+        return &*s;
+    return nullptr;
+  }
+  /// The innermost `flag` declared inside the innermost parallel, or null.
+  Symbol *controlFlag(ControlFlag flag) {
+    Symbol *s = lookupFlag(flag);
     if (!s || (!parallelScopeDepths.empty() && s->scope < parallelScopeDepths.back()))
       return nullptr;
     return s;
   }
-  void pop() { scopes.pop_back(); }
+  void declareFlag(ControlFlag flag, Symbol symbol) {
+    symbol.scope = scopes.size();
+    flagScopes.back()[static_cast<unsigned>(flag)] = symbol;
+  }
+  void pop() {
+    scopes.pop_back();
+    flagScopes.pop_back();
+  }
   Symbol *lookup(StringRef name);
+  Symbol *lookupCarried(const Carried &c) {
+    return c.isFlag() ? lookupFlag(*c.flag) : lookup(c.name);
+  }
   void declare(StringRef name, Symbol symbol) {
     symbol.scope = scopes.size();
     scopes.back()[name] = symbol;
@@ -231,12 +274,12 @@ private:
     declare(name, symbol);
     return success();
   }
-  /// Declares, in the innermost scope, copies of the symbols `names` bound
-  /// to `values` (their current values when `values` is empty); each keeps
-  /// the scope of its declaration, which swap checks.
-  void shadow(ArrayRef<std::string> names, ValueRange values = {}) {
-    for (auto [j, name] : llvm::enumerate(names)) {
-      Symbol copy = *lookup(name);
+  /// Declares, in the innermost scope, copies of the symbols `carried`
+  /// bound to `values` (their current values when `values` is empty); each
+  /// keeps the scope of its declaration, which swap checks.
+  void shadow(ArrayRef<Carried> carried, ValueRange values = {}) {
+    for (auto [j, c] : llvm::enumerate(carried)) {
+      Symbol copy = *lookupCarried(c);
       unsigned scope = copy.scope;
       if (!values.empty()) {
         // A loop-carried or branch-joined unsigned value stays unsigned.
@@ -244,20 +287,26 @@ private:
           unsignedValues.insert(values[j]);
         copy.value = values[j];
       }
-      declare(name, copy);
-      scopes.back()[name].scope = scope;
+      if (c.isFlag()) {
+        declareFlag(*c.flag, copy);
+        flagScopes.back()[static_cast<unsigned>(*c.flag)]->scope = scope;
+      } else {
+        declare(c.name, copy);
+        scopes.back()[c.name].scope = scope;
+      }
     }
   }
-  /// The current values of `names`.
-  SmallVector<Value> currentValues(ArrayRef<std::string> names) {
+  /// The current values of `carried`.
+  SmallVector<Value> currentValues(ArrayRef<Carried> carried) {
     SmallVector<Value> values;
-    for (const std::string &name : names)
-      values.push_back(lookup(name)->value);
+    for (const Carried &c : carried)
+      values.push_back(lookupCarried(c)->value);
     return values;
   }
-  /// Rebinds an existing name to a new value (keeps kind and origin).
-  void rebind(StringRef name, Value value) {
-    if (Symbol *s = lookup(name)) {
+  /// Rebinds an existing variable or flag to a new value (keeps kind and
+  /// origin).
+  void rebind(const Carried &c, Value value) {
+    if (Symbol *s = lookupCarried(c)) {
       if (isUnsigned(s->value))
         unsignedValues.insert(value);
       s->value = value;
@@ -307,14 +356,14 @@ private:
   /// The names a parallel's body assigns that flow out of it as results:
   /// carried(body) without the control flags, as break, continue and yield
   /// act within the parallel.
-  SmallVector<std::string> carriedOutOfParallel(ArrayRef<StmtPtr> body);
-  /// The types of the values `names` have now.
-  SmallVector<Type> typesOf(ArrayRef<std::string> names);
+  SmallVector<Carried> carriedOutOfParallel(ArrayRef<StmtPtr> body);
+  /// The types of the values `carried` have now.
+  SmallVector<Type> typesOf(ArrayRef<Carried> carried);
   /// Fills the body of `op`, a parallel that carries `carriedNames` out:
   /// in a scope of its own (where break / continue / yield act), the names
   /// shadowed, `fill` generates the body; their values are yielded and the
   /// names rebound to the results.
-  LogicalResult parallelBody(ParallelOp op, ArrayRef<std::string> carriedNames,
+  LogicalResult parallelBody(ParallelOp op, ArrayRef<Carried> carriedNames,
                              function_ref<LogicalResult()> fill);
   LogicalResult ifStmt(const Stmt &stmt);
   LogicalResult whileStmt(const Stmt &stmt);
@@ -339,12 +388,13 @@ private:
   llvm::DenseMap<Value, Value> tmaFutureEvents;
   LogicalResult swap(const Stmt &stmt);
 
-  /// Names defined outside `body` that it reassigns, in a stable order.
-  SmallVector<std::string> carried(ArrayRef<StmtPtr> body);
-  SmallVector<std::string> carried(const Stmt &stmt);
-  /// Of `names` (assigned somewhere), those that must flow out of a region:
-  /// futures, fragments and mutable scalars in scope.
-  SmallVector<std::string> carriedOf(ArrayRef<std::string> names);
+  /// Variables defined outside `body` that it reassigns, and the control
+  /// flags it sets, in a stable order.
+  SmallVector<Carried> carried(ArrayRef<StmtPtr> body);
+  SmallVector<Carried> carried(const Stmt &stmt);
+  /// Of `assigned` (written somewhere), those that must flow out of a
+  /// region: futures, fragments, mutable scalars and control flags in scope.
+  SmallVector<Carried> carriedOf(ArrayRef<Assigned> assigned);
 
   // Expressions.
   FailureOr<EVal> expr(const Expr &e);
@@ -523,6 +573,8 @@ public:
 
 private:
   std::vector<llvm::StringMap<Symbol>> scopes;
+  /// The control flags declared in each scope of `scopes`.
+  std::vector<std::array<std::optional<Symbol>, kNumControlFlags>> flagScopes;
   SmallVector<Value> returned;
   bool hasReturn = false;
   unsigned inthreadsDepth = 0;
@@ -534,13 +586,7 @@ private:
 namespace mlir::croq::croqtile {
 /// The value of an integer expression of literals, when it has one.
 std::optional<int64_t> foldConstant(const Expr &e);
-// "\x02" and the name apart: "\x02b..." would read as the escape \x02b.
-inline constexpr const char *kBreakFlag = "\x02" "break";
-inline constexpr const char *kContinueFlag = "\x02" "continue";
-/// Set once the thread yields: the rest of its parallel body is skipped.
-inline constexpr const char *kYieldFlag = "\x02" "yield";
-/// One of the break / continue / yield flags.
-inline bool isControlFlag(StringRef name) { return name.starts_with("\x02"); }
+
 
 inline std::string typeString(Type type) {
   std::string s;

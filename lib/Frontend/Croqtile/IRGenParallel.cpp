@@ -223,21 +223,21 @@ LogicalResult IRGen::parallel(const Stmt &stmt) {
       localStream = inner->name;
     }
 
-  SmallVector<std::string> carriedNames = carriedOutOfParallel(stmt.body);
+  SmallVector<Carried> carriedNames = carriedOutOfParallel(stmt.body);
   // A kernel gets host scalars by value, as CUDA's kernel arguments: what it
   // assigns is its threads' own copy, and the host's value stays.
-  SmallVector<std::string> kernelCopies;
+  SmallVector<Carried> kernelCopies;
   if (outermost && !carriedNames.empty()) {
-    for (const std::string &name : carriedNames) {
-      Symbol *s = lookup(name);
+    for (const Carried &c : carriedNames) {
+      Symbol *s = lookupCarried(c);
       if (!s || s->kind != Symbol::Kind::Scalar)
-        return fail(stmt.loc, "a kernel cannot assign '" + name +
+        return fail(stmt.loc, "a kernel cannot assign '" + c.name +
                                   "', which is defined outside it",
                     "write results to a tensor");
     }
     InFlightDiagnostic diag = emitWarning(
         loc(stmt.loc), "the kernel assigns its own copy of the host scalar '" +
-                           carriedNames.front() +
+                           carriedNames.front().name +
                            "': each thread starts from the host's value, and "
                            "the host's value does not change");
     diag.attachNote() << "write results to a tensor to bring them back";
@@ -299,7 +299,7 @@ LogicalResult IRGen::parallel(const Stmt &stmt) {
         Symbol yielded{Symbol::Kind::Scalar,
                        arith::ConstantIntOp::create(builder, l, builder.getI1Type(), 0)};
         yielded.isMutable = true;
-        declare(kYieldFlag, yielded);
+        declareFlag(ControlFlag::Yield, yielded);
       }
       return i + 1 < plan.size() ? build(i + 1) : statements(stmt.body);
     });
@@ -307,21 +307,21 @@ LogicalResult IRGen::parallel(const Stmt &stmt) {
   return build(0);
 }
 
-SmallVector<std::string> IRGen::carriedOutOfParallel(ArrayRef<StmtPtr> body) {
-  SmallVector<std::string> names = carried(body);
-  llvm::erase_if(names, [](const std::string &name) { return isControlFlag(name); });
-  return names;
+SmallVector<Carried> IRGen::carriedOutOfParallel(ArrayRef<StmtPtr> body) {
+  SmallVector<Carried> carriedNames = carried(body);
+  llvm::erase_if(carriedNames, [](const Carried &c) { return c.isFlag(); });
+  return carriedNames;
 }
 
-SmallVector<Type> IRGen::typesOf(ArrayRef<std::string> names) {
+SmallVector<Type> IRGen::typesOf(ArrayRef<Carried> carried) {
   SmallVector<Type> types;
-  for (const std::string &name : names)
-    types.push_back(lookup(name)->value.getType());
+  for (const Carried &c : carried)
+    types.push_back(lookupCarried(c)->value.getType());
   return types;
 }
 
 LogicalResult IRGen::parallelBody(ParallelOp op,
-                                  ArrayRef<std::string> carriedNames,
+                                  ArrayRef<Carried> carriedNames,
                                   function_ref<LogicalResult()> fill) {
   LogicalResult result = success();
   {
@@ -340,8 +340,8 @@ LogicalResult IRGen::parallelBody(ParallelOp op,
   }
   if (failed(result))
     return failure();
-  for (auto [name, value] : llvm::zip_equal(carriedNames, op.getResults()))
-    rebind(name, value);
+  for (auto [c, value] : llvm::zip_equal(carriedNames, op.getResults()))
+    rebind(c, value);
   return success();
 }
 
@@ -601,7 +601,7 @@ LogicalResult IRGen::foreach(const Stmt &stmt) {
   // remaining iterations do nothing.
   push();
   bool exits = loopExits(stmt.body);
-  SmallVector<std::string> carriedNames = carried(stmt.body);
+  SmallVector<Carried> carriedNames = carried(stmt.body);
   // `foreach ... if (cond)`: each iteration's body runs where cond holds.
   auto maskValue = [&]() -> FailureOr<Value> {
     FailureOr<EVal> cond = expr(*stmt.mask);
@@ -621,12 +621,12 @@ LogicalResult IRGen::foreach(const Stmt &stmt) {
     Symbol cont{Symbol::Kind::Scalar,
                 arith::ConstantIntOp::create(builder, l, builder.getI1Type(), 0)};
     cont.isMutable = true;
-    declare(kContinueFlag, cont);
+    declareFlag(ControlFlag::Continue, cont);
     Value one = arith::ConstantIntOp::create(builder, l, builder.getI1Type(), 1);
     Value running = builder.createOrFold<arith::XOrIOp>(
-        l, controlFlag(kBreakFlag)->value, one);
+        l, controlFlag(ControlFlag::Break)->value, one);
     // A thread that yielded (in this loop or an inner one) stops.
-    if (Symbol *yielded = controlFlag(kYieldFlag); yielded && bodyMayYield(stmt.body))
+    if (Symbol *yielded = controlFlag(ControlFlag::Yield); yielded && bodyMayYield(stmt.body))
       running = builder.createOrFold<arith::AndIOp>(
           l, running, builder.createOrFold<arith::XOrIOp>(l, yielded->value, one));
     if (stmt.mask) {
@@ -641,8 +641,8 @@ LogicalResult IRGen::foreach(const Stmt &stmt) {
   std::function<LogicalResult(size_t)> build = [&](size_t i) -> LogicalResult {
     const LoopPlan &lp = loops[i];
     SmallVector<Value> inits;
-    for (const std::string &name : carriedNames)
-      inits.push_back(lookup(name)->value);
+    for (const Carried &c : carriedNames)
+      inits.push_back(lookupCarried(c)->value);
     auto loop = scf::ForOp::create(builder, lp.loc, lp.lower, lp.upper, lp.step,
                                    inits);
     OpBuilder::InsertionGuard guard(builder);
@@ -665,11 +665,11 @@ LogicalResult IRGen::foreach(const Stmt &stmt) {
                                                 : loopBody(lp.loc);
     if (succeeded(result) && !carriedNames.empty()) {
       SmallVector<Value> values;
-      for (auto [j, name] : llvm::enumerate(carriedNames)) {
-        Value v = lookup(name)->value;
+      for (auto [j, c] : llvm::enumerate(carriedNames)) {
+        Value v = lookupCarried(c)->value;
         if (v.getType() != inits[j].getType()) {
           pop();
-          return fail(stmt.loc, "'" + name + "' changes type inside the loop",
+          return fail(stmt.loc, "'" + c.name + "' changes type inside the loop",
                       "keep one buffer shape per future");
         }
         values.push_back(v);
@@ -679,8 +679,8 @@ LogicalResult IRGen::foreach(const Stmt &stmt) {
     pop();
     if (failed(result))
       return failure();
-    for (auto [name, value] : llvm::zip_equal(carriedNames, loop.getResults()))
-      rebind(name, value);
+    for (auto [c, value] : llvm::zip_equal(carriedNames, loop.getResults()))
+      rebind(c, value);
     return success();
   };
   LogicalResult result = build(0);
@@ -697,19 +697,16 @@ LogicalResult IRGen::ifStmt(const Stmt &stmt) {
   if (!c.getType().isInteger(1))
     return fail(stmt.value->loc, "an if condition must be a comparison or a "
                                  "bool");
-  SmallVector<std::string> carriedNames = carried(stmt.body);
-  {
-    llvm::StringSet<> seen;
-    for (const std::string &name : carriedNames)
-      seen.insert(name);
-    for (const std::string &name : carried(stmt.elseBody))
-      if (seen.insert(name).second)
-        carriedNames.push_back(name);
-  }
+  SmallVector<Carried> carriedNames = carried(stmt.body);
+  for (const Carried &c : carried(stmt.elseBody))
+    if (llvm::none_of(carriedNames, [&](const Carried &t) {
+          return t.flag == c.flag && t.name == c.name;
+        }))
+      carriedNames.push_back(c);
   SmallVector<Type> types;
   SmallVector<Value> before;
-  for (const std::string &name : carriedNames) {
-    before.push_back(lookup(name)->value);
+  for (const Carried &c : carriedNames) {
+    before.push_back(lookupCarried(c)->value);
     types.push_back(before.back().getType());
   }
   auto ifOp = scf::IfOp::create(builder, l, types, c,
@@ -729,8 +726,8 @@ LogicalResult IRGen::ifStmt(const Stmt &stmt) {
     return failure();
   if (ifOp.elseBlock() && failed(branch(ifOp.elseBlock(), stmt.elseBody)))
     return failure();
-  for (auto [name, value] : llvm::zip_equal(carriedNames, ifOp.getResults()))
-    rebind(name, value);
+  for (auto [c, value] : llvm::zip_equal(carriedNames, ifOp.getResults()))
+    rebind(c, value);
   return success();
 }
 
@@ -738,7 +735,7 @@ LogicalResult IRGen::whileStmt(const Stmt &stmt) {
   Location l = loc(stmt.loc);
   push();
   bool exits = loopExits(stmt.body);
-  SmallVector<std::string> carriedNames = carried(stmt.body);
+  SmallVector<Carried> carriedNames = carried(stmt.body);
   SmallVector<Value> inits = currentValues(carriedNames);
   SmallVector<Type> types(ValueRange(inits).getTypes());
   LogicalResult result = success();
@@ -761,8 +758,8 @@ LogicalResult IRGen::whileStmt(const Stmt &stmt) {
             Value one = arith::ConstantIntOp::create(builder, bl,
                                                      builder.getI1Type(), 1);
             Value running = builder.createOrFold<arith::XOrIOp>(
-                bl, controlFlag(kBreakFlag)->value, one);
-            if (Symbol *yielded = controlFlag(kYieldFlag);
+                bl, controlFlag(ControlFlag::Break)->value, one);
+            if (Symbol *yielded = controlFlag(ControlFlag::Yield);
                 yielded && bodyMayYield(stmt.body))
               running = builder.createOrFold<arith::AndIOp>(
                   bl, running,
@@ -789,24 +786,24 @@ LogicalResult IRGen::whileStmt(const Stmt &stmt) {
                       arith::ConstantIntOp::create(builder, bl,
                                                    builder.getI1Type(), 0)};
           cont.isMutable = true;
-          declare(kContinueFlag, cont);
+          declareFlag(ControlFlag::Continue, cont);
         }
         if (succeeded(result) && failed(statements(stmt.body)))
           result = failure();
         SmallVector<Value> values;
-        for (auto [j, name] : llvm::enumerate(carriedNames)) {
-          Value v = lookup(name)->value;
+        for (auto [j, c] : llvm::enumerate(carriedNames)) {
+          Value v = lookupCarried(c)->value;
           values.push_back(v.getType() == types[j] ? v : args[j]);
           if (v.getType() != types[j] && succeeded(result))
-            result = fail(stmt.loc, "'" + name + "' changes type inside the "
+            result = fail(stmt.loc, "'" + c.name + "' changes type inside the "
                                                  "loop");
         }
         scf::YieldOp::create(builder, bl, values);
         pop();
       });
   if (succeeded(result))
-    for (auto [name, value] : llvm::zip_equal(carriedNames, loop.getResults()))
-      rebind(name, value);
+    for (auto [c, value] : llvm::zip_equal(carriedNames, loop.getResults()))
+      rebind(c, value);
   pop();
   return result;
 }
@@ -867,13 +864,13 @@ LogicalResult IRGen::inthreads(const Stmt &stmt) {
   if (!cond->value.getType().isInteger(1))
     return fail(stmt.value->loc, "an inthreads predicate must be a "
                                  "comparison");
-  SmallVector<std::string> carriedNames = carried(stmt.body);
-  if (!carriedNames.empty() && isControlFlag(carriedNames.front()))
+  SmallVector<Carried> carriedNames = carried(stmt.body);
+  if (!carriedNames.empty() && carriedNames.front().isFlag())
     return fail(stmt.loc, "break, continue and yield cannot leave an "
                           "inthreads region",
                 "end the work with an if inside the region instead");
   if (!carriedNames.empty())
-    return fail(stmt.loc, "inthreads cannot assign '" + carriedNames.front() +
+    return fail(stmt.loc, "inthreads cannot assign '" + carriedNames.front().name +
                               "', which is defined outside it",
                 "declare it inside the inthreads region");
   auto op = InThreadsOp::create(builder, loc(stmt.loc), cond->value, stmt.async);

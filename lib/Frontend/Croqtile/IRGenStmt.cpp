@@ -46,129 +46,152 @@ static bool mayYield(ArrayRef<StmtPtr> body) {
 
 bool IRGen::bodyMayYield(ArrayRef<StmtPtr> body) { return mayYield(body); }
 
-static void collectAssigned(ArrayRef<StmtPtr> body,
-                            SmallVectorImpl<std::string> &names,
-                            llvm::StringSet<> &seen);
+namespace {
+/// The writes of a body in source order, each once.
+struct AssignedList {
+  SmallVector<Assigned> items;
+  llvm::StringSet<> names, waited;
+  std::array<bool, kNumControlFlags> flags = {};
 
-static void collectAssigned(const Stmt *stmt,
-                            SmallVectorImpl<std::string> &names,
-                            llvm::StringSet<> &seen) {
-  auto add = [&](const std::string &name) {
-    if (!name.empty() && seen.insert(name).second)
-      names.push_back(name);
-  };
-  {
-    switch (stmt->kind) {
-    case Stmt::Kind::Assign:
-      if (stmt->target->kind == Expr::Kind::Name)
-        add(stmt->target->name);
-      // `acc.at(i, j) = v` makes a new accumulator value.
-      else if (stmt->target->kind == Expr::Kind::Member &&
-               stmt->target->name == "at" && stmt->target->base &&
-               stmt->target->base->kind == Expr::Kind::Name)
-        add(stmt->target->base->name);
-      break;
-    case Stmt::Kind::ExprStmt:
-      if (stmt->value->kind == Expr::Kind::Postfix &&
-          stmt->value->args[0]->kind == Expr::Kind::Name)
-        add(stmt->value->args[0]->name);
-      break;
-    case Stmt::Kind::Dma:
-    case Stmt::Kind::DmaAny:
-    case Stmt::Kind::MmaFill:
-    case Stmt::Kind::MmaLoad:
-      add(stmt->name);
-      break;
-    case Stmt::Kind::Mma:
-      // The accumulator changes here, or at the `wait` on the async form's
-      // future (which may be declared in the same body).
-      if (stmt->operands[0]->kind == Expr::Kind::Name)
-        add(stmt->operands[0]->name);
-      add(stmt->name);
-      break;
-    case Stmt::Kind::Wait:
-      // Waiting on an async MMA's future updates its accumulator.
-      for (const ExprPtr &operand : stmt->operands)
-        if (operand->kind == Expr::Kind::Name)
-          add("\x01" + operand->name);
-      break;
-    case Stmt::Kind::Swap:
-      for (const ExprPtr &operand : stmt->operands)
-        if (operand->kind == Expr::Kind::Name)
-          add(operand->name);
-      break;
-    case Stmt::Kind::Break:
-      add(kBreakFlag);
-      add(kContinueFlag);
-      break;
-    case Stmt::Kind::Continue:
-      add(kContinueFlag);
-      break;
-    case Stmt::Kind::Yield:
-      add(kYieldFlag);
-      add(kBreakFlag);
-      add(kContinueFlag);
-      break;
-    default:
-      break;
-    }
-    if (stmt->kind == Stmt::Kind::Parallel) {
-      // break / continue / yield inside a parallel act within it: its
-      // control flags do not flow out.
-      SmallVector<std::string> inner;
-      llvm::StringSet<> innerSeen;
-      collectAssigned(stmt->body, inner, innerSeen);
-      for (const std::string &name : inner)
-        if (!isControlFlag(name))
-          add(name);
-      return;
-    }
-    collectAssigned(stmt->body, names, seen);
-    collectAssigned(stmt->elseBody, names, seen);
+  void add(const std::string &name) {
+    if (!name.empty() && names.insert(name).second)
+      items.push_back({Carried(name)});
   }
+  void add(ControlFlag flag) {
+    if (!flags[static_cast<unsigned>(flag)]) {
+      flags[static_cast<unsigned>(flag)] = true;
+      items.push_back({Carried(flag)});
+    }
+  }
+  void addWaited(const std::string &future) {
+    if (waited.insert(future).second)
+      items.push_back({Carried(future), /*waitedMma=*/true});
+  }
+};
+} // namespace
+
+static void collectAssigned(ArrayRef<StmtPtr> body, AssignedList &out);
+
+static void collectAssigned(const Stmt *stmt, AssignedList &out) {
+  switch (stmt->kind) {
+  case Stmt::Kind::Assign:
+    if (stmt->target->kind == Expr::Kind::Name)
+      out.add(stmt->target->name);
+    // `acc.at(i, j) = v` makes a new accumulator value.
+    else if (stmt->target->kind == Expr::Kind::Member &&
+             stmt->target->name == "at" && stmt->target->base &&
+             stmt->target->base->kind == Expr::Kind::Name)
+      out.add(stmt->target->base->name);
+    break;
+  case Stmt::Kind::ExprStmt:
+    if (stmt->value->kind == Expr::Kind::Postfix &&
+        stmt->value->args[0]->kind == Expr::Kind::Name)
+      out.add(stmt->value->args[0]->name);
+    break;
+  case Stmt::Kind::Dma:
+  case Stmt::Kind::DmaAny:
+  case Stmt::Kind::MmaFill:
+  case Stmt::Kind::MmaLoad:
+    out.add(stmt->name);
+    break;
+  case Stmt::Kind::Mma:
+    // The accumulator changes here, or at the `wait` on the async form's
+    // future (which may be declared in the same body).
+    if (stmt->operands[0]->kind == Expr::Kind::Name)
+      out.add(stmt->operands[0]->name);
+    out.add(stmt->name);
+    break;
+  case Stmt::Kind::Wait:
+    // Waiting on an async MMA's future updates its accumulator.
+    for (const ExprPtr &operand : stmt->operands)
+      if (operand->kind == Expr::Kind::Name)
+        out.addWaited(operand->name);
+    break;
+  case Stmt::Kind::Swap:
+    for (const ExprPtr &operand : stmt->operands)
+      if (operand->kind == Expr::Kind::Name)
+        out.add(operand->name);
+    break;
+  case Stmt::Kind::Break:
+    out.add(ControlFlag::Break);
+    out.add(ControlFlag::Continue);
+    break;
+  case Stmt::Kind::Continue:
+    out.add(ControlFlag::Continue);
+    break;
+  case Stmt::Kind::Yield:
+    out.add(ControlFlag::Yield);
+    out.add(ControlFlag::Break);
+    out.add(ControlFlag::Continue);
+    break;
+  default:
+    break;
+  }
+  if (stmt->kind == Stmt::Kind::Parallel) {
+    // break / continue / yield inside a parallel act within it: its
+    // control flags do not flow out.
+    AssignedList inner;
+    collectAssigned(stmt->body, inner);
+    for (const Assigned &a : inner.items) {
+      if (a.what.isFlag())
+        continue;
+      if (a.waitedMma)
+        out.addWaited(a.what.name);
+      else
+        out.add(a.what.name);
+    }
+    return;
+  }
+  collectAssigned(stmt->body, out);
+  collectAssigned(stmt->elseBody, out);
 }
 
-static void collectAssigned(ArrayRef<StmtPtr> body,
-                            SmallVectorImpl<std::string> &names,
-                            llvm::StringSet<> &seen) {
+static void collectAssigned(ArrayRef<StmtPtr> body, AssignedList &out) {
   for (const StmtPtr &stmt : body)
-    collectAssigned(stmt.get(), names, seen);
+    collectAssigned(stmt.get(), out);
 }
 
-SmallVector<std::string> IRGen::carried(const Stmt &stmt) {
-  SmallVector<std::string> names, result;
-  llvm::StringSet<> seen;
-  collectAssigned(&stmt, names, seen);
-  return carriedOf(names);
+SmallVector<Carried> IRGen::carried(const Stmt &stmt) {
+  AssignedList assigned;
+  collectAssigned(&stmt, assigned);
+  return carriedOf(assigned.items);
 }
 
-SmallVector<std::string> IRGen::carried(ArrayRef<StmtPtr> body) {
-  SmallVector<std::string> names;
-  llvm::StringSet<> seen;
-  collectAssigned(body, names, seen);
-  return carriedOf(names);
+SmallVector<Carried> IRGen::carried(ArrayRef<StmtPtr> body) {
+  AssignedList assigned;
+  collectAssigned(body, assigned);
+  return carriedOf(assigned.items);
 }
 
-SmallVector<std::string> IRGen::carriedOf(ArrayRef<std::string> names) {
-  SmallVector<std::string> result;
+SmallVector<Carried> IRGen::carriedOf(ArrayRef<Assigned> assigned) {
+  SmallVector<Carried> result;
   llvm::StringSet<> taken;
-  for (const std::string &raw : names) {
-    std::string name = raw;
-    if (!name.empty() && name[0] == '\x01') {
+  std::array<bool, kNumControlFlags> takenFlags = {};
+  for (const Assigned &a : assigned) {
+    if (a.what.isFlag()) {
+      unsigned i = static_cast<unsigned>(*a.what.flag);
+      if (controlFlag(*a.what.flag) && !takenFlags[i]) {
+        takenFlags[i] = true;
+        result.push_back(a.what);
+      }
+      continue;
+    }
+    std::string name = a.what.name;
+    if (a.waitedMma) {
       // wait f on an async MMA future: its accumulator changes.
-      Symbol *f = lookup(name.substr(1));
+      Symbol *f = lookup(name);
       if (!f || f->kind != Symbol::Kind::Future || !f->origin ||
           f->origin->kind != Stmt::Kind::Mma ||
           f->origin->operands[0]->kind != Expr::Kind::Name)
         continue;
       name = f->origin->operands[0]->name;
     }
-    Symbol *s = isControlFlag(name) ? controlFlag(name) : lookup(name);
+    Symbol *s = lookup(name);
     if (!s || !taken.insert(name).second)
       continue;
     if (s->kind == Symbol::Kind::Future || s->kind == Symbol::Kind::Frag ||
         (s->kind == Symbol::Kind::Scalar && s->isMutable))
-      result.push_back(name);
+      result.push_back(Carried(name));
   }
   return result;
 }
@@ -212,17 +235,17 @@ LogicalResult IRGen::statements(ArrayRef<StmtPtr> body) {
     }
     // After a statement that may break, continue or yield, the rest of the
     // body runs only while none of them happened.
-    bool exits = mayExit(body.slice(i, 1)) && controlFlag(kContinueFlag);
-    bool yields = mayYield(body.slice(i, 1)) && controlFlag(kYieldFlag);
+    bool exits = mayExit(body.slice(i, 1)) && controlFlag(ControlFlag::Continue);
+    bool yields = mayYield(body.slice(i, 1)) && controlFlag(ControlFlag::Yield);
     if (i + 1 < body.size() && (exits || yields)) {
       Location l = loc(body[i + 1]->loc);
       Value stop = arith::ConstantIntOp::create(builder, l, builder.getI1Type(), 0);
       if (exits)
         stop = builder.createOrFold<arith::OrIOp>(
-            l, controlFlag(kBreakFlag)->value, controlFlag(kContinueFlag)->value);
+            l, controlFlag(ControlFlag::Break)->value, controlFlag(ControlFlag::Continue)->value);
       if (yields)
         stop = builder.createOrFold<arith::OrIOp>(l, stop,
-                                                  controlFlag(kYieldFlag)->value);
+                                                  controlFlag(ControlFlag::Yield)->value);
       Value one = arith::ConstantIntOp::create(builder, l, builder.getI1Type(), 1);
       Value go = builder.createOrFold<arith::XOrIOp>(l, stop, one);
       return failure(failed(guarded(go, body.drop_front(i + 1), l)) ||
@@ -233,11 +256,11 @@ LogicalResult IRGen::statements(ArrayRef<StmtPtr> body) {
 }
 
 LogicalResult IRGen::guarded(Value cond, ArrayRef<StmtPtr> body, Location l) {
-  SmallVector<std::string> carriedNames = carried(body);
+  SmallVector<Carried> carriedNames = carried(body);
   SmallVector<Type> types;
   SmallVector<Value> before;
-  for (const std::string &name : carriedNames) {
-    before.push_back(lookup(name)->value);
+  for (const Carried &c : carriedNames) {
+    before.push_back(lookupCarried(c)->value);
     types.push_back(before.back().getType());
   }
   auto ifOp = scf::IfOp::create(builder, l, types, cond,
@@ -261,19 +284,19 @@ LogicalResult IRGen::guarded(Value cond, ArrayRef<StmtPtr> body, Location l) {
     builder.setInsertionPointToEnd(ifOp.elseBlock());
     scf::YieldOp::create(builder, l, before);
   }
-  for (auto [name, value] : llvm::zip_equal(carriedNames, ifOp.getResults()))
-    rebind(name, value);
+  for (auto [c, value] : llvm::zip_equal(carriedNames, ifOp.getResults()))
+    rebind(c, value);
   return success();
 }
 
 bool IRGen::loopExits(ArrayRef<StmtPtr> body) {
-  if (!mayExit(body) && !(mayYield(body) && controlFlag(kYieldFlag)))
+  if (!mayExit(body) && !(mayYield(body) && controlFlag(ControlFlag::Yield)))
     return false;
   Location l = builder.getUnknownLoc();
   Symbol flag{Symbol::Kind::Scalar,
               arith::ConstantIntOp::create(builder, l, builder.getI1Type(), 0)};
   flag.isMutable = true;
-  declare(kBreakFlag, flag);
+  declareFlag(ControlFlag::Break, flag);
   return true;
 }
 
@@ -357,11 +380,11 @@ LogicalResult IRGen::onOneThread(const Stmt &stmt) {
   // Host code that reads or writes tensor elements: the tensors live on
   // the GPU, so the statement runs there, in one thread of one block.
   Location l = loc(stmt.loc);
-  SmallVector<std::string> assigned = carried(stmt);
+  SmallVector<Carried> assigned = carried(stmt);
   if (!assigned.empty())
     return fail(stmt.loc, "this host statement reads or writes tensor "
                           "elements, so croq runs it on the GPU, where it "
-                          "cannot assign '" + assigned.front() + "'",
+                          "cannot assign '" + assigned.front().name + "'",
                 "compute the value in a parallel and write it to a tensor");
   if (finalPass)
     emitWarning(l) << "host code that reads or writes tensor elements runs "
@@ -515,7 +538,7 @@ LogicalResult IRGen::statement(const Stmt &stmt) {
   case Stmt::Kind::While:
     return keepingRowParts(stmt, [&] { return whileStmt(stmt); });
   case Stmt::Kind::Yield: {
-    Symbol *yielded = controlFlag(kYieldFlag);
+    Symbol *yielded = controlFlag(ControlFlag::Yield);
     if (!yielded)
       return fail(stmt.loc, "yield ends a thread's part of a parallel; "
                             "outside one there is nothing to end",
@@ -525,15 +548,15 @@ LogicalResult IRGen::statement(const Stmt &stmt) {
     yielded->value = yes;
     // Inside a loop, the loop stops too (each enclosing loop checks the
     // flag before its next iteration).
-    if (Symbol *brk = controlFlag(kBreakFlag))
+    if (Symbol *brk = controlFlag(ControlFlag::Break))
       brk->value = yes;
-    if (Symbol *cnt = controlFlag(kContinueFlag))
+    if (Symbol *cnt = controlFlag(ControlFlag::Continue))
       cnt->value = yes;
     return success();
   }
   case Stmt::Kind::Break:
   case Stmt::Kind::Continue: {
-    Symbol *brk = controlFlag(kBreakFlag), *cnt = controlFlag(kContinueFlag);
+    Symbol *brk = controlFlag(ControlFlag::Break), *cnt = controlFlag(ControlFlag::Continue);
     if (!brk || !cnt)
       return fail(stmt.loc, (stmt.kind == Stmt::Kind::Break ? "break" : "continue") +
                                 Twine(" outside a loop"),
