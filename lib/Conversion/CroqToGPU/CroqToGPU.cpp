@@ -390,9 +390,9 @@ static LogicalResult verifyLowerable(ModuleOp module,
     }
     // Code between levels is the level instance's, once; a device function
     // would run in each of its threads.
-    if (auto call = dyn_cast<CallOp>(op);
-        call && !scope.perThread && scope.groupSize > 1) {
-      call.emitOpError("runs in each thread that reaches it, and here that "
+    if (isa<CallOp, LLVM::InlineAsmOp>(op) && !scope.perThread &&
+        scope.groupSize > 1) {
+      op->emitOpError("runs in each thread that reaches it, and here that "
                        "is every thread of its ")
           << stringifyLevel(scope.groupLevel) << " (" << scope.groupSize
           << " threads), where the level's code runs once; call it from the "

@@ -98,6 +98,14 @@ struct Within {
   llvm::SMLoc tupleLoc;
 };
 
+/// One operand of inline assembly: `[name] "constraint" (value)`.
+struct AsmOperand {
+  llvm::SMLoc loc;
+  std::string name;       // symbolic name, or empty
+  std::string constraint; // "=r", "+l", "r", "n", ...
+  ExprPtr value;          // an lvalue for outputs
+};
+
 /// `where a <-> b` of a with: `a` names the same variable as `b`.
 struct WhereBinding {
   llvm::SMLoc loc;
@@ -128,6 +136,7 @@ struct Stmt {
     Print,       // print(args) / println(args); `print!` at compile time
     Assert,      // assert(cond[, "message"])
     Cpp,         // __cpp__("C++ statements"): cxx
+    Asm,         // __asm__ [volatile] ("template" : outs : ins : clobbers)
     Parallel,
     With,
     Foreach,
@@ -198,8 +207,12 @@ struct Stmt {
   std::vector<StmtPtr> elseBody;
   bool hasElse = false;
 
-  /// __cpp__: the C++ statements, unquoted.
+  /// __cpp__: the C++ statements, unquoted; __asm__: the template.
   std::string cxx;
+  /// __asm__: volatile, the operands and the clobbers.
+  bool isVolatile = false;
+  std::vector<AsmOperand> asmOutputs, asmInputs;
+  std::vector<std::string> asmClobbers;
 
   Stmt(Kind kind, llvm::SMLoc loc) : kind(kind), loc(loc) {}
 };

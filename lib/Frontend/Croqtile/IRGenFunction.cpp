@@ -280,6 +280,7 @@ mlir::croq::croqtile::generateIR(MLIRContext *context,
                                  llvm::SourceMgr &sourceMgr,
                                  const Program &program) {
   context->loadDialect<CroqDialect, arith::ArithDialect, cf::ControlFlowDialect,
+                       LLVM::LLVMDialect,
                        math::MathDialect,
                        func::FuncDialect, gpu::GPUDialect,
                        memref::MemRefDialect, scf::SCFDialect>();

@@ -37,6 +37,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
@@ -492,6 +493,9 @@ private:
   /// `__cpp__("...")` in device code: its text becomes the body of a
   /// `__device__` function of its own (in deviceCodeExtra), called here.
   LogicalResult cpp(const Stmt &stmt);
+  /// `__asm__(...)`: an llvm.inline_asm in the executing thread; outputs
+  /// are assigned to their scalars or stored to their elements.
+  LogicalResult inlineAsm(const Stmt &stmt);
   LogicalResult assertStmt(const Stmt &stmt);
   /// Appends `e` to a printf format and its arguments.
   LogicalResult appendPrinted(const Expr &e, std::string &format,

@@ -493,6 +493,8 @@ LogicalResult IRGen::statement(const Stmt &stmt) {
     return assertStmt(stmt);
   case Stmt::Kind::Cpp:
     return cpp(stmt);
+  case Stmt::Kind::Asm:
+    return inlineAsm(stmt);
   case Stmt::Kind::Sync: {
     if (!insideParallel())
       return fail(stmt.loc, "sync." + stmt.op + " synchronises device "
@@ -1201,5 +1203,202 @@ LogicalResult IRGen::cpp(const Stmt &stmt) {
                      "\"\n" + stmt.cxx + "\n}\n";
   CallOp::create(builder, loc(stmt.loc), TypeRange(),
                  builder.getStringAttr(name), ValueRange());
+  return success();
+}
+
+/// The LLVM type of a PTX register constraint letter, or null.
+static Type asmRegisterType(OpBuilder &b, char letter) {
+  switch (letter) {
+  case 'h':
+    return b.getI16Type();
+  case 'r':
+    return b.getI32Type();
+  case 'l':
+    return b.getI64Type();
+  case 'f':
+    return b.getF32Type();
+  case 'd':
+    return b.getF64Type();
+  default:
+    return nullptr;
+  }
+}
+
+/// GCC's template syntax in LLVM's: %N -> $N, %[name] -> $index, %% -> %,
+/// %= -> ${:uid}, $ -> $$. Fails on a name or number no operand has.
+static FailureOr<std::string>
+llvmAsmTemplate(StringRef gcc, ArrayRef<std::string> names,
+                std::string &bad) {
+  std::string out;
+  for (size_t i = 0; i < gcc.size(); ++i) {
+    char c = gcc[i];
+    if (c == '$') {
+      out += "$$";
+      continue;
+    }
+    if (c != '%' || i + 1 == gcc.size()) {
+      out += c;
+      continue;
+    }
+    char n = gcc[i + 1];
+    if (n == '%') {
+      out += '%';
+      ++i;
+    } else if (n == '=') {
+      out += "${:uid}";
+      ++i;
+    } else if (n == '[') {
+      size_t close = gcc.find(']', i);
+      if (close == StringRef::npos) {
+        bad = gcc.substr(i).str();
+        return failure();
+      }
+      StringRef name = gcc.slice(i + 2, close);
+      auto it = llvm::find(names, name);
+      if (it == names.end()) {
+        bad = "%[" + name.str() + "]";
+        return failure();
+      }
+      out += "$" + std::to_string(it - names.begin());
+      i = close;
+    } else if (llvm::isDigit(n)) {
+      size_t j = i + 1;
+      while (j < gcc.size() && llvm::isDigit(gcc[j]))
+        ++j;
+      unsigned index = 0;
+      (void)gcc.slice(i + 1, j).getAsInteger(10, index);
+      if (index >= names.size()) {
+        bad = gcc.slice(i, j).str();
+        return failure();
+      }
+      out += "$" + std::to_string(index);
+      i = j - 1;
+    } else {
+      // PTX register names (%r1, %tid.x) pass through.
+      out += c;
+    }
+  }
+  return out;
+}
+
+LogicalResult IRGen::inlineAsm(const Stmt &stmt) {
+  if (!insideParallel())
+    return fail(stmt.loc, "inline assembly runs on device threads, but this "
+                          "is host code",
+                "move it into a parallel");
+  Location l = loc(stmt.loc);
+  // Operands in GCC's numbering: outputs, then inputs.
+  SmallVector<std::string> names;
+  for (const AsmOperand &o : stmt.asmOutputs)
+    names.push_back(o.name);
+  for (const AsmOperand &o : stmt.asmInputs)
+    names.push_back(o.name);
+
+  SmallVector<std::string> constraints;
+  SmallVector<Type> outputTypes;
+  SmallVector<Value> operands;
+  SmallVector<std::string> tied;
+  SmallVector<Value> tiedValues;
+  for (auto [i, o] : llvm::enumerate(stmt.asmOutputs)) {
+    StringRef c = o.constraint;
+    bool readWrite = c.consume_front("+");
+    if (!readWrite && !c.consume_front("="))
+      return fail(o.loc, "an output constraint starts with '=' or '+', got \"" +
+                             o.constraint + "\"");
+    c.consume_front("&");
+    Type type = c.size() == 1 ? asmRegisterType(builder, c[0]) : Type();
+    if (!type)
+      return fail(o.loc, "unsupported output constraint \"" + o.constraint +
+                             "\"",
+                  "use a PTX register class: h (16-bit), r (32-bit), l "
+                  "(64-bit), f (f32) or d (f64)");
+    outputTypes.push_back(type);
+    constraints.push_back("=" + c.str());
+    if (readWrite) {
+      FailureOr<EVal> v = expr(*o.value);
+      if (failed(v))
+        return failure();
+      tiedValues.push_back(coerce(v->value, type, l));
+      tied.push_back(std::to_string(i));
+    }
+  }
+  for (const AsmOperand &o : stmt.asmInputs) {
+    StringRef c = o.constraint;
+    FailureOr<EVal> v = expr(*o.value);
+    if (failed(v))
+      return failure();
+    if (c == "n") {
+      if (!asConstant(v->value))
+        return fail(o.loc, "an \"n\" operand must be a compile-time constant");
+      operands.push_back(coerce(v->value, builder.getI32Type(), l));
+      constraints.push_back("n");
+      continue;
+    }
+    Type type = c.size() == 1 ? asmRegisterType(builder, c[0]) : Type();
+    if (!type)
+      return fail(o.loc, "unsupported input constraint \"" + o.constraint +
+                             "\"",
+                  "use a PTX register class (h, r, l, f, d) or n for a "
+                  "constant");
+    operands.push_back(coerce(v->value, type, l));
+    constraints.push_back(c.str());
+  }
+  // "+r" reads its output: an input tied to it, after the others (LLVM
+  // numbers operands outputs first, then inputs in order).
+  for (const std::string &t : tied)
+    constraints.push_back(t);
+  llvm::append_range(operands, tiedValues);
+  for (const std::string &clobber : stmt.asmClobbers)
+    if (clobber == "memory")
+      constraints.push_back("~{memory}");
+    else if (clobber != "cc")
+      return fail(stmt.loc, "unsupported clobber \"" + clobber + "\"",
+                  "PTX has no named registers to clobber; use \"memory\"");
+  // The tied inputs come last, so GCC's numbering of the other inputs
+  // holds; a template that names a "+" operand's input by number is not
+  // expressible this way.
+  std::string bad;
+  FailureOr<std::string> text = llvmAsmTemplate(stmt.cxx, names, bad);
+  if (failed(text))
+    return fail(stmt.loc, "the assembly template refers to " + bad +
+                              ", which is not one of its operands");
+  Type result;
+  if (outputTypes.size() == 1)
+    result = outputTypes.front();
+  else if (outputTypes.size() > 1)
+    result = LLVM::LLVMStructType::getLiteral(context, outputTypes);
+  auto op = LLVM::InlineAsmOp::create(
+      builder, l, result ? TypeRange(result) : TypeRange(), operands, *text,
+      llvm::join(constraints, ","),
+      /*has_side_effects=*/stmt.isVolatile || outputTypes.empty(),
+      /*is_align_stack=*/false, LLVM::TailCallKind::None,
+      LLVM::AsmDialectAttr::get(context, LLVM::AsmDialect::AD_ATT),
+      /*operand_attrs=*/ArrayAttr());
+  // The outputs, to their scalars or elements.
+  for (auto [i, o] : llvm::enumerate(stmt.asmOutputs)) {
+    Value v = outputTypes.size() == 1
+                  ? op.getResult(0)
+                  : Value(LLVM::ExtractValueOp::create(builder, l, op.getResult(0),
+                                                       ArrayRef<int64_t>{int64_t(i)}));
+    const Expr &target = *o.value;
+    if (target.kind == Expr::Kind::Name) {
+      Symbol *s = lookup(target.name);
+      if (!s || s->kind != Symbol::Kind::Scalar || !s->isMutable)
+        return fail(target.loc, "an asm output needs a mutable scalar or an "
+                                "element",
+                    "declare it as `mutable int " + target.name + " = 0;`");
+      s->value = coerce(v, s->value.getType(), l);
+      continue;
+    }
+    if (target.kind != Expr::Kind::Member || target.name != "at")
+      return fail(target.loc, "an asm output needs a mutable scalar or an "
+                              "element (`x.at(i)`)");
+    auto access = element(target);
+    if (failed(access))
+      return failure();
+    auto [buffer, indices] = *access;
+    Type element = cast<MemRefType>(buffer.getType()).getElementType();
+    memref::StoreOp::create(builder, l, coerce(v, element, l), buffer, indices);
+  }
   return success();
 }

@@ -174,6 +174,8 @@ private:
   /// `call name[<targs>](args)`, after `call`: a DeviceCall whose name is
   /// the callee as C++ spells it.
   ExprPtr deviceCall(SMLoc loc);
+  /// `__asm__ [volatile] ("template" : outputs : inputs : clobbers);`
+  StmtPtr inlineAsm(SMLoc loc);
   bool function(Function &fn);
   bool param(Param &p);
   /// `mdspan<N>`, `[d, ...]`, `mdspan[d, ...]` or `[[d, ...]]`: fills
@@ -689,8 +691,8 @@ StmtPtr Parser::statement() {
       return nullptr;
     return stmt;
   }
-  if (rejectEscapeHatch())
-    return nullptr;
+  if (tok.is("__asm__") || tok.is("asm") || tok.is("__asm"))
+    return inlineAsm(loc);
   if (tok.is("__cpp__") && peek(1).is("(")) {
     // __cpp__("C++ statements"): device code of its own (see IRGen::cpp).
     auto stmt = std::make_unique<Stmt>(Stmt::Kind::Cpp, loc);
@@ -758,17 +760,101 @@ StmtPtr Parser::statement() {
 }
 
 bool Parser::rejectEscapeHatch() {
+  // Inline assembly is a statement of its own (Parser::inlineAsm); in an
+  // expression it has no value.
   const Token &tok = peek();
-  const char *why = nullptr;
-  if (tok.is("__asm__") || tok.is("asm") || tok.is("__asm"))
-    why = "inline assembly is not supported in Croqtile code: croq's analyses "
-          "(divergence, barriers, the event protocol) cannot see what it "
-          "does; put it in a `__device__` function and `call` it, or in "
-          "__cpp__(\"...\")";
-  if (!why)
+  if (!(tok.is("__asm__") || tok.is("asm") || tok.is("__asm")))
     return false;
-  error(tok.loc, why);
+  error(tok.loc, "inline assembly is a statement, not a value");
   return true;
+}
+
+StmtPtr Parser::inlineAsm(SMLoc loc) {
+  auto stmt = std::make_unique<Stmt>(Stmt::Kind::Asm, loc);
+  next(); // __asm__ / asm / __asm
+  while (at("volatile") || at("__volatile__") || at("goto") || at("inline")) {
+    const Token &q = next();
+    if (q.is("goto")) {
+      error(q.loc, "__asm__ goto is not supported: a kernel's control flow "
+                   "stays in Croqtile");
+      return nullptr;
+    }
+    stmt->isVolatile |= !q.is("inline");
+  }
+  if (!expect("(", "after __asm__"))
+    return nullptr;
+  if (peek().kind != TokKind::String) {
+    error(peek().loc, "invalid __asm__ syntax: expected the assembly "
+                      "template, a string literal");
+    return nullptr;
+  }
+  while (peek().kind == TokKind::String) {
+    if (!unquote(peek().text, stmt->cxx)) {
+      error(peek().loc, "unsupported escape in string literal");
+      return nullptr;
+    }
+    next();
+  }
+  // `: outputs : inputs : clobbers`, each section optional.
+  auto operands = [&](std::vector<AsmOperand> &out) -> bool {
+    if (at(":") || at(")") || at("::"))
+      return true;
+    do {
+      AsmOperand operand;
+      operand.loc = peek().loc;
+      if (accept("[")) {
+        if (!expectIdent(operand.name, nullptr, "an operand name") ||
+            !expect("]"))
+          return false;
+      }
+      if (peek().kind != TokKind::String ||
+          !unquote(peek().text, operand.constraint)) {
+        error(peek().loc, "invalid __asm__ syntax: expected an operand "
+                          "constraint string (\"r\", \"=r\", ...)");
+        return false;
+      }
+      next();
+      if (!expect("(", "after the constraint") ||
+          !(operand.value = expr()) || !expect(")"))
+        return false;
+      out.push_back(std::move(operand));
+    } while (accept(","));
+    return true;
+  };
+  int sections = 0;
+  while (at(":") || at("::")) {
+    // `::` is two empty-or-not section separators in a row.
+    int colons = next().is("::") ? 2 : 1;
+    for (int c = 0; c < colons; ++c) {
+      ++sections;
+      if (sections > 3) {
+        error(peek().loc, "invalid __asm__ syntax: at most three sections "
+                          "(outputs, inputs, clobbers) follow the template");
+        return nullptr;
+      }
+      if (c + 1 < colons)
+        continue;
+      if (sections == 1 && !operands(stmt->asmOutputs))
+        return nullptr;
+      if (sections == 2 && !operands(stmt->asmInputs))
+        return nullptr;
+      if (sections == 3 && !(at(":") || at(")"))) {
+        do {
+          std::string clobber;
+          if (peek().kind != TokKind::String ||
+              !unquote(peek().text, clobber)) {
+            error(peek().loc, "invalid __asm__ syntax: a clobber is a string");
+            return nullptr;
+          }
+          next();
+          stmt->asmClobbers.push_back(clobber);
+        } while (accept(","));
+      }
+    }
+  }
+  if (!expect(")", "to close __asm__") || !expect(";"))
+    return nullptr;
+  return stmt;
 }
 
 /// `mdspan[<N>] name : shape;`, `name : shape;` or `ituple[<N>] name = t;`.

@@ -95,6 +95,7 @@ SIGNATURES = {
     "wgmma_cr_co": [_TENSOR, _TENSOR, _TENSOR],
     "wgmma_cc_co": [_TENSOR, _TENSOR, _TENSOR],
     "device_call_co": [_TENSOR] * 4,
+    "asm_co": [_TENSOR] * 4,
 }
 
 

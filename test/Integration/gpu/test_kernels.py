@@ -1065,6 +1065,23 @@ def device_calls():
         expect_equal(hout, -h, f"f16 by value, N = {n}")
 
 
+@test
+def inline_asm():
+    # asm_co.co: mad.lo into a scalar, a "+r" update of an element, a 64-bit
+    # product and an f32 add; 1 to 1172 blocks, ragged tails.
+    for n in sweep((1, 255, 256, 300_001), (1, 1000)):
+        x = torch.randint(-40000, 40000, (n,), dtype=torch.int32, device="cuda")
+        y = poisoned((n,), torch.int32)
+        wide = poisoned((n,), torch.int64)
+        f = torch.randn(n, device="cuda")
+        f_in = f.clone()
+        K.asm_co(x, y, wide, f)
+        i = torch.arange(n, dtype=torch.int32, device="cuda")
+        expect_equal(y, x * 3 + 1 + i, f"mad.lo and a read-write operand, N = {n}")
+        expect_equal(wide, x.long() * x.long(), f"mul.wide.s32, N = {n}")
+        expect_equal(f, f_in + 0.5, f"add.f32, N = {n}")
+
+
 def main():
     if MODE == "--list":
         for fn in TESTS:
