@@ -214,6 +214,8 @@ def CroqElectIssuersPass : Pass<"croq-elect-issuers", "::mlir::ModuleOp"> {
       (`gpu.thread_id x`, modulo the group size), or, with `use-elect-sync`
       where the divergence analysis proves the warp converged, the lane
       `nvvm.elect.sync` picks in the group's first warp.
+    - So is a `croq.call` or an `llvm.inline_asm` without results there:
+      what a device function does to memory, one thread does.
     - Each `croq.tma.copy` in a kernel, and each trigger with `expect_tx`,
       gets its `issuer`: `each` where the group is one thread or a
       `croq.inthreads` picks single threads, else `elected` or `first`

@@ -121,11 +121,13 @@ bool needsMmaCommit(EventTriggerOp trigger);
 /// warpgroup MMAs that write its accumulator are in flight, and needs a
 /// full croq.mma.commit before it.
 bool needsMmaCompletion(Operation *access);
-/// True when `store` runs between parallel levels, so that one thread of
-/// its group must make it, and no election guards it yet (ElectIssuers.cpp).
-bool needsElection(memref::StoreOp store, const LaunchAnalysis &analysis);
-/// True when `store` sits in the election croq-elect-issuers builds.
-bool isElected(memref::StoreOp store);
+/// True when `op` runs between parallel levels and acts on memory, so that
+/// one thread of its group must run it, and no election guards it yet
+/// (ElectIssuers.cpp): a `memref.store` to memory other threads see, or a
+/// `croq.call` / `llvm.inline_asm` without results.
+bool needsElection(Operation *op, const LaunchAnalysis &analysis);
+/// True when `op` sits in the election croq-elect-issuers builds.
+bool isElected(Operation *op);
 /// Whether `value`, used in `kernel`, can be computed before it (Levels.cpp).
 bool isHostComputable(Value value, Operation *kernel);
 /// Register type of a warp fragment, or null (WarpMma.cpp).

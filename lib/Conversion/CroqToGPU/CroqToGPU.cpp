@@ -275,9 +275,8 @@ static LogicalResult verifyPrepared(ModuleOp module,
     };
     if (auto alloc = dyn_cast<EventAllocOp>(op); alloc && !alloc.getArrivals())
       return missing("arrival count", "croq-assign-arrivals");
-    if (auto store = dyn_cast<memref::StoreOp>(op);
-        store && needsElection(store, analysis))
-      return missing("election of the one thread of its group that stores "
+    if (needsElection(op, analysis))
+      return missing("election of the one thread of its group that runs it "
                      "(it runs between parallel levels)",
                      "croq-elect-issuers");
     if (auto wait = dyn_cast<EventWaitOp>(op); wait && !wait.getParity())
@@ -388,16 +387,16 @@ static LogicalResult verifyLowerable(ModuleOp module,
       }
       return WalkResult::advance();
     }
-    // Code between levels is the level instance's, once; a device function
-    // would run in each of its threads.
-    if (isa<CallOp, LLVM::InlineAsmOp>(op) && !scope.perThread &&
-        scope.groupSize > 1) {
-      op->emitOpError("runs in each thread that reaches it, and here that "
-                       "is every thread of its ")
+    // Code between levels runs once per instance of the level: a device
+    // function or assembly without results runs in one elected thread
+    // (croq-elect-issuers); one with results would give them to one thread.
+    if (isa<CallOp, LLVM::InlineAsmOp>(op) && op->getNumResults() != 0 &&
+        !scope.perThread && scope.groupSize > 1) {
+      op->emitOpError("gives a value to every thread of its ")
           << stringifyLevel(scope.groupLevel) << " (" << scope.groupSize
-          << " threads), where the level's code runs once; call it from the "
-             "body of a thread-level parallel (under `inthreads (t == 0)` to "
-             "run it once)";
+          << " threads), but the level's code runs once, in one thread; "
+             "call it from the body of a thread-level parallel, where each "
+             "thread has its own";
       return WalkResult::interrupt();
     }
     if (isa<MmaLoadOp, MmaOp, MmaStoreOp>(op) && failed(checkFragments(op)))

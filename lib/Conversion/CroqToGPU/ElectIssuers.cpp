@@ -53,36 +53,38 @@ static bool isElection(Value cond) {
   return rank.getDefiningOp<gpu::ThreadIdOp>() != nullptr;
 }
 
-bool mlir::croq::detail::isElected(memref::StoreOp store) {
-  auto branch = dyn_cast<scf::IfOp>(store->getParentOp());
-  return branch && store->getParentRegion() == &branch.getThenRegion() &&
+bool mlir::croq::detail::isElected(Operation *op) {
+  auto branch = dyn_cast<scf::IfOp>(op->getParentOp());
+  return branch && op->getParentRegion() == &branch.getThenRegion() &&
          isElection(branch.getCondition());
 }
 
-bool mlir::croq::detail::needsElection(memref::StoreOp store,
+bool mlir::croq::detail::needsElection(Operation *op,
                                        const LaunchAnalysis &analysis) {
-  if (!analysis.hasScope(store))
+  auto store = dyn_cast<memref::StoreOp>(op);
+  bool opaque = isa<CallOp, LLVM::InlineAsmOp>(op) && op->getNumResults() == 0;
+  if ((!store && !opaque) || !analysis.hasScope(op))
     return false;
-  const LaunchAnalysis::Scope &scope = analysis.getScope(store);
+  const LaunchAnalysis::Scope &scope = analysis.getScope(op);
   if (scope.perThread || scope.groupSize <= 1)
     return false;
   // Buffers private to a thread need no election: local buffers, and
   // allocas such as the phase bits of croq-assign-phases.
-  if (getStorage(store.getMemRefType()) == Storage::Local ||
-      store.getMemRef().getDefiningOp<memref::AllocaOp>())
+  if (store && (getStorage(store.getMemRefType()) == Storage::Local ||
+                store.getMemRef().getDefiningOp<memref::AllocaOp>()))
     return false;
-  return !isElected(store);
+  return !isElected(op);
 }
 
 static void electIssuers(ModuleOp module, const LaunchAnalysis &analysis,
                          DataFlowSolver *solver) {
   // Without the analysis (no use-elect-sync), elect by thread id.
   bool useElectSync = solver;
-  SmallVector<memref::StoreOp> stores;
-  module.walk([&](memref::StoreOp store) {
+  SmallVector<Operation *> stores;
+  module.walk([&](Operation *op) {
     // A store elected by an earlier run keeps its election.
-    if (needsElection(store, analysis))
-      stores.push_back(store);
+    if (needsElection(op, analysis))
+      stores.push_back(op);
   });
   // TMA issues and their expect_tx arrivals: each executing thread where
   // the group is one thread or a croq.inthreads picks single threads, else
@@ -102,10 +104,10 @@ static void electIssuers(ModuleOp module, const LaunchAnalysis &analysis,
             : Issuer::First;
     op->setAttr("issuer", IssuerAttr::get(op->getContext(), who));
   });
-  for (memref::StoreOp store : stores) {
+  for (Operation *store : stores) {
     const LaunchAnalysis::Scope &scope = analysis.getScope(store);
     OpBuilder b(store);
-    Location loc = store.getLoc();
+    Location loc = store->getLoc();
     Value rank = groupRank(b, loc, scope);
     // Where the warp is converged, elect.sync picks a lane of the group's
     // first warp (a warp-uniform test) instead of comparing thread ids.

@@ -69,7 +69,7 @@ func.func @negative_store_without_election(%n: index, %out: memref<?xi32>) {
   %c64 = arith.constant 64 : index
   croq.parallel (%b) by [%n] : block {
     %one = arith.constant 1 : i32
-    // expected-error @below {{has no election of the one thread of its group that stores (it runs between parallel levels): run croq-elect-issuers before convert-croq-to-gpu}}
+    // expected-error @below {{has no election of the one thread of its group that runs it (it runs between parallel levels): run croq-elect-issuers before convert-croq-to-gpu}}
     memref.store %one, %out[%b] : memref<?xi32>
     croq.parallel (%t) by [%c64] : thread {
     }
