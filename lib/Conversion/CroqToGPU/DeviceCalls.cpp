@@ -334,6 +334,9 @@ struct CroqLinkDeviceCodePass
     gpu::GPUModuleOp module = getOperation();
     LLVM::LLVMFuncOp first = shims.front();
     OpBuilder builder(module.getBodyRegion());
+    unsigned kernelModules = 0;
+    if (auto top = module->getParentOfType<ModuleOp>())
+      kernelModules = llvm::range_size(top.getOps<gpu::GPUModuleOp>());
     for (Operation &op : llvm::make_early_inc_range(*device.getBody())) {
       // NVPTX has no comdats or module flags.
       if (!isa<LLVM::LLVMFuncOp, LLVM::GlobalOp>(op))
@@ -365,6 +368,17 @@ struct CroqLinkDeviceCodePass
       }
       // (The insertion point may have been the erased declaration.)
       builder.setInsertionPointToStart(module.getBody());
+      // A __device__ variable is per module: kernels in other modules have
+      // their own.
+      if (global && definition && !global.getConstant() &&
+          global.getAddrSpace() ==
+              static_cast<unsigned>(NVVM::NVVMMemorySpace::Global) &&
+          kernelModules > 1)
+        first.emitWarning("device variable '")
+            << name.getValue()
+            << "' is compiled into each kernel module that calls device "
+               "code, so the module's kernels do not share it with the "
+               "other modules' kernels; pass a tensor to share data";
       Operation *copy = builder.clone(op);
       copy->removeAttr("comdat");
       // Only this module's kernels call them: internal, so that the
@@ -464,13 +478,13 @@ struct CroqLinkDeviceCodePass
           << diagnostic.getMessage();
       return failure();
     }
-    // Intrinsics stay llvm.call_intrinsic: the export turns them back. The
-    // importer's warnings are about what clang's module says of itself
-    // (data layout, module flags), which the kernel module does not take.
-    ScopedDiagnosticHandler quiet(&getContext(), [](Diagnostic &d) {
-      return success(d.getSeverity() == DiagnosticSeverity::Warning ||
-                     d.getSeverity() == DiagnosticSeverity::Remark);
-    });
+    // What clang's module says of itself (its data layout, its module
+    // flags) the kernel module does not take, and the importer would warn
+    // about parts of it. Intrinsics stay llvm.call_intrinsic: the export
+    // turns them back.
+    bitcode->setDataLayout("");
+    if (llvm::NamedMDNode *flags = bitcode->getModuleFlagsMetadata())
+      bitcode->eraseNamedMetadata(flags);
     OwningOpRef<ModuleOp> imported = translateLLVMIRToModule(
         std::move(bitcode), &getContext(), /*emitExpensiveWarnings=*/false,
         /*dropDICompositeTypeElements=*/true, /*loadAllDialects=*/false,

@@ -207,3 +207,28 @@ func.func @own_row(%out: memref<128xf32>) {
   }
   return
 }
+
+// -----
+
+// Two device calls of one thread body on one shared buffer: what a C++
+// function touches is unknown, so the second (which may read what another
+// thread's first wrote) waits behind a barrier, unlike two per-thread
+// copies.
+// CHECK-LABEL: func.func @device_calls
+// CHECK: croq.call "put"
+// CHECK-NEXT: croq.barrier block
+// CHECK-NEXT: croq.call "get"
+func.func @device_calls(%out: memref<128xf32>) {
+  %c1 = arith.constant 1 : index
+  %c128 = arith.constant 128 : index
+  croq.parallel (%b) by [%c1] : block {
+    %s = memref.alloc() : memref<128xf32, #gpu.address_space<workgroup>>
+    croq.parallel (%t) by [%c128] : thread {
+      %i = arith.index_cast %t : index to i32
+      croq.call "put"(%s, %i) : (memref<128xf32, #gpu.address_space<workgroup>>, i32) -> ()
+      %v = croq.call "get"(%s, %i) : (memref<128xf32, #gpu.address_space<workgroup>>, i32) -> f32
+      memref.store %v, %out[%t] : memref<128xf32>
+    }
+  }
+  return
+}

@@ -91,6 +91,9 @@ struct Access {
   /// An atomic read-modify-write: atomics of any threads never need a
   /// barrier between them, only against plain accesses.
   bool atomic = false;
+  /// A device function's access (croq.call): any element of the buffer,
+  /// by whichever thread calls it.
+  bool opaque = false;
 };
 
 using State = SmallVector<Access>;
@@ -349,6 +352,8 @@ private:
         add(arg, false);
         add(arg, true);
       }
+      for (Access &access : result)
+        access.opaque = true;
       return result;
     }
     if (auto rmw = dyn_cast<memref::GenericAtomicRMWOp>(op)) {
@@ -545,6 +550,10 @@ private:
       return false;
     if (earlier.atomic && later.atomic)
       return false;
+    // What a device function touches is unknown: any element, of any
+    // thread's.
+    if (earlier.opaque || later.opaque)
+      return true;
     bool sameBody = earlier.perThread && earlier.perThread == later.perThread;
     // Element accesses of one thread-level body: the same thread's only
     // where their indices prove it (s[t] and s[t], not s[t] and s[0]).
