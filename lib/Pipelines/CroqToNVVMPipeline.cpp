@@ -118,6 +118,7 @@ void mlir::croq::buildCroqGPUToNVVMPipeline(
   // The C++ device functions kernels call, compiled and linked.
   CroqLinkDeviceCodePassOptions link;
   link.toolkit = options.toolkit;
+  link.clang = options.clang;
   kernels.addPass(createCroqLinkDeviceCodePass(link));
   kernels.addPass(createConvertNVVMToLLVMPass());
   kernels.addPass(createReconcileUnrealizedCastsPass());

@@ -32,6 +32,11 @@ struct TranslateOptions {
       "croq-cuda-toolkit",
       llvm::cl::desc("CUDA toolkit whose ptxas assembles cubins"),
       llvm::cl::init("/usr/local/cuda")};
+  llvm::cl::opt<std::string> clang{
+      "croq-clang",
+      llvm::cl::desc("clang++ that compiles the C++ device functions kernels "
+                     "call"),
+      llvm::cl::init(CROQ_DEFAULT_CLANG)};
 };
 } // namespace
 
@@ -56,6 +61,7 @@ static FailureOr<ModuleOp> lower(Operation *op, StringRef format) {
   pipeline.chip = options().chip;
   pipeline.features = options().features;
   pipeline.toolkit = options().toolkit;
+  pipeline.clang = options().clang;
   pipeline.format = format.str();
   croq::buildCroqToNVVMPipeline(pm, pipeline);
   if (failed(pm.run(module)))

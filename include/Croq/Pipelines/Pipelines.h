@@ -49,6 +49,11 @@ struct CroqToNVVMPipelineOptions
   PassOptions::Option<std::string> toolkit{
       *this, "toolkit", llvm::cl::desc("CUDA toolkit path, for ptxas"),
       llvm::cl::init("/usr/local/cuda")};
+  PassOptions::Option<std::string> clang{
+      *this, "clang",
+      llvm::cl::desc("clang++ that compiles the C++ device functions kernels "
+                     "call (croq-link-device-code)"),
+      llvm::cl::init(CROQ_DEFAULT_CLANG)};
 };
 
 /// croq IR -> gpu / nvgpu -> outlined kernels in NVVM -> gpu.binary (PTX or

@@ -222,6 +222,12 @@ using u64 = uint64_t;
 /// its bits (`u16`): CUDA's `__half` is a struct, passed unlike LLVM's
 /// `half`.
 void writeShim(llvm::raw_ostream &os, LLVM::LLVMFuncOp decl) {
+  // clang's messages about the shim point at the call it stands for.
+  if (auto at = decl.getLoc()->findInstanceOf<FileLineColLoc>())
+    os << "#line " << at.getLine() << " \"" << at.getFilename().getValue()
+       << "\"\n";
+  else
+    os << "#line 1 \"croq call shim " << decl.getSymName() << "\"\n";
   StringRef callee = cast<StringAttr>(decl->getAttr(kCalleeAttr)).getValue();
   auto signature = cast<ArrayAttr>(decl->getAttr(kSignatureAttr));
   auto typeOf = [&](unsigned i) {
@@ -235,7 +241,8 @@ void writeShim(llvm::raw_ostream &os, LLVM::LLVMFuncOp decl) {
      << decl.getSymName() << "(";
   for (unsigned i = 1; i < signature.size(); ++i)
     os << (i > 1 ? ", " : "") << crossing(typeOf(i)) << " a" << i - 1;
-  os << ") {\n  ";
+  // One line, so that clang's messages about it name the call's line.
+  os << ") { ";
   std::string call = callee.str() + "(";
   for (unsigned i = 1; i < signature.size(); ++i) {
     std::string arg = "a" + std::to_string(i - 1);
@@ -247,14 +254,14 @@ void writeShim(llvm::raw_ostream &os, LLVM::LLVMFuncOp decl) {
   }
   call += ")";
   if (result == "void")
-    os << call << ";\n";
+    os << call << ";";
   else if (result == "f16")
-    os << "return __half_as_ushort(f16(" << call << "));\n";
+    os << "return __half_as_ushort(f16(" << call << "));";
   else if (result == "bf16")
-    os << "return __bfloat16_as_ushort(bf16(" << call << "));\n";
+    os << "return __bfloat16_as_ushort(bf16(" << call << "));";
   else
-    os << "return " << call << ";\n";
-  os << "}\n";
+    os << "return " << call << ";";
+  os << " }\n";
 }
 
 struct CroqLinkDeviceCodePass
@@ -316,11 +323,11 @@ struct CroqLinkDeviceCodePass
 
     std::string source;
     llvm::raw_string_ostream os(source);
-    os << kPrelude << code << "\n#line 1 \"croq call shims\"\n";
+    os << kPrelude << code << "\n";
     for (LLVM::LLVMFuncOp shim : compiled)
       writeShim(os, shim);
 
-    FailureOr<OwningOpRef<ModuleOp>> device = compile(source, compiled.front());
+    FailureOr<OwningOpRef<ModuleOp>> device = compile(source, compiled);
     if (failed(device))
       return signalPassFailure();
     if (failed(merge(**device, compiled)))
@@ -393,12 +400,16 @@ struct CroqLinkDeviceCodePass
 
   /// Compiles `source` with clang to LLVM bitcode and imports it as the
   /// LLVM dialect; errors go to `at`, with clang's own messages as a note.
-  FailureOr<OwningOpRef<ModuleOp>> compile(StringRef source, Operation *at) {
+  FailureOr<OwningOpRef<ModuleOp>> compile(StringRef source,
+                                           ArrayRef<LLVM::LLVMFuncOp> shims) {
+    Operation *at = shims.front();
     std::string compiler = clang.getValue();
     if (!llvm::sys::fs::can_execute(compiler)) {
       at->emitError("calling device functions written in C++ needs clang to "
                     "compile them, and '")
-          << compiler << "' is not an executable; pass clang=PATH";
+          << compiler
+          << "' is not an executable; name one with --croq-clang=PATH "
+             "(croq-translate) or the pipeline's clang=PATH option";
       return failure();
     }
     std::string chip = "sm_90a";
@@ -452,13 +463,24 @@ struct CroqLinkDeviceCodePass
                                        redirects, /*SecondsToWait=*/120,
                                        /*MemoryLimit=*/0, &message);
     if (rc != 0) {
+      auto log = llvm::MemoryBuffer::getFile(errors);
+      StringRef text = log ? (*log)->getBuffer() : StringRef();
+      // The error goes to the call whose line clang's first error names,
+      // when it names one.
+      StringRef first = text.substr(0, text.find(": error:"));
+      first = first.substr(first.rfind('\n') + 1);
+      for (LLVM::LLVMFuncOp shim : shims)
+        if (auto loc = shim.getLoc()->findInstanceOf<FileLineColLoc>())
+          if (first.starts_with((loc.getFilename().getValue() + ":" +
+                                 Twine(loc.getLine()) + ":")
+                                    .str()))
+            at = shim;
       InFlightDiagnostic diag =
           at->emitError("clang could not compile the device functions this "
                         "kernel calls");
       if (!message.empty())
         diag << ": " << message;
-      if (auto log = llvm::MemoryBuffer::getFile(errors)) {
-        StringRef text = (*log)->getBuffer();
+      if (log) {
         // The first errors say what is wrong; the rest is usually noise.
         SmallVector<StringRef> lines;
         text.split(lines, '\n');

@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Parser.h"
+#include "llvm/ADT/StringExtras.h"
 
 #include "llvm/ADT/StringSwitch.h"
 
@@ -56,11 +57,40 @@ static bool unquote(StringRef quoted, std::string &out) {
     case 'n': out += '\n'; break;
     case 't': out += '\t'; break;
     case 'r': out += '\r'; break;
-    case '0': out += '\0'; break;
+    case 'a': out += '\a'; break;
+    case 'b': out += '\b'; break;
+    case 'f': out += '\f'; break;
+    case 'v': out += '\v'; break;
+    case '?': out += '?'; break;
     case '\\': out += '\\'; break;
     case '"': out += '"'; break;
     case '\'': out += '\''; break;
-    default: return false;
+    case 'x': {
+      // \xHH...: hex digits, as many as follow.
+      unsigned value = 0, digits = 0;
+      while (i + 1 < body.size() && llvm::isHexDigit(body[i + 1])) {
+        value = value * 16 + llvm::hexDigitValue(body[++i]);
+        ++digits;
+      }
+      if (digits == 0 || value > 255)
+        return false;
+      out += static_cast<char>(value);
+      break;
+    }
+    default: {
+      // \ooo: up to three octal digits (\0 among them).
+      if (body[i] < '0' || body[i] > '7')
+        return false;
+      unsigned value = body[i] - '0';
+      for (int k = 0; k < 2 && i + 1 < body.size() && body[i + 1] >= '0' &&
+                      body[i + 1] <= '7';
+           ++k)
+        value = value * 8 + (body[++i] - '0');
+      if (value > 255)
+        return false;
+      out += static_cast<char>(value);
+      break;
+    }
     }
   }
   return true;
@@ -1744,7 +1774,8 @@ ExprPtr Parser::deviceCall(SMLoc loc) {
     call->name += "::";
   }
   if (at("<")) {
-    int depth = 0;
+    // Angle brackets count outside parentheses only: `f<(8 >> 1)>`.
+    int depth = 0, parens = 0;
     bool previousWord = false;
     do {
       const Token &t = next();
@@ -1753,8 +1784,13 @@ ExprPtr Parser::deviceCall(SMLoc loc) {
                      "with '>'");
         return nullptr;
       }
-      for (char c : t.text)
-        depth += c == '<' ? 1 : c == '>' ? -1 : 0;
+      if (t.is("("))
+        ++parens;
+      else if (t.is(")"))
+        --parens;
+      else if (parens == 0 && t.kind == TokKind::Punct)
+        for (char c : t.text)
+          depth += c == '<' ? 1 : c == '>' ? -1 : 0;
       bool word = t.kind == TokKind::Ident || t.kind == TokKind::Int ||
                   t.kind == TokKind::Float;
       if (word && previousWord)

@@ -714,6 +714,8 @@ StringRef mlir::croq::getDeviceCallTypeName(Type type, bool byValue) {
 
 /// `name`, `ns::name` or either with template arguments: what C++ can call.
 static bool isCalleeSpelling(StringRef callee) {
+  // `::f`: the global namespace's f.
+  callee.consume_front("::");
   StringRef name = callee.take_until([](char c) { return c == '<'; });
   StringRef rest = callee.drop_front(name.size());
   if (name.empty() || name.ends_with(":"))
@@ -726,11 +728,15 @@ static bool isCalleeSpelling(StringRef callee) {
       return false;
   if (rest.empty())
     return true;
-  int depth = 0;
+  int depth = 0, parens = 0;
   for (char c : rest) {
-    if (c == '<')
+    if (c == '(')
+      ++parens;
+    else if (c == ')')
+      --parens;
+    else if (parens == 0 && c == '<')
       ++depth;
-    else if (c == '>' && --depth < 0)
+    else if (parens == 0 && c == '>' && --depth < 0)
       return false;
     if (c == ';' || c == '{' || c == '}' || c == '"')
       return false;
