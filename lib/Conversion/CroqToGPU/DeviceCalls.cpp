@@ -83,6 +83,15 @@ struct CallLowering : ConvertOpToLLVMPattern<croq::CallOp> {
     MLIRContext *ctx = op.getContext();
     auto generic = LLVM::LLVMPointerType::get(ctx);
     auto bits = [&](Type t) { return t.isF16() || t.isBF16(); };
+    // croq's name of the C++ type: `s32` or, where the call says the C++
+    // side is unsigned, `u32`.
+    auto cxxName = [&](Type t, bool byValue, bool isUnsigned) {
+      std::string name = getDeviceCallTypeName(t, byValue).str();
+      if (isUnsigned && StringRef(name).starts_with("s"))
+        name[0] = 'u';
+      return name;
+    };
+    std::optional<ArrayRef<bool>> unsignedArgs = op.getUnsignedArgs();
     SmallVector<Value> args;
     SmallVector<Type> argTypes;
     SmallVector<Attribute> signature;
@@ -91,13 +100,14 @@ struct CallLowering : ConvertOpToLLVMPattern<croq::CallOp> {
       result = bits(r.getType()) ? rewriter.getI16Type()
                                  : getTypeConverter()->convertType(r.getType());
       signature.push_back(rewriter.getStringAttr(
-          getDeviceCallTypeName(r.getType(), /*byValue=*/true)));
+          cxxName(r.getType(), /*byValue=*/true, op.getUnsignedResult())));
     } else {
       signature.push_back(rewriter.getStringAttr("void"));
     }
-    for (auto [original, converted] :
-         llvm::zip(op.getArgs(), adaptor.getArgs())) {
+    for (auto [i, original, converted] :
+         llvm::enumerate(op.getArgs(), adaptor.getArgs())) {
       Type type = original.getType();
+      bool isUnsigned = unsignedArgs && (*unsignedArgs)[i];
       if (auto memref = dyn_cast<MemRefType>(type)) {
         MemRefDescriptor descriptor(converted);
         Value ptr = descriptor.bufferPtr(rewriter, loc, *getTypeConverter(),
@@ -107,7 +117,7 @@ struct CallLowering : ConvertOpToLLVMPattern<croq::CallOp> {
         args.push_back(ptr);
         argTypes.push_back(generic);
         signature.push_back(rewriter.getStringAttr(
-            getDeviceCallTypeName(memref.getElementType(), false) + " *"));
+            cxxName(memref.getElementType(), false, isUnsigned) + " *"));
         continue;
       }
       Value value = converted;
@@ -117,7 +127,7 @@ struct CallLowering : ConvertOpToLLVMPattern<croq::CallOp> {
       args.push_back(value);
       argTypes.push_back(value.getType());
       signature.push_back(
-          rewriter.getStringAttr(getDeviceCallTypeName(type, true)));
+          rewriter.getStringAttr(cxxName(type, true, isUnsigned)));
     }
     auto functionType = LLVM::LLVMFunctionType::get(
         result ? result : LLVM::LLVMVoidType::get(ctx), argTypes);

@@ -840,13 +840,15 @@ static bool isMemoryArgument(const Expr &e,
   }
 }
 
-FailureOr<EVal> IRGen::deviceCall(const Expr &e, Type result) {
+FailureOr<EVal> IRGen::deviceCall(const Expr &e, Type result,
+                                  bool unsignedResult) {
   if (!insideParallel())
     return fail(e.loc, "`call` runs a device function, but this is host "
                        "code",
                 "move the call into a parallel");
   Location l = loc(e.loc);
   SmallVector<Value> args;
+  SmallVector<bool> unsignedArgs;
   for (const ExprPtr &arg : e.args) {
     if (isMemoryArgument(*arg, [&](StringRef n) { return lookup(n); })) {
       if (arg->kind == Expr::Kind::Name)
@@ -870,12 +872,14 @@ FailureOr<EVal> IRGen::deviceCall(const Expr &e, Type result) {
             << "): the device function gets only the address of its first "
                "element, and must know the strides itself";
       args.push_back(*v);
+      unsignedArgs.push_back(unsignedTensors.contains(rootTensor(*v)));
       continue;
     }
     FailureOr<EVal> v = expr(*arg);
     if (failed(v))
       return failure();
     Value value = v->value;
+    unsignedArgs.push_back(isUnsigned(value));
     // Croqtile's `int` is C++'s.
     if (value.getType().isIndex())
       value = coerce(value, builder.getI32Type(), l);
@@ -888,14 +892,22 @@ FailureOr<EVal> IRGen::deviceCall(const Expr &e, Type result) {
   if (callResult && getDeviceCallTypeName(callResult, true).empty())
     return fail(e.loc, "a device function cannot return " +
                            typeString(callResult));
-  auto call = CallOp::create(builder, l, callResult ? TypeRange(callResult)
-                                                    : TypeRange(),
-                             builder.getStringAttr(e.name), args);
+  auto call = CallOp::create(
+      builder, l, callResult ? TypeRange(callResult) : TypeRange(),
+      builder.getStringAttr(e.name), args,
+      llvm::is_contained(unsignedArgs, true)
+          ? builder.getDenseBoolArrayAttr(unsignedArgs)
+          : DenseBoolArrayAttr(),
+      unsignedResult && callResult && isa<IntegerType>(callResult));
   if (!result)
     return EVal{};
   Value value = call.getResult();
+  if (unsignedResult)
+    unsignedValues.insert(value);
   if (result != callResult)
     value = coerce(value, result, l);
+  if (unsignedResult)
+    unsignedValues.insert(value);
   return EVal{value};
 }
 

@@ -427,8 +427,10 @@ private:
   std::optional<FailureOr<EVal>> mathBuiltin(const Expr &e);
   std::optional<FailureOr<EVal>> atomicBuiltin(const Expr &e);
   /// `call f(args)`: a croq.call with a result of `result` (none when
-  /// null). Buffers and views pass as pointers, the rest by value.
-  FailureOr<EVal> deviceCall(const Expr &e, Type result);
+  /// null), unsigned when `unsignedResult`. Buffers and views pass as
+  /// pointers, the rest by value.
+  FailureOr<EVal> deviceCall(const Expr &e, Type result,
+                             bool unsignedResult = false);
   /// `i(k)`: the k-th value of a variable bounded by `bound`.
   FailureOr<EVal> boundedValueAt(const Expr &k, Value bound, Location l);
 

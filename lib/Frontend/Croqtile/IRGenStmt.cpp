@@ -729,7 +729,8 @@ LogicalResult IRGen::declaration(const Stmt &stmt) {
       return failure();
     } else if (stmt.value) {
       FailureOr<EVal> v = stmt.value->kind == Expr::Kind::DeviceCall
-                              ? deviceCall(*stmt.value, type)
+                              ? deviceCall(*stmt.value, type,
+                                           isUnsignedName(stmt.elemType))
                               : expr(*stmt.value);
       if (failed(v))
         return failure();
@@ -1052,18 +1053,22 @@ LogicalResult IRGen::assignment(const Stmt &stmt) {
   // `r = call f(...)` / `x.at(i) = call f(...)`: the result takes the type
   // of what it is assigned to.
   Type callResult;
+  bool callUnsigned = false;
   if (stmt.value->kind == Expr::Kind::DeviceCall) {
     const Expr *root = target.kind == Expr::Kind::Member && target.name == "at"
                            ? target.base.get()
                            : &target;
     Symbol *s = root && root->kind == Expr::Kind::Name ? lookup(root->name)
                                                        : nullptr;
-    if (s && root == &target && s->kind == Symbol::Kind::Scalar && s->isMutable)
+    if (s && root == &target && s->kind == Symbol::Kind::Scalar && s->isMutable) {
       callResult = s->value.getType();
-    else if (s && root != &target && s->kind == Symbol::Kind::Tensor)
+      callUnsigned = isUnsigned(s->value);
+    } else if (s && root != &target && s->kind == Symbol::Kind::Tensor) {
       callResult = cast<MemRefType>(s->value.getType()).getElementType();
-    else if (s && root != &target && s->kind == Symbol::Kind::Tile)
+      callUnsigned = unsignedTensors.contains(rootTensor(s->value));
+    } else if (s && root != &target && s->kind == Symbol::Kind::Tile) {
       callResult = tiles[s->tile].element;
+    }
     if (!callResult || stmt.op != "=")
       return fail(stmt.value->loc, "the result of `call` needs a type",
                   "declare it (`int r = call f(...);`) or assign it with `=` "
@@ -1072,8 +1077,9 @@ LogicalResult IRGen::assignment(const Stmt &stmt) {
   // Through the store too: the write's own access of the tile.
   accumulatingTile = partialRows;
   auto resetAccumulating = llvm::scope_exit([&] { accumulatingTile = -1; });
-  FailureOr<EVal> rhs = callResult ? deviceCall(*stmt.value, callResult)
-                                   : expr(*stmt.value);
+  FailureOr<EVal> rhs = callResult
+                           ? deviceCall(*stmt.value, callResult, callUnsigned)
+                           : expr(*stmt.value);
   if (failed(rhs))
     return failure();
   auto combine = [&](Value old, Value value) -> FailureOr<Value> {
@@ -1202,7 +1208,9 @@ LogicalResult IRGen::cpp(const Stmt &stmt) {
                      "() {\n#line " + std::to_string(line) + " \"" + file +
                      "\"\n" + stmt.cxx + "\n}\n";
   CallOp::create(builder, loc(stmt.loc), TypeRange(),
-                 builder.getStringAttr(name), ValueRange());
+                 builder.getStringAttr(name), ValueRange(),
+                 /*unsigned_args=*/DenseBoolArrayAttr(),
+                 /*unsigned_result=*/false);
   return success();
 }
 

@@ -757,6 +757,12 @@ LogicalResult CallOp::verify() {
              << i << " of type " << arg.getType()
              << " cannot be passed to a C++ device function";
   }
+  if (std::optional<ArrayRef<bool>> flags = getUnsignedArgs();
+      flags && flags->size() != getArgs().size())
+    return emitOpError("has ") << getArgs().size() << " arguments but "
+                               << flags->size() << " unsigned_args flags";
+  if (getUnsignedResult() && !getResult())
+    return emitOpError("unsigned_result needs a result");
   if (getResult() &&
       getDeviceCallTypeName(getResult().getType(), /*byValue=*/true).empty())
     return emitOpError("a C++ device function cannot return ")

@@ -254,8 +254,10 @@ def Croq_CallOp : Croq_Op<"call", [MemoryEffects<[MemRead, MemWrite]>]> {
     thread calls the C++ device function `callee`, spelled as in C++
     (`warp_topk<8>`, `ns::f`). A buffer or view operand is passed as a
     generic pointer to its first element; a scalar is passed by value. The
-    result, if any, is one scalar. What the function touches is unknown:
-    the call may read and write any memory.
+    result, if any, is one scalar. Integers are signless: `unsigned_args`
+    (one flag per operand) and `unsigned_result` say which the C++ side
+    takes as unsigned (`u32`, `u32 *`). What the function touches is
+    unknown: the call may read and write any memory.
 
     The call stays in croq IR until the kernel's conversion to LLVM (the
     croq dialect's ConvertToLLVMPatternInterface), where it becomes an
@@ -270,7 +272,9 @@ def Croq_CallOp : Croq_Op<"call", [MemoryEffects<[MemRead, MemWrite]>]> {
   }];
   let arguments = (ins
     StrAttr:$callee,
-    Variadic<AnyTypeOf<[AnyMemRef, AnySignlessInteger, AnyFloat, Index]>>:$args
+    Variadic<AnyTypeOf<[AnyMemRef, AnySignlessInteger, AnyFloat, Index]>>:$args,
+    OptionalAttr<DenseBoolArrayAttr>:$unsigned_args,
+    UnitAttr:$unsigned_result
   );
   let results = (outs Optional<AnyTypeOf<[AnySignlessInteger, AnyFloat]>>:$result);
   let assemblyFormat = [{
