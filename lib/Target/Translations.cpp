@@ -36,7 +36,7 @@ struct TranslateOptions {
       "croq-clang",
       llvm::cl::desc("clang++ that compiles the C++ device functions kernels "
                      "call"),
-      llvm::cl::init(CROQ_DEFAULT_CLANG)};
+      llvm::cl::init(croq::getDefaultClangPath())};
 };
 } // namespace
 

@@ -353,7 +353,7 @@ def CroqLinkDeviceCodePass
   }];
   let options = [
     Option<"clang", "clang", "std::string",
-           /*default=*/"CROQ_DEFAULT_CLANG",
+           /*default=*/"::mlir::croq::getDefaultClangPath()",
            "clang++ that compiles the device functions (CUDA, device side)">,
     Option<"toolkit", "toolkit", "std::string", /*default=*/"\"/usr/local/cuda\"",
            "CUDA toolkit whose headers the device functions include">

@@ -15,6 +15,9 @@ class OpPassManager;
 
 namespace croq {
 
+/// LLVM's clang++ (croq-link-device-code; see CroqToGPU.h).
+std::string getDefaultClangPath();
+
 struct CroqPrepareGPUPipelineOptions
     : public PassPipelineOptions<CroqPrepareGPUPipelineOptions> {
   PassOptions::Option<std::string> chip{
@@ -53,7 +56,7 @@ struct CroqToNVVMPipelineOptions
       *this, "clang",
       llvm::cl::desc("clang++ that compiles the C++ device functions kernels "
                      "call (croq-link-device-code)"),
-      llvm::cl::init(CROQ_DEFAULT_CLANG)};
+      llvm::cl::init(getDefaultClangPath())};
 };
 
 /// croq IR -> gpu / nvgpu -> outlined kernels in NVVM -> gpu.binary (PTX or

@@ -531,6 +531,8 @@ struct CroqLinkDeviceCodePass
 
 } // namespace
 
+std::string mlir::croq::getDefaultClangPath() { return CROQ_DEFAULT_CLANG; }
+
 void mlir::croq::registerConvertCroqToLLVMInterface(DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *, CroqDialect *dialect) {
     dialect->addInterfaces<CroqToLLVMInterface>();

@@ -11,6 +11,8 @@
 #include "Croq/Analysis/LaunchAnalysis.h"
 #include "mlir/Support/LLVM.h"
 
+#include <string>
+
 namespace mlir {
 class DialectRegistry;
 class ConversionTarget;
@@ -88,6 +90,10 @@ void populateCroqToGPUStructuralConversions(TypeConverter &converter,
 void populateCroqToGPUConversionPatterns(TypeConverter &converter,
                                          RewritePatternSet &patterns,
                                          const LaunchAnalysis &analysis);
+
+/// The clang++ croq-link-device-code runs unless told otherwise: LLVM's,
+/// from the installation croq was built against.
+std::string getDefaultClangPath();
 
 /// Attaches to the croq dialect its ConvertToLLVMPatternInterface, which
 /// lowers `croq.call` in the kernels' conversion to LLVM
