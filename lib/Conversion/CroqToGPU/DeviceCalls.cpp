@@ -184,6 +184,34 @@ struct CroqToLLVMInterface : ConvertToLLVMPatternInterface {
 // croq-link-device-code
 //===----------------------------------------------------------------------===//
 
+/// `code` without its comments and string and character literals.
+std::string withoutCommentsAndStrings(StringRef code) {
+  std::string out;
+  for (size_t i = 0; i < code.size(); ++i) {
+    char c = code[i];
+    if (c == '/' && i + 1 < code.size() && code[i + 1] == '/') {
+      i = code.find('\n', i);
+      if (i == StringRef::npos)
+        break;
+      out += '\n';
+    } else if (c == '/' && i + 1 < code.size() && code[i + 1] == '*') {
+      i = code.find("*/", i + 2);
+      if (i == StringRef::npos)
+        break;
+      ++i;
+      out += ' ';
+    } else if (c == '"' || c == '\'') {
+      for (++i; i < code.size() && code[i] != c && code[i] != '\n'; ++i)
+        if (code[i] == '\\')
+          ++i;
+      out += ' ';
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 /// Whether `text` holds `name` as a whole C++ identifier.
 bool mentions(StringRef text, StringRef name) {
   auto isIdent = [](char c) { return llvm::isAlnum(c) || c == '_'; };
@@ -290,13 +318,14 @@ struct CroqLinkDeviceCodePass
     auto codeAttr =
         top ? top->getAttrOfType<StringAttr>("croq.device_code") : nullptr;
     StringRef code = codeAttr ? codeAttr.getValue() : StringRef();
+    std::string names = withoutCommentsAndStrings(code);
 
     // Callees the file does not declare stay external, under their own
     // name: something linked later must define them with C linkage.
     SmallVector<LLVM::LLVMFuncOp> compiled;
     for (LLVM::LLVMFuncOp shim : shims) {
       StringRef callee = cast<StringAttr>(shim->getAttr(kCalleeAttr)).getValue();
-      if (mentions(code, calleeName(callee))) {
+      if (mentions(names, calleeName(callee))) {
         compiled.push_back(shim);
         continue;
       }
@@ -466,6 +495,13 @@ struct CroqLinkDeviceCodePass
                                    input,
                                    "-o",
                                    output};
+    // CUDA 13 keeps libcu++ (cuda/std/...), which its own headers include,
+    // under include/cccl.
+    std::string cccl = toolkit.getValue() + "/include/cccl";
+    if (llvm::sys::fs::is_directory(cccl)) {
+      argv.insert(argv.end() - 4, "-isystem");
+      argv.insert(argv.end() - 4, cccl);
+    }
     std::optional<StringRef> redirects[] = {std::nullopt, StringRef(errors),
                                             StringRef(errors)};
     std::string message;

@@ -243,9 +243,9 @@ struct Program {
   std::vector<Function> functions;
   /// Host C++ outside `__co__` functions, kept verbatim.
   std::vector<std::string> hostCode;
-  /// The top-level declarations among it that are device code (they say
-  /// `__device__` or `__co_device__`), macros expanded, with `#line`
-  /// directives into the source: what `call` can call.
+  /// When the file declares device code (`__device__`, `__co_device__`):
+  /// its text for clang, the `__co__` and host functions blanked, lines
+  /// kept, after a `#line` into the source. What `call` can call.
   std::string deviceCode;
 };
 

@@ -57,6 +57,18 @@ mlir::croq::importCroqtile(llvm::SourceMgr &sourceMgr, MLIRContext *context,
   Program program;
   if (!parseProgram(sourceMgr, tokens, program, error))
     return nullptr;
+  // Device C++ sees the command line's macros too.
+  if (!program.deviceCode.empty()) {
+    std::string defines;
+    for (const std::string &define : options.defines) {
+      StringRef name = StringRef(define).take_until([](char c) { return c == '='; });
+      StringRef value = StringRef(define).drop_front(name.size());
+      defines += "#define " + name.str() + " " +
+                 (value.consume_front("=") ? value.str() : std::string("1")) +
+                 "\n";
+    }
+    program.deviceCode = defines + program.deviceCode;
+  }
   OwningOpRef<ModuleOp> module = generateIR(context, sourceMgr, program);
   if (!module)
     return nullptr;

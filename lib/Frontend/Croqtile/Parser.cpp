@@ -15,6 +15,7 @@
 
 #include "Parser.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
 
 #include "llvm/ADT/StringSwitch.h"
 
@@ -271,30 +272,92 @@ private:
 // Program and functions
 //===----------------------------------------------------------------------===//
 
-/// Appends the tokens of one top-level C++ declaration to `out` as text,
-/// after a `#line` directive, keeping their lines and spacing.
-static void renderDeviceItem(llvm::SourceMgr &sourceMgr,
-                             llvm::ArrayRef<const Token *> item, std::string &out) {
-  unsigned line = 0;
+/// Whether `item`, a top-level C++ declaration outside device code, is a
+/// host function's definition: a body in braces after a parameter list.
+static bool isHostFunctionDefinition(llvm::ArrayRef<const Token *> item) {
+  bool parameters = false;
   for (const Token *tok : item) {
-    auto [l, c] = sourceMgr.getLineAndColumn(tok->loc);
-    if (tok == item.front() || l < line || l > line + 8) {
-      unsigned id = sourceMgr.FindBufferContainingLoc(tok->loc);
-      std::string file =
-          id ? sourceMgr.getMemoryBuffer(id)->getBufferIdentifier().str() : "";
-      out += "\n#line " + std::to_string(l) + " \"" + llvm::StringRef(file).str() +
-             "\"\n";
-      out += std::string(c > 0 ? c - 1 : 0, ' ');
-    } else if (l > line) {
-      out += std::string(l - line, '\n');
-      out += std::string(c > 0 ? c - 1 : 0, ' ');
-    } else if (tok->spaceBefore) {
-      out += ' ';
-    }
-    line = l;
-    out += tok->text;
+    if (tok->is("namespace") || tok->is("struct") || tok->is("class") ||
+        tok->is("union") || tok->is("enum") || tok->is("=") ||
+        tok->is("__global__") || tok->is("__host__"))
+      return false;
+    if (tok->is("("))
+      parameters = true;
+    if (tok->is("{"))
+      return parameters;
   }
-  out += '\n';
+  return false;
+}
+
+/// `using namespace choreo;` (or croq): the host runtime's, which device
+/// code does not have.
+static bool isRuntimeUsing(llvm::ArrayRef<const Token *> item) {
+  return item.size() == 4 && item[0]->is("using") && item[1]->is("namespace") &&
+         (item[2]->is("choreo") || item[2]->is("croq")) && item[3]->is(";");
+}
+
+/// The main file's text as device C++: the ranges in `blanks` (the __co__
+/// functions, host functions) turned into spaces, lines kept, and each
+/// quoted #include either pointed at the file croq's preprocessor read or,
+/// when it read none (a host runtime header) or one of Croqtile, blanked.
+static std::string deviceSource(llvm::SourceMgr &sourceMgr,
+                                llvm::ArrayRef<std::pair<size_t, size_t>> blanks) {
+  const llvm::MemoryBuffer *main =
+      sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
+  std::string text = main->getBuffer().str();
+  for (auto [begin, end] : blanks)
+    for (size_t i = begin; i < end && i < text.size(); ++i)
+      if (text[i] != '\n')
+        text[i] = ' ';
+  // Comments go too (a line comment's newline stays); literals are kept.
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '"' || c == '\'') {
+      for (++i; i < text.size() && text[i] != c && text[i] != '\n'; ++i)
+        if (text[i] == '\\')
+          ++i;
+    } else if (c == '/' && i + 1 < text.size() && text[i + 1] == '/') {
+      for (; i < text.size() && text[i] != '\n'; ++i)
+        text[i] = ' ';
+    } else if (c == '/' && i + 1 < text.size() && text[i + 1] == '*') {
+      size_t end = text.find("*/", i + 2);
+      end = end == std::string::npos ? text.size() : end + 2;
+      for (; i < end; ++i)
+        if (text[i] != '\n')
+          text[i] = ' ';
+      --i;
+    }
+  }
+  std::string out;
+  llvm::SmallVector<llvm::StringRef> lines;
+  llvm::StringRef(text).split(lines, '\n');
+  for (llvm::StringRef line : lines) {
+    llvm::StringRef directive = line.ltrim();
+    if (directive.consume_front("#") &&
+        directive.ltrim().consume_front("include") &&
+        directive.ltrim().starts_with("\"")) {
+      llvm::StringRef name = directive.ltrim().drop_front().take_until(
+          [](char c) { return c == '"'; });
+      std::string found;
+      for (unsigned id = 1; id <= sourceMgr.getNumBuffers(); ++id) {
+        llvm::StringRef path = sourceMgr.getMemoryBuffer(id)->getBufferIdentifier();
+        // (A header of __co__ functions is Croqtile, not C++.)
+        if (id != sourceMgr.getMainFileID() &&
+            (path == name || path.ends_with(("/" + name).str())) &&
+            !sourceMgr.getMemoryBuffer(id)->getBuffer().contains("__co__")) {
+          llvm::SmallString<256> absolute(path);
+          llvm::sys::fs::make_absolute(absolute);
+          found = absolute.str().str();
+        }
+      }
+      out += found.empty() ? std::string() : "#include \"" + found + "\"";
+      out += '\n';
+      continue;
+    }
+    out += line.str();
+    out += '\n';
+  }
+  return "#line 1 \"" + main->getBufferIdentifier().str() + "\"\n" + out;
 }
 
 bool Parser::program(Program &out) {
@@ -305,14 +368,32 @@ bool Parser::program(Program &out) {
       out.hostCode.emplace_back(hostStart, hostEnd);
     hostStart = hostEnd = nullptr;
   };
+  // Device C++ is the main file's own text (clang preprocesses it again),
+  // less what device code must not see: __co__ functions, host functions.
+  unsigned mainId = sourceMgr.getMainFileID();
+  const char *mainStart = sourceMgr.getMemoryBuffer(mainId)->getBufferStart();
+  const char *mainEnd = sourceMgr.getMemoryBuffer(mainId)->getBufferEnd();
+  std::vector<std::pair<size_t, size_t>> blanks;
+  auto blank = [&](const Token &first, const Token &last) {
+    const char *begin = first.loc.getPointer();
+    const char *end = last.loc.getPointer() + last.text.size();
+    if (begin >= mainStart && begin < mainEnd && last.loc.getPointer() >= begin &&
+        last.loc.getPointer() < mainEnd)
+      blanks.emplace_back(begin - mainStart,
+                          std::min(end, mainEnd) - mainStart);
+  };
+  bool anyDevice = false;
   // The top-level C++ declaration being read, and whether it is device code
-  // (`__device__` somewhere in it): device declarations go to deviceCode.
+  // (`__device__` somewhere in it).
   std::vector<const Token *> item;
   int itemDepth = 0;
   bool itemIsDevice = false;
   auto endItem = [&]() {
     if (itemIsDevice)
-      renderDeviceItem(sourceMgr, item, out.deviceCode);
+      anyDevice = true;
+    else if (!item.empty() &&
+             (isHostFunctionDefinition(item) || isRuntimeUsing(item)))
+      blank(*item.front(), *item.back());
     item.clear();
     itemDepth = 0;
     itemIsDevice = false;
@@ -322,9 +403,11 @@ bool Parser::program(Program &out) {
       endItem();
       flushHost();
       Function fn;
+      const Token &first = peek();
       fn.loc = next().loc;
       if (!function(fn))
         return false;
+      blank(first, toks[pos - 1]);
       out.functions.push_back(std::move(fn));
       continue;
     }
@@ -360,6 +443,8 @@ bool Parser::program(Program &out) {
   }
   endItem();
   flushHost();
+  if (anyDevice)
+    out.deviceCode = deviceSource(sourceMgr, blanks);
   return true;
 }
 
