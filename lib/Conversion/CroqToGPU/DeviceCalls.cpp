@@ -320,9 +320,12 @@ struct CroqLinkDeviceCodePass
     StringRef code = codeAttr ? codeAttr.getValue() : StringRef();
     std::string names = withoutCommentsAndStrings(code);
 
-    // Callees the file does not declare stay external, under their own
-    // name: something linked later must define them with C linkage.
-    SmallVector<LLVM::LLVMFuncOp> compiled;
+    // A callee C++ resolves (the file's, CUDA's: __threadfence, atomicAdd)
+    // is compiled. A plain callee that neither the file nor CUDA declares
+    // stays external, under its own name: something linked later must
+    // define it with C linkage. A qualified or templated one must be
+    // declared in the file.
+    SmallVector<LLVM::LLVMFuncOp> compiled, unsure;
     for (LLVM::LLVMFuncOp shim : shims) {
       StringRef callee = cast<StringAttr>(shim->getAttr(kCalleeAttr)).getValue();
       if (mentions(names, calleeName(callee))) {
@@ -336,41 +339,99 @@ struct CroqLinkDeviceCodePass
                "`__device__` function beside the `__co__` functions";
         return signalPassFailure();
       }
-      if (Operation *clash = SymbolTable::lookupSymbolIn(module, callee);
-          clash && clash != shim.getOperation()) {
-        shim.emitError("device function '")
-            << callee << "' is not declared in this file, and the kernel "
-            << "module already has a symbol of that name";
-        return signalPassFailure();
+      unsure.push_back(shim);
+    }
+    if (!unsure.empty()) {
+      // One try with them all; those clang calls undeclared go external.
+      SmallVector<LLVM::LLVMFuncOp> all(compiled);
+      llvm::append_range(all, unsure);
+      std::string log;
+      FailureOr<OwningOpRef<ModuleOp>> device =
+          compile(source(code, all), all, &log);
+      if (succeeded(device)) {
+        if (failed(merge(**device, all)))
+          return signalPassFailure();
+        return;
       }
-      shim.emitWarning("device function '")
-          << callee
-          << "' is not declared in this file: the kernel calls it as an "
-             "external function with C linkage, to be linked in "
-             "(ptxas -c, then nvlink) from code that defines it "
-             "`extern \"C\" __device__`";
-      if (failed(SymbolTable::replaceAllSymbolUses(
-              shim.getOperation(), StringAttr::get(&getContext(), callee),
-              module)))
-        return signalPassFailure();
-      shim.setSymName(callee);
-      shim->removeAttr(kCalleeAttr);
-      shim->removeAttr(kSignatureAttr);
+      for (LLVM::LLVMFuncOp shim : unsure) {
+        StringRef callee =
+            cast<StringAttr>(shim->getAttr(kCalleeAttr)).getValue();
+        if (!StringRef(log).contains(
+                ("use of undeclared identifier '" + callee + "'").str())) {
+          compiled.push_back(shim);
+          continue;
+        }
+        if (failed(makeExternal(shim, callee)))
+          return signalPassFailure();
+      }
     }
     if (compiled.empty())
       return;
-
-    std::string source;
-    llvm::raw_string_ostream os(source);
-    os << kPrelude << code << "\n";
-    for (LLVM::LLVMFuncOp shim : compiled)
-      writeShim(os, shim);
-
-    FailureOr<OwningOpRef<ModuleOp>> device = compile(source, compiled);
+    FailureOr<OwningOpRef<ModuleOp>> device =
+        compile(source(code, compiled), compiled);
     if (failed(device))
       return signalPassFailure();
     if (failed(merge(**device, compiled)))
       return signalPassFailure();
+  }
+
+  /// The prelude, the file's device code and the shims of `shims`.
+  static std::string source(StringRef code, ArrayRef<LLVM::LLVMFuncOp> shims) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << kPrelude << code << "\n";
+    for (LLVM::LLVMFuncOp shim : shims)
+      writeShim(os, shim);
+    return text;
+  }
+
+  /// Renames `shim` to its plain callee, an external function with C
+  /// linkage, with a warning.
+  LogicalResult makeExternal(LLVM::LLVMFuncOp shim, StringRef callee) {
+    gpu::GPUModuleOp module = getOperation();
+    if (Operation *clash = SymbolTable::lookupSymbolIn(module, callee);
+        clash && clash != shim.getOperation()) {
+      auto other = dyn_cast<LLVM::LLVMFuncOp>(clash);
+      if (other && other->getAttr(kCalleeAttr) == shim->getAttr(kCalleeAttr))
+        return shim.emitError("device function '")
+               << callee << "', which this file does not declare, is called "
+               << "with two signatures (" << shim.getFunctionType() << " and "
+               << other.getFunctionType()
+               << "); an external function with C linkage has one";
+      if (other && !other->hasAttr(kCalleeAttr) &&
+          other.getFunctionType() != shim.getFunctionType())
+        return shim.emitError("device function '")
+               << callee << "', which this file does not declare, is called "
+               << "with two signatures (" << shim.getFunctionType() << " and "
+               << other.getFunctionType()
+               << "); an external function with C linkage has one";
+      if (!other || !other.isExternal() ||
+          other.getFunctionType() != shim.getFunctionType())
+        return shim.emitError("device function '")
+               << callee << "' is not declared in this file, and the kernel "
+               << "module already has a symbol of that name";
+      // Another call of the same signature: one declaration.
+      if (failed(SymbolTable::replaceAllSymbolUses(shim.getOperation(),
+                                                   other.getSymNameAttr(),
+                                                   module)))
+        return failure();
+      shim.erase();
+      return success();
+    }
+    shim.emitWarning("device function '")
+        << callee
+        << "' is not declared in this file or by CUDA: the kernel calls it "
+           "as an external function with C linkage, to be linked in "
+           "(ptxas -c, then nvlink) from code that defines it "
+           "`extern \"C\" __device__`";
+    if (failed(SymbolTable::replaceAllSymbolUses(
+            shim.getOperation(), StringAttr::get(&getContext(), callee),
+            module)))
+      return failure();
+    shim.setSymName(callee);
+    shim->removeAttr(kCalleeAttr);
+    shim->removeAttr(kSignatureAttr);
+    return success();
   }
 
   /// Moves the functions and globals of the compiled device code into the
@@ -440,7 +501,8 @@ struct CroqLinkDeviceCodePass
   /// Compiles `source` with clang to LLVM bitcode and imports it as the
   /// LLVM dialect; errors go to `at`, with clang's own messages as a note.
   FailureOr<OwningOpRef<ModuleOp>> compile(StringRef source,
-                                           ArrayRef<LLVM::LLVMFuncOp> shims) {
+                                           ArrayRef<LLVM::LLVMFuncOp> shims,
+                                           std::string *failureLog = nullptr) {
     Operation *at = shims.front();
     std::string compiler = clang.getValue();
     if (!llvm::sys::fs::can_execute(compiler)) {
@@ -511,6 +573,10 @@ struct CroqLinkDeviceCodePass
     if (rc != 0) {
       auto log = llvm::MemoryBuffer::getFile(errors);
       StringRef text = log ? (*log)->getBuffer() : StringRef();
+      if (failureLog) {
+        *failureLog = text.str();
+        return failure();
+      }
       // The error goes to the call whose line clang's first error names,
       // when it names one.
       StringRef first = text.substr(0, text.find(": error:"));
