@@ -109,7 +109,7 @@ def left_out(rel, text):
         return {"hip": "AMD target", "cc": "CPU target", "mock": "co-mock interpreter test",
                 "hetero": "CPU target"}[sorted(targets)[0]]
     if (re.search(r"\bcopp\b", runs) or re.search(r"\s-E\b", runs)) and \
-            not re.search(r"\s-(e|es|gs|t|i|n)\b", runs):
+            not re.search(r"\s-(e|es|gs|t|i)\b", runs):
         return "preprocessor output only (choreo -E)"
     return None
 
@@ -248,7 +248,9 @@ def compile_case(c, opts):
                 os.unlink(f.name)
                 # ptxas's own "fatal" lines are errors in the PTX, not
                 # crashes; only a signal or a timeout is.
-                c.status = "ok" if rc == 0 else status_of(rc, "")
+                # (ptxas exits with 255 on an error.)
+                c.status = ("ok" if rc == 0 else "timeout" if rc in (124, 137)
+                            else "crash" if rc < 0 else "error")
                 if c.status != "ok":
                     err = "ptxas: " + err
                     break
