@@ -110,18 +110,29 @@ static LogicalResult planSwizzledBuffers(ModuleOp module) {
   });
   if (result.wasInterrupted())
     return failure();
-  // A swizzled DMA copy only makes sense into a buffer wgmma reads.
-  result = module.walk([&](DmaCopyOp copy) {
-    if (!copy.getSwizzle())
-      return WalkResult::advance();
-    memref::AllocOp alloc = viewedBuffer(copy.getTarget());
+  // A swizzle is the layout of a buffer wgmma reads. Into any other buffer,
+  // whose layout stays plain (its loads index it plainly), a copy is made
+  // without it: the swizzle was only a layout request.
+  auto plainTarget = [](Operation *copy, Value shared) {
+    memref::AllocOp alloc = viewedBuffer(shared);
     if (alloc && alloc->hasAttr(kSwizzleAttrName))
-      return WalkResult::advance();
-    copy.emitOpError("writes a swizzled tile that only warpgroup MMAs can "
-                     "read, but none reads this buffer; drop the swizzle");
-    return WalkResult::interrupt();
+      return false;
+    copy->emitWarning("asks for a swizzled shared tile, but no warpgroup MMA "
+                      "reads this buffer, which keeps the plain layout its "
+                      "other accesses use; the copy is made without the "
+                      "swizzle");
+    return true;
+  };
+  module.walk([&](DmaCopyOp copy) {
+    if (copy.getSwizzle() && plainTarget(copy, copy.getTarget()))
+      copy.removeSwizzleAttr();
   });
-  return failure(result.wasInterrupted());
+  module.walk([&](TmaCopyOp copy) {
+    if (copy.getSwizzle() && copy.isLoad() &&
+        plainTarget(copy, copy.getTarget()))
+      copy.removeSwizzleAttr();
+  });
+  return success();
 }
 
 namespace {

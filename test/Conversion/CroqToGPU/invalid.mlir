@@ -26,19 +26,6 @@ func.func @negative_tma_async_store(%g: memref<64x64xf16>) {
 
 // -----
 
-// A swizzled tile is only readable by wgmma.
-func.func @negative_tma_swizzle_unread(%g: memref<64x64xf16>) {
-  %c1 = arith.constant 1 : index
-  croq.parallel (%b) by [%c1] : block {
-    %s = memref.alloc() : memref<64x64xf16, #gpu.address_space<workgroup>>
-    // expected-error @below {{writes a swizzled tile that only warpgroup MMAs can read, but none reads this buffer; drop the swizzle}}
-    croq.tma.copy swizzle(128) %g to %s : memref<64x64xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
-  }
-  return
-}
-
-// -----
-
 func.func @negative_tma_unbound_trigger(%g: memref<64x64xf16>) {
   %c1 = arith.constant 1 : index
   croq.parallel (%b) by [%c1] : block {
@@ -59,18 +46,6 @@ func.func @negative_tma_box(%g: memref<512x64xf16>) {
     %s = memref.alloc() : memref<512x64xf16, #gpu.address_space<workgroup>>
     // expected-error @below {{a TMA box has at most 256 elements per dimension}}
     croq.tma.copy %g to %s : memref<512x64xf16> to memref<512x64xf16, #gpu.address_space<workgroup>>
-  }
-  return
-}
-
-// -----
-
-func.func @negative_swizzled_copy(%g: memref<64x64xf16>) {
-  %c1 = arith.constant 1 : index
-  croq.parallel (%b) by [%c1] : block {
-    %s = memref.alloc() : memref<64x64xf16, #gpu.address_space<workgroup>>
-    // expected-error @below {{writes a swizzled tile that only warpgroup MMAs can read, but none reads this buffer; drop the swizzle}}
-    croq.dma.copy swizzle(128) %g to %s : memref<64x64xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
   }
   return
 }
