@@ -64,7 +64,10 @@ FailureOr<Value> IRGen::view(const Expr &e) {
     SmallVector<int64_t> shape;
     for (int64_t d = e.args.size(); d < type.getRank(); ++d) {
       offsets.push_back(builder.getIndexAttr(0));
-      sizes.push_back(builder.getIndexAttr(type.getDimSize(d)));
+      // A run-time extent (`u8 [1, N] bufs[2]`) is the buffer's own.
+      sizes.push_back(type.isDynamicDim(d)
+                          ? OpFoldResult(viewExtent(*base, d, l))
+                          : OpFoldResult(builder.getIndexAttr(type.getDimSize(d))));
       strides.push_back(builder.getIndexAttr(1));
       shape.push_back(type.getDimSize(d));
     }
