@@ -786,32 +786,6 @@ FailureOr<EVal> IRGen::expr(const Expr &e) {
   return fail(e.loc, "this expression is not a scalar");
 }
 
-/// Whether `type`'s elements lie one after another in row-major order
-/// (dimensions of extent 1 aside), as far as its layout says.
-static bool isContiguousRowMajor(MemRefType type) {
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  if (failed(type.getStridesAndOffset(strides, offset)))
-    return false;
-  int64_t expected = 1;
-  for (int64_t d = type.getRank() - 1; d >= 0; --d) {
-    int64_t extent = type.getDimSize(d);
-    if (extent == 1)
-      continue;
-    if (strides[d] != expected)
-      return false;
-    if (ShapedType::isDynamic(extent)) {
-      // Outer dimensions past a run-time extent cannot be checked.
-      for (int64_t o = d - 1; o >= 0; --o)
-        if (type.getDimSize(o) != 1)
-          return false;
-      return true;
-    }
-    expected *= extent;
-  }
-  return true;
-}
-
 /// Whether a call argument stands for memory (passed as a pointer) rather
 /// than for a value.
 static bool isMemoryArgument(const Expr &e,
@@ -866,7 +840,7 @@ FailureOr<EVal> IRGen::deviceCall(const Expr &e, Type result,
         return fail(arg->loc, "a device function cannot take " +
                                   typeString(type.getElementType()) +
                                   " elements");
-      if (finalPass && !isContiguousRowMajor(type))
+      if (finalPass && !isContiguous(type))
         emitWarning(loc(arg->loc))
             << "this view is not known to be contiguous (" << type
             << "): the device function gets only the address of its first "

@@ -1302,6 +1302,18 @@ LogicalResult IRGen::inlineAsm(const Stmt &stmt) {
   for (const AsmOperand &o : stmt.asmInputs)
     names.push_back(o.name);
 
+  // The register type of a constraint's class letter.
+  auto registerOf = [&](const AsmOperand &o, StringRef c,
+                        StringRef which) -> FailureOr<Type> {
+    Type type = c.size() == 1 ? asmRegisterType(builder, c[0]) : Type();
+    if (!type)
+      return fail(o.loc, "unsupported " + which + " constraint \"" +
+                             o.constraint + "\"",
+                  "use a PTX register class: h (16-bit), r (32-bit), l "
+                  "(64-bit), f (f32) or d (f64)" +
+                      Twine(which == "input" ? ", or n for a constant" : ""));
+    return type;
+  };
   SmallVector<std::string> constraints;
   SmallVector<Type> outputTypes;
   SmallVector<Value> operands;
@@ -1314,19 +1326,16 @@ LogicalResult IRGen::inlineAsm(const Stmt &stmt) {
       return fail(o.loc, "an output constraint starts with '=' or '+', got \"" +
                              o.constraint + "\"");
     c.consume_front("&");
-    Type type = c.size() == 1 ? asmRegisterType(builder, c[0]) : Type();
-    if (!type)
-      return fail(o.loc, "unsupported output constraint \"" + o.constraint +
-                             "\"",
-                  "use a PTX register class: h (16-bit), r (32-bit), l "
-                  "(64-bit), f (f32) or d (f64)");
-    outputTypes.push_back(type);
+    FailureOr<Type> type = registerOf(o, c, "output");
+    if (failed(type))
+      return failure();
+    outputTypes.push_back(*type);
     constraints.push_back("=" + c.str());
     if (readWrite) {
       FailureOr<EVal> v = expr(*o.value);
       if (failed(v))
         return failure();
-      tiedValues.push_back(coerce(v->value, type, l));
+      tiedValues.push_back(coerce(v->value, *type, l));
       tied.push_back(std::to_string(i));
     }
   }
@@ -1342,13 +1351,10 @@ LogicalResult IRGen::inlineAsm(const Stmt &stmt) {
       constraints.push_back("n");
       continue;
     }
-    Type type = c.size() == 1 ? asmRegisterType(builder, c[0]) : Type();
-    if (!type)
-      return fail(o.loc, "unsupported input constraint \"" + o.constraint +
-                             "\"",
-                  "use a PTX register class (h, r, l, f, d) or n for a "
-                  "constant");
-    operands.push_back(coerce(v->value, type, l));
+    FailureOr<Type> type = registerOf(o, c, "input");
+    if (failed(type))
+      return failure();
+    operands.push_back(coerce(v->value, *type, l));
     constraints.push_back(c.str());
   }
   // "+r" reads its output: an input tied to it, after the others (LLVM

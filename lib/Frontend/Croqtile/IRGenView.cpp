@@ -198,9 +198,7 @@ bool IRGen::checkOnHost(
   return tryAt(builder.saveInsertionPoint(), nullptr);
 }
 
-/// Whether `type` is laid out row-major without gaps: a view of it can be
-/// given another shape.
-static bool isContiguous(MemRefType type) {
+bool mlir::croq::croqtile::isContiguous(MemRefType type) {
   if (type.getLayout().isIdentity())
     return true;
   SmallVector<int64_t> strides;

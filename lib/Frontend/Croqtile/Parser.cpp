@@ -207,6 +207,22 @@ private:
   ExprPtr deviceCall(SMLoc loc);
   /// `__asm__ [volatile] ("template" : outputs : inputs : clobbers);`
   StmtPtr inlineAsm(SMLoc loc);
+  /// One or more adjacent string literals, unquoted and joined into `out`;
+  /// false after reporting `missing` when there is none.
+  bool stringLiterals(std::string &out, const char *missing) {
+    if (peek().kind != TokKind::String) {
+      error(peek().loc, missing);
+      return false;
+    }
+    while (peek().kind == TokKind::String) {
+      if (!unquote(peek().text, out)) {
+        error(peek().loc, "unsupported escape in string literal");
+        return false;
+      }
+      next();
+    }
+    return true;
+  }
   bool function(Function &fn);
   bool param(Param &p);
   /// `mdspan<N>`, `[d, ...]`, `mdspan[d, ...]` or `[[d, ...]]`: fills
@@ -813,17 +829,8 @@ StmtPtr Parser::statement() {
     auto stmt = std::make_unique<Stmt>(Stmt::Kind::Cpp, loc);
     next();
     next();
-    if (peek().kind != TokKind::String) {
-      error(peek().loc, "__cpp__ takes a string literal of C++ code");
+    if (!stringLiterals(stmt->cxx, "__cpp__ takes a string literal of C++ code"))
       return nullptr;
-    }
-    while (peek().kind == TokKind::String) {
-      if (!unquote(peek().text, stmt->cxx)) {
-        error(peek().loc, "unsupported escape in string literal");
-        return nullptr;
-      }
-      next();
-    }
     if (!expect(")") || !expect(";"))
       return nullptr;
     return stmt;
@@ -898,18 +905,9 @@ StmtPtr Parser::inlineAsm(SMLoc loc) {
   }
   if (!expect("(", "after __asm__"))
     return nullptr;
-  if (peek().kind != TokKind::String) {
-    error(peek().loc, "invalid __asm__ syntax: expected the assembly "
-                      "template, a string literal");
+  if (!stringLiterals(stmt->cxx, "invalid __asm__ syntax: expected the "
+                                 "assembly template, a string literal"))
     return nullptr;
-  }
-  while (peek().kind == TokKind::String) {
-    if (!unquote(peek().text, stmt->cxx)) {
-      error(peek().loc, "unsupported escape in string literal");
-      return nullptr;
-    }
-    next();
-  }
   // `: outputs : inputs : clobbers`, each section optional.
   auto operands = [&](std::vector<AsmOperand> &out) -> bool {
     if (at(":") || at(")") || at("::"))
