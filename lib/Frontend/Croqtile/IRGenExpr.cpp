@@ -540,6 +540,9 @@ FailureOr<EVal> IRGen::binary(const Expr &e) {
   return result;
 }
 
+static bool isMemoryArgument(const Expr &e,
+                             llvm::function_ref<Symbol *(StringRef)> lookup);
+
 FailureOr<EVal> IRGen::expr(const Expr &e) {
   Location l = loc(e.loc);
   switch (e.kind) {
@@ -646,11 +649,13 @@ FailureOr<EVal> IRGen::expr(const Expr &e) {
         total = builder.createOrFold<arith::MulIOp>(l, total, v.value);
       return EVal{total};
     }
-    if (inner.kind != Expr::Kind::Member || inner.name != "span" ||
-        inner.hasArgs || !inner.base)
-      return fail(e.loc, "|...| counts the elements of a view: write "
-                         "|x.span|");
-    FailureOr<Value> v = view(*inner.base);
+    // |t| of a tensor, buffer, view or future: the same as |t.span|.
+    bool whole = inner.kind == Expr::Kind::Member && inner.name == "span" &&
+                 !inner.hasArgs && inner.base;
+    if (!whole && !isMemoryArgument(inner, [&](StringRef n) { return lookup(n); }))
+      return fail(e.loc, "|...| counts the elements of a view or a shape: "
+                         "write |x| or |x.span|");
+    FailureOr<Value> v = view(whole ? *inner.base : inner);
     if (failed(v))
       return failure();
     auto type = cast<MemRefType>(v->getType());
@@ -699,6 +704,20 @@ FailureOr<EVal> IRGen::expr(const Expr &e) {
           failed(checkDivisor(e.args[1]->loc, *b, "cdiv")))
         return failure();
       return EVal{builder.createOrFold<arith::CeilDivSIOp>(l, *a, *b)};
+    }
+    if (e.name == "__alignup" || e.name == "__aligndown") {
+      // The multiple of b at or above (below) a.
+      if (e.args.size() != 2)
+        return fail(e.loc, e.name + " takes two arguments");
+      FailureOr<Value> a = indexExpr(*e.args[0]);
+      FailureOr<Value> b = indexExpr(*e.args[1]);
+      if (failed(a) || failed(b) ||
+          failed(checkDivisor(e.args[1]->loc, *b, e.name)))
+        return failure();
+      Value q = e.name == "__alignup"
+                    ? builder.createOrFold<arith::CeilDivSIOp>(l, *a, *b)
+                    : builder.createOrFold<arith::FloorDivSIOp>(l, *a, *b);
+      return EVal{builder.createOrFold<arith::MulIOp>(l, q, *b)};
     }
     if (e.name == "__max" || e.name == "__min") {
       FailureOr<EVal> a = expr(*e.args[0]);
