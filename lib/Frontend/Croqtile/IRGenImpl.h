@@ -481,6 +481,10 @@ private:
   /// True when `e` denotes a whole shape rather than one value.
   bool isShapeValued(const Expr &e);
   /// The elements of the shape `e` (index values).
+  /// `lhs op rhs` of shapes (or a shape and a scalar), element-wise; op is
+  /// + - * / % or cdiv.
+  FailureOr<SmallVector<EVal>> shapeArithmetic(StringRef op, const Expr &lhs,
+                                               const Expr &rhs, SMLoc at);
   FailureOr<SmallVector<EVal>> shapeOf(const Expr &e);
   /// Evaluates `args`, splicing each shape-valued one into its elements.
   FailureOr<SmallVector<EVal>> spliceList(ArrayRef<ExprPtr> args);

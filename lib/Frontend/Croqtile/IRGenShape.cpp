@@ -39,6 +39,10 @@ bool IRGen::isShapeValued(const Expr &e) {
            (isShapeValued(*e.args[0]) || isShapeValued(*e.args[1]));
   case Expr::Kind::Index:
     return e.base && isShapeValued(*e.base);
+  case Expr::Kind::Call:
+    // cdiv(shape, shape-or-scalar), element-wise.
+    return e.name == "cdiv" && !e.base && e.args.size() == 2 &&
+           (isShapeValued(*e.args[0]) || isShapeValued(*e.args[1]));
   default:
     return false;
   }
@@ -61,6 +65,51 @@ FailureOr<SmallVector<EVal>> IRGen::spliceList(ArrayRef<ExprPtr> args) {
       return fail(arg->loc, "an extent or index must be an integer");
     out.push_back(EVal{coerce(v->value, builder.getIndexType(), loc(arg->loc)),
                        v->bound, v->literal});
+  }
+  return out;
+}
+
+FailureOr<SmallVector<EVal>> IRGen::shapeArithmetic(StringRef op,
+                                                     const Expr &lhsExpr,
+                                                     const Expr &rhsExpr,
+                                                     SMLoc at) {
+  // Element-wise; a scalar operand applies to every element.
+  Location l = loc(at);
+  auto operand = [&](const Expr &x) -> FailureOr<SmallVector<EVal>> {
+    if (isShapeValued(x))
+      return shapeOf(x);
+    FailureOr<Value> v = indexExpr(x);
+    if (failed(v))
+      return failure();
+    return SmallVector<EVal>{EVal{*v}};
+  };
+  FailureOr<SmallVector<EVal>> lhs = operand(lhsExpr), rhs = operand(rhsExpr);
+  if (failed(lhs) || failed(rhs))
+    return failure();
+  bool lhsShape = isShapeValued(lhsExpr), rhsShape = isShapeValued(rhsExpr);
+  size_t n = lhsShape ? lhs->size() : rhs->size();
+  if (lhsShape && rhsShape && lhs->size() != rhs->size())
+    return fail(at, "'" + op + "' of shapes of rank " + Twine(lhs->size()) +
+                        " and " + Twine(rhs->size()),
+                "both sides need the same number of elements");
+  SmallVector<EVal> out;
+  for (size_t i = 0; i < n; ++i) {
+    Value a = (*lhs)[lhsShape ? i : 0].value, b = (*rhs)[rhsShape ? i : 0].value;
+    Value r;
+    if (op == "+")
+      r = builder.createOrFold<arith::AddIOp>(l, a, b);
+    else if (op == "-")
+      r = builder.createOrFold<arith::SubIOp>(l, a, b);
+    else if (op == "*")
+      r = builder.createOrFold<arith::MulIOp>(l, a, b);
+    else {
+      if (failed(checkDivisor(at, b, op)))
+        return failure();
+      r = op == "/"   ? builder.createOrFold<arith::DivSIOp>(l, a, b)
+          : op == "%" ? builder.createOrFold<arith::RemSIOp>(l, a, b)
+                      : builder.createOrFold<arith::CeilDivSIOp>(l, a, b);
+    }
+    out.push_back(EVal{r});
   }
   return out;
 }
@@ -88,46 +137,11 @@ FailureOr<SmallVector<EVal>> IRGen::shapeOf(const Expr &e) {
                                               : constIndex(type.getDimSize(d), l)});
     return out;
   }
-  case Expr::Kind::Binary: {
-    // Element-wise; a scalar operand applies to every element.
-    const Expr &lhsExpr = *e.args[0], &rhsExpr = *e.args[1];
-    auto operand = [&](const Expr &x) -> FailureOr<SmallVector<EVal>> {
-      if (isShapeValued(x))
-        return shapeOf(x);
-      FailureOr<Value> v = indexExpr(x);
-      if (failed(v))
-        return failure();
-      return SmallVector<EVal>{EVal{*v}};
-    };
-    FailureOr<SmallVector<EVal>> lhs = operand(lhsExpr), rhs = operand(rhsExpr);
-    if (failed(lhs) || failed(rhs))
-      return failure();
-    bool lhsShape = isShapeValued(lhsExpr), rhsShape = isShapeValued(rhsExpr);
-    size_t n = lhsShape ? lhs->size() : rhs->size();
-    if (lhsShape && rhsShape && lhs->size() != rhs->size())
-      return fail(e.loc, "'" + e.name + "' of shapes of rank " +
-                             Twine(lhs->size()) + " and " + Twine(rhs->size()),
-                  "both sides need the same number of elements");
-    SmallVector<EVal> out;
-    for (size_t i = 0; i < n; ++i) {
-      Value a = (*lhs)[lhsShape ? i : 0].value, b = (*rhs)[rhsShape ? i : 0].value;
-      Value r;
-      if (e.name == "+")
-        r = builder.createOrFold<arith::AddIOp>(l, a, b);
-      else if (e.name == "-")
-        r = builder.createOrFold<arith::SubIOp>(l, a, b);
-      else if (e.name == "*")
-        r = builder.createOrFold<arith::MulIOp>(l, a, b);
-      else {
-        if (failed(checkDivisor(e.loc, b, e.name)))
-          return failure();
-        r = e.name == "/" ? builder.createOrFold<arith::DivSIOp>(l, a, b)
-                          : builder.createOrFold<arith::RemSIOp>(l, a, b);
-      }
-      out.push_back(EVal{r});
-    }
-    return out;
-  }
+  case Expr::Kind::Binary:
+    return shapeArithmetic(e.name, *e.args[0], *e.args[1], e.loc);
+  case Expr::Kind::Call:
+    // isShapeValued admits only cdiv here.
+    return shapeArithmetic("cdiv", *e.args[0], *e.args[1], e.loc);
   case Expr::Kind::Index: {
     // `x.span[(2), (0)]`: the elements at these positions, in this order.
     FailureOr<SmallVector<EVal>> base = shapeOf(*e.base);
