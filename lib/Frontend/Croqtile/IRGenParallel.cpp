@@ -108,12 +108,35 @@ LogicalResult IRGen::parallel(const Stmt &stmt) {
       stmt.levels, [](const ParallelLevel &p) { return !p.level.empty(); });
   bool allAnnotated = llvm::all_of(
       stmt.levels, [](const ParallelLevel &p) { return !p.level.empty(); });
-  if (anyAnnotated && !allAnnotated)
-    return fail(stmt.loc, "unable to infer the parallel-by level(s): some "
-                          "levels are annotated and some are not",
-                "annotate every level (`: block`, `: group-4`, `: group`, "
-                "`: thread`)");
-  if (allAnnotated) {
+  if (anyAnnotated && !allAnnotated) {
+    // `parallel p by 8, q by 4 : thread`: an unannotated level takes the
+    // level below the one before it (the block level first in a kernel), a
+    // last one the thread level; each must fit above the next annotated.
+    // Depth counts levels from the block level down.
+    auto depthOf = [](Level level) { return 3 - static_cast<int>(level); };
+    int previous = outermost ? -1 : depthOf(enclosingParallel().getLevel());
+    for (auto [i, p] : llvm::enumerate(stmt.levels)) {
+      int depth;
+      if (!p.level.empty()) {
+        depth = depthOf(*levelFromName(p.level));
+      } else {
+        int next = 4;
+        for (size_t j = i + 1; j < stmt.levels.size(); ++j)
+          if (!stmt.levels[j].level.empty()) {
+            next = depthOf(*levelFromName(stmt.levels[j].level));
+            break;
+          }
+        depth = i + 1 == stmt.levels.size() ? 3 : previous + 1;
+        if (depth >= next || depth > 3 || depth <= previous)
+          return fail(p.loc, "unable to infer the level of this parallel-by: "
+                             "no level lies between the levels around it",
+                      "annotate it (`: block`, `: group-4`, `: group`, "
+                      "`: thread`)");
+      }
+      plan.push_back({&p, static_cast<Level>(3 - depth)});
+      previous = depth;
+    }
+  } else if (allAnnotated) {
     for (const ParallelLevel &p : stmt.levels)
       plan.push_back({&p, *levelFromName(p.level)});
   } else if (stmt.levels.size() == 1) {
