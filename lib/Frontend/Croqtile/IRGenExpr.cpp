@@ -587,6 +587,8 @@ FailureOr<EVal> IRGen::expr(const Expr &e) {
     return fail(e.loc, "a string literal is only an argument of println, "
                        "print and assert");
   case Expr::Kind::Unary: {
+    if (e.name == "++" || e.name == "--")
+      return increment(e, /*postfix=*/false);
     FailureOr<EVal> v = expr(*e.args[0]);
     if (failed(v))
       return failure();
@@ -610,7 +612,7 @@ FailureOr<EVal> IRGen::expr(const Expr &e) {
                                       "statement here; write `x += 1;`");
   }
   case Expr::Kind::Postfix:
-    return fail(e.loc, "'x" + e.name + "' is only allowed as a statement");
+    return increment(e, /*postfix=*/true);
   case Expr::Kind::Binary:
     return binary(e);
   case Expr::Kind::Ternary: {
@@ -803,6 +805,32 @@ FailureOr<EVal> IRGen::expr(const Expr &e) {
     break;
   }
   return fail(e.loc, "this expression is not a scalar");
+}
+
+FailureOr<EVal> IRGen::increment(const Expr &e, bool postfix) {
+  Location l = loc(e.loc);
+  const Expr &target = *e.args[0];
+  Symbol *s = target.kind == Expr::Kind::Name ? lookup(target.name) : nullptr;
+  if (!s || s->kind != Symbol::Kind::Scalar || !s->isMutable)
+    return fail(target.loc, "'" + e.name + "' needs a mutable scalar",
+                "declare it as `mutable int x = 0;`");
+  Type type = s->value.getType();
+  if (failed(checkArithmetic(target.loc, type, "'" + e.name + "'")))
+    return failure();
+  Value old = s->value;
+  Value one = coerce(constIndex(1, l), type, l);
+  bool up = e.name == "++";
+  Value updated =
+      isa<FloatType>(type)
+          ? (up ? Value(arith::AddFOp::create(builder, l, old, one))
+                : Value(arith::SubFOp::create(builder, l, old, one)))
+          : (up ? builder.createOrFold<arith::AddIOp>(l, old, one)
+                : builder.createOrFold<arith::SubIOp>(l, old, one));
+  if (isUnsigned(old))
+    unsignedValues.insert(updated);
+  s->value = updated;
+  // x++ is the value before, ++x the value after.
+  return EVal{postfix ? old : updated};
 }
 
 /// Whether a call argument stands for memory (passed as a pointer) rather

@@ -431,6 +431,9 @@ private:
   /// pointers, the rest by value.
   FailureOr<EVal> deviceCall(const Expr &e, Type result,
                              bool unsignedResult = false);
+  /// `x++` / `x--` (the value before) or `++x` / `--x` (the value after) of
+  /// a mutable scalar, which takes the new value.
+  FailureOr<EVal> increment(const Expr &e, bool postfix);
   /// `i(k)`: the k-th value of a variable bounded by `bound`.
   FailureOr<EVal> boundedValueAt(const Expr &k, Value bound, Location l);
 

@@ -72,7 +72,26 @@ struct AssignedList {
 
 static void collectAssigned(ArrayRef<StmtPtr> body, AssignedList &out);
 
+/// The variables `x++`, `--x`... inside `e` change.
+static void collectIncrements(const Expr *e, AssignedList &out) {
+  if (!e)
+    return;
+  if ((e->kind == Expr::Kind::Postfix ||
+       (e->kind == Expr::Kind::Unary && (e->name == "++" || e->name == "--"))) &&
+      !e->args.empty() && e->args[0] && e->args[0]->kind == Expr::Kind::Name)
+    out.add(e->args[0]->name);
+  collectIncrements(e->base.get(), out);
+  for (const ExprPtr &arg : e->args)
+    collectIncrements(arg.get(), out);
+}
+
 static void collectAssigned(const Stmt *stmt, AssignedList &out) {
+  for (const Expr *e : {stmt->value.get(), stmt->target.get(),
+                        stmt->source.get(), stmt->dest.get(), stmt->mask.get(),
+                        stmt->boundEvent.get(), stmt->padValue.get()})
+    collectIncrements(e, out);
+  for (const ExprPtr &operand : stmt->operands)
+    collectIncrements(operand.get(), out);
   switch (stmt->kind) {
   case Stmt::Kind::Assign:
     if (stmt->target->kind == Expr::Kind::Name)
@@ -82,11 +101,6 @@ static void collectAssigned(const Stmt *stmt, AssignedList &out) {
              stmt->target->name == "at" && stmt->target->base &&
              stmt->target->base->kind == Expr::Kind::Name)
       out.add(stmt->target->base->name);
-    break;
-  case Stmt::Kind::ExprStmt:
-    if (stmt->value->kind == Expr::Kind::Postfix &&
-        stmt->value->args[0]->kind == Expr::Kind::Name)
-      out.add(stmt->value->args[0]->name);
     break;
   case Stmt::Kind::Dma:
   case Stmt::Kind::DmaAny:
@@ -912,26 +926,7 @@ LogicalResult IRGen::assignment(const Stmt &stmt) {
     if (e.kind != Expr::Kind::Postfix &&
         !(e.kind == Expr::Kind::Unary && (e.name == "++" || e.name == "--")))
       return fail(stmt.loc, "this expression has no effect as a statement");
-    const Expr &target = *e.args[0];
-    Symbol *s = target.kind == Expr::Kind::Name ? lookup(target.name) : nullptr;
-    if (!s || s->kind != Symbol::Kind::Scalar || !s->isMutable)
-      return fail(target.loc, "'" + e.name + "' needs a mutable scalar",
-                  "declare it as `mutable int x = 0;`");
-    Type type = s->value.getType();
-    if (failed(checkArithmetic(target.loc, type, "'" + e.name + "'")))
-      return failure();
-    Value one = coerce(constIndex(1, l), type, l);
-    bool increment = e.name == "++";
-    if (isa<FloatType>(type))
-      s->value = increment
-                     ? Value(arith::AddFOp::create(builder, l, s->value, one))
-                     : Value(arith::SubFOp::create(builder, l, s->value, one));
-    else
-      s->value =
-          increment
-              ? Value(builder.createOrFold<arith::AddIOp>(l, s->value, one))
-              : Value(builder.createOrFold<arith::SubIOp>(l, s->value, one));
-    return success();
+    return success(succeeded(expr(e)));
   }
   const Expr &target = *stmt.target;
   // f = select(c, f0, f1, ...): one of several futures.
