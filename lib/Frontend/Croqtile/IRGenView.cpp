@@ -218,6 +218,21 @@ bool mlir::croq::croqtile::isContiguous(MemRefType type) {
   return true;
 }
 
+/// Whether `a` and `b` are the same expression, written the same way.
+static bool sameExpr(const Expr &a, const Expr &b) {
+  if (a.kind != b.kind || a.name != b.name || a.intValue != b.intValue ||
+      a.floatValue != b.floatValue || a.hasArgs != b.hasArgs ||
+      a.args.size() != b.args.size() || !a.base != !b.base ||
+      a.typeArgs != b.typeArgs)
+    return false;
+  if (a.base && !sameExpr(*a.base, *b.base))
+    return false;
+  for (auto [x, y] : llvm::zip(a.args, b.args))
+    if (!x != !y || (x && !sameExpr(*x, *y)))
+      return false;
+  return true;
+}
+
 FailureOr<Value> IRGen::spanAs(const Expr &e) {
   Location l = loc(e.loc);
   FailureOr<Value> source = view(*e.base);
@@ -257,6 +272,20 @@ FailureOr<Value> IRGen::spanAs(const Expr &e) {
   for (int64_t d = 0; d < type.getRank(); ++d)
     count = builder.createOrFold<arith::MulIOp>(l, count, viewExtent(*source, d, l));
   std::optional<int64_t> have = asConstant(count), want = asConstant(stride);
+  // `x.span_as(|x.span|)` (or `|x|`) flattens x: the counts agree by
+  // construction.
+  bool flattens = false;
+  if (e.args.size() == 1 && e.args[0]->kind == Expr::Kind::Count) {
+    const Expr &inner = *e.args[0]->args[0];
+    const Expr *counted =
+        inner.kind == Expr::Kind::Member && inner.name == "span" &&
+                !inner.hasArgs
+            ? inner.base.get()
+            : &inner;
+    flattens = counted && sameExpr(*counted, *e.base);
+  }
+  if (flattens)
+    have = want = 0;
   if (have && want && *have != *want)
     return fail(e.loc, "span_as makes a view of " + Twine(*want) +
                            " elements from one of " + Twine(*have));
