@@ -251,6 +251,11 @@ LogicalResult IRGen::mma(const Stmt &stmt) {
 }
 
 LogicalResult IRGen::mmaStore(const Stmt &stmt) {
+  if (finalPass)
+    for (const auto &[at, hint] : stmt.ignoredHints)
+      emitWarning(loc(at), "mma.store.async is made synchronously: croq "
+                           "stores the accumulator before the next statement, "
+                           "which the async form allows");
   const Expr &accExpr = *stmt.operands[0];
   Symbol *acc = accExpr.kind == Expr::Kind::Name ? lookup(accExpr.name) : nullptr;
   if (!acc || acc->kind != Symbol::Kind::Frag)

@@ -1491,9 +1491,9 @@ StmtPtr Parser::mma(SMLoc loc, std::string result, SMLoc resultLoc) {
         continue;
       }
       if (acceptMember("async")) {
-        error(modifier, "mma.store.async is not supported: mma.store is "
-                        "synchronous in croq; drop .async");
-        return nullptr;
+        // Made synchronously, which an async store allows; IRGen says so.
+        stmt->ignoredHints.emplace_back(modifier, "async");
+        continue;
       }
       break;
     }
