@@ -37,7 +37,6 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
@@ -391,25 +390,19 @@ struct CroqLinkDeviceCodePass
     gpu::GPUModuleOp module = getOperation();
     if (Operation *clash = SymbolTable::lookupSymbolIn(module, callee);
         clash && clash != shim.getOperation()) {
+      // Only an external function of this name, made by an earlier call,
+      // can stand for this one too.
       auto other = dyn_cast<LLVM::LLVMFuncOp>(clash);
-      if (other && other->getAttr(kCalleeAttr) == shim->getAttr(kCalleeAttr))
-        return shim.emitError("device function '")
-               << callee << "', which this file does not declare, is called "
-               << "with two signatures (" << shim.getFunctionType() << " and "
-               << other.getFunctionType()
-               << "); an external function with C linkage has one";
-      if (other && !other->hasAttr(kCalleeAttr) &&
-          other.getFunctionType() != shim.getFunctionType())
-        return shim.emitError("device function '")
-               << callee << "', which this file does not declare, is called "
-               << "with two signatures (" << shim.getFunctionType() << " and "
-               << other.getFunctionType()
-               << "); an external function with C linkage has one";
-      if (!other || !other.isExternal() ||
-          other.getFunctionType() != shim.getFunctionType())
+      if (!other || !other.isExternal())
         return shim.emitError("device function '")
                << callee << "' is not declared in this file, and the kernel "
                << "module already has a symbol of that name";
+      if (other.getFunctionType() != shim.getFunctionType())
+        return shim.emitError("device function '")
+               << callee << "', which this file does not declare, is called "
+               << "with two signatures (" << shim.getFunctionType() << " and "
+               << other.getFunctionType()
+               << "); an external function with C linkage has one";
       // Another call of the same signature: one declaration.
       if (failed(SymbolTable::replaceAllSymbolUses(shim.getOperation(),
                                                    other.getSymNameAttr(),

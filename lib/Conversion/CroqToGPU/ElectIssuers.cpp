@@ -80,11 +80,12 @@ static void electIssuers(ModuleOp module, const LaunchAnalysis &analysis,
                          DataFlowSolver *solver) {
   // Without the analysis (no use-elect-sync), elect by thread id.
   bool useElectSync = solver;
-  SmallVector<Operation *> stores;
+  // Stores, and calls and assembly without results.
+  SmallVector<Operation *> actions;
   module.walk([&](Operation *op) {
     // A store elected by an earlier run keeps its election.
     if (needsElection(op, analysis))
-      stores.push_back(op);
+      actions.push_back(op);
   });
   // TMA issues and their expect_tx arrivals: each executing thread where
   // the group is one thread or a croq.inthreads picks single threads, else
@@ -104,18 +105,18 @@ static void electIssuers(ModuleOp module, const LaunchAnalysis &analysis,
             : Issuer::First;
     op->setAttr("issuer", IssuerAttr::get(op->getContext(), who));
   });
-  for (Operation *store : stores) {
-    const LaunchAnalysis::Scope &scope = analysis.getScope(store);
-    OpBuilder b(store);
-    Location loc = store->getLoc();
+  for (Operation *action : actions) {
+    const LaunchAnalysis::Scope &scope = analysis.getScope(action);
+    OpBuilder b(action);
+    Location loc = action->getLoc();
     Value rank = groupRank(b, loc, scope);
     // Where the warp is converged, elect.sync picks a lane of the group's
     // first warp (a warp-uniform test) instead of comparing thread ids.
     Value elected = electOneThread(
         b, loc, rank,
-        useElectSync && getExecutionScope(*solver, store) >= UniformScope::Warp);
+        useElectSync && getExecutionScope(*solver, action) >= UniformScope::Warp);
     auto ifOp = scf::IfOp::create(b, loc, elected, /*withElseRegion=*/false);
-    store->moveBefore(ifOp.thenBlock()->getTerminator());
+    action->moveBefore(ifOp.thenBlock()->getTerminator());
   }
 }
 

@@ -377,7 +377,6 @@ static std::string deviceSource(llvm::SourceMgr &sourceMgr,
 }
 
 bool Parser::program(Program &out) {
-  std::string host;
   const char *hostStart = nullptr, *hostEnd = nullptr;
   auto flushHost = [&]() {
     if (hostStart && hostEnd > hostStart)
@@ -1795,22 +1794,16 @@ ExprPtr Parser::postfix() {
       e = std::move(member);
       continue;
     }
-    if (at("[")) {
+    // `x[i]`, and `t {(2), (0)}`: elements of an index tuple, picked and
+    // reordered (the same as `t[(2), (0)]`).
+    StringRef close = at("[") ? "]"
+                      : at("{") && peek(1).is("(") && e->kind == Expr::Kind::Name
+                          ? "}"
+                          : "";
+    if (!close.empty()) {
       auto index = std::make_unique<Expr>(Expr::Kind::Index, next().loc);
       index->base = std::move(e);
-      if (!exprList(index->args, "]"))
-        return nullptr;
-      if (!measure(*index))
-        return nullptr;
-      e = std::move(index);
-      continue;
-    }
-    // `t {(2), (0)}`: elements of an index tuple, picked and reordered (the
-    // same as `t[(2), (0)]`).
-    if (at("{") && peek(1).is("(") && e->kind == Expr::Kind::Name) {
-      auto index = std::make_unique<Expr>(Expr::Kind::Index, next().loc);
-      index->base = std::move(e);
-      if (!exprList(index->args, "}"))
+      if (!exprList(index->args, close))
         return nullptr;
       if (!measure(*index))
         return nullptr;
