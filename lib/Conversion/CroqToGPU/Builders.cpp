@@ -182,13 +182,23 @@ std::optional<Level> mmaScope(const LaunchAnalysis::Scope &scope) {
   return std::nullopt;
 }
 
-Value convertFloat(OpBuilder &b, Location loc, Value value, Type to) {
+Value convertElement(OpBuilder &b, Location loc, Value value, Type to) {
   Type from = value.getType();
   if (from == to)
     return value;
-  if (from.getIntOrFloatBitWidth() > to.getIntOrFloatBitWidth())
-    return arith::TruncFOp::create(b, loc, to, value);
-  return arith::ExtFOp::create(b, loc, to, value);
+  bool fromFloat = isa<FloatType>(from), toFloat = isa<FloatType>(to);
+  unsigned fromBits = from.getIntOrFloatBitWidth();
+  unsigned toBits = to.getIntOrFloatBitWidth();
+  if (fromFloat && toFloat)
+    return fromBits > toBits ? Value(arith::TruncFOp::create(b, loc, to, value))
+                             : Value(arith::ExtFOp::create(b, loc, to, value));
+  if (!fromFloat && toFloat)
+    return arith::SIToFPOp::create(b, loc, to, value);
+  if (fromFloat)
+    return arith::FPToSIOp::create(b, loc, to, value);
+  if (fromBits > toBits)
+    return arith::TruncIOp::create(b, loc, to, value);
+  return arith::ExtSIOp::create(b, loc, to, value);
 }
 
 Value electOneThread(OpBuilder &b, Location loc, Value rank, bool electSync) {

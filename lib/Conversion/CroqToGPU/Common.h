@@ -84,8 +84,9 @@ bool selectsWholeGroups(Operation *op, Level level);
 /// warp (also a block of one warp) or a warpgroup (also a block of one
 /// warpgroup); none elsewhere.
 std::optional<Level> mmaScope(const LaunchAnalysis::Scope &scope);
-/// `value` as float type `to` (truncated or extended).
-Value convertFloat(OpBuilder &b, Location loc, Value value, Type to);
+/// `value` as element type `to`: floats truncated or extended, integers
+/// (signed) truncated or extended, and converted between the two.
+Value convertElement(OpBuilder &b, Location loc, Value value, Type to);
 /// True on the one thread of a group that acts for it: rank 0, or, with
 /// `electSync` (the code runs warp-converged), the lane elect.sync picks in
 /// the group's first warp.

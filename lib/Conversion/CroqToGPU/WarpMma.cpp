@@ -44,27 +44,59 @@ using namespace mlir::croq::detail;
 
 namespace mlir::croq::detail {
 
-/// The mma.sync tile: m16n8k16.
-static constexpr int64_t kTileM = 16, kTileN = 8, kTileK = 16;
+/// The mma.sync instruction tile is m16n8 by 256 bits of K: m16n8k16 for
+/// f16 and bf16, m16n8k8 for tf32 (f32 operands), m16n8k32 for s8. Each
+/// operand register holds 32 bits, `perRegister` elements along K.
+static constexpr int64_t kTileM = 16, kTileN = 8;
+
+namespace {
+struct WarpTile {
+  int64_t k;
+  int64_t perRegister;
+};
+} // namespace
+
+static WarpTile warpTile(Type operand) {
+  int64_t bits = operand.getIntOrFloatBitWidth();
+  return {256 / bits, 32 / bits};
+}
+
+static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/// Number of instruction tiles of an operand fragment: its (outer, K) tiles
+/// in the orientation its MMA reads, which the type alone does not say, so
+/// the larger of the two. They agree unless a fragment pads a tile.
+static int64_t operandTiles(FragType type) {
+  int64_t outer = type.getRole() == FragRole::A ? kTileM : kTileN;
+  int64_t k = warpTile(type.getElementType()).k;
+  ArrayRef<int64_t> shape = type.getShape();
+  return std::max(ceilDiv(shape[0], outer) * ceilDiv(shape[1], k),
+                  ceilDiv(shape[1], outer) * ceilDiv(shape[0], k));
+}
 
 /// Register type of a fragment, or null when it has no mma.sync form.
 VectorType fragVectorType(FragType type) {
-  int64_t elements = type.getShape()[0] * type.getShape()[1];
-  switch (type.getRole()) {
-  case FragRole::A:
-    return VectorType::get({elements / (kTileM * kTileK), 4, 2},
-                           type.getElementType());
-  case FragRole::B:
-    return VectorType::get({elements / (kTileN * kTileK), 2, 2},
-                           type.getElementType());
-  case FragRole::Acc:
-    return VectorType::get({elements / (kTileM * kTileN), 2, 2},
-                           type.getElementType());
-  }
-  llvm_unreachable("unknown role");
+  Type element = type.getElementType();
+  if (type.getRole() == FragRole::Acc)
+    return VectorType::get({ceilDiv(type.getShape()[0], kTileM) *
+                                ceilDiv(type.getShape()[1], kTileN),
+                            2, 2},
+                           element);
+  int64_t registers = type.getRole() == FragRole::A ? 4 : 2;
+  return VectorType::get(
+      {operandTiles(type), registers, warpTile(element).perRegister}, element);
 }
 
-/// Checks that a warp executes `op` and that `type` fits m16n8k16 tiles.
+/// Whether mma.sync multiplies `operand` elements into `acc` ones.
+static bool isWarpMmaPair(Type operand, Type acc) {
+  if (operand.isF16())
+    return acc.isF16() || acc.isF32();
+  if (operand.isBF16() || operand.isF32())
+    return acc.isF32();
+  return operand.isInteger(8) && acc.isInteger(32);
+}
+
+/// Checks that a warp executes `op` and that `type` has an mma.sync form.
 LogicalResult checkWarpFragment(Operation *op,
                                        const LaunchAnalysis &analysis,
                                        FragType type) {
@@ -76,11 +108,23 @@ LogicalResult checkWarpFragment(Operation *op,
                            "(!croq.frag<..., warpgroup>), which lower to "
                            "wgmma");
   Type element = type.getElementType();
-  if (type.getRole() != FragRole::Acc && !element.isF16())
-    return op->emitOpError("mma.sync operands must be f16, got ") << element;
-  if (type.getRole() == FragRole::Acc && !element.isF16() && !element.isF32())
-    return op->emitOpError("mma.sync accumulates in f16 or f32, got ")
+  if (type.getRole() != FragRole::Acc && !element.isF16() &&
+      !element.isBF16() && !element.isF32() && !element.isInteger(8))
+    return op->emitOpError("mma.sync operands are f16, bf16, f32 (as tf32) "
+                           "or s8, got ")
            << element;
+  if (type.getRole() == FragRole::Acc && !element.isF16() &&
+      !element.isF32() && !element.isInteger(32))
+    return op->emitOpError("mma.sync accumulates in f16, f32 or s32, got ")
+           << element;
+  if (auto mma = dyn_cast<MmaOp>(op);
+      mma && !isWarpMmaPair(mma.getA().getType().getElementType(),
+                            mma.getAcc().getType().getElementType()))
+    return op->emitOpError("mma.sync cannot accumulate ")
+           << mma.getA().getType().getElementType() << " products in "
+           << mma.getAcc().getType().getElementType()
+           << "; f16 accumulates in f16 or f32, bf16 and f32 (tf32) in f32, "
+              "s8 in s32";
   return success();
 }
 
@@ -157,15 +201,10 @@ struct MmaFillLowering : ScopedPattern<MmaFillOp> {
     Type element = type.getElementType();
     Value value = adaptor.getValue();
     Type from = value.getType();
-    if (from != element) {
-      if (isa<FloatType>(from) && isa<FloatType>(element))
-        value = convertFloat(rewriter, loc, value, element);
-      else if (isa<IntegerType>(from) && isa<FloatType>(element))
-        value = arith::SIToFPOp::create(rewriter, loc, element, value);
-      else
-        return op.emitOpError("cannot fill a ") << element << " fragment with "
-                                                << from;
-    }
+    if (!from.isIntOrFloat())
+      return op.emitOpError("cannot fill a ") << element << " fragment with "
+                                              << from;
+    value = convertElement(rewriter, loc, value, element);
     if (type.getScope() == Level::Warpgroup) {
       rewriter.replaceOp(op, fillWarpgroupAcc(rewriter, loc, type, value));
       return success();
@@ -188,72 +227,87 @@ struct MmaLoadLowering : ScopedPattern<MmaLoadOp> {
     OperandGeometry geometry = operandGeometry(type, layout);
     bool isA = type.getRole() == FragRole::A;
     int64_t tileOuter = isA ? kTileM : kTileN;
-    if (geometry.outer % tileOuter || geometry.k % kTileK)
-      return op.emitOpError("fragment ")
-             << type << " is not a whole number of m16n8k16 tiles";
+    WarpTile tile = warpTile(type.getElementType());
+    int64_t halfK = tile.k / 2;
     Location loc = op.getLoc();
     Value source = adaptor.getSource();
     VectorType vecType = fragVectorType(type);
-    int64_t outerTiles = geometry.outer / tileOuter;
-    int64_t kTiles = geometry.k / kTileK;
+    int64_t outerTiles = ceilDiv(geometry.outer, tileOuter);
+    int64_t kTiles = ceilDiv(geometry.k, tile.k);
+    // A fragment smaller than its instruction tiles is padded with zeros.
+    bool padded = geometry.outer % tileOuter || geometry.k % tile.k;
 
     // A tail tile of a tensor: elements past its end read as zero.
     std::optional<SmallVector<Value>> valid =
         validExtents(rewriter, loc, op.getSource());
+    Type elementType = cast<MemRefType>(source.getType()).getElementType();
     // Per lane, element by element: any layout, any memory.
     auto buildScalar = [&](OpBuilder &b) -> Value {
       Value lane = laneId(b, loc);
       Value g = arith::DivUIOp::create(b, loc, lane, cIndex(b, loc, 4));
       Value c = arith::MulIOp::create(
           b, loc, arith::RemUIOp::create(b, loc, lane, cIndex(b, loc, 4)),
-          cIndex(b, loc, 2));
+          cIndex(b, loc, tile.perRegister));
+      Value zero =
+          arith::ConstantOp::create(b, loc, b.getZeroAttr(elementType));
       auto element = [&](int64_t outerBase, Value outerLane, int64_t kBase,
-                         Value kLane) {
+                         Value kLane) -> Value {
         Value outer = arith::AddIOp::create(b, loc, outerLane,
                                             cIndex(b, loc, outerBase));
         Value k = arith::AddIOp::create(b, loc, kLane, cIndex(b, loc, kBase));
         SmallVector<Value> idx = geometry.kMajor ? SmallVector<Value>{k, outer}
                                                  : SmallVector<Value>{outer, k};
-        if (!valid)
+        Value inside;
+        if (padded)
+          inside = inBounds(b, loc, {outer, k},
+                            {cIndex(b, loc, geometry.outer),
+                             cIndex(b, loc, geometry.k)});
+        if (valid) {
+          Value inTensor = inBounds(b, loc, idx, *valid);
+          inside = inside ? arith::AndIOp::create(b, loc, inside, inTensor)
+                          : inTensor;
+        }
+        if (!inside)
           return memref::LoadOp::create(b, loc, source, idx).getResult();
-        Type elementType = cast<MemRefType>(source.getType()).getElementType();
-        auto guard = scf::IfOp::create(b, loc, elementType,
-                                       inBounds(b, loc, idx, *valid),
+        auto guard = scf::IfOp::create(b, loc, elementType, inside,
                                        /*withElseRegion=*/true);
         OpBuilder thenB = guard.getThenBodyBuilder();
         scf::YieldOp::create(
             thenB, loc,
             memref::LoadOp::create(thenB, loc, source, idx).getResult());
         OpBuilder elseB = guard.getElseBodyBuilder();
-        scf::YieldOp::create(elseB, loc,
-                             arith::ConstantOp::create(
-                                 elseB, loc, elseB.getZeroAttr(elementType))
-                                 .getResult());
+        scf::YieldOp::create(elseB, loc, zero);
         return guard.getResult(0);
       };
       SmallVector<Value> elements;
       for (int64_t ot = 0; ot < outerTiles; ++ot)
         for (int64_t kt = 0; kt < kTiles; ++kt) {
-          int64_t o0 = ot * tileOuter, k0 = kt * kTileK;
-          if (isA) {
-            // (g, c), (g + 8, c), (g, c + 8), (g + 8, c + 8), pairs along k.
-            for (auto [dm, dk] : {std::pair{0, 0}, {8, 0}, {0, 8}, {8, 8}})
-              for (int64_t e = 0; e < 2; ++e)
-                elements.push_back(element(o0 + dm, g, k0 + dk + e, c));
-          } else {
-            // (k = c, n = g) and (k = c + 8, n = g), pairs along k.
-            for (int64_t dk : {0, 8})
-              for (int64_t e = 0; e < 2; ++e)
-                elements.push_back(element(o0, g, k0 + dk + e, c));
-          }
+          int64_t o0 = ot * tileOuter, k0 = kt * tile.k;
+          // A registers: (g, c), (g + 8, c), (g, c + K/2), (g + 8, c + K/2);
+          // B registers: (k = c, n = g), (k = c + K/2, n = g). Each holds
+          // `perRegister` elements along k.
+          SmallVector<std::pair<int64_t, int64_t>> registers =
+              isA ? SmallVector<std::pair<int64_t, int64_t>>{{0, 0},
+                                                             {8, 0},
+                                                             {0, halfK},
+                                                             {8, halfK}}
+                  : SmallVector<std::pair<int64_t, int64_t>>{{0, 0},
+                                                             {0, halfK}};
+          for (auto [dOuter, dk] : registers)
+            for (int64_t e = 0; e < tile.perRegister; ++e)
+              elements.push_back(element(o0 + dOuter, g, k0 + dk + e, c));
         }
+      // Tiles the other orientation of the type would need (see
+      // operandTiles) are never read.
+      elements.resize(vecType.getNumElements(), zero);
       return vector::FromElementsOp::create(b, loc, vecType, elements);
     };
 
-    // ldmatrix reads 8x8 b16 matrices whose rows are 16 contiguous bytes:
-    // each A tile is one x4 (the four 8x8 quadrants in the fragment's
-    // order), each B tile one x2; lane l points at row l % 8 of matrix
-    // l / 8. The lanes' pairs come out exactly as mma.sync wants them.
+    // ldmatrix reads 8x8 matrices of 32-bit words whose rows are 16
+    // contiguous bytes, lane l getting word l % 4 of row l / 4: exactly
+    // one operand register. Each A tile is one x4 (the four registers'
+    // 8 x 16-byte quadrants in order), each B tile one x2; lane l points at
+    // row l % 8 of matrix l / 8.
     auto sourceType = cast<MemRefType>(source.getType());
     SmallVector<int64_t> strides;
     int64_t offset;
@@ -261,8 +315,8 @@ struct MmaLoadLowering : ScopedPattern<MmaLoadOp> {
         !geometry.kMajor && sourceType.getRank() == 2 &&
         succeeded(sourceType.getStridesAndOffset(strides, offset)) &&
         strides.back() == 1;
-    if (!contiguousK || getStorage(sourceType) != Storage::Shared ||
-        sourceType.getElementTypeBitWidth() != 16) {
+    if (!contiguousK || padded ||
+        getStorage(sourceType) != Storage::Shared) {
       rewriter.replaceOp(op, buildScalar(rewriter));
       return success();
     }
@@ -273,8 +327,8 @@ struct MmaLoadLowering : ScopedPattern<MmaLoadOp> {
       Value matrix = arith::RemUIOp::create(
           b, loc, arith::DivUIOp::create(b, loc, lane, cIndex(b, loc, 8)),
           cIndex(b, loc, matrices));
-      // A: matrix 1 and 3 are 8 rows down, 2 and 3 8 columns right; B:
-      // matrix 1 is 8 columns right.
+      // A: matrix 1 and 3 are 8 rows down, 2 and 3 K/2 columns right; B:
+      // matrix 1 is K/2 columns right.
       Value rowOffset, colOffset;
       if (isA) {
         rowOffset = arith::MulIOp::create(
@@ -282,13 +336,15 @@ struct MmaLoadLowering : ScopedPattern<MmaLoadOp> {
             cIndex(b, loc, 8));
         colOffset = arith::MulIOp::create(
             b, loc, arith::DivUIOp::create(b, loc, matrix, cIndex(b, loc, 2)),
-            cIndex(b, loc, 8));
+            cIndex(b, loc, halfK));
       } else {
         rowOffset = cIndex(b, loc, 0);
-        colOffset = arith::MulIOp::create(b, loc, matrix, cIndex(b, loc, 8));
+        colOffset =
+            arith::MulIOp::create(b, loc, matrix, cIndex(b, loc, halfK));
       }
       Value laneRow = arith::AddIOp::create(b, loc, row, rowOffset);
-      auto tileType = VectorType::get({matrices, 2}, sourceType.getElementType());
+      auto tileType = VectorType::get({matrices, tile.perRegister},
+                                      sourceType.getElementType());
       // Assembled from scalars, like the per-lane form: inserting whole
       // tiles folds to n-D broadcasts that the NVVM lowering lacks.
       SmallVector<Value> elements;
@@ -297,20 +353,24 @@ struct MmaLoadLowering : ScopedPattern<MmaLoadOp> {
           Value outer = arith::AddIOp::create(
               b, loc, laneRow, cIndex(b, loc, ot * tileOuter));
           Value k = arith::AddIOp::create(b, loc, colOffset,
-                                          cIndex(b, loc, kt * kTileK));
-          Value pairs = nvgpu::LdMatrixOp::create(
+                                          cIndex(b, loc, kt * tile.k));
+          Value words = nvgpu::LdMatrixOp::create(
               b, loc, tileType, source, ValueRange{outer, k},
               /*transpose=*/false, static_cast<uint32_t>(matrices));
           for (int64_t m = 0; m < matrices; ++m)
-            for (int64_t e = 0; e < 2; ++e)
+            for (int64_t e = 0; e < tile.perRegister; ++e)
               elements.push_back(vector::ExtractOp::create(
-                  b, loc, pairs, ArrayRef<int64_t>{m, e}));
+                  b, loc, words, ArrayRef<int64_t>{m, e}));
         }
+      elements.resize(vecType.getNumElements(),
+                      arith::ConstantOp::create(
+                          b, loc, b.getZeroAttr(sourceType.getElementType())));
       return vector::FromElementsOp::create(b, loc, vecType, elements);
     };
     // Rows must start on 16 bytes: checked at run time, as views may have
     // dynamic offsets; the scalar form covers the rest.
-    Value aligned = isAligned(rewriter, loc, source, 8);
+    Value aligned = isAligned(rewriter, loc, source,
+                              128 / sourceType.getElementTypeBitWidth());
     auto ifOp = scf::IfOp::create(rewriter, loc, TypeRange{vecType}, aligned,
                                   /*withElseRegion=*/true);
     OpBuilder thenBuilder = ifOp.getThenBodyBuilder();
@@ -322,6 +382,45 @@ struct MmaLoadLowering : ScopedPattern<MmaLoadOp> {
   }
 };
 
+/// One m16n8 mma.sync of bf16 operands, as nvvm.mma.sync: the nvgpu
+/// lowering of MLIR 22 has no bf16 form. Each register of `a` and `b` is
+/// passed as its 32 bits.
+static Value bf16MmaSync(OpBuilder &b, Location loc, Value a, Value bv,
+                         Value c, int64_t k) {
+  auto registers = [&](Value v) {
+    auto type = cast<VectorType>(v.getType());
+    SmallVector<Value> words;
+    for (int64_t r = 0; r < type.getDimSize(0); ++r)
+      words.push_back(vector::BitCastOp::create(
+                          b, loc, VectorType::get({1}, b.getI32Type()),
+                          vector::ExtractOp::create(b, loc, v, r))
+                          .getResult());
+    for (Value &word : words)
+      word = vector::ExtractOp::create(b, loc, word, 0);
+    return words;
+  };
+  auto cType = cast<VectorType>(c.getType());
+  Type element = cType.getElementType();
+  SmallVector<Value> accumulators;
+  for (int64_t half = 0; half < 2; ++half)
+    for (int64_t e = 0; e < 2; ++e)
+      accumulators.push_back(
+          vector::ExtractOp::create(b, loc, c, ArrayRef<int64_t>{half, e}));
+  auto structType = LLVM::LLVMStructType::getLiteral(
+      b.getContext(), SmallVector<Type>(4, element));
+  Value d = NVVM::MmaOp::create(
+      b, loc, structType, registers(a), registers(bv), accumulators,
+      ArrayRef<int64_t>{kTileM, kTileN, k}, std::nullopt, std::nullopt,
+      std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16,
+                                    NVVM::MMATypes::bf16},
+      std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                     NVVM::MMALayout::col});
+  SmallVector<Value> results;
+  for (int64_t i = 0; i < 4; ++i)
+    results.push_back(LLVM::ExtractValueOp::create(b, loc, d, i));
+  return vector::FromElementsOp::create(b, loc, cType, results);
+}
+
 struct MmaLowering : ScopedPattern<MmaOp> {
   using ScopedPattern::ScopedPattern;
   LogicalResult
@@ -332,12 +431,12 @@ struct MmaLowering : ScopedPattern<MmaOp> {
       return lowerWarpgroupMma(op, adaptor.getAcc(), adaptor.getA(),
                                adaptor.getB(), rewriter);
     OperandGeometry a = operandGeometry(op.getA().getType(), op.getLayout());
+    Type operand = op.getA().getType().getElementType();
+    WarpTile tile = warpTile(operand);
     int64_t m = acc.getShape()[0], n = acc.getShape()[1];
-    if (m % kTileM || n % kTileN || a.k % kTileK)
-      return op.emitOpError("shape ")
-             << m << "x" << n << "x" << a.k
-             << " is not a whole number of m16n8k16 tiles";
-    int64_t mTiles = m / kTileM, nTiles = n / kTileN, kTiles = a.k / kTileK;
+    // Fragments that do not fill whole tiles were padded with zeros.
+    int64_t mTiles = ceilDiv(m, kTileM), nTiles = ceilDiv(n, kTileN),
+            kTiles = ceilDiv(a.k, tile.k);
     Location loc = op.getLoc();
     Value result = adaptor.getAcc();
     for (int64_t mi = 0; mi < mTiles; ++mi)
@@ -349,8 +448,13 @@ struct MmaLowering : ScopedPattern<MmaOp> {
                                                mi * kTiles + ki);
           Value bv = vector::ExtractOp::create(rewriter, loc, adaptor.getB(),
                                                ni * kTiles + ki);
-          c = nvgpu::MmaSyncOp::create(rewriter, loc, av, bv, c,
-                                       ArrayRef<int64_t>{kTileM, kTileN, kTileK});
+          c = operand.isBF16()
+                  ? bf16MmaSync(rewriter, loc, av, bv, c, tile.k)
+                  : nvgpu::MmaSyncOp::create(
+                        rewriter, loc, av, bv, c,
+                        ArrayRef<int64_t>{kTileM, kTileN, tile.k},
+                        /*tf32Enabled=*/operand.isF32())
+                        .getResult();
         }
         result = vector::InsertOp::create(rewriter, loc, c, result, cIndexTile);
       }
@@ -396,10 +500,17 @@ struct MmaStoreLowering : ScopedPattern<MmaStoreOp> {
       return success();
     }
     int64_t m = type.getShape()[0], n = type.getShape()[1];
-    if (m % kTileM || n % kTileN)
-      return op.emitOpError("fragment ")
-             << type << " is not a whole number of 16x8 tiles";
     Location loc = op.getLoc();
+    // Rows and columns of padded tiles are not the fragment's.
+    if (m % kTileM || n % kTileN) {
+      if (!valid) {
+        valid.emplace();
+        auto targetType = cast<MemRefType>(op.getTarget().getType());
+        for (int64_t d = 0; d < targetType.getRank(); ++d)
+          valid->push_back(
+              cIndex(rewriter, loc, targetType.getDimSize(d)));
+      }
+    }
     Value target = adaptor.getTarget();
     Type to = cast<MemRefType>(target.getType()).getElementType();
     Value lane = laneId(rewriter, loc);
@@ -408,15 +519,15 @@ struct MmaStoreLowering : ScopedPattern<MmaStoreOp> {
         rewriter, loc,
         arith::RemUIOp::create(rewriter, loc, lane, cIndex(rewriter, loc, 4)),
         cIndex(rewriter, loc, 2));
-    int64_t nTiles = n / kTileN;
-    for (int64_t mi = 0; mi < m / kTileM; ++mi)
+    int64_t nTiles = ceilDiv(n, kTileN);
+    for (int64_t mi = 0; mi < ceilDiv(m, kTileM); ++mi)
       for (int64_t ni = 0; ni < nTiles; ++ni)
         for (int64_t half = 0; half < 2; ++half)
           for (int64_t e = 0; e < 2; ++e) {
             Value v = vector::ExtractOp::create(
                 rewriter, loc, adaptor.getValue(),
                 ArrayRef<int64_t>{mi * nTiles + ni, half, e});
-            v = convertFloat(rewriter, loc, v, to);
+            v = convertElement(rewriter, loc, v, to);
             Value row = arith::AddIOp::create(
                 rewriter, loc, g, cIndex(rewriter, loc, mi * kTileM + half * 8));
             Value col = arith::AddIOp::create(

@@ -515,7 +515,7 @@ void storeWarpgroupAcc(OpBuilder &b, Location loc, FragType type,
     } else {
       v = LLVM::ExtractValueOp::create(b, loc, acc, 4 * j + 2 * h + e);
     }
-    return convertFloat(b, loc, v, to);
+    return convertElement(b, loc, v, to);
   };
   // Element (row, col) of the fragment goes to (col, row) when transposed.
   auto at = [&](Value row, Value col) -> SmallVector<Value> {

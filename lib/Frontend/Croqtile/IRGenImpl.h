@@ -380,6 +380,8 @@ private:
   LogicalResult dmaAny(const Stmt &stmt);
   LogicalResult mmaFill(const Stmt &stmt);
   LogicalResult mmaLoad(const Stmt &stmt);
+  /// Rejects an MMA operand view of unsigned integers.
+  LogicalResult checkSignedOperand(Value view, llvm::SMLoc at);
   LogicalResult mma(const Stmt &stmt);
   LogicalResult mmaStore(const Stmt &stmt);
   LogicalResult waitOrTrigger(const Stmt &stmt);

@@ -15,6 +15,27 @@ using namespace mlir::croq::croqtile;
 // MMA
 //===----------------------------------------------------------------------===//
 
+/// The accumulator of `mc = mma.fill v;` without a type, from the
+/// operands of the MMA that uses it: f16 stays f16, other floats
+/// accumulate in f32 and 8-bit integers in s32.
+static Type defaultAccumulatorType(Type operand) {
+  MLIRContext *context = operand.getContext();
+  if (operand.isF16())
+    return operand;
+  if (isa<FloatType>(operand))
+    return Float32Type::get(context);
+  return IntegerType::get(context, 32);
+}
+
+LogicalResult IRGen::checkSignedOperand(Value view, SMLoc at) {
+  if (cast<MemRefType>(view.getType()).getElementType().isInteger() &&
+      unsignedTensors.contains(rootTensor(view)))
+    return fail(at, "croq's MMAs multiply signed integers; unsigned MMA "
+                    "operands are not supported",
+                "store the operands as s8");
+  return success();
+}
+
 LogicalResult IRGen::mmaFill(const Stmt &stmt) {
   Location l = loc(stmt.loc);
   FailureOr<EVal> v = expr(*stmt.value);
@@ -74,6 +95,8 @@ LogicalResult IRGen::mmaLoad(const Stmt &stmt) {
   if (!type.hasStaticShape() || type.getRank() != 2)
     return fail(stmt.source->loc, "mma.load needs a 2-D view with a static "
                                   "shape, got " + typeString(type));
+  if (failed(checkSignedOperand(*source, stmt.source->loc)))
+    return failure();
   auto it = inference.loadRoles.find(&stmt);
   FragRole role = it == inference.loadRoles.end()
                       ? FragRole::A
@@ -147,7 +170,7 @@ LogicalResult IRGen::mma(const Stmt &stmt) {
       continue;
     }
     FailureOr<Value> v = view(e);
-    if (failed(v))
+    if (failed(v) || failed(checkSignedOperand(*v, e.loc)))
       return failure();
     auto type = cast<MemRefType>(v->getType());
     if (!type.hasStaticShape() || type.getRank() != 2)
@@ -177,7 +200,7 @@ LogicalResult IRGen::mma(const Stmt &stmt) {
     if (acc->origin && acc->origin->kind == Stmt::Kind::MmaFill &&
         !inference.fillTypes.count(acc->origin)) {
       Type element = acc->origin->elemType.empty()
-                         ? a.getElementType()
+                         ? defaultAccumulatorType(a.getElementType())
                          : elementType(acc->origin->elemType, acc->origin->loc);
       // Checked: an accumulator too large for registers is reported at
       // its mma.fill.

@@ -218,16 +218,35 @@ func.func @negative_mixed_layouts(%a: memref<16x16xf16>) {
 
 // -----
 
-func.func @negative_mma_operand_type(%a: memref<16x16xbf16>) {
+// mma.sync multiplies f16, bf16, f32 (as tf32) and s8.
+func.func @negative_warp_mma_f64(%a: memref<16x16xf64>) {
   %c1 = arith.constant 1 : index
   croq.parallel (%b) by [%c1] : block {
     croq.parallel (%w) by [%c1] : warp {
-      // expected-error @below {{mma.sync operands must be f16, got 'bf16'}}
+      // expected-error @below {{mma.sync operands are f16, bf16, f32 (as tf32) or s8, got 'f64'}}
+      %fa = croq.mma.load %a : memref<16x16xf64> -> !croq.frag<a, 16x16xf64>
+      %zero = arith.constant 0.0 : f64
+      %acc = croq.mma.fill %zero : f64 -> !croq.frag<acc, 16x16xf64>
+      %fb = croq.mma.load %a : memref<16x16xf64> -> !croq.frag<b, 16x16xf64>
+      %r = croq.mma row_row %acc, %fa, %fb : !croq.frag<acc, 16x16xf64>, !croq.frag<a, 16x16xf64>, !croq.frag<b, 16x16xf64> -> !croq.frag<acc, 16x16xf64>
+    }
+  }
+  return
+}
+
+// -----
+
+// bf16 products accumulate in f32 only.
+func.func @negative_warp_mma_bf16_into_f16(%a: memref<16x16xbf16>) {
+  %c1 = arith.constant 1 : index
+  croq.parallel (%b) by [%c1] : block {
+    croq.parallel (%w) by [%c1] : warp {
       %fa = croq.mma.load %a : memref<16x16xbf16> -> !croq.frag<a, 16x16xbf16>
-      %zero = arith.constant 0.0 : f32
-      %acc = croq.mma.fill %zero : f32 -> !croq.frag<acc, 16x16xf32>
+      %zero = arith.constant 0.0 : f16
+      %acc = croq.mma.fill %zero : f16 -> !croq.frag<acc, 16x16xf16>
       %fb = croq.mma.load %a : memref<16x16xbf16> -> !croq.frag<b, 16x16xbf16>
-      %r = croq.mma row_row %acc, %fa, %fb : !croq.frag<acc, 16x16xf32>, !croq.frag<a, 16x16xbf16>, !croq.frag<b, 16x16xbf16> -> !croq.frag<acc, 16x16xf32>
+      // expected-error @below {{mma.sync cannot accumulate 'bf16' products in 'f16'; f16 accumulates in f16 or f32, bf16 and f32 (tf32) in f32, s8 in s32}}
+      %r = croq.mma row_row %acc, %fa, %fb : !croq.frag<acc, 16x16xf16>, !croq.frag<a, 16x16xbf16>, !croq.frag<b, 16x16xbf16> -> !croq.frag<acc, 16x16xf16>
     }
   }
   return

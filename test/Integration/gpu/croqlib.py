@@ -96,6 +96,11 @@ SIGNATURES = {
     "wgmma_cc_co": [_TENSOR, _TENSOR, _TENSOR],
     "device_call_co": [_TENSOR] * 4,
     "asm_co": [_TENSOR] * 4,
+    "mma_bf16_co": [_TENSOR, _TENSOR, _TENSOR],
+    "mma_tf32_co": [_TENSOR, _TENSOR, _TENSOR],
+    "mma_s8_co": [_TENSOR, _TENSOR, _TENSOR],
+    "mma_small_co": [_TENSOR, _TENSOR, _TENSOR],
+    "mma_k8_co": [_TENSOR, _TENSOR, _TENSOR],
 }
 
 

@@ -227,6 +227,65 @@ def warp_mma_row_col(kernel):
     check_matmul(kernel, WARP_MMA_SHAPES, False, 1e-3, "row.col")
 
 
+# Ragged in every dimension: 125 x 63 = 7875 blocks of 16 x 16 at
+# 2000 x 1000, K tails of every residue, and the smallest tile.
+MMA_TYPE_SHAPES = sweep(((16, 16, 16), (100, 75, 70), (2000, 1000, 40),
+                         (33, 17, 129)), ((16, 16, 16), (37, 21, 45)))
+
+
+@test
+def warp_mma_bf16():
+    for m, n, k in MMA_TYPE_SHAPES:
+        a = torch.randn(m, k, device="cuda").bfloat16()
+        b = torch.randn(n, k, device="cuda").bfloat16()
+        c = poisoned((m, n), torch.float32)
+        K.mma_bf16_co(a, b, c)
+        err = relative_error(c, a.double() @ b.double().T)
+        assert err < 1e-5, f"bf16 mma.sync {m}x{n}x{k}: relative error {err}"
+
+
+@test
+def warp_mma_tf32():
+    # tf32 keeps 10 bits of mantissa: the reference rounds the inputs the
+    # same way only approximately, so the bound is tf32's precision.
+    for m, n, k in MMA_TYPE_SHAPES:
+        a = torch.randn(m, k, device="cuda")
+        b = torch.randn(n, k, device="cuda")
+        c = poisoned((m, n), torch.float32)
+        K.mma_tf32_co(a, b, c)
+        err = relative_error(c, a.double() @ b.double().T)
+        assert err < 2e-3, f"tf32 mma.sync {m}x{n}x{k}: relative error {err}"
+
+
+@test
+def warp_mma_s8():
+    for m, n, k in MMA_TYPE_SHAPES:
+        a = torch.randint(-128, 128, (m, k), dtype=torch.int8, device="cuda")
+        b = torch.randint(-128, 128, (k, n), dtype=torch.int8, device="cuda")
+        c = poisoned((m, n), torch.int32)
+        K.mma_s8_co(a, b, c)
+        ref = (a.cpu().long() @ b.cpu().long()).int()
+        expect_equal(c.cpu(), ref, f"s8 mma.sync {m}x{n}x{k}")
+
+
+@test
+def warp_mma_padded_tiles():
+    # 8 x 8 x 4 tiles (f16 accumulator from 1.5) and 16 x 8 x 8 ones, each
+    # padded into m16n8k16 instructions.
+    for m, n, k in MMA_TYPE_SHAPES:
+        a = (torch.randn(m, k, device="cuda") / 4).half()
+        b = (torch.randn(k, n, device="cuda") / 4).half()
+        c = poisoned((m, n), torch.float16)
+        K.mma_small_co(a, b, c)
+        ref = 1.5 + a.double() @ b.double()
+        err = relative_error(c, ref)
+        assert err < 5e-3, f"8x8x4 mma {m}x{n}x{k}: relative error {err}"
+        c = poisoned((m, n), torch.float32)
+        K.mma_k8_co(a, b, c)
+        err = relative_error(c, a.double() @ b.double())
+        assert err < 1e-3, f"16x8x8 mma {m}x{n}x{k}: relative error {err}"
+
+
 @test
 def tutorial_double_buffer():
     # Chapter 6.1's double-buffered matmul: its block and thread grids and
