@@ -222,20 +222,39 @@ static LogicalResult checkWarpgroupFragment(Operation *op,
     auto mma = dyn_cast<MmaOp>(op);
     bool accumulates = !mma || mma.getAcc().getType() == type ||
                        mma.getResult().getType() == type;
-    if (!element.isF16() && !element.isF32() &&
+    if (!element.isF16() && !element.isF32() && !element.isInteger(32) &&
         !(element.isBF16() && !(mma && accumulates)))
-      return op->emitOpError("wgmma accumulates in f16 or f32, got ")
+      return op->emitOpError("wgmma accumulates in f16, f32 or s32, got ")
              << element;
     if (shape[0] != kWgmmaM || shape[1] % 8 || shape[1] > 256)
       return op->emitOpError("a warpgroup accumulator is 64 x N with N a "
                              "multiple of 8 up to 256 (one wgmma), got ")
              << type << "; split the tile across warpgroups";
+    if (mma && accumulates) {
+      Type operand = mma.getA().getType().getElementType();
+      bool pairs = operand.isInteger(8)
+                       ? element.isInteger(32)
+                       : (operand.isF32() || operand.isBF16())
+                             ? element.isF32()
+                             : element.isF16() || element.isF32();
+      if (!pairs)
+        return op->emitOpError("wgmma cannot accumulate ")
+               << operand << " products in " << element
+               << "; f16 and f8 accumulate in f16 or f32, bf16 and f32 "
+                  "(tf32) in f32, s8 in s32";
+      // Integer wgmma has N of 8, 16, 24 or a multiple of 16.
+      if (operand.isInteger(8) && shape[1] > 24 && shape[1] % 16)
+        return op->emitOpError("an s8 wgmma has N of 8, 16, 24 or a "
+                               "multiple of 16, got ")
+               << type;
+    }
     return success();
   }
-  if (!element.isF16() && !element.isBF16() &&
+  if (!element.isF16() && !element.isBF16() && !element.isF32() &&
+      !element.isInteger(8) &&
       !isa<Float8E4M3FNType, Float8E5M2Type>(element))
-    return op->emitOpError("wgmma operands here must be f16, bf16, "
-                           "f8E4M3FN or f8E5M2, got ")
+    return op->emitOpError("wgmma operands here must be f16, bf16, f32 (as "
+                           "tf32), s8, f8E4M3FN or f8E5M2, got ")
            << element;
   // The layout of the MMA that reads the operand (row.row where none does
   // yet: consumerLayout reports that).

@@ -396,14 +396,23 @@ LogicalResult lowerWarpgroupMma(MmaOp op, Value acc, Value a, Value b,
     return op.emitOpError("operands of a warpgroup MMA must come from "
                           "croq.mma.load of a shared buffer");
   MLIRContext *context = op.getContext();
-  auto wgmmaType = [&](Type t) {
+  // f32 operands multiply as tf32; an f32 accumulator is f32.
+  auto wgmmaType = [&](Type t, bool operand) {
     NVVM::WGMMATypes kind = t.isF16()                  ? NVVM::WGMMATypes::f16
                             : t.isBF16()               ? NVVM::WGMMATypes::bf16
                             : isa<Float8E4M3FNType>(t) ? NVVM::WGMMATypes::e4m3
                             : isa<Float8E5M2Type>(t)   ? NVVM::WGMMATypes::e5m2
+                            : t.isInteger(8)           ? NVVM::WGMMATypes::s8
+                            : t.isInteger(32)          ? NVVM::WGMMATypes::s32
+                            : operand                  ? NVVM::WGMMATypes::tf32
                                                        : NVVM::WGMMATypes::f32;
     return NVVM::WGMMATypesAttr::get(context, kind);
   };
+  // Integer products wrap in the s32 accumulator, as C++ integers would.
+  NVVM::MMAIntOverflowAttr overflow;
+  if (aType.getElementType().isInteger(8))
+    overflow = NVVM::MMAIntOverflowAttr::get(context,
+                                             NVVM::MMAIntOverflow::wrapped);
   // A K-major operand is A [M, K] or B [N, K]; an MN-major one (A [K, M]
   // of col.*, B [K, N] of *.col) is read transposed, which wgmma allows for
   // 16-bit types (verifyLowerable checked that).
@@ -434,9 +443,9 @@ LogicalResult lowerWarpgroupMma(MmaOp op, Value acc, Value a, Value b,
     Value db = advanceDescriptor(rewriter, loc, b, *bBuffer, kk, bMnMajor);
     d = NVVM::WgmmaMmaAsyncOp::create(
         rewriter, loc, structType, d, da, db, shape,
-        wgmmaType(aType.getElementType()), wgmmaType(bElement),
-        wgmmaType(accType.getElementType()), scaleOut, scaleIn, scaleIn,
-        layoutA, layoutB, NVVM::MMAIntOverflowAttr());
+        wgmmaType(aType.getElementType(), true), wgmmaType(bElement, true),
+        wgmmaType(accType.getElementType(), false), scaleOut, scaleIn,
+        scaleIn, layoutA, layoutB, overflow);
   }
   rewriter.replaceOp(op, d);
   return success();

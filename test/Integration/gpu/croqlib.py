@@ -101,6 +101,8 @@ SIGNATURES = {
     "mma_s8_co": [_TENSOR, _TENSOR, _TENSOR],
     "mma_small_co": [_TENSOR, _TENSOR, _TENSOR],
     "mma_k8_co": [_TENSOR, _TENSOR, _TENSOR],
+    "gemm_tf32_co": [_TENSOR, _TENSOR, _TENSOR],
+    "gemm_s8_co": [_TENSOR, _TENSOR, _TENSOR],
 }
 
 

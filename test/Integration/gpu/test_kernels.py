@@ -785,6 +785,25 @@ def tma_wgmma_gemm_fp8():
 
 
 @test
+def tma_wgmma_gemm_tf32_and_s8():
+    # wgmma of f32 operands as tf32 (K tiles of 32) and of s8 into s32 (K
+    # tiles of 128): the smallest shape, ragged M, N and K tails, and
+    # 32 x 34 = 1088 blocks with several K tiles. Small integers are exact
+    # in tf32, so both results are exact.
+    for m, n, k in sweep(((1, 8, 16), (128, 128, 128), (300, 200, 144),
+                          (4000, 4300, 400)), ((1, 8, 16), (300, 200, 144))):
+        a = torch.randint(-8, 9, (m, k), device="cuda")
+        b = torch.randint(-8, 9, (n, k), device="cuda")
+        ref = a.cpu().long() @ b.cpu().long().T
+        c = poisoned((m, n), torch.float32)
+        K.gemm_tf32_co(a.float(), b.float(), c)
+        expect_equal(c.cpu(), ref.float(), f"tf32 TMA GEMM {m}x{n}x{k}")
+        c = poisoned((m, n), torch.int32)
+        K.gemm_s8_co(a.to(torch.int8), b.to(torch.int8), c)
+        expect_equal(c.cpu(), ref.int(), f"s8 TMA GEMM {m}x{n}x{k}")
+
+
+@test
 def tma_wgmma_gemm_two_panel_k_tiles():
     # 128-wide K tiles (rows of 256 bytes, two 128-byte swizzle panels, one
     # TMA box each): the smallest shape, ragged M, N and K (K = 136: a
