@@ -126,6 +126,14 @@ static void collectAssigned(const Stmt *stmt, AssignedList &out) {
       if (operand->kind == Expr::Kind::Name)
         out.add(operand->name);
     break;
+  case Stmt::Kind::Asm:
+    // Outputs assign scalars (an element output writes memory).
+    for (const AsmOperand &o : stmt->asmOutputs)
+      if (o.value->kind == Expr::Kind::Name)
+        out.add(o.value->name);
+    for (const AsmOperand &o : stmt->asmInputs)
+      collectIncrements(o.value.get(), out);
+    break;
   case Stmt::Kind::Break:
     out.add(ControlFlag::Break);
     out.add(ControlFlag::Continue);
