@@ -60,6 +60,9 @@ struct Expr {
   std::vector<std::string> typeArgs; // .swiz<128>, .fill.f16
   /// Range of `foreach c = a(lo:hi)`: the body's name for a's range.
   std::string alias;
+  /// Written in parentheses: `(1)` in `x.span[(1), 2]` picks element 1,
+  /// where a bare `2` is an extent.
+  bool parenthesized = false;
   /// Height of the tree below this node (bounded by the parser).
   unsigned height = 1;
 

@@ -485,6 +485,9 @@ private:
   // Shapes: mdspans (`[a, b]`, `x.span`, `s : [..]`) and ituples (`{a, b}`).
   /// True when `e` denotes a whole shape rather than one value.
   bool isShapeValued(const Expr &e);
+  /// `t[(1), (0)]` of a tensor name, integers in parentheses: the dims
+  /// it picks, as a shape.
+  bool isTensorPick(const Expr &e);
   /// The elements of the shape `e` (index values).
   /// `lhs op rhs` of shapes (or a shape and a scalar), element-wise; op is
   /// + - * / % or cdiv.

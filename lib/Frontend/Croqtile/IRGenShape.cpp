@@ -38,7 +38,7 @@ bool IRGen::isShapeValued(const Expr &e) {
     return isShapeOperator(e.name) &&
            (isShapeValued(*e.args[0]) || isShapeValued(*e.args[1]));
   case Expr::Kind::Index:
-    return e.base && isShapeValued(*e.base);
+    return e.base && (isShapeValued(*e.base) || isTensorPick(e));
   case Expr::Kind::Call:
     // cdiv(shape, shape-or-scalar), element-wise.
     return e.name == "cdiv" && !e.base && e.args.size() == 2 &&
@@ -46,6 +46,19 @@ bool IRGen::isShapeValued(const Expr &e) {
   default:
     return false;
   }
+}
+
+bool IRGen::isTensorPick(const Expr &e) {
+  if (e.kind != Expr::Kind::Index || !e.base ||
+      e.base->kind != Expr::Kind::Name || e.args.empty() ||
+      !llvm::all_of(e.args,
+                    [](const ExprPtr &arg) {
+                      return arg->parenthesized &&
+                             arg->kind == Expr::Kind::Int;
+                    }))
+    return false;
+  Symbol *s = lookup(e.base->name);
+  return s && s->kind == Symbol::Kind::Tensor;
 }
 
 FailureOr<SmallVector<EVal>> IRGen::spliceList(ArrayRef<ExprPtr> args) {
@@ -143,12 +156,41 @@ FailureOr<SmallVector<EVal>> IRGen::shapeOf(const Expr &e) {
     // isShapeValued admits only cdiv here.
     return shapeArithmetic("cdiv", *e.args[0], *e.args[1], e.loc);
   case Expr::Kind::Index: {
-    // `x.span[(2), (0)]`: the elements at these positions, in this order.
-    FailureOr<SmallVector<EVal>> base = shapeOf(*e.base);
+    // `x.span[(2), (0)]`: the elements at these positions, in this order;
+    // `t[(1), (0)]` of a tensor `t` is `t.span[(1), (0)]`. In a list that
+    // picks some elements in parentheses, a bare value is an extent of its
+    // own (`x.span[1, (0)]`); without any, bare values pick (`s[0]`).
+    FailureOr<SmallVector<EVal>> base = failure();
+    if (isTensorPick(e)) {
+      FailureOr<Value> v = view(*e.base);
+      if (failed(v))
+        return failure();
+      auto type = cast<MemRefType>(v->getType());
+      base.emplace();
+      for (int64_t d = 0; d < type.getRank(); ++d)
+        base->push_back(EVal{type.isDynamicDim(d)
+                                 ? viewExtent(*v, d, l)
+                                 : constIndex(type.getDimSize(d), l)});
+    } else {
+      base = shapeOf(*e.base);
+    }
     if (failed(base))
       return failure();
+    bool mixed = llvm::any_of(
+        e.args, [](const ExprPtr &arg) { return arg->parenthesized; });
     SmallVector<EVal> out;
     for (const ExprPtr &arg : e.args) {
+      if (mixed && !arg->parenthesized) {
+        FailureOr<EVal> v = expr(*arg);
+        if (failed(v))
+          return failure();
+        if (!v->value.getType().isIntOrIndex() ||
+            v->value.getType().isInteger(1))
+          return fail(arg->loc, "an extent must be an integer");
+        out.push_back(
+            EVal{coerce(v->value, builder.getIndexType(), loc(arg->loc))});
+        continue;
+      }
       FailureOr<int64_t> i = constantExpr(*arg);
       if (failed(i))
         return failure();

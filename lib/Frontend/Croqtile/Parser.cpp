@@ -1956,6 +1956,7 @@ ExprPtr Parser::primary() {
       ExprPtr inner = expr();
       if (!inner || !expect(")"))
         return nullptr;
+      inner->parenthesized = true;
       return inner;
     }
     if (tok.is("[") || tok.is("{")) {
