@@ -232,3 +232,49 @@ func.func @device_calls(%out: memref<128xf32>) {
   }
   return
 }
+
+// -----
+
+// Halves no two threads share: for t < 128, thread t writes s[i, t] and
+// s[i, t + 128] of each row i, columns [0, 128) and [128, 256), so the two
+// stores never meet (upstream's memreuse.co). Reading s[i, t + 64] does
+// meet thread t + 64's write: that needs a barrier.
+// CHECK-LABEL: func.func @disjoint_halves
+// CHECK-NOT: croq.barrier
+// CHECK-LABEL: func.func @overlapping_halves
+// CHECK: croq.barrier block
+func.func @disjoint_halves(%rows: index, %v: f32) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c128 = arith.constant 128 : index
+  croq.parallel (%b) by [%c1] : block {
+    %s = memref.alloc(%rows) : memref<?x256xf32, #gpu.address_space<workgroup>>
+    croq.parallel (%t) by [%c128] : thread {
+      scf.for %i = %c0 to %rows step %c1 {
+        %u = arith.addi %t, %c128 : index
+        memref.store %v, %s[%i, %t] : memref<?x256xf32, #gpu.address_space<workgroup>>
+        memref.store %v, %s[%i, %u] : memref<?x256xf32, #gpu.address_space<workgroup>>
+      }
+    }
+  }
+  return
+}
+
+func.func @overlapping_halves(%rows: index, %v: f32) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %c128 = arith.constant 128 : index
+  croq.parallel (%b) by [%c1] : block {
+    %s = memref.alloc(%rows) : memref<?x256xf32, #gpu.address_space<workgroup>>
+    croq.parallel (%t) by [%c128] : thread {
+      scf.for %i = %c0 to %rows step %c1 {
+        %u = arith.addi %t, %c64 : index
+        memref.store %v, %s[%i, %t] : memref<?x256xf32, #gpu.address_space<workgroup>>
+        %x = memref.load %s[%i, %u] : memref<?x256xf32, #gpu.address_space<workgroup>>
+        memref.store %x, %s[%i, %t] : memref<?x256xf32, #gpu.address_space<workgroup>>
+      }
+    }
+  }
+  return
+}

@@ -524,6 +524,47 @@ private:
     return false;
   }
 
+  /// Two element accesses of one thread-level body that no two threads can
+  /// make to one element: in some dimension, the values their indices take
+  /// over all threads (and loop counters) lie in disjoint ranges around the
+  /// same base (`s[t]` and `s[t + 128]` for t < 128).
+  static bool disjointElements(const Access &a, const Access &b) {
+    if (a.indices.size() != b.indices.size() || a.indices.empty() ||
+        !sameValue(a.memref, b.memref, /*depth=*/8))
+      return false;
+    auto threads = dyn_cast_or_null<ParallelOp>(a.perThread);
+    if (!threads)
+      return false;
+    // [lo, hi] of a slot's values, relative to its base.
+    auto range = [&](const Slot &slot, int64_t width)
+        -> std::optional<std::pair<int64_t, int64_t>> {
+      auto arg = cast<BlockArgument>(slot.thread);
+      std::optional<int64_t> extent =
+          getConstantIntValue(threads.getBounds()[arg.getArgNumber()]);
+      if (!extent || *extent <= 0)
+        return std::nullopt;
+      int64_t reach = slot.stride * (*extent - 1);
+      return std::pair{slot.offset + std::min<int64_t>(0, reach),
+                       slot.offset + std::max<int64_t>(0, reach) + slot.span +
+                           width - 2};
+    };
+    for (size_t d = 0; d < a.indices.size(); ++d) {
+      std::optional<Slot> x = slotOf(a.indices[d], threads);
+      std::optional<Slot> y = slotOf(b.indices[d], threads);
+      if (!x || !y || x->base.size() != y->base.size() ||
+          !llvm::all_of(llvm::zip_equal(x->base, y->base), [](auto pair) {
+            return sameValue(std::get<0>(pair), std::get<1>(pair), 8);
+          }))
+        continue;
+      bool last = d + 1 == a.indices.size();
+      auto rx = range(*x, last ? a.width : 1);
+      auto ry = range(*y, last ? b.width : 1);
+      if (rx && ry && (rx->second < ry->first || ry->second < rx->first))
+        return true;
+    }
+    return false;
+  }
+
   /// `x` and `y` compute the same value: the same SSA value, or the same
   /// pure op (name, attributes) of the same values (the importer does not
   /// share `ty # i` between a load and the store after it).
@@ -558,7 +599,8 @@ private:
     // Element accesses of one thread-level body: the same thread's only
     // where their indices prove it (s[t] and s[t], not s[t] and s[0]).
     if (sameBody && earlier.isElement && later.isElement)
-      return !sameThreadElement(earlier, later);
+      return !sameThreadElement(earlier, later) &&
+             !disjointElements(earlier, later);
     // Per-thread copies of one body move each thread's own data.
     if (sameBody && !earlier.isElement && !later.isElement)
       return false;
