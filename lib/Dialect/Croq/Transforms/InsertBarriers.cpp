@@ -629,6 +629,15 @@ private:
     }
   }
 
+  /// The memory an access touches, for diagnostics.
+  static StringRef memoryName(const Access &access) {
+    if (access.memref)
+      if (auto type = dyn_cast<MemRefType>(access.memref.getType()))
+        if (getStorage(type) == Storage::Global)
+          return "global memory";
+    return "shared memory";
+  }
+
   /// A barrier between `earlier` and `later`, before `later` lifted to the
   /// region that holds both.
   void place(const Access &earlier, const Access &later, State &state) {
@@ -652,8 +661,8 @@ private:
     if (getExecutionScope(solver, anchor) < required) {
       InFlightDiagnostic diag =
           later.op->emitError()
-          << (later.write ? "this write to shared memory" : "this read of shared memory")
-          << " must wait for an earlier "
+          << (later.write ? "this write to " : "this read of ")
+          << memoryName(later) << " must wait for an earlier "
           << (earlier.write ? "write" : "read")
           << " of the same buffer by other threads, but no barrier can go "
              "between them: only part of the "
