@@ -420,7 +420,9 @@ static LogicalResult verifyLowerable(ModuleOp module,
     }
     if (isa<MmaLoadOp, MmaOp, MmaStoreOp>(op) && failed(checkFragments(op)))
       return WalkResult::interrupt();
-    if (auto load = dyn_cast<MmaLoadOp>(op); load && failed(consumerLayout(load)))
+    if (auto load = dyn_cast<MmaLoadOp>(op);
+        load && load.getResult().getType().getRole() != FragRole::Acc &&
+        failed(consumerLayout(load)))
       return WalkResult::interrupt();
     return WalkResult::advance();
   });

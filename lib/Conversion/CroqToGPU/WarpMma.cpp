@@ -214,6 +214,61 @@ struct MmaFillLowering : ScopedPattern<MmaFillOp> {
   }
 };
 
+/// A warp accumulator from memory, each lane reading the elements it
+/// holds (the layout MmaStoreLowering writes): rows g and g + 8, columns
+/// c and c + 1 of each m16n8 tile. Elements past the view's tensor, or of
+/// padded tiles, are zero.
+static LogicalResult lowerAccumulatorLoad(MmaLoadOp op, Value source,
+                                          ConversionPatternRewriter &rewriter) {
+  FragType type = op.getResult().getType();
+  Location loc = op.getLoc();
+  int64_t m = type.getShape()[0], n = type.getShape()[1];
+  std::optional<SmallVector<Value>> valid =
+      validExtents(rewriter, loc, op.getSource());
+  if (!valid && (m % kTileM || n % kTileN))
+    valid = SmallVector<Value>{cIndex(rewriter, loc, m),
+                               cIndex(rewriter, loc, n)};
+  Type element = type.getElementType();
+  Value lane = laneId(rewriter, loc);
+  Value g = arith::DivUIOp::create(rewriter, loc, lane, cIndex(rewriter, loc, 4));
+  Value c = arith::MulIOp::create(
+      rewriter, loc,
+      arith::RemUIOp::create(rewriter, loc, lane, cIndex(rewriter, loc, 4)),
+      cIndex(rewriter, loc, 2));
+  Value zero =
+      arith::ConstantOp::create(rewriter, loc, rewriter.getZeroAttr(element));
+  int64_t nTiles = ceilDiv(n, kTileN);
+  SmallVector<Value> elements;
+  for (int64_t mi = 0; mi < ceilDiv(m, kTileM); ++mi)
+    for (int64_t ni = 0; ni < nTiles; ++ni)
+      for (int64_t half = 0; half < 2; ++half)
+        for (int64_t e = 0; e < 2; ++e) {
+          SmallVector<Value> where{
+              arith::AddIOp::create(rewriter, loc, g,
+                                    cIndex(rewriter, loc, mi * kTileM + half * 8)),
+              arith::AddIOp::create(rewriter, loc, c,
+                                    cIndex(rewriter, loc, ni * kTileN + e))};
+          if (!valid) {
+            elements.push_back(
+                memref::LoadOp::create(rewriter, loc, source, where));
+            continue;
+          }
+          auto guard = scf::IfOp::create(rewriter, loc, element,
+                                         inBounds(rewriter, loc, where, *valid),
+                                         /*withElseRegion=*/true);
+          OpBuilder thenB = guard.getThenBodyBuilder();
+          scf::YieldOp::create(
+              thenB, loc,
+              memref::LoadOp::create(thenB, loc, source, where).getResult());
+          OpBuilder elseB = guard.getElseBodyBuilder();
+          scf::YieldOp::create(elseB, loc, zero);
+          elements.push_back(guard.getResult(0));
+        }
+  rewriter.replaceOpWithNewOp<vector::FromElementsOp>(op, fragVectorType(type),
+                                                      elements);
+  return success();
+}
+
 struct MmaLoadLowering : ScopedPattern<MmaLoadOp> {
   using ScopedPattern::ScopedPattern;
   LogicalResult
@@ -222,6 +277,8 @@ struct MmaLoadLowering : ScopedPattern<MmaLoadOp> {
     FragType type = op.getResult().getType();
     if (type.getScope() == Level::Warpgroup)
       return lowerWarpgroupLoad(op, adaptor.getSource(), rewriter);
+    if (type.getRole() == FragRole::Acc)
+      return lowerAccumulatorLoad(op, adaptor.getSource(), rewriter);
     // verifyLowerable checked the scope, element types and the layout.
     MmaLayout layout = *consumerLayout(op);
     OperandGeometry geometry = operandGeometry(type, layout);
@@ -579,11 +636,22 @@ struct MmaCoordsLowering : ScopedPattern<MmaCoordsOp> {
   }
 };
 
+/// Position of register `index` of a warp accumulator in its vector:
+/// tile, row half, column.
+static SmallVector<int64_t> warpAccPosition(int64_t index) {
+  return {index / 4, index / 2 % 2, index % 2};
+}
+
 struct MmaElementLowering : ScopedPattern<MmaElementOp> {
   using ScopedPattern::ScopedPattern;
   LogicalResult
   matchAndRewrite(MmaElementOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
+    if (op.getAcc().getType().getScope() == Level::Warp) {
+      rewriter.replaceOpWithNewOp<vector::ExtractOp>(
+          op, adaptor.getAcc(), warpAccPosition(op.getIndex()));
+      return success();
+    }
     rewriter.replaceOp(op, warpgroupAccElement(rewriter, op.getLoc(),
                                                op.getAcc().getType(),
                                                adaptor.getAcc(), op.getIndex()));
@@ -596,6 +664,12 @@ struct MmaSetElementLowering : ScopedPattern<MmaSetElementOp> {
   LogicalResult
   matchAndRewrite(MmaSetElementOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
+    if (op.getAcc().getType().getScope() == Level::Warp) {
+      rewriter.replaceOpWithNewOp<vector::InsertOp>(
+          op, adaptor.getValue(), adaptor.getAcc(),
+          warpAccPosition(op.getIndex()));
+      return success();
+    }
     rewriter.replaceOp(op, setWarpgroupAccElement(
                                rewriter, op.getLoc(), op.getAcc().getType(),
                                adaptor.getAcc(), op.getIndex(),

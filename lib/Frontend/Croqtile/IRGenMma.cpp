@@ -197,6 +197,9 @@ LogicalResult IRGen::mma(const Stmt &stmt) {
       inference.loadRoles[operandSymbols[0]->origin] = static_cast<int>(FragRole::A);
     if (operandSymbols[1] && operandSymbols[1]->origin)
       inference.loadRoles[operandSymbols[1]->origin] = static_cast<int>(FragRole::B);
+    // `mc = mma.load c_tile;` starts the accumulator from memory.
+    if (acc->origin && acc->origin->kind == Stmt::Kind::MmaLoad)
+      inference.loadRoles[acc->origin] = static_cast<int>(FragRole::Acc);
     if (acc->origin && acc->origin->kind == Stmt::Kind::MmaFill &&
         !inference.fillTypes.count(acc->origin)) {
       Type element = acc->origin->elemType.empty()

@@ -1118,6 +1118,29 @@ LogicalResult IRGen::assignment(const Stmt &stmt) {
       declare(target.name, Symbol{Symbol::Kind::Scalar, rhs->value, rhs->bound});
       return success();
     }
+    if (s && s->kind == Symbol::Kind::Frag &&
+        cast<FragType>(s->value.getType()).getRole() == FragRole::Acc &&
+        stmt.op != "%=") {
+      // `acc += v`: every element of an accumulator with a scalar, register
+      // by register in each thread.
+      auto type = cast<FragType>(s->value.getType());
+      Type element = type.getElementType();
+      if (!rhs->value.getType().isIntOrIndexOrFloat() ||
+          rhs->value.getType().isInteger(1))
+        return fail(stmt.value->loc, "'" + stmt.op + "' on an accumulator "
+                                     "takes a number");
+      Value v = coerce(rhs->value, element, l);
+      Value acc = s->value;
+      for (int64_t r = 0; r < type.getRegisterCount(); ++r) {
+        Value e = MmaElementOp::create(builder, l, element, acc, r);
+        FailureOr<Value> c = combine(e, v);
+        if (failed(c))
+          return failure();
+        acc = MmaSetElementOp::create(builder, l, *c, acc, r);
+      }
+      s->value = acc;
+      return success();
+    }
     if (!s || s->kind != Symbol::Kind::Scalar || !s->isMutable)
       return fail(target.loc, "'" + stmt.op + "' needs a mutable scalar",
                   "declare it as `mutable int " + target.name + " = 0;`");

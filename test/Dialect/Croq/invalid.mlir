@@ -758,9 +758,9 @@ func.func @negative_fill_role(%v: f32) {
 
 // -----
 
-func.func @negative_load_role(%s: memref<16x16xf16, #gpu.address_space<workgroup>>) {
-  // expected-error @below {{result must be a fragment of role a or b, got '!croq.frag<acc, 16x16xf16>'}}
-  %a = croq.mma.load %s : memref<16x16xf16, #gpu.address_space<workgroup>> -> !croq.frag<acc, 16x16xf16>
+func.func @negative_load_role(%s: memref<64x16xf16, #gpu.address_space<workgroup>>) {
+  // expected-error @below {{loads an accumulator only at warp scope; start a warpgroup accumulator with croq.mma.fill, got '!croq.frag<acc, 64x16xf16, warpgroup>'}}
+  %a = croq.mma.load %s : memref<64x16xf16, #gpu.address_space<workgroup>> -> !croq.frag<acc, 64x16xf16, warpgroup>
   return
 }
 
@@ -1053,8 +1053,16 @@ func.func @coords_range() {
 // -----
 
 func.func @element_of_warp_fragment(%acc: !croq.frag<acc, 16x16xf32>) {
-  // expected-error @below {{addresses the registers of a warpgroup accumulator of 64 x N (N a multiple of 8), got '!croq.frag<acc, 16x16xf32>'}}
-  %v = croq.mma.element %acc[0] : !croq.frag<acc, 16x16xf32> -> f32
+  // expected-error @below {{register 8 is out of range: a thread holds 8 of '!croq.frag<acc, 16x16xf32>'}}
+  %v = croq.mma.element %acc[8] : !croq.frag<acc, 16x16xf32> -> f32
+  return
+}
+
+// -----
+
+func.func @element_of_operand(%a: !croq.frag<a, 16x16xf16>) {
+  // expected-error @below {{addresses the registers of an accumulator: a warp's, or a warpgroup's of 64 x N (N a multiple of 8), got '!croq.frag<a, 16x16xf16>'}}
+  %v = croq.mma.element %a[0] : !croq.frag<a, 16x16xf16> -> f16
   return
 }
 

@@ -103,6 +103,7 @@ SIGNATURES = {
     "mma_k8_co": [_TENSOR, _TENSOR, _TENSOR],
     "gemm_tf32_co": [_TENSOR, _TENSOR, _TENSOR],
     "gemm_s8_co": [_TENSOR, _TENSOR, _TENSOR],
+    "mma_loadc_co": [_TENSOR, _TENSOR, _TENSOR, _F32],
 }
 
 

@@ -269,6 +269,20 @@ def warp_mma_s8():
 
 
 @test
+def warp_mma_loaded_accumulator_epilogue():
+    # C = 2 (C + A B^T + bias): the accumulator loaded from C, then a
+    # scalar added and multiplied into every element.
+    for m, n, k in MMA_TYPE_SHAPES:
+        a = torch.randn(m, k, device="cuda").half()
+        b = torch.randn(n, k, device="cuda").half()
+        c = torch.randn(m, n, device="cuda")
+        ref = 2 * (c.double() + a.double() @ b.double().T + 0.75)
+        K.mma_loadc_co(a, b, c, 0.75)
+        err = relative_error(c, ref)
+        assert err < 1e-3, f"loaded accumulator {m}x{n}x{k}: relative error {err}"
+
+
+@test
 def warp_mma_padded_tiles():
     # 8 x 8 x 4 tiles (f16 accumulator from 1.5) and 16 x 8 x 8 ones, each
     # padded into m16n8k16 instructions.

@@ -273,12 +273,14 @@ LogicalResult MmaFillOp::verify() {
 /// `index` among the N / 2 a thread holds.
 static LogicalResult verifyAccumulatorRegister(Operation *op, FragType type,
                                                int64_t index) {
-  if (type.getRole() != FragRole::Acc || type.getScope() != Level::Warpgroup ||
-      type.getShape()[0] != 64 || type.getShape()[1] % 8)
-    return op->emitOpError("addresses the registers of a warpgroup "
-                           "accumulator of 64 x N (N a multiple of 8), got ")
+  if (type.getRole() != FragRole::Acc ||
+      (type.getScope() == Level::Warpgroup &&
+       (type.getShape()[0] != 64 || type.getShape()[1] % 8)))
+    return op->emitOpError("addresses the registers of an accumulator: a "
+                           "warp's, or a warpgroup's of 64 x N (N a multiple "
+                           "of 8), got ")
            << type;
-  int64_t registers = type.getShape()[1] / 2;
+  int64_t registers = type.getRegisterCount();
   if (index < 0 || index >= registers)
     return op->emitOpError("register ")
            << index << " is out of range: a thread holds " << registers
@@ -287,8 +289,12 @@ static LogicalResult verifyAccumulatorRegister(Operation *op, FragType type,
 }
 
 LogicalResult MmaCoordsOp::verify() {
-  return verifyAccumulatorRegister(*this, cast<FragType>(getFrag()),
-                                   getIndex());
+  auto type = cast<FragType>(getFrag());
+  if (type.getScope() != Level::Warpgroup)
+    return emitOpError("gives the coordinates of a warpgroup accumulator's "
+                       "registers, got ")
+           << type;
+  return verifyAccumulatorRegister(*this, type, getIndex());
 }
 
 LogicalResult MmaElementOp::verify() {
@@ -308,9 +314,14 @@ LogicalResult MmaSetElementOp::verify() {
 LogicalResult MmaLoadOp::verify() {
   FragType fragType = getResult().getType();
   auto sourceType = cast<MemRefType>(getSource().getType());
-  if (failed(verifyRole(*this, fragType, {FragRole::A, FragRole::B},
-                        "result")))
+  if (failed(verifyRole(*this, fragType,
+                        {FragRole::A, FragRole::B, FragRole::Acc}, "result")))
     return failure();
+  if (fragType.getRole() == FragRole::Acc &&
+      fragType.getScope() != Level::Warp)
+    return emitOpError("loads an accumulator only at warp scope; start a "
+                       "warpgroup accumulator with croq.mma.fill, got ")
+           << fragType;
   FailureOr<Storage> storage = verifyStorage(*this, sourceType, "source");
   if (failed(storage))
     return failure();

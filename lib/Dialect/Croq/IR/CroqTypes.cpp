@@ -251,6 +251,13 @@ void FragType::print(AsmPrinter &printer) const {
 /// The largest extent of a register fragment.
 constexpr int64_t kMaxFragExtent = 256;
 
+int64_t FragType::getRegisterCount() const {
+  ArrayRef<int64_t> shape = getShape();
+  if (getScope() == Level::Warpgroup)
+    return shape[1] / 2;
+  return (shape[0] + 15) / 16 * ((shape[1] + 7) / 8) * 4;
+}
+
 LogicalResult FragType::verify(function_ref<InFlightDiagnostic()> emitError,
                                FragRole role, ArrayRef<int64_t> shape,
                                Type elementType, Level scope) {

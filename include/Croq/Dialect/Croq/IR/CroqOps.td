@@ -679,12 +679,14 @@ def Croq_MmaFillOp : Croq_Op<"mma.fill", [Pure]> {
 
 def Croq_MmaLoadOp : Croq_Op<"mma.load", [
     DeclareOpInterfaceMethods<Croq_CollectiveOpInterface>]> {
-  let summary = "an operand fragment loaded from a view";
+  let summary = "an operand or accumulator fragment loaded from a view";
   let description = [{
     `ma = mma.load[.swiz<N>] view`. At warp scope this loads registers; at
     warpgroup scope on Hopper it describes the shared-memory tile for wgmma,
     which reads it when the MMA executes (see `croq.mma`). `swizzle` must
-    match the swizzle the tile was written with.
+    match the swizzle the tile was written with. A warp accumulator may be
+    loaded too (`mc = mma.load c_tile;` then `mma.row.col mc, ma, mb;`
+    accumulates onto C).
 
     ```mlir
     %ma = croq.mma.load %tile : memref<16x16xf16, strided<[64, 1], offset: ?>, #gpu.address_space<workgroup>> -> !croq.frag<a, 16x16xf16>
@@ -758,15 +760,17 @@ def Croq_MmaElementOp : Croq_Op<"mma.element", [Pure]> {
   let summary = "one register of the executing thread's part of an accumulator";
   let description = [{
     Register `index` of the accumulator `acc` as the executing thread holds
-    it (see `croq.mma.coords` for which element that is). The MMAs that
-    computed `acc` must have completed: croq-pipeline-mma commits before it.
+    it, of a warp's or a warpgroup's (see `FragType::getRegisterCount`, and
+    `croq.mma.coords` for which element a warpgroup register is). The MMAs
+    that computed `acc` must have completed: croq-pipeline-mma commits
+    before it.
 
     ```mlir
     %v = croq.mma.element %acc[5] : !croq.frag<acc, 64x128xf32, warpgroup> -> f32
     ```
   }];
   let arguments = (ins Croq_Frag:$acc, I64Attr:$index);
-  let results = (outs AnyFloat:$result);
+  let results = (outs AnyTypeOf<[AnyFloat, AnySignlessInteger]>:$result);
   let assemblyFormat = "$acc `[` $index `]` attr-dict `:` type($acc) `->` type($result)";
   let hasVerifier = 1;
 }
@@ -781,7 +785,8 @@ def Croq_MmaSetElementOp : Croq_Op<"mma.set_element", [Pure,
     %acc2 = croq.mma.set_element %v, %acc[5] : f32, !croq.frag<acc, 64x128xf32, warpgroup>
     ```
   }];
-  let arguments = (ins AnyFloat:$value, Croq_Frag:$acc, I64Attr:$index);
+  let arguments = (ins AnyTypeOf<[AnyFloat, AnySignlessInteger]>:$value,
+                       Croq_Frag:$acc, I64Attr:$index);
   let results = (outs Croq_Frag:$result);
   let assemblyFormat = "$value `,` $acc `[` $index `]` attr-dict `:` type($value) `,` type($acc)";
   let hasVerifier = 1;

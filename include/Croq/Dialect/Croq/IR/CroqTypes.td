@@ -103,6 +103,13 @@ def Croq_FragType : Croq_Type<"Frag", "frag"> {
   let skipDefaultBuilders = 0;
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The elements of an accumulator each thread holds, in the order
+    /// `croq.mma.element` numbers them: for a warpgroup's 64 x N, N / 2
+    /// (the wgmma layout); for a warp's M x N, four per m16n8 tile, the
+    /// tiles row-major (padded tiles included).
+    int64_t getRegisterCount() const;
+  }];
 }
 
 def Croq_StreamType : Croq_Type<"Stream", "stream"> {
