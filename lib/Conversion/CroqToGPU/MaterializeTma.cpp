@@ -51,6 +51,25 @@ int64_t mlir::croq::detail::tileBytes(MemRefType type) {
 
 /// Builds the tensor maps on the host and gives each TMA copy its map;
 /// gives each trigger the bytes of the TMA loads bound to its element.
+
+/// Makes `value` available before `op`: it already is, or it is pure
+/// arithmetic (an index cast of a mutable's value at the trigger) of values
+/// that are, which moves above `op`.
+static bool hoistAbove(Value value, Operation *op, DominanceInfo &dominance,
+                       int depth = 0) {
+  if (dominance.properlyDominates(value, op))
+    return true;
+  Operation *def = value.getDefiningOp();
+  if (!def || depth > 8 || def->getNumRegions() || !isPure(def) ||
+      def->getBlock() != op->getBlock())
+    return false;
+  for (Value operand : def->getOperands())
+    if (!hoistAbove(operand, op, dominance, depth + 1))
+      return false;
+  def->moveBefore(op);
+  return true;
+}
+
 static LogicalResult materializeTma(ModuleOp module) {
   DenseMap<std::tuple<Operation *, Value, Type>, Value> cache;
   DenseMap<Operation *, int64_t> expectBytes;
@@ -197,7 +216,7 @@ static LogicalResult materializeTma(ModuleOp module) {
       if (trigger.getOrder())
         slotValues.push_back(trigger.getOrder());
       for (Value v : slotValues)
-        if (!dominance.properlyDominates(v, copy)) {
+        if (!hoistAbove(v, copy, dominance)) {
           trigger.emitOpError("selects its event element with a value "
                               "computed after the TMA copy it binds; the copy "
                               "needs the element when it is issued, so compute "

@@ -55,3 +55,25 @@ func.func @after(%n: index, %g: memref<?x?xf16>) {
   }
   return
 }
+
+// -----
+
+// The element index is pure arithmetic at the trigger (the importer casts a
+// u32 mutable there) of a value that exists before the copy: it moves above
+// the copy, which needs the element when it is issued.
+// CHECK-LABEL: func.func @index_after_copy
+// CHECK: %[[I:.*]] = arith.index_castui
+// CHECK-NEXT: %[[F:.*]] = croq.tma.copy async
+// CHECK: croq.event.trigger %{{.*}} at(%[[I]]) after %[[F]] expect_tx(8192)
+func.func @index_after_copy(%n: index, %g: memref<?x?xf16>, %order: i32) {
+  %c0 = arith.constant 0 : index
+  croq.parallel (%b) by [%n] : block {
+    %full = croq.event.alloc : !croq.event<shared, 2>
+    %a = memref.alloc() : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %ta = croq.subspan %g[64, 64] at [%b, %c0] : memref<?x?xf16> -> memref<64x64xf16, strided<[?, 1], offset: ?>>
+    %f = croq.tma.copy async %ta to %a : memref<64x64xf16, strided<[?, 1], offset: ?>> to memref<64x64xf16, #gpu.address_space<workgroup>> -> !croq.future<tma, async, memref<64x64xf16, #gpu.address_space<workgroup>>>
+    %i = arith.index_castui %order : i32 to index
+    croq.event.trigger %full at(%i) after %f : !croq.event<shared, 2>, !croq.future<tma, async, memref<64x64xf16, #gpu.address_space<workgroup>>>
+  }
+  return
+}
