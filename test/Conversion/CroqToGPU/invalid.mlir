@@ -392,3 +392,20 @@ func.func @negative_overlapping_roles(%n: index) {
   }
   return
 }
+
+// -----
+
+// The element comes from a load after the copy: it cannot move above it.
+func.func @negative_index_after_copy(%n: index, %g: memref<?x?xf16>, %idx: memref<1xindex>) {
+  %c0 = arith.constant 0 : index
+  croq.parallel (%b) by [%n] : block {
+    %full = croq.event.alloc : !croq.event<shared, 2>
+    %a = memref.alloc() : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %ta = croq.subspan %g[64, 64] at [%b, %c0] : memref<?x?xf16> -> memref<64x64xf16, strided<[?, 1], offset: ?>>
+    %f = croq.tma.copy async %ta to %a : memref<64x64xf16, strided<[?, 1], offset: ?>> to memref<64x64xf16, #gpu.address_space<workgroup>> -> !croq.future<tma, async, memref<64x64xf16, #gpu.address_space<workgroup>>>
+    %i = memref.load %idx[%c0] : memref<1xindex>
+    // expected-error @below {{selects its event element with a value computed after the TMA copy it binds}}
+    croq.event.trigger %full at(%i) after %f : !croq.event<shared, 2>, !croq.future<tma, async, memref<64x64xf16, #gpu.address_space<workgroup>>>
+  }
+  return
+}
