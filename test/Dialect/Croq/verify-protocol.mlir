@@ -149,3 +149,38 @@ func.func @negative_unwaited_future(%g: memref<64xf32>) {
   }
   return
 }
+
+// -----
+
+// D2's `e.at(order)` with a constant order below the element count names
+// one element: triggering at(0) and waiting at(1) hangs (upstream's
+// trigger_after_incremented_join.co, `trigger full.at(order++)`).
+func.func @negative_order_elements() {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  croq.parallel (%b) by [%c1] : block {
+    %full = croq.event.alloc : !croq.event<shared, 2>
+    // expected-note @below {{a trigger of another element}}
+    croq.event.trigger %full at(%c0) : !croq.event<shared, 2>
+    // expected-error @below {{deadlock: no trigger completes the element this wait needs (linear index 1); its event's triggers name other elements}}
+    croq.event.wait %full at(%c1) : !croq.event<shared, 2>
+  }
+  return
+}
+
+// -----
+
+// The same element, and an order past the first phase, are accepted.
+func.func @order_elements(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  croq.parallel (%b) by [%c1] : block {
+    %full = croq.event.alloc : !croq.event<shared, 2>
+    croq.event.trigger %full at(%c1) : !croq.event<shared, 2>
+    croq.event.wait %full at(%c1) : !croq.event<shared, 2>
+    croq.event.trigger %full at(%c3) : !croq.event<shared, 2>
+    croq.event.wait %full at(%c3) : !croq.event<shared, 2>
+  }
+  return
+}

@@ -200,7 +200,17 @@ struct CroqVerifyProtocolPass
     auto element = [](Value event, ValueRange indices,
                       Value order) -> std::optional<int64_t> {
       auto type = cast<EventType>(event.getType());
-      if (order || indices.size() != type.getShape().size())
+      // D2's `e.at(order)` is element order % N of generation order / N:
+      // a constant order below N names an element of the first phase.
+      if (order) {
+        APInt c;
+        int64_t elements = type.getNumElements();
+        if (!indices.empty() || !matchPattern(order, m_ConstantInt(&c)) ||
+            c.getSExtValue() < 0 || c.getSExtValue() >= elements)
+          return std::nullopt;
+        return c.getSExtValue();
+      }
+      if (indices.size() != type.getShape().size())
         return std::nullopt;
       int64_t linear = 0;
       for (auto [index, extent] : llvm::zip_equal(indices, type.getShape())) {
