@@ -96,6 +96,7 @@ void mlir::croq::buildCroqGPUToNVVMPipeline(
   pm.addPass(createGpuKernelOutliningPass());
   pm.addPass(createCroqPassTensorMapsByPointerPass());
   pm.addNestedPass<gpu::GPUModuleOp>(createCroqBoundKernelRegistersPass());
+  pm.addPass(createCroqMarkCooperativeLaunchesPass());
   // Drop host values that only fed the sunk kernel computations.
   pm.addPass(createCanonicalizerPass());
 

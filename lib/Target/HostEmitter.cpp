@@ -22,6 +22,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Croq/Dialect/Croq/IR/CroqDialect.h"
 #include "Croq/Dialect/Croq/IR/CroqTypes.h"
 #include "Croq/Target/Translations.h"
 
@@ -537,6 +538,9 @@ LogicalResult HostEmitter::emitLaunch(gpu::LaunchFuncOp launch) {
   if (!launch.getAsyncDependencies().empty())
     stream = use(launch.getAsyncDependencies().front());
   bool sync = !launch.getAsyncToken();
+  // croq-mark-cooperative-launches marked the launch of a cooperative
+  // kernel.
+  bool cooperative = launch->hasAttr(croq::kCooperativeAttrName);
   os << "    if (int err = croq_rt_launch(&croq_module_" << module << ", \""
      << kernel << "\", \"" << function << "\", " << use(launch.getGridSizeX())
      << ", " << use(launch.getGridSizeY()) << ", "
@@ -546,8 +550,8 @@ LogicalResult HostEmitter::emitLaunch(gpu::LaunchFuncOp launch) {
      << (launch.getDynamicSharedMemorySize()
              ? use(launch.getDynamicSharedMemorySize())
              : std::string("0"))
-     << ", " << stream << ", params, " << (sync ? "1" : "0")
-     << ")) return err;\n";
+     << ", " << stream << ", params, " << (sync ? "1" : "0") << ", "
+     << (cooperative ? "1" : "0") << ")) return err;\n";
   os << "  }\n";
   if (Value token = launch.getAsyncToken())
     names[token] = stream;

@@ -38,12 +38,15 @@ struct croq_module {
 
 /// Launches `kernel` of `module` with `params` on `stream` (nullptr: the
 /// default stream). With `sync`, waits for the stream and reports errors the
-/// kernel raised. Dynamic shared memory above 48 KiB is opted into.
+/// kernel raised. Dynamic shared memory above 48 KiB is opted into. A
+/// `cooperative` kernel is launched with all its blocks resident at once
+/// (cuLaunchCooperativeKernel); a grid larger than the GPU holds is an error.
 extern "C" int croq_rt_launch(croq_module *module, const char *kernel,
                               const char *caller, int64_t gridX, int64_t gridY,
                               int64_t gridZ, int64_t blockX, int64_t blockY,
                               int64_t blockZ, int32_t sharedBytes,
-                              CUstream stream, void **params, int sync);
+                              CUstream stream, void **params, int sync,
+                              int cooperative);
 
 /// A non-blocking stream owned by one call of `caller`.
 extern "C" int croq_rt_stream_create(CUstream *stream, const char *caller);

@@ -83,7 +83,8 @@ extern "C" int croq_rt_launch(croq_module *module, const char *kernel,
                               const char *caller, int64_t gridX, int64_t gridY,
                               int64_t gridZ, int64_t blockX, int64_t blockY,
                               int64_t blockZ, int32_t sharedBytes,
-                              CUstream stream, void **params, int sync) {
+                              CUstream stream, void **params, int sync,
+                              int cooperative) {
   if (gridX <= 0 || gridY <= 0 || gridZ <= 0) {
     if (gridX == 0 || gridY == 0 || gridZ == 0)
       return 0; // An empty grid launches nothing.
@@ -101,8 +102,31 @@ extern "C" int croq_rt_launch(croq_module *module, const char *kernel,
     if (result != CUDA_SUCCESS)
       return report(result, caller, "configuring shared memory of", kernel);
   }
-  result = cuLaunchKernel(function, gridX, gridY, gridZ, blockX, blockY, blockZ,
-                          sharedBytes, stream, params, nullptr);
+  if (cooperative) {
+    // Every block must be resident at once for the grid barrier to
+    // complete: check the grid against what the GPU holds, and say so.
+    int perSm = 0, sms = 0;
+    CUdevice device;
+    if (cuCtxGetDevice(&device) == CUDA_SUCCESS &&
+        cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+                             device) == CUDA_SUCCESS &&
+        cuOccupancyMaxActiveBlocksPerMultiprocessor(
+            &perSm, function, int(blockX * blockY * blockZ), sharedBytes) ==
+            CUDA_SUCCESS &&
+        gridX * gridY * gridZ > int64_t(perSm) * sms)
+      return croq_rt_fail(caller,
+                          "cooperative kernel '%s': its %lld blocks must all "
+                          "run at once, but the GPU holds %lld of them (%d "
+                          "SMs x %d); launch fewer blocks",
+                          kernel, (long long)(gridX * gridY * gridZ),
+                          (long long)perSm * sms, sms, perSm);
+    result = cuLaunchCooperativeKernel(function, gridX, gridY, gridZ, blockX,
+                                       blockY, blockZ, sharedBytes, stream,
+                                       params);
+  } else {
+    result = cuLaunchKernel(function, gridX, gridY, gridZ, blockX, blockY,
+                            blockZ, sharedBytes, stream, params, nullptr);
+  }
   if (result != CUDA_SUCCESS)
     return report(result, caller, "launching", kernel);
   if (sync) {

@@ -298,6 +298,11 @@ def CroqBoundKernelRegistersPass
     kernel `gpu.func` that contains `nvvm.setmaxregister` and has a known
     block size gets `nvvm.minctasm = 1`, which with the block size fixes
     that count at the register file divided by the block's threads.
+
+    It also moves the launch hints of `croq.launch_hints` onto the kernel:
+    `min_blocks` and `max_registers` as `nvvm.minctasm` / `nvvm.maxnreg`,
+    `cooperative` as the `croq.cooperative` unit attribute, which the host
+    code reads to launch the kernel cooperatively.
   }];
   let dependentDialects = ["::mlir::NVVM::NVVMDialect"];
 }
@@ -394,6 +399,17 @@ def CroqPassTensorMapsByPointerPass
     matching `gpu.launch_func` operands on the host.
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
+def CroqMarkCooperativeLaunchesPass
+    : Pass<"croq-mark-cooperative-launches", "::mlir::ModuleOp"> {
+  let summary = "Mark the host launches of cooperative kernels";
+  let description = [{
+    After `croq-bound-kernel-registers` marks a kernel `croq.cooperative`
+    (from its `block<cooperative>` parallel), each `gpu.launch_func` of that
+    kernel gets the same unit attribute, which survives serialization: the
+    host code reads it there and launches with cuLaunchCooperativeKernel.
+  }];
 }
 
 def CroqUnrollFragmentVectorsPass

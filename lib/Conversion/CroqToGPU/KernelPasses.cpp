@@ -41,6 +41,7 @@
 namespace mlir::croq {
 #define GEN_PASS_DEF_CROQBOUNDKERNELREGISTERSPASS
 #define GEN_PASS_DEF_CROQUNROLLFRAGMENTVECTORSPASS
+#define GEN_PASS_DEF_CROQMARKCOOPERATIVELAUNCHESPASS
 #include "Croq/Conversion/Passes.h.inc"
 } // namespace mlir::croq
 
@@ -66,6 +67,9 @@ struct CroqBoundKernelRegistersPass
         if (std::optional<int64_t> n = h.getMaxRegisters())
           func->setAttr(NVVM::NVVMDialect::getMaxnregAttrName(),
                         IntegerAttr::get(i32, *n));
+        // The host launches it with cuLaunchCooperativeKernel.
+        if (h.getCooperative())
+          func->setAttr(kCooperativeAttrName, UnitAttr::get(&getContext()));
         h.erase();
       }
       if (!func.isKernel() || !func.getKnownBlockSizeAttr() ||
@@ -78,6 +82,23 @@ struct CroqBoundKernelRegistersPass
         func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
                       IntegerAttr::get(IntegerType::get(&getContext(), 32), 1));
     }
+  }
+};
+
+} // namespace
+
+namespace {
+
+struct CroqMarkCooperativeLaunchesPass
+    : mlir::croq::impl::CroqMarkCooperativeLaunchesPassBase<
+          CroqMarkCooperativeLaunchesPass> {
+  void runOnOperation() override {
+    getOperation().walk([&](gpu::LaunchFuncOp launch) {
+      auto kernel = SymbolTable::lookupNearestSymbolFrom<gpu::GPUFuncOp>(
+          launch, launch.getKernel());
+      if (kernel && kernel->hasAttr(kCooperativeAttrName))
+        launch->setAttr(kCooperativeAttrName, UnitAttr::get(&getContext()));
+    });
   }
 };
 

@@ -213,9 +213,11 @@ struct KernelLaunchLowering : ScopedPattern<ParallelOp> {
                           MemRefLayoutAttrInterface(),
                           sharedAllocs.front().getType().getMemorySpace()));
     // Launch bounds travel with the body through kernel outlining.
-    if (op.getMinBlocksAttr() || op.getMaxRegistersAttr())
+    if (op.getMinBlocksAttr() || op.getMaxRegistersAttr() ||
+        op.getCooperative())
       LaunchHintsOp::create(rewriter, loc, op.getMinBlocksAttr(),
-                            op.getMaxRegistersAttr());
+                            op.getMaxRegistersAttr(),
+                            op.getCooperativeAttr());
     auto terminator = gpu::TerminatorOp::create(rewriter, loc);
     inlineBody(rewriter, op.getBody(), terminator, blockIds);
 
@@ -379,6 +381,102 @@ struct BarrierLowering : ScopedPattern<BarrierOp> {
   }
 };
 
+/// The arrival count and generation of the grid barrier, a global of the
+/// module that kernel outlining copies into each kernel's module.
+static constexpr StringLiteral kGridBarrierName = "__croq_grid_barrier";
+
+/// A barrier over every block of a cooperative kernel: a block barrier;
+/// thread 0 of each block reads the generation, arrives on the count, and
+/// the last block to arrive resets the count and advances the generation
+/// while the others spin until it does (membar.gl orders each block's
+/// writes before its arrival and the others' after the release); a block
+/// barrier again.
+struct GridBarrierLowering : ScopedPattern<GridBarrierOp> {
+  using ScopedPattern::ScopedPattern;
+
+  LogicalResult
+  matchAndRewrite(GridBarrierOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *context = op.getContext();
+    const LaunchAnalysis::Scope &scope = analysis.getScope(op);
+    auto i32 = rewriter.getI32Type();
+    auto type = MemRefType::get(
+        {2}, i32, MemRefLayoutAttrInterface(),
+        gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Global));
+    auto module = op->getParentOfType<ModuleOp>();
+    if (!SymbolTable::lookupSymbolIn(module, kGridBarrierName)) {
+      OpBuilder::InsertionGuard guard(rewriter);
+      rewriter.setInsertionPointToStart(module.getBody());
+      memref::GlobalOp::create(
+          rewriter, loc, kGridBarrierName, rewriter.getStringAttr("private"),
+          type,
+          DenseElementsAttr::get(RankedTensorType::get({2}, i32),
+                                 rewriter.getI32IntegerAttr(0)),
+          /*constant=*/false, /*alignment=*/IntegerAttr());
+    }
+    emitGroupBarrier(rewriter, loc, Level::Block, scope.blockDim,
+                     scope.blockDim);
+    Value barrier =
+        memref::GetGlobalOp::create(rewriter, loc, type, kGridBarrierName);
+    Value first = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq,
+                                        threadId(rewriter, loc),
+                                        cIndex(rewriter, loc, 0));
+    auto ifFirst = scf::IfOp::create(rewriter, loc, first,
+                                     /*withElseRegion=*/false);
+    {
+      OpBuilder::InsertionGuard guard(rewriter);
+      rewriter.setInsertionPoint(ifFirst.thenBlock()->getTerminator());
+      Value count = cIndex(rewriter, loc, 0), generation = cIndex(rewriter, loc, 1);
+      auto constant = [&](int32_t v) {
+        return arith::ConstantIntOp::create(rewriter, loc, i32, v).getResult();
+      };
+      auto rmw = [&](arith::AtomicRMWKind kind, Value value, Value index) {
+        return memref::AtomicRMWOp::create(rewriter, loc, kind, value, barrier,
+                                           ValueRange{index})
+            .getResult();
+      };
+      Value blocks = cIndex(rewriter, loc, 1);
+      for (gpu::Dimension d :
+           {gpu::Dimension::x, gpu::Dimension::y, gpu::Dimension::z})
+        blocks = arith::MulIOp::create(
+            rewriter, loc, blocks, gpu::GridDimOp::create(rewriter, loc, d));
+      Value lastArrival = arith::IndexCastOp::create(
+          rewriter, loc, i32,
+          arith::SubIOp::create(rewriter, loc, blocks, cIndex(rewriter, loc, 1)));
+      Value seen = rmw(arith::AtomicRMWKind::addi, constant(0), generation);
+      NVVM::MembarOp::create(rewriter, loc, NVVM::MemScopeKind::GPU);
+      Value arrived = rmw(arith::AtomicRMWKind::addi, constant(1), count);
+      Value last = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq,
+                                         arrived, lastArrival);
+      auto ifLast = scf::IfOp::create(rewriter, loc, last,
+                                      /*withElseRegion=*/true);
+      {
+        OpBuilder::InsertionGuard inner(rewriter);
+        rewriter.setInsertionPoint(ifLast.thenBlock()->getTerminator());
+        rmw(arith::AtomicRMWKind::assign, constant(0), count);
+        NVVM::MembarOp::create(rewriter, loc, NVVM::MemScopeKind::GPU);
+        rmw(arith::AtomicRMWKind::addi, constant(1), generation);
+        rewriter.setInsertionPoint(ifLast.elseBlock()->getTerminator());
+        auto spin = scf::WhileOp::create(rewriter, loc, TypeRange{},
+                                         ValueRange{});
+        rewriter.createBlock(&spin.getBefore());
+        Value now = rmw(arith::AtomicRMWKind::addi, constant(0), generation);
+        Value waiting = arith::CmpIOp::create(
+            rewriter, loc, arith::CmpIPredicate::eq, now, seen);
+        scf::ConditionOp::create(rewriter, loc, waiting, ValueRange{});
+        rewriter.createBlock(&spin.getAfter());
+        scf::YieldOp::create(rewriter, loc);
+      }
+      NVVM::MembarOp::create(rewriter, loc, NVVM::MemScopeKind::GPU);
+    }
+    emitGroupBarrier(rewriter, loc, Level::Block, scope.blockDim,
+                     scope.blockDim);
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
 /// A fence within the block: membar.cta.
 struct FenceLowering : OpConversionPattern<FenceOp> {
   using OpConversionPattern::OpConversionPattern;
@@ -412,7 +510,7 @@ void mlir::croq::populateCroqToGPULevelPatterns(TypeConverter &converter,
     RewritePatternSet &patterns, const LaunchAnalysis &analysis) {
   MLIRContext *context = patterns.getContext();
   patterns.add<KernelLaunchLowering, NestedParallelLowering, InThreadsLowering,
-               WarpSpecializeLowering, BarrierLowering>(converter, context,
-                                                        analysis);
+               WarpSpecializeLowering, BarrierLowering, GridBarrierLowering>(
+      converter, context, analysis);
   patterns.add<StreamCreateLowering, FenceLowering>(converter, context);
 }

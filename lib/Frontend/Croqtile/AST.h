@@ -86,6 +86,7 @@ struct ParallelLevel {
   std::vector<llvm::SMLoc> nameLocs;
   std::vector<ExprPtr> bounds;
   std::string level; // "" when not annotated
+  bool cooperative = false; // block<cooperative>
   /// `p = {a, b} by [..]`: the ituple of the indices, when named.
   std::string tupleName;
   llvm::SMLoc tupleLoc;

@@ -299,6 +299,12 @@ LogicalResult IRGen::parallel(const Stmt &stmt) {
                                  typesOf(carriedNames));
     if (i == 0 && failed(applyLaunchBounds(stmt, op)))
       return failure();
+    if (lp.source && lp.source->cooperative) {
+      if (lp.level != Level::Block || !outermost)
+        return fail(lp.source->loc, "<cooperative> qualifies the block level "
+                                    "of a kernel: all its blocks run at once");
+      op.setCooperative(true);
+    }
     return parallelBody(op, carriedNames, [&]() -> LogicalResult {
       if (i == 0)
         shadow(kernelCopies);

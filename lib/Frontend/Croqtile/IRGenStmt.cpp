@@ -544,6 +544,15 @@ LogicalResult IRGen::statement(const Stmt &stmt) {
                                     "nothing; croq emits none";
       return success();
     }
+    // In the body of a cooperative block level, `sync.barrier : block`
+    // waits for the whole grid.
+    if (stmt.op == "barrier" && level == Level::Block &&
+        enclosingParallel() &&
+        enclosingParallel().getLevel() == Level::Block &&
+        enclosingParallel().getCooperative()) {
+      GridBarrierOp::create(builder, loc(stmt.loc));
+      return success();
+    }
     BarrierOp::create(builder, loc(stmt.loc), level);
     return success();
   }

@@ -242,7 +242,9 @@ private:
   StmtPtr dma(SMLoc loc, std::string result, SMLoc resultLoc);
   StmtPtr mma(SMLoc loc, std::string result, SMLoc resultLoc);
   StmtPtr assignment(SMLoc loc);
-  bool levelName(std::string &level);
+  /// A level's name, and `block<cooperative>` where `cooperative` may be
+  /// set.
+  bool levelName(std::string &level, bool *cooperative = nullptr);
   bool intArg(std::optional<int64_t> &value);
 
   /// Sets `e`'s height from its children; false (after an error) when the
@@ -616,7 +618,7 @@ bool Parser::body(std::vector<StmtPtr> &out) {
 // Statements
 //===----------------------------------------------------------------------===//
 
-bool Parser::levelName(std::string &level) {
+bool Parser::levelName(std::string &level, bool *cooperative) {
   SMLoc loc = peek().loc;
   std::string name;
   if (!expectIdent(name, nullptr, "a parallel level"))
@@ -625,9 +627,17 @@ bool Parser::levelName(std::string &level) {
       name != "thread")
     return error(loc, "unknown parallel level '" + name +
                           "'; expected block, group-4, group or thread");
-  if (at("<"))
-    return error(peek().loc, "level qualifiers such as <cooperative> are not "
-                             "supported");
+  if (at("<")) {
+    SMLoc at = peek(1).loc;
+    if (!cooperative || name != "block" || !peek(1).is("cooperative") ||
+        !peek(2).is(">"))
+      return error(at, "the only level qualifier is <cooperative>, of a "
+                       "parallel's block level");
+    next();
+    next();
+    next();
+    *cooperative = true;
+  }
   level = name;
   return true;
 }
@@ -1158,7 +1168,7 @@ StmtPtr Parser::parallel(SMLoc loc) {
         return nullptr;
       level.bounds.push_back(std::move(bound));
     }
-    if (accept(":") && !levelName(level.level))
+    if (accept(":") && !levelName(level.level, &level.cooperative))
       return nullptr;
     stmt->levels.push_back(std::move(level));
   } while (accept(","));

@@ -1105,3 +1105,24 @@ func.func @call_f8_by_value(%x: f8E4M3FN) {
   }
   return
 }
+
+// -----
+
+func.func @grid_barrier_outside_cooperative(%n: index) {
+  croq.parallel (%b) by [%n] : block {
+    // expected-error @below {{waits for every block of the grid, so it must be in the body of a cooperative block-level croq.parallel}}
+    croq.grid_barrier
+  }
+  return
+}
+
+// -----
+
+func.func @cooperative_thread(%n: index) {
+  croq.parallel (%b) by [%n] : block {
+    // expected-error @below {{only a block-level parallel (a kernel launch) can be cooperative, not 'thread'}}
+    croq.parallel (%t) by [%n] : thread cooperative {
+    }
+  }
+  return
+}

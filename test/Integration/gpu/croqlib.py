@@ -104,6 +104,7 @@ SIGNATURES = {
     "gemm_tf32_co": [_TENSOR, _TENSOR, _TENSOR],
     "gemm_s8_co": [_TENSOR, _TENSOR, _TENSOR],
     "mma_loadc_co": [_TENSOR, _TENSOR, _TENSOR, _F32],
+    "grid_sync_co": [_TENSOR, _TENSOR],
 }
 
 

@@ -301,6 +301,26 @@ def warp_mma_padded_tiles():
 
 
 @test
+def cooperative_grid_barrier():
+    # Three rounds of write, grid barrier, read another block's element,
+    # grid barrier: one block, a ragged block, 132 and 528 blocks (up to
+    # four per SM, all resident). A grid the GPU cannot hold at once is
+    # refused before the launch.
+    for n in sweep((1, 300, 132 * 256, 528 * 256 - 17), (1, 300, 2 * 256 + 5)):
+        a = torch.zeros(n, dtype=torch.int32, device="cuda")
+        b = torch.zeros(n, dtype=torch.int32, device="cuda")
+        K.grid_sync_co(a, b)
+        mirrored = torch.arange(n - 1, -1, -1, dtype=torch.int64)
+        expect_equal(b.cpu(), (9 * mirrored + 3).int(),
+                     f"grid barrier, {n} elements")
+    n = 100000 * 256
+    a = torch.zeros(n, dtype=torch.int32, device="cuda")
+    b = torch.zeros(n, dtype=torch.int32, device="cuda")
+    rejects(K.grid_sync_co, (a, b), "cooperative kernel", "must all run at once",
+            what="a cooperative grid of 100000 blocks")
+
+
+@test
 def tutorial_double_buffer():
     # Chapter 6.1's double-buffered matmul: its block and thread grids and
     # `256 / #tile_k` fix the shape at 128 x 256 x 256; the shared tiles'

@@ -6,16 +6,16 @@
 // HOST-LABEL: extern "C" int spin_streams(void *arg0, int64_t arg0_size0, void *arg1, int64_t arg1_size0, int64_t arg2) {
 // HOST: croq_rt_stream_create(&[[S0:v[0-9]+]], "spin_streams")
 // HOST: croq_rt_stream_create(&[[S1:v[0-9]+]], "spin_streams")
-// HOST: croq_rt_launch({{.*}}, [[S0]], params, 0)
-// HOST: croq_rt_launch({{.*}}, [[S1]], params, 0)
+// HOST: croq_rt_launch({{.*}}, [[S0]], params, 0, 0)
+// HOST: croq_rt_launch({{.*}}, [[S1]], params, 0, 0)
 // HOST: croq_rt_stream_join([[S0]], "spin_streams")
 // HOST: croq_rt_stream_join([[S1]], "spin_streams")
 // HOST-NEXT: return 0;
 // HOST-LABEL: extern "C" int spin_serial(
-// HOST: croq_rt_launch({{.*}}, nullptr, params, 1)
-// HOST: croq_rt_launch({{.*}}, nullptr, params, 1)
+// HOST: croq_rt_launch({{.*}}, nullptr, params, 1, 0)
+// HOST: croq_rt_launch({{.*}}, nullptr, params, 1, 0)
 // HOST-LABEL: extern "C" int spin_on(void *arg0, int64_t arg0_size0, int64_t arg1, CUstream arg2) {
-// HOST: croq_rt_launch({{.*}}, arg2, params, 0)
+// HOST: croq_rt_launch({{.*}}, arg2, params, 0, 0)
 // HOST-NOT: croq_rt_stream_sync
 // HOST: return 0;
 

@@ -16,7 +16,7 @@
 // CHECK: int64_t p4 = arg0_size1;
 // CHECK: int64_t p5 = 1 * arg0_size1;
 // CHECK: int64_t p6 = 1;
-// CHECK: croq_rt_launch(&croq_module_fill_kernel, "fill_kernel", "fill", {{.*}}, nullptr, params, 1)
+// CHECK: croq_rt_launch(&croq_module_fill_kernel, "fill_kernel", "fill", {{.*}}, nullptr, params, 1, 0)
 // CHECK: return 0;
 func.func @fill(%x: memref<?x64xf32>) {
   %c0 = arith.constant 0 : index

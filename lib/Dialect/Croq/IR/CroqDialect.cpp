@@ -86,6 +86,18 @@ LogicalResult CroqDialect::verifyOperationAttribute(Operation *op,
              << " on an llvm.func";
     return success();
   }
+  // A kernel whose blocks must all be resident at once (see
+  // kCooperativeAttrName).
+  if (name == kCooperativeAttrName) {
+    if (!isa<UnitAttr>(attr.getValue()) ||
+        !(isa<gpu::GPUFuncOp, gpu::LaunchFuncOp>(op) ||
+          op->getName().getStringRef() == "llvm.func"))
+      return op->emitError("'")
+             << name
+             << "' is a unit attribute on a kernel (gpu.func or llvm.func) "
+                "or its gpu.launch_func";
+    return success();
+  }
   // Every decision that passes record goes through an op, an operand, a
   // property or one of the attributes above: no other croq.* attribute.
   return op->emitError("unknown croq dialect attribute '")

@@ -344,6 +344,8 @@ ParseResult ParallelOp::parse(OpAsmParser &parser, OperationState &result) {
               "thread";
   props.level = LevelAttr::get(builder.getContext(), *level);
 
+  if (succeeded(parser.parseOptionalKeyword("cooperative")))
+    props.cooperative = builder.getUnitAttr();
   if (succeeded(parser.parseOptionalKeyword("async")))
     props.async = builder.getUnitAttr();
   int32_t numStreams = 0;
@@ -376,6 +378,8 @@ void ParallelOp::print(OpAsmPrinter &printer) {
                         [&](BlockArgument arg) { printer << arg; });
   printer << ") by [" << getBounds() << "] : "
           << stringifyLevel(getLevel());
+  if (getCooperative())
+    printer << " cooperative";
   if (getAsync())
     printer << " async";
   if (Value stream = getStream())
@@ -388,7 +392,8 @@ void ParallelOp::print(OpAsmPrinter &printer) {
                       /*printBlockTerminators=*/!getResults().empty());
   printer.printOptionalAttrDictWithKeyword(
       (*this)->getAttrs(),
-      {getLevelAttrName(), getAsyncAttrName(), getOperandSegmentSizesAttrName()});
+      {getLevelAttrName(), getCooperativeAttrName(), getAsyncAttrName(),
+       getOperandSegmentSizesAttrName()});
 }
 
 /// A `memref.dim` with a constant index outside its memref's rank is
@@ -415,6 +420,10 @@ LogicalResult ParallelOp::verify() {
   if (getAsync() && !isBlock)
     return emitOpError("only a block-level parallel (a kernel launch) can "
                        "be async, not '")
+           << stringifyLevel(getLevel()) << "'";
+  if (getCooperative() && !isBlock)
+    return emitOpError("only a block-level parallel (a kernel launch) can "
+                       "be cooperative, not '")
            << stringifyLevel(getLevel()) << "'";
   if (!isBlock && (getMaxThreads() || getMinBlocks() || getMaxRegisters()))
     return emitOpError("max_threads, min_blocks and max_registers are launch "
@@ -656,6 +665,16 @@ std::optional<Level> BarrierOp::getCollectiveLevel() {
   if (getLevel() == Level::Thread)
     return std::nullopt;
   return getLevel();
+}
+
+LogicalResult GridBarrierOp::verify() {
+  ParallelOp parallel = (*this)->getParentOfType<ParallelOp>();
+  if (!parallel || parallel.getLevel() != Level::Block ||
+      !parallel.getCooperative())
+    return emitOpError("waits for every block of the grid, so it must be in "
+                       "the body of a cooperative block-level croq.parallel "
+                       "(`: block<cooperative>`), outside its inner levels");
+  return success();
 }
 
 LogicalResult BarrierOp::verify() {

@@ -15,4 +15,11 @@
 
 #include "Croq/Dialect/Croq/IR/CroqDialect.h.inc"
 
+namespace mlir::croq {
+/// The unit attribute of a kernel `gpu.func` whose blocks must all be
+/// resident at once (a `block<cooperative>` parallel): its host code
+/// launches it with cuLaunchCooperativeKernel.
+inline constexpr llvm::StringLiteral kCooperativeAttrName = "croq.cooperative";
+} // namespace mlir::croq
+
 #endif // CROQ_DIALECT_CROQ_IR_CROQDIALECT_H

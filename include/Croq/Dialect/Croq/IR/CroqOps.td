@@ -50,6 +50,9 @@ def Croq_ParallelOp : Croq_Op<"parallel", [
     the kernel's block size) and ask for at least N resident blocks per SM;
     `max_registers`
     (`[[maxnreg(N)]]`) caps the registers per thread of the kernel.
+    A `cooperative` kernel (`: block<cooperative>`) is launched with all
+    its blocks resident at once, so that `croq.grid_barrier` can wait for
+    every block.
 
     ```mlir
     croq.parallel (%bm, %bn) by [%gm, %gn] : block async stream(%s) {
@@ -64,6 +67,7 @@ def Croq_ParallelOp : Croq_Op<"parallel", [
     Variadic<Index>:$bounds,
     Optional<Croq_Stream>:$stream,
     Croq_LevelAttr:$level,
+    UnitAttr:$cooperative,
     UnitAttr:$async,
     OptionalAttr<ConfinedAttr<I64Attr, [IntMinValue<1>]>>:$max_threads,
     OptionalAttr<ConfinedAttr<I64Attr, [IntMinValue<1>]>>:$min_blocks,
@@ -108,9 +112,10 @@ def Croq_LaunchHintsOp : Croq_Op<"launch_hints"> {
   }];
   let arguments = (ins
     OptionalAttr<ConfinedAttr<I64Attr, [IntMinValue<1>]>>:$min_blocks,
-    OptionalAttr<ConfinedAttr<I64Attr, [IntMinValue<24>, IntMaxValue<256>]>>:$max_registers
+    OptionalAttr<ConfinedAttr<I64Attr, [IntMinValue<24>, IntMaxValue<256>]>>:$max_registers,
+    UnitAttr:$cooperative
   );
-  let assemblyFormat = "(`min_blocks` $min_blocks^)? (`max_registers` $max_registers^)? attr-dict";
+  let assemblyFormat = "(`min_blocks` $min_blocks^)? (`max_registers` $max_registers^)? (`cooperative` $cooperative^)? attr-dict";
 }
 
 def Croq_InThreadsOp : Croq_Op<"inthreads", [
@@ -224,6 +229,23 @@ def Croq_BarrierOp : Croq_Op<"barrier", [
   }];
   let arguments = (ins Croq_LevelAttr:$level);
   let assemblyFormat = "$level attr-dict";
+  let hasVerifier = 1;
+}
+
+def Croq_GridBarrierOp : Croq_Op<"grid_barrier"> {
+  let summary = "barrier over every block of a cooperative kernel";
+  let description = [{
+    Croqtile's `sync.barrier : block` in the body of a `block<cooperative>`
+    parallel: every thread of every block of the grid arrives, and none
+    goes on before all have; memory written before it is visible to every
+    thread after it. Only a cooperative kernel, whose blocks are all
+    resident at once, can wait for the whole grid.
+
+    ```mlir
+    croq.grid_barrier
+    ```
+  }];
+  let assemblyFormat = "attr-dict";
   let hasVerifier = 1;
 }
 
