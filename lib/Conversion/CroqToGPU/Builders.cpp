@@ -86,11 +86,13 @@ void emitGroupBarrier(OpBuilder &b, Location loc, Level level,
     NVVM::SyncWarpOp::create(b, loc, mask);
     return;
   }
-  // A warpgroup synchronises on named barrier 1 + its index; barrier 0 is
+  // A warpgroup synchronises on named barrier 15 - its index, leaving the
+  // low ids to the program's __bar_sync (croq.named_barrier); barrier 0 is
   // the block's.
   Value tid = threadId(b, loc);
   Value group = arith::DivUIOp::create(b, loc, tid, cIndex(b, loc, 128));
-  Value id = arith::AddIOp::create(b, loc, group, cIndex(b, loc, 1));
+  Value id = arith::SubIOp::create(b, loc, cIndex(b, loc, kWarpgroupBarrierTop),
+                                   group);
   Value id32 = arith::IndexCastOp::create(b, loc, b.getI32Type(), id);
   Value count = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 128);
   NVVM::BarrierOp::create(b, loc, Type(), id32, count, /*reductionOp=*/nullptr,

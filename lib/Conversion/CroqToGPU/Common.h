@@ -84,6 +84,10 @@ bool selectsWholeGroups(Operation *op, Level level);
 /// warp (also a block of one warp) or a warpgroup (also a block of one
 /// warpgroup); none elsewhere.
 std::optional<Level> mmaScope(const LaunchAnalysis::Scope &scope);
+/// Warpgroup w of a block synchronises on named barrier kWarpgroupBarrierTop
+/// - w; the program's croq.named_barrier ids stay below those.
+constexpr int64_t kWarpgroupBarrierTop = 15;
+
 /// `value` as element type `to`: floats truncated or extended, integers
 /// (signed) truncated or extended, and converted between the two.
 Value convertElement(OpBuilder &b, Location loc, Value value, Type to);

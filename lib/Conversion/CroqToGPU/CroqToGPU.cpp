@@ -418,6 +418,20 @@ static LogicalResult verifyLowerable(ModuleOp module,
              "thread has its own";
       return WalkResult::interrupt();
     }
+    if (auto named = dyn_cast<NamedBarrierOp>(op)) {
+      // croq's warpgroup barriers take the top ids, one per warpgroup.
+      int64_t warpgroups = (scope.blockDim + 127) / 128;
+      int64_t highest = kWarpgroupBarrierTop - warpgroups;
+      std::optional<int64_t> id = getConstantIntValue(named.getId());
+      if (id && (*id == 0 || *id > highest)) {
+        named.emitOpError("uses barrier id ")
+            << *id << ", which croq uses: barrier 0 is the block's "
+            << "(sync.shared) and ids " << highest + 1 << " to "
+            << kWarpgroupBarrierTop << " synchronise this kernel's "
+            << warpgroups << " warpgroup(s); use an id from 1 to " << highest;
+        return WalkResult::interrupt();
+      }
+    }
     if (isa<MmaLoadOp, MmaOp, MmaStoreOp>(op) && failed(checkFragments(op)))
       return WalkResult::interrupt();
     if (auto load = dyn_cast<MmaLoadOp>(op);

@@ -381,6 +381,24 @@ struct BarrierLowering : ScopedPattern<BarrierOp> {
   }
 };
 
+/// `__bar_sync` / `__bar_arrive`: bar.sync / bar.arrive.
+struct NamedBarrierLowering : OpConversionPattern<NamedBarrierOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(NamedBarrierOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (op.getArrive())
+      rewriter.replaceOpWithNewOp<NVVM::BarrierArriveOp>(op, adaptor.getId(),
+                                                         adaptor.getCount());
+    else
+      rewriter.replaceOpWithNewOp<NVVM::BarrierOp>(
+          op, Type(), adaptor.getId(), adaptor.getCount(),
+          /*reductionOp=*/nullptr, /*reductionPredicate=*/Value());
+    return success();
+  }
+};
+
 /// The arrival count and generation of the grid barrier, a global of the
 /// module that kernel outlining copies into each kernel's module.
 static constexpr StringLiteral kGridBarrierName = "__croq_grid_barrier";
@@ -512,5 +530,6 @@ void mlir::croq::populateCroqToGPULevelPatterns(TypeConverter &converter,
   patterns.add<KernelLaunchLowering, NestedParallelLowering, InThreadsLowering,
                WarpSpecializeLowering, BarrierLowering, GridBarrierLowering>(
       converter, context, analysis);
-  patterns.add<StreamCreateLowering, FenceLowering>(converter, context);
+  patterns.add<StreamCreateLowering, FenceLowering, NamedBarrierLowering>(
+      converter, context);
 }

@@ -380,6 +380,8 @@ private:
   LogicalResult dmaAny(const Stmt &stmt);
   LogicalResult mmaFill(const Stmt &stmt);
   LogicalResult mmaLoad(const Stmt &stmt);
+  /// `__bar_sync(id, count)` / `__bar_arrive(id, count)`.
+  LogicalResult namedBarrier(const Expr &e);
   /// Rejects an MMA operand view of unsigned integers.
   LogicalResult checkSignedOperand(Value view, llvm::SMLoc at);
   LogicalResult mma(const Stmt &stmt);

@@ -925,6 +925,27 @@ LogicalResult IRGen::declaration(const Stmt &stmt) {
   return success();
 }
 
+LogicalResult IRGen::namedBarrier(const Expr &e) {
+  if (!insideParallel())
+    return fail(e.loc, "'" + e.name + "' synchronises device threads; move "
+                       "it into a parallel");
+  if (e.args.size() != 2)
+    return fail(e.loc, "'" + e.name + "' takes a barrier id and a thread "
+                       "count: " + e.name + "(1, 128)");
+  SmallVector<Value> operands;
+  for (const ExprPtr &arg : e.args) {
+    FailureOr<EVal> v = expr(*arg);
+    if (failed(v))
+      return failure();
+    if (!v->value.getType().isIntOrIndex() || v->value.getType().isInteger(1))
+      return fail(arg->loc, "a barrier id or thread count is an integer");
+    operands.push_back(coerce(v->value, builder.getI32Type(), loc(arg->loc)));
+  }
+  NamedBarrierOp::create(builder, loc(e.loc), e.name == "__bar_arrive",
+                         operands[0], operands[1]);
+  return success();
+}
+
 LogicalResult IRGen::assignment(const Stmt &stmt) {
   Location l = loc(stmt.loc);
   if (stmt.kind == Stmt::Kind::ExprStmt) {
@@ -936,6 +957,9 @@ LogicalResult IRGen::assignment(const Stmt &stmt) {
     if (e.kind == Expr::Kind::Call)
       if (std::optional<LogicalResult> done = tileBuiltin(e))
         return *done;
+    if (e.kind == Expr::Kind::Call &&
+        (e.name == "__bar_sync" || e.name == "__bar_arrive"))
+      return namedBarrier(e);
     if (e.kind == Expr::Kind::Call && StringRef(e.name).starts_with("__"))
       return fail(stmt.loc, "'" + e.name + "' is not a croq built-in",
                   "CUDA intrinsics are not available in Croqtile code; use "

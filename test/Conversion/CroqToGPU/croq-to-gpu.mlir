@@ -61,7 +61,7 @@ func.func @level_indices(%out: memref<2x4x4x8xi32>) {
 // -----
 
 // Code after an inner parallel waits for it: a block barrier (bar.sync 0);
-// inside a warpgroup the barrier is the named barrier 1 + tid / 128 over
+// inside a warpgroup the barrier is the named barrier 15 - tid / 128 over
 // 128 threads.
 // CHECK-LABEL: func.func @transition_barriers
 // CHECK: arith.remui
@@ -77,7 +77,7 @@ func.func @level_indices(%out: memref<2x4x4x8xi32>) {
 // CHECK: gpu.thread_id x
 // CHECK: %[[TID:.*]] = gpu.thread_id x
 // CHECK: %[[G:.*]] = arith.divui %[[TID]], %{{.*}} : index
-// CHECK: %[[ID:.*]] = arith.addi %[[G]], %{{.*}} : index
+// CHECK: %[[ID:.*]] = arith.subi %c15, %[[G]] : index
 // CHECK: %[[ID32:.*]] = arith.index_cast %[[ID]] : index to i32
 // CHECK: nvvm.barrier id = %[[ID32]] number_of_threads = %{{.*}}
 func.func @transition_barriers(%buf: memref<64xf32>) {

@@ -409,3 +409,20 @@ func.func @negative_index_after_copy(%n: index, %g: memref<?x?xf16>, %idx: memre
   }
   return
 }
+
+// -----
+
+// Two warpgroups: croq synchronises them on named barriers 15 and 14.
+func.func @negative_named_barrier_id() {
+  %c1 = arith.constant 1 : index
+  %c256 = arith.constant 256 : index
+  %id = arith.constant 14 : i32
+  %count = arith.constant 256 : i32
+  croq.parallel (%b) by [%c1] : block {
+    croq.parallel (%t) by [%c256] : thread {
+      // expected-error @below {{uses barrier id 14, which croq uses: barrier 0 is the block's (sync.shared) and ids 14 to 15 synchronise this kernel's 2 warpgroup(s); use an id from 1 to 13}}
+      croq.named_barrier %id, %count
+    }
+  }
+  return
+}

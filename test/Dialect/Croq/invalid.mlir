@@ -1126,3 +1126,26 @@ func.func @cooperative_thread(%n: index) {
   }
   return
 }
+
+// -----
+
+func.func @named_barrier_count(%n: index) {
+  %id = arith.constant 1 : i32
+  %count = arith.constant 100 : i32
+  croq.parallel (%b) by [%n] : block {
+    // expected-error @below {{counts whole warps: 100 threads is not a positive multiple of 32}}
+    croq.named_barrier %id, %count
+  }
+  return
+}
+
+// -----
+
+func.func @named_barrier_runtime_id(%n: index, %id: i32) {
+  %count = arith.constant 64 : i32
+  croq.parallel (%b) by [%n] : block {
+    // expected-error @below {{needs a constant barrier id, so that croq can keep its own barriers apart}}
+    croq.named_barrier arrive %id, %count
+  }
+  return
+}

@@ -105,6 +105,7 @@ SIGNATURES = {
     "gemm_s8_co": [_TENSOR, _TENSOR, _TENSOR],
     "mma_loadc_co": [_TENSOR, _TENSOR, _TENSOR, _F32],
     "grid_sync_co": [_TENSOR, _TENSOR],
+    "named_barrier_co": [_TENSOR, _TENSOR],
 }
 
 

@@ -321,6 +321,22 @@ def cooperative_grid_barrier():
 
 
 @test
+def named_barriers():
+    # __bar_arrive(2, 256) and __bar_sync(1, 256) in every thread of
+    # 256-thread blocks (a count that does not match would hang): each
+    # block reverses its 256 elements; 1 to 4000 blocks, a ragged tail.
+    for n in sweep((1, 300, 256 * 4000 - 3), (1, 300)):
+        a = torch.randn(n, device="cuda")
+        b = poisoned((n,), torch.float32)
+        K.named_barrier_co(a, b)
+        j = torch.arange(n)
+        src = (j // 256) * 256 + 255 - j % 256
+        ref = torch.where(src < n, a.cpu()[src.clamp(max=n - 1)],
+                          torch.zeros(()))
+        expect_equal(b.cpu(), ref, f"named barriers, {n} elements")
+
+
+@test
 def tutorial_double_buffer():
     # Chapter 6.1's double-buffered matmul: its block and thread grids and
     # `256 / #tile_k` fix the shape at 128 x 256 x 256; the shared tiles'

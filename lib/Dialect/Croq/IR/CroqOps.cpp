@@ -667,6 +667,25 @@ std::optional<Level> BarrierOp::getCollectiveLevel() {
   return getLevel();
 }
 
+LogicalResult NamedBarrierOp::verify() {
+  if (!(*this)->getParentOfType<ParallelOp>())
+    return emitOpError("must be nested in a croq.parallel; a barrier "
+                       "synchronises device threads");
+  APInt id, count;
+  if (!matchPattern(getId(), m_ConstantInt(&id)))
+    return emitOpError("needs a constant barrier id, so that croq can keep "
+                       "its own barriers apart");
+  if (id.getSExtValue() < 0 || id.getSExtValue() > 15)
+    return emitOpError("barrier id ")
+           << id.getSExtValue() << " is out of range: a block has 16 (0 to 15)";
+  if (matchPattern(getCount(), m_ConstantInt(&count)) &&
+      (count.getSExtValue() <= 0 || count.getSExtValue() % 32))
+    return emitOpError("counts whole warps: ")
+           << count.getSExtValue() << " threads is not a positive multiple "
+           << "of 32";
+  return success();
+}
+
 LogicalResult GridBarrierOp::verify() {
   ParallelOp parallel = (*this)->getParentOfType<ParallelOp>();
   if (!parallel || parallel.getLevel() != Level::Block ||

@@ -232,6 +232,27 @@ def Croq_BarrierOp : Croq_Op<"barrier", [
   let hasVerifier = 1;
 }
 
+def Croq_NamedBarrierOp : Croq_Op<"named_barrier"> {
+  let summary = "a hardware named barrier over a number of threads";
+  let description = [{
+    Croqtile's `__bar_sync(id, count)` and `__bar_arrive(id, count)`: the
+    executing thread arrives at named barrier `id` (0 to 15) of its block,
+    which completes when `count` threads (a multiple of 32) have arrived;
+    with `sync` it also waits for that. croq's own warpgroup barriers use
+    the top ids (15 for warpgroup 0, 14 for 1, ...): a kernel with W
+    warpgroups leaves ids 0 to 15 - W to the program, and barrier 0 is the
+    block's `sync.shared`.
+
+    ```mlir
+    croq.named_barrier %id, %count          // bar.sync
+    croq.named_barrier arrive %id, %count   // bar.arrive
+    ```
+  }];
+  let arguments = (ins UnitAttr:$arrive, I32:$id, I32:$count);
+  let assemblyFormat = "(`arrive` $arrive^)? $id `,` $count attr-dict";
+  let hasVerifier = 1;
+}
+
 def Croq_GridBarrierOp : Croq_Op<"grid_barrier"> {
   let summary = "barrier over every block of a cooperative kernel";
   let description = [{
