@@ -120,6 +120,16 @@ extern "C" int croq_rt_launch(croq_module *module, const char *kernel,
                           "SMs x %d); launch fewer blocks",
                           kernel, (long long)(gridX * gridY * gridZ),
                           (long long)perSm * sms, sms, perSm);
+    // The grid barrier's count and generation start at zero on this launch's
+    // stream, whatever an earlier launch left.
+    CUdeviceptr barrier;
+    size_t barrierBytes;
+    if (cuModuleGetGlobal(&barrier, &barrierBytes, module->handle,
+                          "__croq_grid_barrier") == CUDA_SUCCESS) {
+      result = cuMemsetD32Async(barrier, 0, barrierBytes / 4, stream);
+      if (result != CUDA_SUCCESS)
+        return report(result, caller, "resetting the grid barrier of", kernel);
+    }
     result = cuLaunchCooperativeKernel(function, gridX, gridY, gridZ, blockX,
                                        blockY, blockZ, sharedBytes, stream,
                                        params);

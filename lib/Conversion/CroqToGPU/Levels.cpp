@@ -400,7 +400,9 @@ struct NamedBarrierLowering : OpConversionPattern<NamedBarrierOp> {
 };
 
 /// The arrival count and generation of the grid barrier, a global of the
-/// module that kernel outlining copies into each kernel's module.
+/// module that kernel outlining copies into each kernel's module; the host
+/// runtime zeroes it before each cooperative launch (so two launches of
+/// one kernel must not run at the same time).
 static constexpr StringLiteral kGridBarrierName = "__croq_grid_barrier";
 
 /// A barrier over every block of a cooperative kernel: a block barrier;
@@ -427,7 +429,7 @@ struct GridBarrierLowering : ScopedPattern<GridBarrierOp> {
       OpBuilder::InsertionGuard guard(rewriter);
       rewriter.setInsertionPointToStart(module.getBody());
       memref::GlobalOp::create(
-          rewriter, loc, kGridBarrierName, rewriter.getStringAttr("private"),
+          rewriter, loc, kGridBarrierName, rewriter.getStringAttr("public"),
           type,
           DenseElementsAttr::get(RankedTensorType::get({2}, i32),
                                  rewriter.getI32IntegerAttr(0)),

@@ -439,11 +439,12 @@ struct MmaLoadLowering : ScopedPattern<MmaLoadOp> {
   }
 };
 
-/// One m16n8 mma.sync of bf16 operands, as nvvm.mma.sync: the nvgpu
-/// lowering of MLIR 22 has no bf16 form. Each register of `a` and `b` is
-/// passed as its 32 bits.
-static Value bf16MmaSync(OpBuilder &b, Location loc, Value a, Value bv,
-                         Value c, int64_t k) {
+/// One m16n8 mma.sync as nvvm.mma.sync, for what the nvgpu lowering of
+/// MLIR 22 does not express: bf16 operands (it has no bf16 form) and s8
+/// products that wrap (it always saturates; wgmma's s8 wraps, and so
+/// does C++). Each register of `a` and `b` is passed as its 32 bits.
+static Value directMmaSync(OpBuilder &b, Location loc, Value a, Value bv,
+                           Value c, int64_t k, NVVM::MMATypes type) {
   auto registers = [&](Value v) {
     auto type = cast<VectorType>(v.getType());
     SmallVector<Value> words;
@@ -465,11 +466,13 @@ static Value bf16MmaSync(OpBuilder &b, Location loc, Value a, Value bv,
           vector::ExtractOp::create(b, loc, c, ArrayRef<int64_t>{half, e}));
   auto structType = LLVM::LLVMStructType::getLiteral(
       b.getContext(), SmallVector<Type>(4, element));
+  std::optional<NVVM::MMAIntOverflow> overflow;
+  if (type == NVVM::MMATypes::s8)
+    overflow = NVVM::MMAIntOverflow::wrapped;
   Value d = NVVM::MmaOp::create(
       b, loc, structType, registers(a), registers(bv), accumulators,
-      ArrayRef<int64_t>{kTileM, kTileN, k}, std::nullopt, std::nullopt,
-      std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16,
-                                    NVVM::MMATypes::bf16},
+      ArrayRef<int64_t>{kTileM, kTileN, k}, std::nullopt, overflow,
+      std::array<NVVM::MMATypes, 2>{type, type},
       std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
                                      NVVM::MMALayout::col});
   SmallVector<Value> results;
@@ -505,8 +508,10 @@ struct MmaLowering : ScopedPattern<MmaOp> {
                                                mi * kTiles + ki);
           Value bv = vector::ExtractOp::create(rewriter, loc, adaptor.getB(),
                                                ni * kTiles + ki);
-          c = operand.isBF16()
-                  ? bf16MmaSync(rewriter, loc, av, bv, c, tile.k)
+          c = operand.isBF16() || operand.isInteger(8)
+                  ? directMmaSync(rewriter, loc, av, bv, c, tile.k,
+                                  operand.isBF16() ? NVVM::MMATypes::bf16
+                                                   : NVVM::MMATypes::s8)
                   : nvgpu::MmaSyncOp::create(
                         rewriter, loc, av, bv, c,
                         ArrayRef<int64_t>{kTileM, kTileN, tile.k},

@@ -57,8 +57,13 @@ bool IRGen::isTensorPick(const Expr &e) {
                              arg->kind == Expr::Kind::Int;
                     }))
     return false;
+  // One pick per dimension: fewer select a buffer of an array of buffers
+  // (`bufs[(1)]`, as a macro `(1)` may write it).
   Symbol *s = lookup(e.base->name);
-  return s && s->kind == Symbol::Kind::Tensor;
+  auto type = s && s->kind == Symbol::Kind::Tensor
+                  ? dyn_cast<MemRefType>(s->value.getType())
+                  : MemRefType();
+  return type && type.getRank() == static_cast<int64_t>(e.args.size());
 }
 
 FailureOr<SmallVector<EVal>> IRGen::spliceList(ArrayRef<ExprPtr> args) {

@@ -1162,6 +1162,11 @@ LogicalResult IRGen::assignment(const Stmt &stmt) {
           rhs->value.getType().isInteger(1))
         return fail(stmt.value->loc, "'" + stmt.op + "' on an accumulator "
                                      "takes a number");
+      if (element.isInteger() && isa<FloatType>(rhs->value.getType()))
+        return fail(stmt.value->loc,
+                    "'" + stmt.op + "' of a float on an integer accumulator "
+                    "would truncate the float first",
+                    "use an integer, or accumulate in f32");
       Value v = coerce(rhs->value, element, l);
       Value acc = s->value;
       for (int64_t r = 0; r < type.getRegisterCount(); ++r) {

@@ -278,3 +278,56 @@ func.func @overlapping_halves(%rows: index, %v: f32) {
   }
   return
 }
+
+// -----
+
+// A base that differs between the threads' warps (w * 32) or between
+// iterations of a loop around the thread parallel (r * 64) is not shared:
+// warp w reads what warp w + 1 writes, and iteration r + 1 what iteration r
+// wrote, so both need a barrier.
+// CHECK-LABEL: func.func @warp_base
+// CHECK: croq.barrier block
+// CHECK-LABEL: func.func @loop_base
+// CHECK: croq.barrier block
+func.func @warp_base(%v: f32, %out: memref<256xf32>) {
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c32 = arith.constant 32 : index
+  croq.parallel (%b) by [%c1] : block {
+    %s = memref.alloc() : memref<256xf32, #gpu.address_space<workgroup>>
+    croq.parallel (%w) by [%c4] : warp {
+      croq.parallel (%t) by [%c32] : thread {
+        %base = arith.muli %w, %c32 : index
+        %i = arith.addi %t, %base : index
+        %j0 = arith.addi %t, %c32 : index
+        %j = arith.addi %j0, %base : index
+        memref.store %v, %s[%i] : memref<256xf32, #gpu.address_space<workgroup>>
+        %x = memref.load %s[%j] : memref<256xf32, #gpu.address_space<workgroup>>
+        memref.store %x, %out[%i] : memref<256xf32>
+      }
+    }
+  }
+  return
+}
+
+func.func @loop_base(%v: f32, %n: index, %out: memref<128xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %c128 = arith.constant 128 : index
+  croq.parallel (%b) by [%c1] : block {
+    %s = memref.alloc() : memref<1024xf32, #gpu.address_space<workgroup>>
+    scf.for %r = %c0 to %n step %c1 {
+      croq.parallel (%t) by [%c128] : thread {
+        %base = arith.muli %r, %c64 : index
+        %i0 = arith.addi %t, %c128 : index
+        %i = arith.addi %i0, %base : index
+        %j = arith.addi %t, %base : index
+        memref.store %v, %s[%i] : memref<1024xf32, #gpu.address_space<workgroup>>
+        %x = memref.load %s[%j] : memref<1024xf32, #gpu.address_space<workgroup>>
+        memref.store %x, %out[%t] : memref<128xf32>
+      }
+    }
+  }
+  return
+}

@@ -255,7 +255,7 @@ private:
   }
 
   void walkOp(Operation *op, State &state) {
-    if (isa<EventWaitOp, BarrierOp>(op)) {
+    if (isa<EventWaitOp, BarrierOp, GridBarrierOp>(op)) {
       state.clear();
       return;
     }
@@ -315,10 +315,13 @@ private:
         indices = load.getIndices();
       else if (auto store = dyn_cast<memref::StoreOp>(op))
         indices = store.getIndices();
-      else if (auto load = dyn_cast<vector::LoadOp>(op)) {
+      // An n-D vector covers more than one row: a whole-buffer access.
+      else if (auto load = dyn_cast<vector::LoadOp>(op);
+               load && load.getVectorType().getRank() == 1) {
         indices = load.getIndices();
         width = load.getVectorType().getNumElements();
-      } else if (auto store = dyn_cast<vector::StoreOp>(op)) {
+      } else if (auto store = dyn_cast<vector::StoreOp>(op);
+                 store && store.getVectorType().getRank() == 1) {
         indices = store.getIndices();
         width = store.getVectorType().getNumElements();
       } else if (auto rmw = dyn_cast<memref::AtomicRMWOp>(op)) {
@@ -392,6 +395,20 @@ private:
     SmallVector<Value> base;
   };
 
+  /// `value` is the same for every thread of the block and in every
+  /// iteration the barrier analysis compares: it depends on no index of a
+  /// parallel below the block level (`w * 32` of a warp differs between
+  /// warps) and on no loop around `threads` (iteration i meets i + 1).
+  static bool uniformOverBlock(Value value, ParallelOp threads) {
+    return allSources(value, [&](BlockArgument arg) {
+      Operation *owner = arg.getOwner()->getParentOp();
+      if (auto parallel = dyn_cast<ParallelOp>(owner))
+        return parallel.getLevel() == Level::Block;
+      return !(isa<scf::ForOp, scf::WhileOp>(owner) &&
+               owner->isProperAncestor(threads));
+    });
+  }
+
   static std::optional<Slot> slotOf(Value index, ParallelOp threads,
                                     int depth = 0) {
     if (depth > 12)
@@ -425,8 +442,13 @@ private:
         std::optional<Slot> slot = slotOf(x, threads, depth + 1);
         if (!c || *c == 0 || !slot || !slot->base.empty())
           continue;
+        // The in-thread values offset .. offset + span - 1 map to
+        // c * offset .. c * (offset + span - 1), which runs downwards for a
+        // negative c: the lowest is the new offset.
+        int64_t first = slot->offset * *c;
+        int64_t last = (slot->offset + slot->span - 1) * *c;
         slot->stride *= *c;
-        slot->offset *= *c;
+        slot->offset = std::min(first, last);
         slot->span = (slot->span - 1) * std::abs(*c) + 1;
         return slot;
       }
@@ -442,7 +464,7 @@ private:
           slot->offset += *c;
           return slot;
         }
-        if (outside(y, 0)) {
+        if (outside(y, 0) && uniformOverBlock(y, threads)) {
           slot->base.push_back(y);
           return slot;
         }
@@ -483,14 +505,14 @@ private:
     // expression maps them to one element, and there their writes already
     // race with each other; no barrier could order them. A write under a
     // condition the read is not under (a broadcast) is not exempt.
-    // The indices must not move with a loop inside the thread body: then
-    // one iteration's write meets the next iteration's read of another
-    // thread (s[t + j] in a loop over j).
+    // The indices must not move with a loop, inside the thread body or
+    // around it: then one iteration's write meets the next iteration's read
+    // of another thread (s[t + j] in a loop over j).
     auto loopInvariant = [&](Value index) {
       return allSources(index, [&](BlockArgument arg) {
         Operation *owner = arg.getOwner()->getParentOp();
         return !(isa<scf::ForOp, scf::WhileOp>(owner) &&
-                 threads->isProperAncestor(owner));
+                 owner->isProperAncestor(a.op));
       });
     };
     if (a.op->getBlock() == b.op->getBlock() && a.width == b.width &&
