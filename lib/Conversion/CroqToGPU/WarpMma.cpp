@@ -214,6 +214,17 @@ struct MmaFillLowering : ScopedPattern<MmaFillOp> {
   }
 };
 
+/// The first row and column of the executing lane's accumulator elements
+/// in each m16n8 tile: g = lane / 4 and 2 (lane % 4).
+static std::pair<Value, Value> accumulatorLane(OpBuilder &b, Location loc) {
+  Value lane = laneId(b, loc);
+  Value g = arith::DivUIOp::create(b, loc, lane, cIndex(b, loc, 4));
+  Value c = arith::MulIOp::create(
+      b, loc, arith::RemUIOp::create(b, loc, lane, cIndex(b, loc, 4)),
+      cIndex(b, loc, 2));
+  return {g, c};
+}
+
 /// A warp accumulator from memory, each lane reading the elements it
 /// holds (the layout MmaStoreLowering writes): rows g and g + 8, columns
 /// c and c + 1 of each m16n8 tile. Elements past the view's tensor, or of
@@ -229,12 +240,7 @@ static LogicalResult lowerAccumulatorLoad(MmaLoadOp op, Value source,
     valid = SmallVector<Value>{cIndex(rewriter, loc, m),
                                cIndex(rewriter, loc, n)};
   Type element = type.getElementType();
-  Value lane = laneId(rewriter, loc);
-  Value g = arith::DivUIOp::create(rewriter, loc, lane, cIndex(rewriter, loc, 4));
-  Value c = arith::MulIOp::create(
-      rewriter, loc,
-      arith::RemUIOp::create(rewriter, loc, lane, cIndex(rewriter, loc, 4)),
-      cIndex(rewriter, loc, 2));
+  auto [g, c] = accumulatorLane(rewriter, loc);
   Value zero =
       arith::ConstantOp::create(rewriter, loc, rewriter.getZeroAttr(element));
   int64_t nTiles = ceilDiv(n, kTileN);
@@ -575,12 +581,7 @@ struct MmaStoreLowering : ScopedPattern<MmaStoreOp> {
     }
     Value target = adaptor.getTarget();
     Type to = cast<MemRefType>(target.getType()).getElementType();
-    Value lane = laneId(rewriter, loc);
-    Value g = arith::DivUIOp::create(rewriter, loc, lane, cIndex(rewriter, loc, 4));
-    Value c = arith::MulIOp::create(
-        rewriter, loc,
-        arith::RemUIOp::create(rewriter, loc, lane, cIndex(rewriter, loc, 4)),
-        cIndex(rewriter, loc, 2));
+    auto [g, c] = accumulatorLane(rewriter, loc);
     int64_t nTiles = ceilDiv(n, kTileN);
     for (int64_t mi = 0; mi < ceilDiv(m, kTileM); ++mi)
       for (int64_t ni = 0; ni < nTiles; ++ni)

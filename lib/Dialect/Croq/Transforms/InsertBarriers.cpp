@@ -489,15 +489,22 @@ private:
     return std::nullopt;
   }
 
+  /// The thread parallel of two element accesses whose indices can be
+  /// compared dimension by dimension (the same buffer, the same rank), or
+  /// null.
+  static ParallelOp comparableElements(const Access &a, const Access &b) {
+    if (a.indices.size() != b.indices.size() || a.indices.empty() ||
+        !sameValue(a.memref, b.memref, /*depth=*/8))
+      return {};
+    return dyn_cast_or_null<ParallelOp>(a.perThread);
+  }
+
   /// Two element accesses of one thread-level body that only the same
   /// thread can make to one element: the same buffer, and a dimension whose
   /// index is a disjoint slot of the same thread index in both (the other
   /// dimensions are then free).
   static bool sameThreadElement(const Access &a, const Access &b) {
-    if (a.indices.size() != b.indices.size() || a.indices.empty() ||
-        !sameValue(a.memref, b.memref, /*depth=*/8))
-      return false;
-    auto threads = dyn_cast_or_null<ParallelOp>(a.perThread);
+    ParallelOp threads = comparableElements(a, b);
     if (!threads)
       return false;
     // The same element expression in the same block (a read-modify-write
@@ -551,10 +558,7 @@ private:
   /// over all threads (and loop counters) lie in disjoint ranges around the
   /// same base (`s[t]` and `s[t + 128]` for t < 128).
   static bool disjointElements(const Access &a, const Access &b) {
-    if (a.indices.size() != b.indices.size() || a.indices.empty() ||
-        !sameValue(a.memref, b.memref, /*depth=*/8))
-      return false;
-    auto threads = dyn_cast_or_null<ParallelOp>(a.perThread);
+    ParallelOp threads = comparableElements(a, b);
     if (!threads)
       return false;
     // [lo, hi] of a slot's values, relative to its base.
