@@ -233,28 +233,27 @@ MMA_TYPE_SHAPES = sweep(((16, 16, 16), (100, 75, 70), (2000, 1000, 40),
                          (33, 17, 129)), ((16, 16, 16), (37, 21, 45)))
 
 
+def check_warp_mma_float(kernel, dtype, tolerance, what):
+    """lhs [M, K] times rhs [N, K] of `dtype` into f32, on MMA_TYPE_SHAPES."""
+    for m, n, k in MMA_TYPE_SHAPES:
+        a = torch.randn(m, k, device="cuda").to(dtype)
+        b = torch.randn(n, k, device="cuda").to(dtype)
+        c = poisoned((m, n), torch.float32)
+        kernel(a, b, c)
+        err = relative_error(c, a.double() @ b.double().T)
+        assert err < tolerance, f"{what} {m}x{n}x{k}: relative error {err}"
+
+
 @test
 def warp_mma_bf16():
-    for m, n, k in MMA_TYPE_SHAPES:
-        a = torch.randn(m, k, device="cuda").bfloat16()
-        b = torch.randn(n, k, device="cuda").bfloat16()
-        c = poisoned((m, n), torch.float32)
-        K.mma_bf16_co(a, b, c)
-        err = relative_error(c, a.double() @ b.double().T)
-        assert err < 1e-5, f"bf16 mma.sync {m}x{n}x{k}: relative error {err}"
+    check_warp_mma_float(K.mma_bf16_co, torch.bfloat16, 1e-5, "bf16 mma.sync")
 
 
 @test
 def warp_mma_tf32():
-    # tf32 keeps 10 bits of mantissa: the reference rounds the inputs the
-    # same way only approximately, so the bound is tf32's precision.
-    for m, n, k in MMA_TYPE_SHAPES:
-        a = torch.randn(m, k, device="cuda")
-        b = torch.randn(n, k, device="cuda")
-        c = poisoned((m, n), torch.float32)
-        K.mma_tf32_co(a, b, c)
-        err = relative_error(c, a.double() @ b.double().T)
-        assert err < 2e-3, f"tf32 mma.sync {m}x{n}x{k}: relative error {err}"
+    # tf32 keeps 10 bits of mantissa (the hardware truncates the f32
+    # operands), so the bound is tf32's precision.
+    check_warp_mma_float(K.mma_tf32_co, torch.float32, 2e-3, "tf32 mma.sync")
 
 
 @test
