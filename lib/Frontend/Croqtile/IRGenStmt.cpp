@@ -1151,9 +1151,11 @@ LogicalResult IRGen::assignment(const Stmt &stmt) {
       declare(target.name, Symbol{Symbol::Kind::Scalar, rhs->value, rhs->bound});
       return success();
     }
+    if (s && s->kind == Symbol::Kind::Frag && stmt.op == "%=")
+      return fail(target.loc, "an accumulator takes +=, -=, *= and /= with "
+                              "a scalar, not %=");
     if (s && s->kind == Symbol::Kind::Frag &&
-        cast<FragType>(s->value.getType()).getRole() == FragRole::Acc &&
-        stmt.op != "%=") {
+        cast<FragType>(s->value.getType()).getRole() == FragRole::Acc) {
       // `acc += v`: every element of an accumulator with a scalar, register
       // by register in each thread.
       auto type = cast<FragType>(s->value.getType());
