@@ -113,6 +113,7 @@ void mlir::croq::buildCroqGPUToNVVMPipeline(
   kernels.addPass(createSCFToControlFlowPass());
   // Fragments are n-D vectors; canonicalization can leave n-D shape casts
   // and broadcasts of them, which the NVVM conversion does not unroll.
+  kernels.addPass(createCroqLowerF8ConversionsPass());
   kernels.addPass(createCroqUnrollFragmentVectorsPass());
   kernels.addPass(createConvertGpuOpsToNVVMOps());
   kernels.addPass(createCroqExternDynamicSharedMemoryPass());

@@ -412,6 +412,22 @@ def CroqMarkCooperativeLaunchesPass
   }];
 }
 
+def CroqLowerF8ConversionsPass
+    : Pass<"croq-lower-f8-conversions", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Lower conversions of 8-bit floats to NVVM's cvt";
+  let description = [{
+    The NVVM lowering of `arith` has no conversion to or from `f8E4M3FN`
+    and `f8E5M2`. In kernels, `arith.extf` from an 8-bit float becomes
+    `nvvm.convert.f8x2.to.f16x2` (then `arith.extf` from f16), and
+    `arith.truncf` to one becomes `nvvm.convert.f32x2.to.f8x2`, rounding to
+    nearest, saturating to the largest finite value (from f32, after
+    `arith.extf` / `arith.truncf` to f32 for other types). Integers convert
+    to and from them through f32. Needs sm_89 or newer.
+  }];
+  let dependentDialects = ["::mlir::NVVM::NVVMDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 def CroqUnrollFragmentVectorsPass
     : Pass<"croq-unroll-fragment-vectors", "::mlir::gpu::GPUModuleOp"> {
   let summary = "Unroll n-D vector shape casts, broadcasts and element "

@@ -1224,12 +1224,12 @@ LogicalResult IRGen::assignment(const Stmt &stmt) {
         unsignedValues.insert(old);
     }
     Type element = type.getElementType();
-    if ((stmt.op != "=" || rhs->value.getType() != element) &&
-        (failed(checkArithmetic(stmt.loc, element,
-                                stmt.op == "=" ? Twine("a conversion")
-                                               : "'" + stmt.op + "'")) ||
+    // A plain store converts (8-bit floats too: croq-lower-f8-conversions);
+    // `x.at(i) op= v` of an 8-bit float would compute in it.
+    if (stmt.op != "=" &&
+        (failed(checkArithmetic(stmt.loc, element, "'" + stmt.op + "'")) ||
          failed(checkArithmetic(stmt.loc, rhs->value.getType(),
-                                "a conversion"))))
+                                "'" + stmt.op + "'"))))
       return failure();
     FailureOr<Value> v =
         stmt.op == "=" ? FailureOr<Value>(rhs->value) : combine(old, rhs->value);

@@ -106,6 +106,7 @@ SIGNATURES = {
     "mma_loadc_co": [_TENSOR, _TENSOR, _TENSOR, _F32],
     "grid_sync_co": [_TENSOR, _TENSOR],
     "named_barrier_co": [_TENSOR, _TENSOR],
+    "f8_ops_co": [_TENSOR] * 4,
 }
 
 

@@ -336,6 +336,26 @@ def named_barriers():
 
 
 @test
+def f8_arithmetic():
+    # e4m3 + e5m2 into f16 (each extended exactly, the f32 sum rounded once)
+    # and e4m3 * 2 stored as e4m3 (round to nearest; |2a| <= 448 fits), over
+    # 1 to 1172 blocks with a ragged tail; bit-exact against torch.
+    for n in sweep((1, 300, 300001), (1, 300)):
+        a = (torch.rand(n, device="cuda") * 400 - 200).to(torch.float8_e4m3fn)
+        a = torch.where(a.float().abs() > 224, torch.zeros_like(a.float()),
+                        a.float()).to(torch.float8_e4m3fn)
+        b = (torch.randn(n, device="cuda") * 8).to(torch.float8_e5m2)
+        total = poisoned((n,), torch.float16)
+        scaled = torch.zeros(n, dtype=torch.float8_e4m3fn, device="cuda")
+        K.f8_ops_co(a, b, total, scaled)
+        expect_equal(total.cpu(), (a.float() + b.float()).half().cpu(),
+                     f"e4m3 + e5m2, {n} elements")
+        expect_equal(scaled.view(torch.uint8).cpu(),
+                     (a.float() * 2).to(torch.float8_e4m3fn).view(torch.uint8).cpu(),
+                     f"e4m3 * 2, {n} elements")
+
+
+@test
 def tutorial_double_buffer():
     # Chapter 6.1's double-buffered matmul: its block and thread grids and
     # `256 / #tile_k` fix the shape at 128 x 256 x 256; the shared tiles'
