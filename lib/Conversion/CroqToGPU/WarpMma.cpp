@@ -61,8 +61,6 @@ static WarpTile warpTile(Type operand) {
   return {256 / bits, 32 / bits};
 }
 
-static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
 /// Number of instruction tiles of an operand fragment: its (outer, K) tiles
 /// in the orientation its MMA reads, which the type alone does not say, so
 /// the larger of the two. They agree unless a fragment pads a tile.
@@ -70,18 +68,16 @@ static int64_t operandTiles(FragType type) {
   int64_t outer = type.getRole() == FragRole::A ? kTileM : kTileN;
   int64_t k = warpTile(type.getElementType()).k;
   ArrayRef<int64_t> shape = type.getShape();
-  return std::max(ceilDiv(shape[0], outer) * ceilDiv(shape[1], k),
-                  ceilDiv(shape[1], outer) * ceilDiv(shape[0], k));
+  return std::max(llvm::divideCeil(shape[0], outer) * llvm::divideCeil(shape[1], k),
+                  llvm::divideCeil(shape[1], outer) * llvm::divideCeil(shape[0], k));
 }
 
 /// Register type of a fragment, or null when it has no mma.sync form.
 VectorType fragVectorType(FragType type) {
   Type element = type.getElementType();
+  // An accumulator tile's four registers: two rows of two columns.
   if (type.getRole() == FragRole::Acc)
-    return VectorType::get({ceilDiv(type.getShape()[0], kTileM) *
-                                ceilDiv(type.getShape()[1], kTileN),
-                            2, 2},
-                           element);
+    return VectorType::get({type.getRegisterCount() / 4, 2, 2}, element);
   int64_t registers = type.getRole() == FragRole::A ? 4 : 2;
   return VectorType::get(
       {operandTiles(type), registers, warpTile(element).perRegister}, element);
@@ -225,6 +221,45 @@ static std::pair<Value, Value> accumulatorLane(OpBuilder &b, Location loc) {
   return {g, c};
 }
 
+/// Position of register `index` of a warp accumulator in its vector:
+/// tile, row half, column.
+static SmallVector<int64_t> warpAccPosition(int64_t index) {
+  return {index / 4, index / 2 % 2, index % 2};
+}
+
+/// Row and column in the M x N tile of register `index` of the executing
+/// lane's part of a warp accumulator (numbered as croq.mma.element does),
+/// from the lane's (g, c) of accumulatorLane.
+static std::pair<Value, Value> accumulatorRegisterAt(OpBuilder &b,
+                                                     Location loc,
+                                                     FragType type, Value g,
+                                                     Value c, int64_t index) {
+  int64_t nTiles = llvm::divideCeil(type.getShape()[1], kTileN);
+  SmallVector<int64_t> at = warpAccPosition(index);
+  int64_t mi = at[0] / nTiles, ni = at[0] % nTiles;
+  Value row = arith::AddIOp::create(b, loc, g,
+                                    cIndex(b, loc, mi * kTileM + at[1] * 8));
+  Value col =
+      arith::AddIOp::create(b, loc, c, cIndex(b, loc, ni * kTileN + at[2]));
+  return {row, col};
+}
+
+/// `source[indices]` where `inside` holds (everywhere when it is null),
+/// `zero` elsewhere.
+static Value loadOrZero(OpBuilder &b, Location loc, Value source,
+                        ValueRange indices, Value inside, Value zero) {
+  if (!inside)
+    return memref::LoadOp::create(b, loc, source, indices);
+  auto guard = scf::IfOp::create(b, loc, zero.getType(), inside,
+                                 /*withElseRegion=*/true);
+  OpBuilder thenB = guard.getThenBodyBuilder();
+  scf::YieldOp::create(
+      thenB, loc, memref::LoadOp::create(thenB, loc, source, indices).getResult());
+  OpBuilder elseB = guard.getElseBodyBuilder();
+  scf::YieldOp::create(elseB, loc, zero);
+  return guard.getResult(0);
+}
+
 /// A warp accumulator from memory, each lane reading the elements it
 /// holds (the layout MmaStoreLowering writes): rows g and g + 8, columns
 /// c and c + 1 of each m16n8 tile. Elements past the view's tensor, or of
@@ -243,33 +278,14 @@ static LogicalResult lowerAccumulatorLoad(MmaLoadOp op, Value source,
   auto [g, c] = accumulatorLane(rewriter, loc);
   Value zero =
       arith::ConstantOp::create(rewriter, loc, rewriter.getZeroAttr(element));
-  int64_t nTiles = ceilDiv(n, kTileN);
   SmallVector<Value> elements;
-  for (int64_t mi = 0; mi < ceilDiv(m, kTileM); ++mi)
-    for (int64_t ni = 0; ni < nTiles; ++ni)
-      for (int64_t half = 0; half < 2; ++half)
-        for (int64_t e = 0; e < 2; ++e) {
-          SmallVector<Value> where{
-              arith::AddIOp::create(rewriter, loc, g,
-                                    cIndex(rewriter, loc, mi * kTileM + half * 8)),
-              arith::AddIOp::create(rewriter, loc, c,
-                                    cIndex(rewriter, loc, ni * kTileN + e))};
-          if (!valid) {
-            elements.push_back(
-                memref::LoadOp::create(rewriter, loc, source, where));
-            continue;
-          }
-          auto guard = scf::IfOp::create(rewriter, loc, element,
-                                         inBounds(rewriter, loc, where, *valid),
-                                         /*withElseRegion=*/true);
-          OpBuilder thenB = guard.getThenBodyBuilder();
-          scf::YieldOp::create(
-              thenB, loc,
-              memref::LoadOp::create(thenB, loc, source, where).getResult());
-          OpBuilder elseB = guard.getElseBodyBuilder();
-          scf::YieldOp::create(elseB, loc, zero);
-          elements.push_back(guard.getResult(0));
-        }
+  for (int64_t r = 0; r < type.getRegisterCount(); ++r) {
+    auto [row, col] = accumulatorRegisterAt(rewriter, loc, type, g, c, r);
+    SmallVector<Value> where{row, col};
+    elements.push_back(loadOrZero(
+        rewriter, loc, source, where,
+        valid ? inBounds(rewriter, loc, where, *valid) : Value(), zero));
+  }
   rewriter.replaceOpWithNewOp<vector::FromElementsOp>(op, fragVectorType(type),
                                                       elements);
   return success();
@@ -295,8 +311,8 @@ struct MmaLoadLowering : ScopedPattern<MmaLoadOp> {
     Location loc = op.getLoc();
     Value source = adaptor.getSource();
     VectorType vecType = fragVectorType(type);
-    int64_t outerTiles = ceilDiv(geometry.outer, tileOuter);
-    int64_t kTiles = ceilDiv(geometry.k, tile.k);
+    int64_t outerTiles = llvm::divideCeil(geometry.outer, tileOuter);
+    int64_t kTiles = llvm::divideCeil(geometry.k, tile.k);
     // A fragment smaller than its instruction tiles is padded with zeros.
     bool padded = geometry.outer % tileOuter || geometry.k % tile.k;
 
@@ -330,17 +346,7 @@ struct MmaLoadLowering : ScopedPattern<MmaLoadOp> {
           inside = inside ? arith::AndIOp::create(b, loc, inside, inTensor)
                           : inTensor;
         }
-        if (!inside)
-          return memref::LoadOp::create(b, loc, source, idx).getResult();
-        auto guard = scf::IfOp::create(b, loc, elementType, inside,
-                                       /*withElseRegion=*/true);
-        OpBuilder thenB = guard.getThenBodyBuilder();
-        scf::YieldOp::create(
-            thenB, loc,
-            memref::LoadOp::create(thenB, loc, source, idx).getResult());
-        OpBuilder elseB = guard.getElseBodyBuilder();
-        scf::YieldOp::create(elseB, loc, zero);
-        return guard.getResult(0);
+        return loadOrZero(b, loc, source, idx, inside, zero);
       };
       SmallVector<Value> elements;
       for (int64_t ot = 0; ot < outerTiles; ++ot)
@@ -501,8 +507,8 @@ struct MmaLowering : ScopedPattern<MmaOp> {
     WarpTile tile = warpTile(operand);
     int64_t m = acc.getShape()[0], n = acc.getShape()[1];
     // Fragments that do not fill whole tiles were padded with zeros.
-    int64_t mTiles = ceilDiv(m, kTileM), nTiles = ceilDiv(n, kTileN),
-            kTiles = ceilDiv(a.k, tile.k);
+    int64_t mTiles = llvm::divideCeil(m, kTileM), nTiles = llvm::divideCeil(n, kTileN),
+            kTiles = llvm::divideCeil(a.k, tile.k);
     Location loc = op.getLoc();
     Value result = adaptor.getAcc();
     for (int64_t mi = 0; mi < mTiles; ++mi)
@@ -582,34 +588,26 @@ struct MmaStoreLowering : ScopedPattern<MmaStoreOp> {
     Value target = adaptor.getTarget();
     Type to = cast<MemRefType>(target.getType()).getElementType();
     auto [g, c] = accumulatorLane(rewriter, loc);
-    int64_t nTiles = ceilDiv(n, kTileN);
-    for (int64_t mi = 0; mi < ceilDiv(m, kTileM); ++mi)
-      for (int64_t ni = 0; ni < nTiles; ++ni)
-        for (int64_t half = 0; half < 2; ++half)
-          for (int64_t e = 0; e < 2; ++e) {
-            Value v = vector::ExtractOp::create(
-                rewriter, loc, adaptor.getValue(),
-                ArrayRef<int64_t>{mi * nTiles + ni, half, e});
-            v = convertElement(rewriter, loc, v, to);
-            Value row = arith::AddIOp::create(
-                rewriter, loc, g, cIndex(rewriter, loc, mi * kTileM + half * 8));
-            Value col = arith::AddIOp::create(
-                rewriter, loc, c, cIndex(rewriter, loc, ni * kTileN + e));
-            // mma.store.transp: element (row, col) lands at (col, row).
-            SmallVector<Value> where{row, col};
-            if (op.getTranspose())
-              std::swap(where[0], where[1]);
-            if (!valid) {
-              memref::StoreOp::create(rewriter, loc, v, target, where);
-              continue;
-            }
-            // A tail tile: elements past the tensor's end are not stored.
-            auto guard = scf::IfOp::create(
-                rewriter, loc, inBounds(rewriter, loc, where, *valid),
-                /*withElseRegion=*/false);
-            OpBuilder inner = guard.getThenBodyBuilder();
-            memref::StoreOp::create(inner, loc, v, target, where);
-          }
+    for (int64_t r = 0; r < type.getRegisterCount(); ++r) {
+      Value v = vector::ExtractOp::create(rewriter, loc, adaptor.getValue(),
+                                          warpAccPosition(r));
+      v = convertElement(rewriter, loc, v, to);
+      auto [row, col] = accumulatorRegisterAt(rewriter, loc, type, g, c, r);
+      // mma.store.transp: element (row, col) lands at (col, row).
+      SmallVector<Value> where{row, col};
+      if (op.getTranspose())
+        std::swap(where[0], where[1]);
+      if (!valid) {
+        memref::StoreOp::create(rewriter, loc, v, target, where);
+        continue;
+      }
+      // A tail tile: elements past the tensor's end are not stored.
+      auto guard = scf::IfOp::create(rewriter, loc,
+                                     inBounds(rewriter, loc, where, *valid),
+                                     /*withElseRegion=*/false);
+      OpBuilder inner = guard.getThenBodyBuilder();
+      memref::StoreOp::create(inner, loc, v, target, where);
+    }
     rewriter.eraseOp(op);
     return success();
   }
@@ -641,12 +639,6 @@ struct MmaCoordsLowering : ScopedPattern<MmaCoordsOp> {
     return success();
   }
 };
-
-/// Position of register `index` of a warp accumulator in its vector:
-/// tile, row half, column.
-static SmallVector<int64_t> warpAccPosition(int64_t index) {
-  return {index / 4, index / 2 % 2, index % 2};
-}
 
 struct MmaElementLowering : ScopedPattern<MmaElementOp> {
   using ScopedPattern::ScopedPattern;

@@ -255,7 +255,8 @@ int64_t FragType::getRegisterCount() const {
   ArrayRef<int64_t> shape = getShape();
   if (getScope() == Level::Warpgroup)
     return shape[1] / 2;
-  return (shape[0] + 15) / 16 * ((shape[1] + 7) / 8) * 4;
+  // m16n8 tiles, padded at the edges.
+  return llvm::divideCeil(shape[0], 16) * llvm::divideCeil(shape[1], 8) * 4;
 }
 
 LogicalResult FragType::verify(function_ref<InFlightDiagnostic()> emitError,
