@@ -490,6 +490,10 @@ private:
   /// `t[(1), (0)]` of a tensor name, integers in parentheses: the dims
   /// it picks, as a shape.
   bool isTensorPick(const Expr &e);
+  /// The extents of the view `e` (`e.span`).
+  FailureOr<SmallVector<EVal>> viewShape(const Expr &e);
+  /// `e` as one extent or index of a shape: an integer, as an index.
+  FailureOr<EVal> extentValue(const Expr &e);
   /// The elements of the shape `e` (index values).
   /// `lhs op rhs` of shapes (or a shape and a scalar), element-wise; op is
   /// + - * / % or cdiv.

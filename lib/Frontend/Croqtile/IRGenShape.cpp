@@ -76,14 +76,34 @@ FailureOr<SmallVector<EVal>> IRGen::spliceList(ArrayRef<ExprPtr> args) {
       out.append(elems->begin(), elems->end());
       continue;
     }
-    FailureOr<EVal> v = expr(*arg);
+    FailureOr<EVal> v = extentValue(*arg);
     if (failed(v))
       return failure();
-    if (!v->value.getType().isIntOrIndex() || v->value.getType().isInteger(1))
-      return fail(arg->loc, "an extent or index must be an integer");
-    out.push_back(EVal{coerce(v->value, builder.getIndexType(), loc(arg->loc)),
-                       v->bound, v->literal});
+    out.push_back(*v);
   }
+  return out;
+}
+
+FailureOr<EVal> IRGen::extentValue(const Expr &e) {
+  FailureOr<EVal> v = expr(e);
+  if (failed(v))
+    return failure();
+  if (!v->value.getType().isIntOrIndex() || v->value.getType().isInteger(1))
+    return fail(e.loc, "an extent or index must be an integer");
+  return EVal{coerce(v->value, builder.getIndexType(), loc(e.loc)), v->bound,
+              v->literal};
+}
+
+FailureOr<SmallVector<EVal>> IRGen::viewShape(const Expr &e) {
+  FailureOr<Value> v = view(e);
+  if (failed(v))
+    return failure();
+  Location l = loc(e.loc);
+  auto type = cast<MemRefType>(v->getType());
+  SmallVector<EVal> out;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    out.push_back(EVal{type.isDynamicDim(d) ? viewExtent(*v, d, l)
+                                            : constIndex(type.getDimSize(d), l)});
   return out;
 }
 
@@ -133,7 +153,6 @@ FailureOr<SmallVector<EVal>> IRGen::shapeArithmetic(StringRef op,
 }
 
 FailureOr<SmallVector<EVal>> IRGen::shapeOf(const Expr &e) {
-  Location l = loc(e.loc);
   switch (e.kind) {
   case Expr::Kind::List:
   case Expr::Kind::Tuple:
@@ -144,17 +163,8 @@ FailureOr<SmallVector<EVal>> IRGen::shapeOf(const Expr &e) {
       return fail(e.loc, "'" + e.name + "' is not an mdspan or ituple");
     return s->elems;
   }
-  case Expr::Kind::Member: {
-    FailureOr<Value> v = view(*e.base);
-    if (failed(v))
-      return failure();
-    auto type = cast<MemRefType>(v->getType());
-    SmallVector<EVal> out;
-    for (int64_t d = 0; d < type.getRank(); ++d)
-      out.push_back(EVal{type.isDynamicDim(d) ? viewExtent(*v, d, l)
-                                              : constIndex(type.getDimSize(d), l)});
-    return out;
-  }
+  case Expr::Kind::Member:
+    return viewShape(*e.base);
   case Expr::Kind::Binary:
     return shapeArithmetic(e.name, *e.args[0], *e.args[1], e.loc);
   case Expr::Kind::Call:
@@ -165,20 +175,8 @@ FailureOr<SmallVector<EVal>> IRGen::shapeOf(const Expr &e) {
     // `t[(1), (0)]` of a tensor `t` is `t.span[(1), (0)]`. In a list that
     // picks some elements in parentheses, a bare value is an extent of its
     // own (`x.span[1, (0)]`); without any, bare values pick (`s[0]`).
-    FailureOr<SmallVector<EVal>> base = failure();
-    if (isTensorPick(e)) {
-      FailureOr<Value> v = view(*e.base);
-      if (failed(v))
-        return failure();
-      auto type = cast<MemRefType>(v->getType());
-      base.emplace();
-      for (int64_t d = 0; d < type.getRank(); ++d)
-        base->push_back(EVal{type.isDynamicDim(d)
-                                 ? viewExtent(*v, d, l)
-                                 : constIndex(type.getDimSize(d), l)});
-    } else {
-      base = shapeOf(*e.base);
-    }
+    FailureOr<SmallVector<EVal>> base =
+        isTensorPick(e) ? viewShape(*e.base) : shapeOf(*e.base);
     if (failed(base))
       return failure();
     bool mixed = llvm::any_of(
@@ -186,14 +184,10 @@ FailureOr<SmallVector<EVal>> IRGen::shapeOf(const Expr &e) {
     SmallVector<EVal> out;
     for (const ExprPtr &arg : e.args) {
       if (mixed && !arg->parenthesized) {
-        FailureOr<EVal> v = expr(*arg);
+        FailureOr<EVal> v = extentValue(*arg);
         if (failed(v))
           return failure();
-        if (!v->value.getType().isIntOrIndex() ||
-            v->value.getType().isInteger(1))
-          return fail(arg->loc, "an extent must be an integer");
-        out.push_back(
-            EVal{coerce(v->value, builder.getIndexType(), loc(arg->loc))});
+        out.push_back(*v);
         continue;
       }
       FailureOr<int64_t> i = constantExpr(*arg);
