@@ -135,6 +135,10 @@ bool needsElection(Operation *op, const LaunchAnalysis &analysis);
 bool isElected(Operation *op);
 /// Whether `value`, used in `kernel`, can be computed before it (Levels.cpp).
 bool isHostComputable(Value value, Operation *kernel);
+/// Whether an MMA (mma.sync or wgmma) multiplies `operand` elements into
+/// `acc` ones: f16 and f8 into f16 or f32, bf16 and f32 (as tf32) into f32,
+/// s8 into s32 (WarpMma.cpp).
+bool accumulatesInto(Type operand, Type acc);
 /// Register type of a warp fragment, or null (WarpMma.cpp).
 VectorType fragVectorType(FragType type);
 /// Checks that a warp executes `op` and that `type` fits mma.sync.

@@ -232,12 +232,7 @@ static LogicalResult checkWarpgroupFragment(Operation *op,
              << type << "; split the tile across warpgroups";
     if (mma && accumulates) {
       Type operand = mma.getA().getType().getElementType();
-      bool pairs = operand.isInteger(8)
-                       ? element.isInteger(32)
-                       : (operand.isF32() || operand.isBF16())
-                             ? element.isF32()
-                             : element.isF16() || element.isF32();
-      if (!pairs)
+      if (!accumulatesInto(operand, element))
         return op->emitOpError("wgmma cannot accumulate ")
                << operand << " products in " << element
                << "; f16 and f8 accumulate in f16 or f32, bf16 and f32 "

@@ -83,9 +83,8 @@ VectorType fragVectorType(FragType type) {
       {operandTiles(type), registers, warpTile(element).perRegister}, element);
 }
 
-/// Whether mma.sync multiplies `operand` elements into `acc` ones.
-static bool isWarpMmaPair(Type operand, Type acc) {
-  if (operand.isF16())
+bool accumulatesInto(Type operand, Type acc) {
+  if (operand.isF16() || isa<Float8E4M3FNType, Float8E5M2Type>(operand))
     return acc.isF16() || acc.isF32();
   if (operand.isBF16() || operand.isF32())
     return acc.isF32();
@@ -114,8 +113,8 @@ LogicalResult checkWarpFragment(Operation *op,
     return op->emitOpError("mma.sync accumulates in f16, f32 or s32, got ")
            << element;
   if (auto mma = dyn_cast<MmaOp>(op);
-      mma && !isWarpMmaPair(mma.getA().getType().getElementType(),
-                            mma.getAcc().getType().getElementType()))
+      mma && !accumulatesInto(mma.getA().getType().getElementType(),
+                              mma.getAcc().getType().getElementType()))
     return op->emitOpError("mma.sync cannot accumulate ")
            << mma.getA().getType().getElementType() << " products in "
            << mma.getAcc().getType().getElementType()
