@@ -131,8 +131,7 @@ LogicalResult IRGen::padCopy(const Stmt &stmt, Value source) {
     // level needs a buffer per thread.
     if (shared && dependsOnThreadIndex(source)) {
       shared = false;
-      if (finalPass)
-        emitWarning(l) << "each thread pads its own tile here, so each gets "
+      emitWarning(l) << "each thread pads its own tile here, so each gets "
                           "its own buffer: in local memory, not shared";
     }
     SmallVector<Value> dynamicSizes;
@@ -175,11 +174,10 @@ LogicalResult IRGen::padCopy(const Stmt &stmt, Value source) {
 LogicalResult IRGen::copy(const Stmt &stmt) {
   Location l = loc(stmt.loc);
   bool isTma = stmt.op == "tma";
-  // Said once, in the final pass: a hint croq parses but does not apply.
-  if (finalPass)
-    for (const auto &[at, hint] : stmt.ignoredHints)
-      emitWarning(loc(at), "'." + hint + "' is a cache hint croq does not "
-                           "apply yet; the copy is made without it");
+  // A hint croq parses but does not apply.
+  for (const auto &[at, hint] : stmt.ignoredHints)
+    emitWarning(loc(at), "'." + hint + "' is a cache hint croq does not "
+                         "apply yet; the copy is made without it");
   FailureOr<Value> source = view(*stmt.source);
   if (failed(source))
     return failure();
@@ -212,10 +210,7 @@ LogicalResult IRGen::copy(const Stmt &stmt) {
     if (stmt.destStorage == "global")
       return fail(stmt.loc, "=> global is not a destination",
                   "copy into a view of a global tensor");
-    bool placeholder = existing && existing->origin &&
-                       existing->origin->kind == Stmt::Kind::DmaAny &&
-                       !finalPass;
-    if (existing && !placeholder) {
+    if (existing) {
       target = FutureDataOp::create(
                    builder, l,
                    cast<FutureType>(existing->value.getType()).getDataType(),
@@ -237,8 +232,7 @@ LogicalResult IRGen::copy(const Stmt &stmt) {
       // each thread needs a buffer of its own, which is local memory.
       if (shared && dependsOnThreadIndex(*source)) {
         shared = false;
-        if (finalPass)
-          emitWarning(l) << "each thread copies its own tile here, so each "
+        emitWarning(l) << "each thread copies its own tile here, so each "
                             "gets its own buffer: in local memory, not shared";
       }
       Attribute space = gpu::AddressSpaceAttr::get(
@@ -254,7 +248,7 @@ LogicalResult IRGen::copy(const Stmt &stmt) {
     }
   }
   auto targetType = cast<MemRefType>(target.getType());
-  if (finalPass || !existing) {
+  {
     if (sourceType.getElementType() != targetType.getElementType())
       return fail(stmt.loc, "copy element types differ: " +
                                 typeString(sourceType.getElementType()) +
@@ -282,7 +276,7 @@ LogicalResult IRGen::copy(const Stmt &stmt) {
     // A dimension known on one side only: equal at run time, checked by
     // the host before the launch (a chunkat of a tensor whose tile is not
     // the buffer's shape would copy part of it).
-    if (finalPass && sourceType.getRank() == targetType.getRank()) {
+    if (sourceType.getRank() == targetType.getRank()) {
       Location l = loc(stmt.loc);
       for (int64_t d = 0; d < sourceType.getRank(); ++d) {
         int64_t sd = sourceType.getDimSize(d), td = targetType.getDimSize(d);
@@ -378,7 +372,7 @@ LogicalResult IRGen::copy(const Stmt &stmt) {
       event = s->value;
     }
     // A swizzle span is the bytes of the shared tile's rows.
-    if (swizzle && finalPass) {
+    if (swizzle) {
       auto shared = getStorage(cast<MemRefType>(target.getType())) ==
                             Storage::Shared
                         ? cast<MemRefType>(target.getType())
@@ -425,9 +419,6 @@ LogicalResult IRGen::copy(const Stmt &stmt) {
   }
   if (future) {
     if (existing) {
-      if (existing->origin && existing->origin->kind == Stmt::Kind::DmaAny &&
-          !finalPass)
-        inference.anyTypes[existing->origin] = future.getType();
       existing->value = future;
     } else {
       Symbol s{Symbol::Kind::Future, future};
@@ -440,25 +431,42 @@ LogicalResult IRGen::copy(const Stmt &stmt) {
 
 LogicalResult IRGen::dmaAny(const Stmt &stmt) {
   Location l = loc(stmt.loc);
-  Type type = inference.anyTypes.lookup(&stmt);
-  if (!type) {
-    if (finalPass)
-      return fail(stmt.loc, "cannot tell which buffer this " + stmt.op +
-                                ".any stands for",
-                  "swap it with a future, or assign a copy to '" + stmt.name +
-                      "' later");
-    // First pass: a stand-in, replaced once a swap or a copy reveals it.
-    type = FutureType::get(
-        context, stmt.op == "tma" ? FutureKind::Tma : FutureKind::Dma, true,
-        MemRefType::get({1}, builder.getI8Type()));
+  auto factsIt = sema.placeholders.find(&stmt);
+  const PlaceholderFacts *facts =
+      factsIt == sema.placeholders.end() ? nullptr : &factsIt->second;
+  // The buffer of the future it is swapped with, when that is declared
+  // already; else the one Sema worked out from the copy that defines it.
+  Symbol *partner = facts && facts->partnerDecl ? lookup(facts->partner)
+                                                : nullptr;
+  if (partner && (partner->kind != Symbol::Kind::Future ||
+                  partner->origin != facts->partnerDecl))
+    partner = nullptr;
+  MemRefType memref;
+  if (partner) {
+    memref = cast<MemRefType>(
+        cast<FutureType>(partner->value.getType()).getDataType());
+  } else if (facts && facts->buffer && facts->buffer->allocated) {
+    const BufferFacts &buffer = *facts->buffer;
+    Type element = elementType(buffer.element, stmt.loc);
+    if (!element)
+      return failure();
+    Attribute space;
+    if (buffer.storage == "shared" || buffer.storage == "local")
+      space = gpu::AddressSpaceAttr::get(
+          context, buffer.storage == "shared" ? gpu::AddressSpace::Workgroup
+                                              : gpu::AddressSpace::Private);
+    memref = MemRefType::get(buffer.shape, element, MemRefLayoutAttrInterface(),
+                             space);
+  } else {
+    return fail(stmt.loc, "cannot tell which buffer this " + stmt.op +
+                              ".any stands for",
+                "swap it with a future, or assign a copy `=> shared` to '" +
+                    stmt.name + "' later");
   }
-  auto futureType = cast<FutureType>(type);
-  auto memref = cast<MemRefType>(futureType.getDataType());
   SmallVector<Value> dynamicSizes;
   if (!memref.hasStaticShape()) {
     // Run-time extents: those of the partner's buffer.
-    Symbol *partner = lookup(inference.anyPartners.lookup(&stmt));
-    if (!partner || partner->kind != Symbol::Kind::Future)
+    if (!partner)
       return fail(stmt.loc, "this " + stmt.op + ".any stands for a buffer "
                                 "with run-time extents, and no future to "
                                 "take them from is in scope",
@@ -496,17 +504,8 @@ LogicalResult IRGen::swap(const Stmt &stmt) {
     return fail(stmt.loc, "swap takes two futures");
   if (symbols.size() < 2)
     return fail(stmt.loc, "rotate takes at least two futures");
-  // Teach the first pass what a placeholder stands for.
-  if (!finalPass)
-    for (Symbol *s : symbols)
-      if (s->origin && s->origin->kind == Stmt::Kind::DmaAny)
-        for (auto [i, other] : llvm::enumerate(symbols))
-          if (!(other->origin && other->origin->kind == Stmt::Kind::DmaAny)) {
-            inference.anyTypes[s->origin] = other->value.getType();
-            inference.anyPartners[s->origin] = stmt.operands[i]->name;
-          }
   for (size_t i = 1; i < symbols.size(); ++i) {
-    if (symbols[i]->value.getType() != symbols[0]->value.getType() && finalPass)
+    if (symbols[i]->value.getType() != symbols[0]->value.getType())
       return fail(stmt.operands[i]->loc,
                   stmt.op + " needs futures of the same kind, asynchrony and "
                             "buffer shape: " +

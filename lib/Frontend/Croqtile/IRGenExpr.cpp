@@ -887,7 +887,7 @@ FailureOr<EVal> IRGen::deviceCall(const Expr &e, Type result,
         return fail(arg->loc, "a device function cannot take " +
                                   typeString(type.getElementType()) +
                                   " elements");
-      if (finalPass && !isContiguous(type))
+      if (!isContiguous(type))
         emitWarning(loc(arg->loc))
             << "this view is not known to be contiguous (" << type
             << "): the device function gets only the address of its first "

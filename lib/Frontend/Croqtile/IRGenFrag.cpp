@@ -182,10 +182,7 @@ LogicalResult IRGen::apply(const Stmt &stmt) {
   if (s && s->kind == Symbol::Kind::Frag) {
     // A warpgroup MMA accumulator: the wgmma layout.
     auto type = cast<FragType>(s->value.getType());
-    // The inference run's accumulators are placeholders until the MMA that
-    // shapes them is seen: it goes on with one of 8 columns.
-    bool placeholder = !finalPass && !isWarpgroupAcc(type);
-    if (!placeholder && !isWarpgroupAcc(type))
+    if (!isWarpgroupAcc(type))
       return fail(span.loc, "apply runs over warpgroup accumulators (of a "
                             "group-4 MMA); '" + span.base->name + "' is not one",
                   "store a warp's accumulator (mma.store) and work on the "
@@ -193,8 +190,7 @@ LogicalResult IRGen::apply(const Stmt &stmt) {
     point.layout = TileLayout::WgmmaAcc;
     point.owner = nullptr;
     point.rows = 64;
-    point.cols = placeholder ? 8 : type.getShape()[1];
-    point.placeholder = placeholder;
+    point.cols = type.getShape()[1];
     registers = point.cols / 2;
   } else {
     FailureOr<int> id = tileOperand(*span.base, "apply");
@@ -295,8 +291,6 @@ FailureOr<int64_t> IRGen::applyRegister(const Expr &at, TileLayout layout,
                         "threads: read and write them inside an apply",
                 "write apply {i, j} in " + name + ".span { ... }");
   const ApplyPoint &point = *applyPoint;
-  if (point.placeholder)
-    return 0;
   auto isName = [&](const ExprPtr &e, size_t k) {
     return k < point.names.size() && e->kind == Expr::Kind::Name &&
            e->name == point.names[k];
@@ -364,8 +358,6 @@ IRGen::tileElement(const Expr &at, const Symbol &s) {
 
 FailureOr<int64_t> IRGen::accRegister(const Expr &at, const Symbol &acc) {
   auto type = cast<FragType>(acc.value.getType());
-  if (!finalPass && !isWarpgroupAcc(type))
-    return applyPoint ? applyPoint->reg : 0; // a placeholder (see apply)
   if (!isWarpgroupAcc(type))
     return fail(at.loc, "only the elements of warpgroup accumulators (of a "
                         "group-4 MMA) can be read and written with .at",
@@ -489,8 +481,6 @@ std::optional<LogicalResult> IRGen::tileBuiltin(const Expr &e) {
   Type type;
   if (fromAcc) {
     auto accType = cast<FragType>(accSymbol->value.getType());
-    if (!finalPass && !isWarpgroupAcc(accType))
-      return success(); // a placeholder (see apply)
     if (!isWarpgroupAcc(accType))
       return fail(srcExpr.loc, e.name + " reduces warpgroup accumulators (of "
                                         "a group-4 MMA); '" + srcExpr.name +

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "IRGenImpl.h"
+#include "Sema.h"
 
 #include "llvm/ADT/MapVector.h"
 
@@ -150,8 +151,6 @@ LogicalResult IRGen::function(const Function &fn) {
 /// Every future of an async copy must reach a wait (or a trigger ... after),
 /// through swaps, loop-carried values and branches.
 LogicalResult IRGen::checkFuturesWaited(func::FuncOp func) {
-  if (!finalPass)
-    return success();
   // Data of an async future is read only after a wait on that future.
   DominanceInfo dominance(func);
   // Each unwaited future: where its wait goes, and its first read.
@@ -257,17 +256,9 @@ OwningOpRef<ModuleOp> IRGen::run(const Program &program) {
       chunks.push_back(builder.getStringAttr(chunk));
     module->getOperation()->setAttr("croq.host_code", builder.getArrayAttr(chunks));
   }
-  bool ok = true;
-  for (const Function &fn : program.functions) {
-    // The first pass learns from every function, even after a failure.
-    if (succeeded(function(fn)))
-      continue;
-    ok = false;
-    if (finalPass)
+  for (const Function &fn : program.functions)
+    if (failed(function(fn)))
       return nullptr;
-  }
-  if (!ok)
-    return nullptr;
   std::string deviceCode = program.deviceCode + deviceCodeExtra;
   if (!deviceCode.empty())
     module->getOperation()->setAttr("croq.device_code",
@@ -284,36 +275,8 @@ mlir::croq::croqtile::generateIR(MLIRContext *context,
                        math::MathDialect,
                        func::FuncDialect, gpu::GPUDialect,
                        memref::MemRefDialect, scf::SCFDialect>();
-  Inference inference;
-  // The first error of the inference pass: its location, message and notes.
-  std::optional<std::tuple<Location, std::string,
-                           SmallVector<std::pair<Location, std::string>>>>
-      firstError;
-  {
-    // The first run only learns types; its diagnostics would repeat (or
-    // precede the inference that resolves them), so they are dropped unless
-    // the program fails there for good.
-    ScopedDiagnosticHandler quiet(context, [&](Diagnostic &d) {
-      if (getenv("CROQ_IMPORT_DEBUG"))
-        llvm::errs() << "first pass: " << d.str() << "\n";
-      if (d.getSeverity() == DiagnosticSeverity::Error && !firstError) {
-        SmallVector<std::pair<Location, std::string>> notes;
-        for (Diagnostic &note : d.getNotes())
-          notes.emplace_back(note.getLocation(), note.str());
-        firstError.emplace(d.getLocation(), d.str(), std::move(notes));
-      }
-      return success();
-    });
-    IRGen first(context, sourceMgr, inference, /*finalPass=*/false);
-    inference.incomplete = !first.run(program);
-  }
-  IRGen second(context, sourceMgr, inference, /*finalPass=*/true);
-  OwningOpRef<ModuleOp> module = second.run(program);
-  if (!module && second.deferredToInference && firstError) {
-    auto &[where, message, notes] = *firstError;
-    InFlightDiagnostic diag = emitError(where, message);
-    for (auto &[noteLoc, note] : notes)
-      diag.attachNote(noteLoc) << note;
-  }
+  SemaResult sema = analyze(program);
+  IRGen irgen(context, sourceMgr, sema);
+  OwningOpRef<ModuleOp> module = irgen.run(program);
   return module;
 }

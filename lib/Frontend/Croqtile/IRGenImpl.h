@@ -18,9 +18,10 @@
 // nested parallel are threaded through scf.for iter_args, scf.if results or
 // croq.parallel results, so the IR stays in SSA form.
 //
-// Fragments get their shape and role from the MMA that uses them, which may
-// come later in the program: IRGen runs twice, and the first run records
-// what each `mma.fill` / `mma.load` must produce.
+// Fragments get their shape and role from the MMA that uses them, and a
+// `dma.any` placeholder its buffer from the copy or swap that defines it,
+// which may come later in the program: Sema (Sema.h) works these out from
+// the syntax tree first, and IRGen runs once.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,6 +29,7 @@
 #define CROQ_LIB_FRONTEND_CROQTILE_IRGENIMPL_H
 
 #include "IRGen.h"
+#include "Sema.h"
 #include "Parser.h"
 
 #include "Croq/Dialect/Croq/IR/CroqOps.h"
@@ -99,8 +101,13 @@ struct Symbol {
   Value bound = nullptr;
   bool isMutable = false;
   bool isParallelIndex = false;
-  /// The statement that made a fragment (for inference).
+  /// The statement that made a fragment or a future.
   const Stmt *origin = nullptr;
+  /// An accumulator whose type its mma.fill could not make (Sema could not
+  /// shape it, or the shape is no fragment's): a stand-in of some type
+  /// holds its place until the MMA that uses it reports why, unless an
+  /// error in that MMA's operands (the cause, more often) comes first.
+  bool unshaped = false;
   /// Scope depth of the declaration (swap needs equal scopes).
   unsigned scope = 0;
   /// The elements of an mdspan or ituple (Kind::Shape), with their bounds
@@ -182,9 +189,6 @@ struct ApplyPoint {
   /// register.
   int64_t q = 0, col = 0, reg = 0;
   SmallVector<std::string> names;
-  /// In the inference run, over an accumulator not shaped yet: accesses go
-  /// unchecked (the final run checks them).
-  bool placeholder = false;
 };
 
 /// One argument of a view operation after shape arguments are spliced:
@@ -201,10 +205,9 @@ struct ViewArg {
 
 class IRGen {
 public:
-  IRGen(MLIRContext *context, llvm::SourceMgr &sourceMgr, Inference &inference,
-        bool finalPass)
-      : context(context), builder(context), sourceMgr(sourceMgr),
-        inference(inference), finalPass(finalPass) {}
+  IRGen(MLIRContext *context, llvm::SourceMgr &sourceMgr,
+        const SemaResult &sema)
+      : context(context), builder(context), sourceMgr(sourceMgr), sema(sema) {}
 
   OwningOpRef<ModuleOp> run(const Program &program);
 
@@ -580,22 +583,24 @@ private:
     return op->getParentOfType<ParallelOp>();
   }
   LogicalResult checkFuturesWaited(func::FuncOp func);
+  /// The type of the accumulator `fill` makes, from Sema's `facts`; null
+  /// when it has none, reported at `fill` when `report` is set.
+  Type accumulatorType(const Stmt &fill, const AccumulatorFacts &facts,
+                       bool report);
+  /// Reports why the mma.fill of `acc`, an unshaped accumulator, could not
+  /// type it.
+  LogicalResult reportUnshaped(const Symbol &acc);
 
   MLIRContext *context;
   OpBuilder builder;
   llvm::SourceMgr &sourceMgr;
-  Inference &inference;
-  bool finalPass;
+  /// What Sema learned of the program: the types that later statements
+  /// give.
+  const SemaResult &sema;
   /// Device C++ made from this program's `__cpp__` statements.
   std::string deviceCodeExtra;
   unsigned cppBlocks = 0;
 
-public:
-  /// The final pass stopped at a gap the failed inference pass left; the
-  /// inference pass's first error is the one to report.
-  bool deferredToInference = false;
-
-private:
   std::vector<llvm::StringMap<Symbol>> scopes;
   /// The control flags declared in each scope of `scopes`.
   std::vector<std::array<std::optional<Symbol>, kNumControlFlags>> flagScopes;

@@ -36,13 +36,50 @@ LogicalResult IRGen::checkSignedOperand(Value view, SMLoc at) {
   return success();
 }
 
+Type IRGen::accumulatorType(const Stmt &fill, const AccumulatorFacts &facts,
+                            bool report) {
+  // Not reported yet: the MMA that uses the accumulator reports it.
+  std::optional<ScopedDiagnosticHandler> quiet;
+  if (!report)
+    quiet.emplace(context, [](Diagnostic &) { return success(); });
+  Type element;
+  if (!fill.elemType.empty())
+    element = elementType(fill.elemType, fill.loc);
+  else if (Type operand = elementType(facts.operandElement, fill.loc))
+    element = defaultAccumulatorType(operand);
+  if (!element)
+    return Type();
+  return FragType::getChecked([&] { return emitError(loc(fill.loc)); },
+                              context, FragRole::Acc,
+                              ArrayRef<int64_t>{facts.rows, facts.cols},
+                              element, facts.scope);
+}
+
+LogicalResult IRGen::reportUnshaped(const Symbol &acc) {
+  const Stmt &fill = *acc.origin;
+  auto facts = sema.accumulators.find(&fill);
+  if (facts != sema.accumulators.end()) {
+    (void)accumulatorType(fill, facts->second, /*report=*/true);
+    return failure();
+  }
+  const Expr *operand = sema.unshapedAccumulators.lookup(&fill);
+  InFlightDiagnostic diag =
+      error(fill.loc, "cannot tell the shape of accumulator '" + fill.name +
+                          "' before generating code: an operand of the MMA "
+                          "that shapes it has no static shape croq can work "
+                          "out from the declarations");
+  diag.attachNote(loc(operand->loc))
+      << "this operand: write its extents as constants, or as names of "
+         "values that are not assigned again";
+  return failure();
+}
+
 LogicalResult IRGen::mmaFill(const Stmt &stmt) {
   Location l = loc(stmt.loc);
   FailureOr<EVal> v = expr(*stmt.value);
   if (failed(v))
     return failure();
-  // `mma.fill acc, v;` of an existing fragment refills it: same type, and
-  // the same origin for the inference (an MMA on it shapes the first fill).
+  // `mma.fill acc, v;` of an existing fragment refills it: same type.
   Symbol *existing = stmt.refill ? lookup(stmt.name) : nullptr;
   if (existing && existing->kind == Symbol::Kind::Frag) {
     Value value = v->value;
@@ -52,31 +89,28 @@ LogicalResult IRGen::mmaFill(const Stmt &stmt) {
         MmaFillOp::create(builder, l, existing->value.getType(), value);
     return success();
   }
-  Type type = inference.fillTypes.lookup(&stmt);
-  if (!type) {
-    // The MMA that would give the shape failed in the inference pass: its
-    // error, reported by generateIR, is the real one.
-    if (finalPass && inference.incomplete) {
-      deferredToInference = true;
-      return failure();
-    }
-    if (finalPass)
-      return fail(stmt.loc, "cannot tell the shape of this accumulator: no "
-                            "MMA uses '" + stmt.name + "'",
-                  "use it as the first operand of mma.row.row / mma.row.col");
-    Type element = stmt.elemType.empty() ? Type(builder.getF32Type())
-                                         : elementType(stmt.elemType, stmt.loc);
-    if (!element)
-      return failure();
-    type = FragType::get(context, FragRole::Acc, {16, 16}, element,
-                         fragmentScope());
-  }
+  // The shape comes from the first MMA that accumulates into it, which
+  // Sema found.
+  auto facts = sema.accumulators.find(&stmt);
+  if (facts == sema.accumulators.end() &&
+      !sema.unshapedAccumulators.count(&stmt))
+    return fail(stmt.loc, "cannot tell the shape of this accumulator: no "
+                          "MMA uses '" + stmt.name + "'",
+                "use it as the first operand of mma.row.row / mma.row.col");
+  Type type = facts == sema.accumulators.end()
+                  ? Type()
+                  : accumulatorType(stmt, facts->second, /*report=*/false);
+  bool unshaped = !type;
+  if (unshaped)
+    type = FragType::get(context, FragRole::Acc, {16, 16},
+                         builder.getF32Type(), fragmentScope());
   Value value = v->value;
   if (value.getType().isIndex())
     value = coerce(value, builder.getI64Type(), l);
   Value fill = MmaFillOp::create(builder, l, type, value);
   Symbol s{Symbol::Kind::Frag, fill};
   s.origin = &stmt;
+  s.unshaped = unshaped;
   declare(stmt.name, s);
   return success();
 }
@@ -97,14 +131,14 @@ LogicalResult IRGen::mmaLoad(const Stmt &stmt) {
                                   "shape, got " + typeString(type));
   if (failed(checkSignedOperand(*source, stmt.source->loc)))
     return failure();
-  auto it = inference.loadRoles.find(&stmt);
-  FragRole role = it == inference.loadRoles.end()
-                      ? FragRole::A
-                      : static_cast<FragRole>(it->second);
-  if (finalPass && it == inference.loadRoles.end())
+  auto it = sema.loadRoles.find(&stmt);
+  if (it == sema.loadRoles.end())
     return fail(stmt.loc, "no MMA uses '" + stmt.name +
                               "', so its operand role is unknown",
                 "pass it to mma.row.row / mma.row.col, or drop the load");
+  FragRole role = it->second == OperandRole::A   ? FragRole::A
+                  : it->second == OperandRole::B ? FragRole::B
+                                                 : FragRole::Acc;
   auto fragType =
       FragType::getChecked([&] { return emitError(l); }, context, role,
                            type.getShape(), type.getElementType(),
@@ -184,6 +218,10 @@ LogicalResult IRGen::mma(const Stmt &stmt) {
     operands.push_back(MmaLoadOp::create(builder, l, fragType, *v, IntegerAttr()));
     operandSymbols.push_back(nullptr);
   }
+  // The operands are fine: an accumulator its mma.fill could not type is
+  // this MMA's error.
+  if (acc->unshaped)
+    return reportUnshaped(*acc);
   auto a = cast<FragType>(operands[0].getType());
   auto b = cast<FragType>(operands[1].getType());
   bool aRow = StringRef(stmt.layout).starts_with("row");
@@ -191,30 +229,9 @@ LogicalResult IRGen::mma(const Stmt &stmt) {
   int64_t m = a.getShape()[aRow ? 0 : 1], ka = a.getShape()[aRow ? 1 : 0];
   int64_t n = b.getShape()[bRow ? 0 : 1], kb = b.getShape()[bRow ? 1 : 0];
   auto accType = cast<FragType>(acc->value.getType());
-  // Record what the operands and the accumulator must be.
-  if (!finalPass) {
-    if (operandSymbols[0] && operandSymbols[0]->origin)
-      inference.loadRoles[operandSymbols[0]->origin] = static_cast<int>(FragRole::A);
-    if (operandSymbols[1] && operandSymbols[1]->origin)
-      inference.loadRoles[operandSymbols[1]->origin] = static_cast<int>(FragRole::B);
-    // `mc = mma.load c_tile;` starts the accumulator from memory.
-    if (acc->origin && acc->origin->kind == Stmt::Kind::MmaLoad)
-      inference.loadRoles[acc->origin] = static_cast<int>(FragRole::Acc);
-    if (acc->origin && acc->origin->kind == Stmt::Kind::MmaFill &&
-        !inference.fillTypes.count(acc->origin)) {
-      Type element = acc->origin->elemType.empty()
-                         ? defaultAccumulatorType(a.getElementType())
-                         : elementType(acc->origin->elemType, acc->origin->loc);
-      // Checked: an accumulator too large for registers is reported at
-      // its mma.fill.
-      inference.fillTypes[acc->origin] = FragType::getChecked(
-          [&] { return emitError(loc(acc->origin->loc)); }, context,
-          FragRole::Acc, ArrayRef<int64_t>{m, n}, element, fragmentScope());
-    }
-  }
   // Operands held at another scope than this MMA's (loaded outside the
   // group-4 parallel, or inside a different one).
-  if (finalPass) {
+  {
     Level here = fragmentScope();
     for (auto [i, symbol] : llvm::enumerate(operandSymbols)) {
       auto type = cast<FragType>(operands[i].getType());
@@ -240,26 +257,23 @@ LogicalResult IRGen::mma(const Stmt &stmt) {
                               ", so their K extents " + Twine(ka) + " and " +
                               Twine(kb) + " differ",
                 "row.row takes A [M, K] and B [N, K]; row.col takes B [K, N]");
-  if (finalPass && (accType.getShape()[0] != m || accType.getShape()[1] != n))
+  if ((accType.getShape()[0] != m || accType.getShape()[1] != n))
     return fail(stmt.loc, "the accumulator '" + accExpr.name + "' is " +
                               Twine(accType.getShape()[0]) + "x" +
                               Twine(accType.getShape()[1]) +
                               " but the operands make a " + Twine(m) + "x" +
                               Twine(n) + " product",
                 "use one accumulator per MMA shape");
-  if (finalPass && a.getElementType() != b.getElementType())
+  if (a.getElementType() != b.getElementType())
     return fail(stmt.loc, "the MMA operands have different element types: A "
                           "is " + typeString(a.getElementType()) + " and B "
                           "is " + typeString(b.getElementType()),
                 "load both operands from tensors of one element type");
   // A from registers (the RS form) is an accumulator-layout fragment.
   if ((a.getRole() != FragRole::A && a.getRole() != FragRole::Acc) ||
-      b.getRole() != FragRole::B) {
-    if (finalPass)
-      return fail(stmt.loc, "an operand fragment is used as both A and B",
-                  "load the operand once per role");
-    return success(); // The first pass only learns roles.
-  }
+      b.getRole() != FragRole::B)
+    return fail(stmt.loc, "an operand fragment is used as both A and B",
+                "load the operand once per role");
   auto layout = *symbolizeMmaLayout(stmt.layout);
   if (stmt.async) {
     Type futureType = FutureType::get(context, FutureKind::Mma, true, accType);
@@ -277,15 +291,16 @@ LogicalResult IRGen::mma(const Stmt &stmt) {
 }
 
 LogicalResult IRGen::mmaStore(const Stmt &stmt) {
-  if (finalPass)
-    for (const auto &[at, hint] : stmt.ignoredHints)
-      emitWarning(loc(at), "mma.store.async is made synchronously: croq "
-                           "stores the accumulator before the next statement, "
-                           "which the async form allows");
+  for (const auto &[at, hint] : stmt.ignoredHints)
+    emitWarning(loc(at), "mma.store.async is made synchronously: croq "
+                         "stores the accumulator before the next statement, "
+                         "which the async form allows");
   const Expr &accExpr = *stmt.operands[0];
   Symbol *acc = accExpr.kind == Expr::Kind::Name ? lookup(accExpr.name) : nullptr;
   if (!acc || acc->kind != Symbol::Kind::Frag)
     return fail(accExpr.loc, "mma.store stores an accumulator fragment");
+  if (acc->unshaped)
+    return reportUnshaped(*acc);
   FailureOr<Value> dest = view(*stmt.dest);
   if (failed(dest))
     return failure();
@@ -294,15 +309,14 @@ LogicalResult IRGen::mmaStore(const Stmt &stmt) {
   SmallVector<int64_t> shape(frag.getShape());
   if (stmt.transpose)
     std::swap(shape[0], shape[1]);
-  if (finalPass && frag.getElementType().isInteger() !=
-                       type.getElementType().isInteger())
+  if (frag.getElementType().isInteger() != type.getElementType().isInteger())
     return fail(stmt.loc, "mma.store cannot convert the accumulator's " +
                               typeString(frag.getElementType()) +
                               " elements to " +
                               typeString(type.getElementType()),
                 "store into a tensor of integers for an integer accumulator, "
                 "of floats for a float one");
-  if (finalPass && type.getShape() != ArrayRef<int64_t>(shape))
+  if (type.getShape() != ArrayRef<int64_t>(shape))
     return fail(stmt.dest->loc,
                 Twine(stmt.transpose ? "mma.store.transp: the view is not "
                                        "the accumulator's transposed "

@@ -243,18 +243,9 @@ static bool isViewExpr(const Expr &e) {
 }
 
 LogicalResult IRGen::statements(ArrayRef<StmtPtr> body) {
-  bool failedAny = false;
   for (size_t i = 0; i < body.size(); ++i) {
-    if (failed(statement(*body[i]))) {
-      if (finalPass)
-        return failure();
-      // The first pass goes on learning from the statements after an
-      // error (an MMA later in the body gives an accumulator its shape), so
-      // that the final pass stops at the real first error, not at an
-      // inference this one never reached.
-      failedAny = true;
-      continue;
-    }
+    if (failed(statement(*body[i])))
+      return failure();
     // After a statement that may break, continue or yield, the rest of the
     // body runs only while none of them happened.
     bool exits = mayExit(body.slice(i, 1)) && controlFlag(ControlFlag::Continue);
@@ -270,11 +261,10 @@ LogicalResult IRGen::statements(ArrayRef<StmtPtr> body) {
                                                   controlFlag(ControlFlag::Yield)->value);
       Value one = arith::ConstantIntOp::create(builder, l, builder.getI1Type(), 1);
       Value go = builder.createOrFold<arith::XOrIOp>(l, stop, one);
-      return failure(failed(guarded(go, body.drop_front(i + 1), l)) ||
-                     failedAny);
+      return guarded(go, body.drop_front(i + 1), l);
     }
   }
-  return failure(failedAny);
+  return success();
 }
 
 LogicalResult IRGen::guarded(Value cond, ArrayRef<StmtPtr> body, Location l) {
@@ -408,8 +398,7 @@ LogicalResult IRGen::onOneThread(const Stmt &stmt) {
                           "elements, so croq runs it on the GPU, where it "
                           "cannot assign '" + assigned.front().name + "'",
                 "compute the value in a parallel and write it to a tensor");
-  if (finalPass)
-    emitWarning(l) << "host code that reads or writes tensor elements runs "
+  emitWarning(l) << "host code that reads or writes tensor elements runs "
                       "on the GPU, in one thread";
   auto grid = ParallelOp::create(builder, l, Level::Block,
                                  ValueRange{constIndex(1, l)}, false, Value(),
@@ -450,8 +439,7 @@ LogicalResult IRGen::statement(const Stmt &stmt) {
                                       Twine(order.size()) + ")",
                         "name each K tile once");
       }
-      if (finalPass)
-        emitWarning(loc(attr.loc)) << "croq does not apply [[schedule]]; the "
+      emitWarning(loc(attr.loc)) << "croq does not apply [[schedule]]; the "
                                       "MMA runs its K tiles in order";
       continue;
     }
@@ -1072,7 +1060,7 @@ LogicalResult IRGen::assignment(const Stmt &stmt) {
   int partialRows = -1;
   if (target.kind == Expr::Kind::Member && target.name == "at" &&
       target.hasArgs && target.base->kind == Expr::Kind::Name && applyPoint &&
-      applyPoint->layout == TileLayout::WgmmaAcc && !applyPoint->placeholder)
+      applyPoint->layout == TileLayout::WgmmaAcc)
     if (Symbol *s = lookup(target.base->name);
         s && s->kind == Symbol::Kind::Tile &&
         tiles[s->tile].layout == TileLayout::WgmmaRows) {

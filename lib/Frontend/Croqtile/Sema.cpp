@@ -1,0 +1,1019 @@
+//===- Sema.cpp - Croqtile semantic analysis ------------------------------===//
+//
+// Part of the croq project: an MLIR dialect for the Croqtile GPU kernel
+// language.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Sema.h"
+#include "Levels.h"
+
+#include "Croq/Dialect/Croq/Utils/TileAlgebra.h"
+
+#include "mlir/IR/BuiltinTypeInterfaces.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+
+#include <deque>
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::croq;
+using namespace mlir::croq::croqtile;
+
+namespace {
+
+constexpr int64_t kDynamic = ShapedType::kDynamic;
+
+/// A scalar as far as Sema knows it: its value and, for a bounded variable
+/// (a parallel, foreach or with index, or a composition of them), its bound.
+struct Scalar {
+  std::optional<int64_t> value;
+  std::optional<int64_t> bound;
+  bool bounded = false;
+};
+
+/// What a name stands for.
+struct Decl {
+  enum class Kind { Tensor, Future, Frag, Tile, Scalar, Shape, Other };
+  Kind kind = Kind::Other;
+  /// The declaring statement (null for parameters and indices).
+  const Stmt *stmt = nullptr;
+  /// Tensor, Future (its buffer), Frag and Tile: static extents.
+  std::optional<BufferFacts> buffer;
+  /// Scalar: what is known of it.
+  Scalar scalar;
+  /// Shape: the elements of an mdspan or ituple.
+  SmallVector<Scalar> elems;
+  /// Future: a dma.any / tma.any placeholder.
+  bool placeholder = false;
+  /// Scalar: an index of a `: thread` parallel level.
+  bool threadIndex = false;
+};
+
+class Sema {
+public:
+  explicit Sema(SemaResult &result) : result(result) {}
+
+  void program(const Program &program) {
+    for (const Function &fn : program.functions)
+      function(fn);
+  }
+
+private:
+  SemaResult &result;
+  std::deque<Decl> decls;
+  std::vector<llvm::StringMap<Decl *>> scopes;
+  /// The levels of the parallels around the current statement, outermost
+  /// first.
+  SmallVector<Level> levels;
+  /// Names assigned after their declaration somewhere in the function: a
+  /// scalar among them has no value Sema can count on.
+  llvm::StringSet<> reassigned;
+
+  // Scopes.
+  void push() { scopes.emplace_back(); }
+  void pop() { scopes.pop_back(); }
+  Decl *lookup(StringRef name) {
+    for (auto it = scopes.rbegin(); it != scopes.rend(); ++it)
+      if (Decl *d = it->lookup(name))
+        return d;
+    return nullptr;
+  }
+  Decl *declare(StringRef name, Decl decl) {
+    decls.push_back(std::move(decl));
+    scopes.back()[name] = &decls.back();
+    return &decls.back();
+  }
+  Decl *declareScalar(StringRef name, Scalar value) {
+    Decl d;
+    d.kind = Decl::Kind::Scalar;
+    d.scalar = value;
+    return declare(name, std::move(d));
+  }
+
+  // Expressions.
+  static bool isShapeOperator(StringRef op) {
+    return op == "+" || op == "-" || op == "*" || op == "/" || op == "%";
+  }
+  static bool isWildcard(const Expr &e) {
+    return e.kind == Expr::Kind::Name && e.name == "_";
+  }
+
+  bool isShapeValued(const Expr &e) {
+    switch (e.kind) {
+    case Expr::Kind::List:
+    case Expr::Kind::Tuple:
+      return true;
+    case Expr::Kind::Name: {
+      Decl *d = lookup(e.name);
+      return d && d->kind == Decl::Kind::Shape;
+    }
+    case Expr::Kind::Member:
+      return e.name == "span" && !e.hasArgs && e.base;
+    case Expr::Kind::Binary:
+      return isShapeOperator(e.name) &&
+             (isShapeValued(*e.args[0]) || isShapeValued(*e.args[1]));
+    case Expr::Kind::Index:
+      return e.base && (isShapeValued(*e.base) || isTensorPick(e));
+    case Expr::Kind::Call:
+      return e.name == "cdiv" && !e.base && e.args.size() == 2 &&
+             (isShapeValued(*e.args[0]) || isShapeValued(*e.args[1]));
+    default:
+      return false;
+    }
+  }
+
+  /// `t[(1), (0)]` of a tensor: one parenthesized pick per dimension.
+  bool isTensorPick(const Expr &e) {
+    if (e.kind != Expr::Kind::Index || !e.base ||
+        e.base->kind != Expr::Kind::Name || e.args.empty() ||
+        !llvm::all_of(e.args, [](const ExprPtr &arg) {
+          return arg->parenthesized && arg->kind == Expr::Kind::Int;
+        }))
+      return false;
+    Decl *d = lookup(e.base->name);
+    return d && d->kind == Decl::Kind::Tensor && d->buffer &&
+           d->buffer->shape.size() == e.args.size();
+  }
+
+  static std::optional<int64_t> arith(StringRef op, int64_t a, int64_t b) {
+    if (op == "+")
+      return a + b;
+    if (op == "-")
+      return a - b;
+    if (op == "*")
+      return a * b;
+    if ((op == "/" || op == "%") && b == 0)
+      return std::nullopt;
+    if (op == "/")
+      return a / b;
+    if (op == "%")
+      return a % b;
+    if (op == "<<")
+      return a << b;
+    if (op == ">>")
+      return a >> b;
+    if (op == "&")
+      return a & b;
+    if (op == "|")
+      return a | b;
+    if (op == "^")
+      return a ^ b;
+    return std::nullopt;
+  }
+
+  Scalar scalar(const Expr &e) {
+    switch (e.kind) {
+    case Expr::Kind::Int:
+      return Scalar{e.intValue, std::nullopt, false};
+    case Expr::Kind::Name: {
+      Decl *d = lookup(e.name);
+      if (d && d->kind == Decl::Kind::Scalar)
+        return d->scalar;
+      return {};
+    }
+    case Expr::Kind::Unary: {
+      Scalar v = scalar(*e.args[0]);
+      if (!v.value)
+        return {};
+      if (e.name == "-")
+        return Scalar{-*v.value, std::nullopt, false};
+      if (e.name == "~")
+        return Scalar{~*v.value, std::nullopt, false};
+      return {};
+    }
+    case Expr::Kind::Binary: {
+      Scalar a = scalar(*e.args[0]), b = scalar(*e.args[1]);
+      StringRef op = e.name;
+      if (op == "#") {
+        // a # b = a * #b + b, bound #a * #b.
+        Scalar out;
+        out.bounded = a.bounded && b.bounded;
+        if (a.bound && b.bound)
+          out.bound = *a.bound * *b.bound;
+        return out;
+      }
+      if (op.starts_with("#")) {
+        Scalar out;
+        out.bounded = a.bounded;
+        if (a.bound && b.value)
+          out.bound = arith(op.drop_front(), *a.bound, *b.value);
+        return out;
+      }
+      if (a.value && b.value)
+        return Scalar{arith(op, *a.value, *b.value), std::nullopt, false};
+      return {};
+    }
+    case Expr::Kind::Ternary: {
+      Scalar c = scalar(*e.args[0]);
+      if (!c.value)
+        return {};
+      return scalar(*e.args[*c.value ? 1 : 2]);
+    }
+    case Expr::Kind::Bound: {
+      Scalar v = scalar(*e.args[0]);
+      return Scalar{v.bound, std::nullopt, false};
+    }
+    case Expr::Kind::Count: {
+      const Expr &inner = *e.args[0];
+      std::optional<SmallVector<Scalar>> elems;
+      if (isShapeValued(inner))
+        elems = shapeOf(inner);
+      else if (std::optional<BufferFacts> b = view(inner))
+        elems = extents(b->shape);
+      if (!elems)
+        return {};
+      int64_t total = 1;
+      for (const Scalar &s : *elems) {
+        if (!s.value)
+          return {};
+        total *= *s.value;
+      }
+      return Scalar{total, std::nullopt, false};
+    }
+    case Expr::Kind::Call: {
+      if (e.base || e.args.size() != 2)
+        return {};
+      Scalar a = scalar(*e.args[0]), b = scalar(*e.args[1]);
+      if (!a.value || !b.value)
+        return {};
+      if (e.name == "cdiv" && *b.value > 0)
+        return Scalar{(*a.value + *b.value - 1) / *b.value, std::nullopt,
+                      false};
+      if (e.name == "__max" || e.name == "max")
+        return Scalar{std::max(*a.value, *b.value), std::nullopt, false};
+      if (e.name == "__min" || e.name == "min")
+        return Scalar{std::min(*a.value, *b.value), std::nullopt, false};
+      return {};
+    }
+    case Expr::Kind::Index: {
+      if (!isShapeValued(*e.base) || e.args.size() != 1)
+        return {};
+      std::optional<SmallVector<Scalar>> elems = shapeOf(*e.base);
+      Scalar i = scalar(*e.args[0]);
+      if (!elems || !i.value || *i.value < 0 ||
+          *i.value >= static_cast<int64_t>(elems->size()))
+        return {};
+      return (*elems)[*i.value];
+    }
+    default:
+      return {};
+    }
+  }
+
+  static SmallVector<Scalar> extents(ArrayRef<int64_t> shape) {
+    SmallVector<Scalar> out;
+    for (int64_t d : shape)
+      out.push_back(ShapedType::isDynamic(d) ? Scalar{}
+                                             : Scalar{d, std::nullopt, false});
+    return out;
+  }
+
+  /// The elements of a list whose entries may be shapes themselves.
+  std::optional<SmallVector<Scalar>> splice(ArrayRef<ExprPtr> args) {
+    SmallVector<Scalar> out;
+    for (const ExprPtr &arg : args) {
+      if (isShapeValued(*arg)) {
+        std::optional<SmallVector<Scalar>> elems = shapeOf(*arg);
+        if (!elems)
+          return std::nullopt;
+        out.append(elems->begin(), elems->end());
+        continue;
+      }
+      out.push_back(scalar(*arg));
+    }
+    return out;
+  }
+
+  std::optional<SmallVector<Scalar>> shapeOf(const Expr &e) {
+    switch (e.kind) {
+    case Expr::Kind::List:
+    case Expr::Kind::Tuple:
+      return splice(e.args);
+    case Expr::Kind::Name: {
+      Decl *d = lookup(e.name);
+      if (!d || d->kind != Decl::Kind::Shape)
+        return std::nullopt;
+      return d->elems;
+    }
+    case Expr::Kind::Member: {
+      std::optional<BufferFacts> b = view(*e.base);
+      if (!b)
+        return std::nullopt;
+      return extents(b->shape);
+    }
+    case Expr::Kind::Binary:
+    case Expr::Kind::Call: {
+      StringRef op = e.kind == Expr::Kind::Call ? StringRef("cdiv") : e.name;
+      auto side = [&](const Expr &x) -> std::optional<SmallVector<Scalar>> {
+        if (isShapeValued(x))
+          return shapeOf(x);
+        return SmallVector<Scalar>{scalar(x)};
+      };
+      std::optional<SmallVector<Scalar>> a = side(*e.args[0]);
+      std::optional<SmallVector<Scalar>> b = side(*e.args[1]);
+      if (!a || !b ||
+          (a->size() != b->size() && a->size() != 1 && b->size() != 1))
+        return std::nullopt;
+      size_t n = std::max(a->size(), b->size());
+      SmallVector<Scalar> out;
+      for (size_t i = 0; i < n; ++i) {
+        const Scalar &x = (*a)[a->size() == 1 ? 0 : i];
+        const Scalar &y = (*b)[b->size() == 1 ? 0 : i];
+        if (!x.value || !y.value) {
+          out.push_back({});
+          continue;
+        }
+        if (op == "cdiv")
+          out.push_back(*y.value > 0
+                            ? Scalar{(*x.value + *y.value - 1) / *y.value,
+                                     std::nullopt, false}
+                            : Scalar{});
+        else
+          out.push_back(
+              Scalar{arith(op, *x.value, *y.value), std::nullopt, false});
+      }
+      return out;
+    }
+    case Expr::Kind::Index: {
+      std::optional<SmallVector<Scalar>> base;
+      if (isTensorPick(e)) {
+        std::optional<BufferFacts> b = view(*e.base);
+        if (b)
+          base = extents(b->shape);
+      } else {
+        base = shapeOf(*e.base);
+      }
+      if (!base)
+        return std::nullopt;
+      bool mixed = llvm::any_of(
+          e.args, [](const ExprPtr &arg) { return arg->parenthesized; });
+      SmallVector<Scalar> out;
+      for (const ExprPtr &arg : e.args) {
+        Scalar v = scalar(*arg);
+        if (mixed && !arg->parenthesized) {
+          out.push_back(v);
+          continue;
+        }
+        if (!v.value || *v.value < 0 ||
+            *v.value >= static_cast<int64_t>(base->size()))
+          return std::nullopt;
+        out.push_back((*base)[*v.value]);
+      }
+      return out;
+    }
+    default:
+      return std::nullopt;
+    }
+  }
+
+  static int64_t staticOf(const Scalar &s) {
+    return s.value ? *s.value : kDynamic;
+  }
+
+  /// The buffer a view expression shows: its static extents, element type
+  /// and storage, or nothing where Sema cannot tell.
+  std::optional<BufferFacts> view(const Expr &e) {
+    if (e.kind == Expr::Kind::Name) {
+      Decl *d = lookup(e.name);
+      if (d && (d->kind == Decl::Kind::Tensor || d->kind == Decl::Kind::Future))
+        return d->buffer;
+      return std::nullopt;
+    }
+    if (e.kind == Expr::Kind::Index) {
+      // buffers[i]: one buffer of an array of buffers.
+      std::optional<BufferFacts> b = view(*e.base);
+      if (!b || e.args.size() >= b->shape.size())
+        return std::nullopt;
+      b->shape.erase(b->shape.begin(), b->shape.begin() + e.args.size());
+      return b;
+    }
+    if (e.kind != Expr::Kind::Member || !e.base)
+      return std::nullopt;
+    if (e.name == "data")
+      return view(*e.base);
+    if (e.name == "span_as" && e.hasArgs) {
+      std::optional<BufferFacts> b = view(*e.base);
+      std::optional<SmallVector<Scalar>> shape = splice(e.args);
+      if (!b || !shape)
+        return std::nullopt;
+      b->shape.clear();
+      for (const Scalar &s : *shape)
+        b->shape.push_back(staticOf(s));
+      return b;
+    }
+    if (e.name == "sqz" && e.hasArgs && e.args.empty()) {
+      std::optional<BufferFacts> b = view(*e.base);
+      if (!b)
+        return std::nullopt;
+      SmallVector<int64_t> shape;
+      for (int64_t d : b->shape)
+        if (d != 1)
+          shape.push_back(d);
+      if (shape.empty())
+        shape.push_back(1);
+      b->shape = shape;
+      return b;
+    }
+    if (e.name == "from" && e.base->kind == Expr::Kind::Member &&
+        e.base->name == "view" && e.base->base) {
+      const Expr &viewExpr = *e.base;
+      std::optional<BufferFacts> b = view(*viewExpr.base);
+      size_t nSizes =
+          viewExpr.intValue ? viewExpr.intValue : viewExpr.args.size();
+      std::optional<SmallVector<Scalar>> sizes =
+          splice(ArrayRef<ExprPtr>(viewExpr.args.data(), nSizes));
+      if (!b || !sizes)
+        return std::nullopt;
+      b->shape.clear();
+      for (const Scalar &s : *sizes)
+        b->shape.push_back(staticOf(s));
+      return b;
+    }
+    bool chunkAt = e.name == "at" && e.base->kind == Expr::Kind::Member &&
+                   e.base->name == "chunk";
+    if (e.name == "chunkat" || chunkAt) {
+      std::optional<BufferFacts> b = view(chunkAt ? *e.base->base : *e.base);
+      if (!b)
+        return std::nullopt;
+      std::optional<SmallVector<Scalar>> indices = spliceIndices(e.args);
+      std::optional<SmallVector<Scalar>> factors =
+          chunkAt ? splice(e.base->args) : SmallVector<Scalar>();
+      if (!indices || !factors || indices->size() != b->shape.size() ||
+          (chunkAt && factors->size() != b->shape.size()))
+        return std::nullopt;
+      SmallVector<int64_t> counts;
+      for (size_t d = 0; d < indices->size(); ++d) {
+        const Scalar &i = (*indices)[d];
+        if (isWildcardScalar(i)) {
+          counts.push_back(tile::kWholeDim);
+          continue;
+        }
+        std::optional<int64_t> count = chunkAt ? (*factors)[d].value : i.bound;
+        if (count && *count <= 0)
+          return std::nullopt;
+        counts.push_back(count ? *count : kDynamic);
+      }
+      std::optional<SmallVector<int64_t>> shape =
+          tile::chunkatShape(b->shape, counts);
+      if (!shape)
+        return std::nullopt;
+      b->shape = *shape;
+      return b;
+    }
+    // subspan(e...)[.step(s...)][.at(i...)]
+    const Expr *subspan = nullptr;
+    const Expr *cursor = &e;
+    bool seenAt = false, seenStep = false;
+    while (cursor && cursor->kind == Expr::Kind::Member) {
+      if (cursor->name == "at" && !seenAt) {
+        seenAt = true;
+      } else if (cursor->name == "step" && !seenStep) {
+        seenStep = true;
+      } else if (cursor->name == "subspan" || cursor->name == "modspan") {
+        subspan = cursor;
+        break;
+      } else {
+        break;
+      }
+      cursor = cursor->base.get();
+    }
+    if (!subspan || !subspan->base)
+      return std::nullopt;
+    std::optional<BufferFacts> b = view(*subspan->base);
+    std::optional<SmallVector<Scalar>> spans = spliceIndices(subspan->args);
+    if (!b || !spans || spans->size() != b->shape.size())
+      return std::nullopt;
+    SmallVector<int64_t> statics;
+    for (const Scalar &s : *spans) {
+      if (isWildcardScalar(s)) {
+        statics.push_back(tile::kWholeDim);
+        continue;
+      }
+      if (s.value && *s.value <= 0)
+        return std::nullopt;
+      statics.push_back(staticOf(s));
+    }
+    std::optional<SmallVector<int64_t>> shape =
+        tile::subspanShape(b->shape, statics);
+    if (!shape)
+      return std::nullopt;
+    b->shape = *shape;
+    return b;
+  }
+
+  /// `_` among view arguments, kept by spliceIndices as a value no
+  /// extent has.
+  static bool isWildcardScalar(const Scalar &s) {
+    return s.value == std::optional<int64_t>(kWildcardMark) && !s.bounded;
+  }
+  static constexpr int64_t kWildcardMark = std::numeric_limits<int64_t>::min();
+
+  /// Like splice, with `_` kept as a marker.
+  std::optional<SmallVector<Scalar>> spliceIndices(ArrayRef<ExprPtr> args) {
+    SmallVector<Scalar> out;
+    for (const ExprPtr &arg : args) {
+      if (isWildcard(*arg)) {
+        out.push_back(Scalar{kWildcardMark, std::nullopt, false});
+        continue;
+      }
+      if (isShapeValued(*arg)) {
+        std::optional<SmallVector<Scalar>> elems = shapeOf(*arg);
+        if (!elems)
+          return std::nullopt;
+        out.append(elems->begin(), elems->end());
+        continue;
+      }
+      out.push_back(scalar(*arg));
+    }
+    return out;
+  }
+
+  // Statements.
+  void collectAssigned(ArrayRef<StmtPtr> body) {
+    for (const StmtPtr &s : body) {
+      if (s->kind == Stmt::Kind::Assign && s->target &&
+          s->target->kind == Expr::Kind::Name)
+        reassigned.insert(s->target->name);
+      if (s->kind == Stmt::Kind::ExprStmt && s->value &&
+          (s->value->kind == Expr::Kind::Postfix ||
+           s->value->kind == Expr::Kind::Unary) &&
+          !s->value->args.empty() &&
+          s->value->args[0]->kind == Expr::Kind::Name)
+        reassigned.insert(s->value->args[0]->name);
+      for (const AsmOperand &out : s->asmOutputs)
+        if (out.value && out.value->kind == Expr::Kind::Name)
+          reassigned.insert(out.value->name);
+      collectAssigned(s->body);
+      collectAssigned(s->elseBody);
+    }
+  }
+
+  void function(const Function &fn) {
+    reassigned.clear();
+    collectAssigned(fn.body);
+    scopes.clear();
+    push();
+    for (const Param &p : fn.params) {
+      if (p.kind != "tensor") {
+        declareScalar(p.name, {});
+        continue;
+      }
+      Decl d;
+      d.kind = Decl::Kind::Tensor;
+      BufferFacts b;
+      b.element = p.elemType;
+      b.storage = "global";
+      for (const ExprPtr &dim : p.dims) {
+        // A named extent is the parameter's run-time extent.
+        if (dim->kind == Expr::Kind::Name) {
+          b.shape.push_back(kDynamic);
+          if (dim->name != "?" && !lookup(dim->name))
+            declareScalar(dim->name, {});
+          continue;
+        }
+        b.shape.push_back(staticOf(scalar(*dim)));
+      }
+      d.buffer = std::move(b);
+      declare(p.name, std::move(d));
+    }
+    push();
+    statements(fn.body);
+    pop();
+    pop();
+  }
+
+  void statements(ArrayRef<StmtPtr> body) {
+    for (const StmtPtr &s : body)
+      statement(*s);
+  }
+
+  void scoped(ArrayRef<StmtPtr> body) {
+    push();
+    statements(body);
+    pop();
+  }
+
+  /// Declares bounded indices `names` over `bounds` (and the tuple of them
+  /// as `tupleName`).
+  void indices(ArrayRef<std::string> names, ArrayRef<ExprPtr> boundExprs,
+               StringRef tupleName, bool threadLevel = false) {
+    std::optional<SmallVector<Scalar>> bounds = splice(boundExprs);
+    SmallVector<Scalar> elems;
+    for (size_t i = 0; bounds && i < bounds->size(); ++i)
+      elems.push_back(Scalar{std::nullopt, (*bounds)[i].value, true});
+    if (names.size() == 1 && bounds && bounds->size() > 1) {
+      // `index in [3, 2, 1]`: the one name is the whole index tuple.
+      Decl d;
+      d.kind = Decl::Kind::Shape;
+      d.elems = elems;
+      declare(names[0], std::move(d));
+      return;
+    }
+    for (auto [i, name] : llvm::enumerate(names))
+      declareScalar(name, bounds && i < elems.size()
+                              ? elems[i]
+                              : Scalar{std::nullopt, std::nullopt, true})
+          ->threadIndex = threadLevel;
+    if (!tupleName.empty()) {
+      Decl d;
+      d.kind = Decl::Kind::Shape;
+      d.elems = elems;
+      declare(tupleName, std::move(d));
+    }
+  }
+
+  void tensorDecl(const Stmt &stmt) {
+    Decl d;
+    d.kind = stmt.storage == "frag" ? Decl::Kind::Tile : Decl::Kind::Tensor;
+    d.stmt = &stmt;
+    BufferFacts b;
+    b.element = stmt.elemType;
+    b.storage = stmt.storage.empty() ? "local" : stmt.storage;
+    std::optional<SmallVector<Scalar>> arrays = splice(stmt.arrayDims);
+    std::optional<SmallVector<Scalar>> dims = splice(stmt.dims);
+    if (arrays && dims) {
+      for (const Scalar &s : *arrays)
+        b.shape.push_back(staticOf(s));
+      for (const Scalar &s : *dims)
+        b.shape.push_back(staticOf(s));
+      d.buffer = std::move(b);
+    }
+    declare(stmt.name, std::move(d));
+  }
+
+  /// The buffer a copy writes: its destination, or a new one of the
+  /// source's (transposed or padded) shape.
+  std::optional<BufferFacts> copyBuffer(const Stmt &stmt) {
+    if (stmt.dest) {
+      std::optional<BufferFacts> b = view(*stmt.dest);
+      // Only a whole declared buffer has a type Sema can name (a view of
+      // one has strides of its own).
+      Decl *d = stmt.dest->kind == Expr::Kind::Name ? lookup(stmt.dest->name)
+                                                    : nullptr;
+      if (b)
+        b->allocated =
+            d && d->kind == Decl::Kind::Tensor && d->stmt &&
+            d->stmt->kind == Stmt::Kind::TensorDecl &&
+            d->stmt->arrayDims.empty() &&
+            (d->stmt->storage == "shared" || d->stmt->storage == "local");
+      return b;
+    }
+    std::optional<BufferFacts> b = view(*stmt.source);
+    if (!b)
+      return std::nullopt;
+    if (!stmt.permutation.empty()) {
+      if (stmt.permutation.size() != b->shape.size())
+        return std::nullopt;
+      SmallVector<int64_t> shape;
+      for (int64_t p : stmt.permutation) {
+        if (p < 0 || p >= static_cast<int64_t>(b->shape.size()))
+          return std::nullopt;
+        shape.push_back(b->shape[p]);
+      }
+      b->shape = shape;
+    }
+    if (stmt.copyKind == "pad") {
+      if (stmt.padLow.size() != b->shape.size())
+        return std::nullopt;
+      for (size_t d = 0; d < b->shape.size(); ++d)
+        if (!ShapedType::isDynamic(b->shape[d]))
+          b->shape[d] += (b->shape[d] - 1) * stmt.padMid[d] + stmt.padLow[d] +
+                         stmt.padHigh[d];
+    }
+    // As IRGen does: a tile that differs between the threads of a thread
+    // level gets a buffer per thread, in local memory.
+    b->storage =
+        stmt.destStorage == "shared" && mentionsThreadIndex(*stmt.source)
+            ? "local"
+            : stmt.destStorage;
+    b->allocated = true;
+    return b;
+  }
+
+  /// Whether `e` names an index of an enclosing `: thread` level.
+  bool mentionsThreadIndex(const Expr &e) {
+    if (e.kind == Expr::Kind::Name)
+      if (Decl *d = lookup(e.name); d && d->threadIndex)
+        return true;
+    if (e.base && mentionsThreadIndex(*e.base))
+      return true;
+    return llvm::any_of(e.args, [&](const ExprPtr &arg) {
+      return arg && mentionsThreadIndex(*arg);
+    });
+  }
+
+  void copy(const Stmt &stmt) {
+    std::optional<BufferFacts> buffer = copyBuffer(stmt);
+    if (stmt.name.empty())
+      return;
+    Decl *existing = lookup(stmt.name);
+    if (existing && existing->kind == Decl::Kind::Future) {
+      // A copy assigned to a placeholder tells what it stands for.
+      if (existing->placeholder && existing->stmt) {
+        PlaceholderFacts &facts = result.placeholders[existing->stmt];
+        if (!facts.buffered) {
+          facts.buffered = true;
+          facts.buffer = buffer;
+        }
+      }
+      return;
+    }
+    Decl d;
+    d.kind = Decl::Kind::Future;
+    d.stmt = &stmt;
+    d.buffer = buffer;
+    declare(stmt.name, std::move(d));
+  }
+
+  void swap(const Stmt &stmt) {
+    SmallVector<std::pair<Decl *, const Expr *>> futures;
+    for (const ExprPtr &operand : stmt.operands) {
+      Decl *d =
+          operand->kind == Expr::Kind::Name ? lookup(operand->name) : nullptr;
+      if (!d || d->kind != Decl::Kind::Future)
+        return;
+      futures.emplace_back(d, operand.get());
+    }
+    for (auto [d, e] : futures) {
+      if (!d->placeholder || !d->stmt)
+        continue;
+      PlaceholderFacts &facts = result.placeholders[d->stmt];
+      if (!facts.partner.empty())
+        continue;
+      for (auto [other, otherExpr] : futures)
+        if (!other->placeholder) {
+          facts.partner = otherExpr->name;
+          facts.partnerDecl = other->stmt;
+          if (!facts.buffered) {
+            facts.buffered = true;
+            facts.buffer = other->buffer;
+          }
+          break;
+        }
+    }
+  }
+
+  /// The [rows, cols] and element type of an MMA operand.
+  std::optional<BufferFacts> operand(const Expr &e, OperandRole role) {
+    if (e.kind == Expr::Kind::Name) {
+      if (Decl *d = lookup(e.name)) {
+        if (d->kind == Decl::Kind::Frag) {
+          if (d->stmt && d->stmt->kind == Stmt::Kind::MmaLoad)
+            result.loadRoles.try_emplace(d->stmt, role);
+          return d->buffer;
+        }
+        if (d->kind == Decl::Kind::Tile)
+          return d->buffer;
+      }
+    }
+    return view(e);
+  }
+
+  /// As IRGen::fragmentScope: the nearest level above the thread level
+  /// holds the fragments made here.
+  Level fragmentScope() const {
+    for (Level level : llvm::reverse(levels))
+      if (level != Level::Thread)
+        return level == Level::Warpgroup ? Level::Warpgroup : Level::Warp;
+    return Level::Warp;
+  }
+
+  void mma(const Stmt &stmt) {
+    if (stmt.operands.size() < 3)
+      return;
+    const Expr &accExpr = *stmt.operands[0];
+    Decl *acc =
+        accExpr.kind == Expr::Kind::Name ? lookup(accExpr.name) : nullptr;
+    std::optional<BufferFacts> a = operand(*stmt.operands[1], OperandRole::A);
+    std::optional<BufferFacts> b = operand(*stmt.operands[2], OperandRole::B);
+    if (acc && acc->kind == Decl::Kind::Frag && acc->stmt) {
+      if (acc->stmt->kind == Stmt::Kind::MmaLoad)
+        result.loadRoles.try_emplace(acc->stmt, OperandRole::Acc);
+      if (acc->stmt->kind == Stmt::Kind::MmaFill &&
+          !result.accumulators.count(acc->stmt) &&
+          !result.unshapedAccumulators.count(acc->stmt)) {
+        bool aRow = StringRef(stmt.layout).starts_with("row");
+        bool bRow = StringRef(stmt.layout).ends_with("row");
+        auto known = [](const std::optional<BufferFacts> &x, size_t d) {
+          return x && x->shape.size() == 2 &&
+                 !ShapedType::isDynamic(x->shape[d]);
+        };
+        if (known(a, aRow ? 0 : 1) && known(b, bRow ? 0 : 1)) {
+          AccumulatorFacts facts;
+          facts.mma = &stmt;
+          facts.rows = a->shape[aRow ? 0 : 1];
+          facts.cols = b->shape[bRow ? 0 : 1];
+          facts.operandElement = a->element;
+          facts.scope = fragmentScope();
+          result.accumulators[acc->stmt] = facts;
+          BufferFacts shape;
+          shape.shape = {facts.rows, facts.cols};
+          shape.element = acc->stmt->elemType;
+          acc->buffer = shape;
+        } else {
+          result.unshapedAccumulators[acc->stmt] = known(a, aRow ? 0 : 1)
+                                                       ? stmt.operands[2].get()
+                                                       : stmt.operands[1].get();
+        }
+      }
+    }
+    if (!stmt.name.empty() && !lookup(stmt.name)) {
+      Decl d;
+      d.kind = Decl::Kind::Future;
+      d.stmt = &stmt;
+      declare(stmt.name, std::move(d));
+    }
+  }
+
+  void statement(const Stmt &stmt) {
+    switch (stmt.kind) {
+    case Stmt::Kind::Block:
+      scoped(stmt.body);
+      return;
+    case Stmt::Kind::ScalarDecl: {
+      Scalar value;
+      if (stmt.value && !reassigned.contains(stmt.name))
+        value = scalar(*stmt.value);
+      declareScalar(stmt.name, value);
+      for (const StmtPtr &more : stmt.moreDecls)
+        statement(*more);
+      return;
+    }
+    case Stmt::Kind::ShapeDecl: {
+      Decl d;
+      d.kind = Decl::Kind::Shape;
+      if (stmt.value)
+        if (std::optional<SmallVector<Scalar>> elems = shapeOf(*stmt.value))
+          d.elems = *elems;
+      declare(stmt.name, std::move(d));
+      return;
+    }
+    case Stmt::Kind::TensorDecl:
+      tensorDecl(stmt);
+      for (const StmtPtr &more : stmt.moreDecls)
+        statement(*more);
+      return;
+    case Stmt::Kind::EventDecl:
+    case Stmt::Kind::StreamDecl: {
+      Decl d;
+      d.stmt = &stmt;
+      declare(stmt.name, std::move(d));
+      for (const StmtPtr &more : stmt.moreDecls)
+        statement(*more);
+      return;
+    }
+    case Stmt::Kind::Assign: {
+      if (!stmt.target || stmt.target->kind != Expr::Kind::Name ||
+          stmt.op != "=")
+        return;
+      StringRef name = stmt.target->name;
+      if (Decl *existing = lookup(name)) {
+        if (existing->kind == Decl::Kind::Scalar)
+          existing->scalar = {};
+        return;
+      }
+      // A new name: a view, a shape or a scalar.
+      Decl d;
+      d.stmt = &stmt;
+      if (!stmt.value) {
+        declare(name, std::move(d));
+        return;
+      }
+      if (isShapeValued(*stmt.value)) {
+        d.kind = Decl::Kind::Shape;
+        if (std::optional<SmallVector<Scalar>> elems = shapeOf(*stmt.value))
+          d.elems = *elems;
+      } else if (std::optional<BufferFacts> b = view(*stmt.value)) {
+        d.kind = Decl::Kind::Tensor;
+        d.buffer = b;
+      } else {
+        d.kind = Decl::Kind::Scalar;
+        if (!reassigned.contains(name))
+          d.scalar = scalar(*stmt.value);
+      }
+      declare(name, std::move(d));
+      return;
+    }
+    case Stmt::Kind::Dma:
+      copy(stmt);
+      return;
+    case Stmt::Kind::DmaAny: {
+      Decl d;
+      d.kind = Decl::Kind::Future;
+      d.stmt = &stmt;
+      d.placeholder = true;
+      declare(stmt.name, std::move(d));
+      result.placeholders.try_emplace(&stmt);
+      return;
+    }
+    case Stmt::Kind::MmaFill: {
+      if (stmt.refill) {
+        if (Decl *existing = lookup(stmt.name);
+            existing && existing->kind == Decl::Kind::Frag)
+          return;
+      }
+      Decl d;
+      d.kind = Decl::Kind::Frag;
+      d.stmt = &stmt;
+      declare(stmt.name, std::move(d));
+      return;
+    }
+    case Stmt::Kind::MmaLoad: {
+      Decl d;
+      d.kind = Decl::Kind::Frag;
+      d.stmt = &stmt;
+      if (stmt.source)
+        d.buffer = view(*stmt.source);
+      declare(stmt.name, std::move(d));
+      return;
+    }
+    case Stmt::Kind::Mma:
+      mma(stmt);
+      return;
+    case Stmt::Kind::Swap:
+      swap(stmt);
+      return;
+    case Stmt::Kind::Parallel: {
+      std::optional<Level> enclosing;
+      if (!levels.empty())
+        enclosing = levels.back();
+      LevelError error;
+      FailureOr<SmallVector<LevelPlan>> plan =
+          planLevels(stmt, enclosing, error);
+      size_t depth = levels.size();
+      if (succeeded(plan)) {
+        if (!enclosing && plan->front().level != Level::Block)
+          levels.push_back(Level::Block);
+        for (const LevelPlan &level : *plan)
+          levels.push_back(level.level);
+      }
+      push();
+      for (const ParallelLevel &level : stmt.levels)
+        indices(level.names, level.bounds, level.tupleName,
+                level.level == "thread");
+      statements(stmt.body);
+      pop();
+      levels.resize(depth);
+      return;
+    }
+    case Stmt::Kind::With:
+    case Stmt::Kind::Foreach:
+      push();
+      for (const ExprPtr &range : stmt.ranges) {
+        Decl *d = lookup(range->name);
+        Scalar index = d && d->kind == Decl::Kind::Scalar
+                           ? Scalar{std::nullopt, d->scalar.bound, true}
+                           : Scalar{std::nullopt, std::nullopt, true};
+        declareScalar(range->alias.empty() ? range->name : range->alias, index);
+      }
+      for (const Within &w : stmt.withins)
+        indices(w.names, w.bounds, w.tupleName);
+      for (const WhereBinding &binding : stmt.whereBindings)
+        if (Decl *target = lookup(binding.target))
+          scopes.back()[binding.alias] = target;
+      statements(stmt.body);
+      pop();
+      return;
+    case Stmt::Kind::Apply: {
+      push();
+      std::optional<SmallVector<Scalar>> bounds;
+      if (stmt.source)
+        bounds =
+            isShapeValued(*stmt.source) ? shapeOf(*stmt.source) : std::nullopt;
+      if (!bounds && stmt.source && stmt.source->kind == Expr::Kind::Member &&
+          stmt.source->base && stmt.source->base->kind == Expr::Kind::Name)
+        if (Decl *d = lookup(stmt.source->base->name); d && d->buffer)
+          bounds = extents(d->buffer->shape);
+      for (auto [i, name] : llvm::enumerate(stmt.operands))
+        declareScalar(name->name,
+                      Scalar{std::nullopt,
+                             bounds && i < bounds->size() ? (*bounds)[i].value
+                                                          : std::nullopt,
+                             true});
+      statements(stmt.body);
+      pop();
+      return;
+    }
+    case Stmt::Kind::If:
+      scoped(stmt.body);
+      scoped(stmt.elseBody);
+      return;
+    case Stmt::Kind::While:
+    case Stmt::Kind::InThreads:
+      scoped(stmt.body);
+      return;
+    default:
+      return;
+    }
+  }
+};
+
+} // namespace
+
+SemaResult mlir::croq::croqtile::analyze(const Program &program) {
+  SemaResult result;
+  Sema(result).program(program);
+  return result;
+}

@@ -1,0 +1,100 @@
+//===- Sema.h - Croqtile semantic analysis ----------------------*- C++ -*-===//
+//
+// Part of the croq project: an MLIR dialect for the Croqtile GPU kernel
+// language.
+//
+//===----------------------------------------------------------------------===//
+//
+// Sema runs between the parser and IRGen. It resolves the names of each
+// function, scope by scope, and works out the static shapes of views,
+// buffers and fragments from the declarations, index bounds and view
+// operations. From them it learns what a statement cannot know from the
+// statements before it:
+//
+//  - an accumulator's shape and element type, from the first MMA that
+//    accumulates into it (`mc = mma.fill 0;` precedes the loads and the MMA,
+//    and uses of `mc` may come before that MMA in program order);
+//  - the operand role of each `mma.load`, from the MMA that uses it;
+//  - the buffer a `dma.any` placeholder stands for, from the future it is
+//    swapped with or the copy later assigned to it.
+//
+// IRGen reads these facts and generates each function once.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CROQ_LIB_FRONTEND_CROQTILE_SEMA_H
+#define CROQ_LIB_FRONTEND_CROQTILE_SEMA_H
+
+#include "AST.h"
+
+#include "Croq/Dialect/Croq/IR/CroqTypes.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <optional>
+#include <string>
+
+namespace mlir::croq::croqtile {
+
+/// A fragment's part in an MMA, as Sema sees it.
+enum class OperandRole { A, B, Acc };
+
+/// An accumulator made by `mma.fill`, as its first MMA shapes it.
+struct AccumulatorFacts {
+  /// The MMA that accumulates into it first, in program order.
+  const Stmt *mma = nullptr;
+  /// [M, N]: rows of A and columns of B, after the layout.
+  int64_t rows = 0, cols = 0;
+  /// The element type of that MMA's A operand, which gives the
+  /// accumulator's when `mma.fill` names none.
+  std::string operandElement;
+  /// Who holds it: the scope of that MMA (a warpgroup under a group-4
+  /// level, else a warp).
+  Level scope = Level::Warp;
+};
+
+/// The buffer of a copy's future: static extents (kDynamic where only the
+/// run time knows), the element type and the storage.
+struct BufferFacts {
+  llvm::SmallVector<int64_t> shape;
+  std::string element;
+  std::string storage; // "shared", "local" or "global"
+  /// The whole of an allocation of this shape, element type and storage,
+  /// without strides of its own: a copy's `=> shared` buffer or a declared
+  /// one. Only such a buffer can be made again from these facts.
+  bool allocated = false;
+};
+
+/// A `dma.any` / `tma.any` placeholder.
+struct PlaceholderFacts {
+  /// The future the first swap or rotate of it exchanges it with, and that
+  /// future's declaration; empty when no swap has it.
+  std::string partner;
+  const Stmt *partnerDecl = nullptr;
+  /// The buffer it stands for, from the first statement that tells: a copy
+  /// `=> shared` / `=> local` (or into a declared buffer) assigned to it, or
+  /// the copy that made its partner. Unset when Sema cannot tell.
+  std::optional<BufferFacts> buffer;
+  bool buffered = false;
+};
+
+/// What Sema learns about a program.
+struct SemaResult {
+  llvm::DenseMap<const Stmt *, OperandRole> loadRoles;
+  llvm::DenseMap<const Stmt *, AccumulatorFacts> accumulators;
+  llvm::DenseMap<const Stmt *, PlaceholderFacts> placeholders;
+  /// Accumulators used by an MMA whose operand shapes Sema could not work
+  /// out statically: the operand expression at fault.
+  llvm::DenseMap<const Stmt *, const Expr *> unshapedAccumulators;
+};
+
+/// Analyzes `program`. A fact Sema cannot establish is reported by IRGen at
+/// the statement that needs it, in program order, and after the errors of
+/// the statements it depends on (an accumulator's MMA operands), so that the
+/// first error of a file is its cause.
+SemaResult analyze(const Program &program);
+
+} // namespace mlir::croq::croqtile
+
+#endif // CROQ_LIB_FRONTEND_CROQTILE_SEMA_H
