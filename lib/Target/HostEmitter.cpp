@@ -454,8 +454,9 @@ LogicalResult HostEmitter::emitTensorMap(nvgpu::TmaCreateDescriptorOp create) {
                        : element.isBF16()     ? "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16"
                        : element.isF32()      ? "CU_TENSOR_MAP_DATA_TYPE_FLOAT32"
                        : element.isF64()      ? "CU_TENSOR_MAP_DATA_TYPE_FLOAT64"
-                       // 8-bit floats move as bytes.
-                       : element.isInteger(8) || isa<Float8E4M3FNType, Float8E5M2Type>(element)
+                       // Bytes: 8-bit integers and floats, and sub-byte
+                       // types (one a byte).
+                       : mlir::croq::getStorageBytes(element) == 1 && !element.isInteger(1)
                            ? "CU_TENSOR_MAP_DATA_TYPE_UINT8"
                        : element.isInteger(16) ? "CU_TENSOR_MAP_DATA_TYPE_UINT16"
                        : element.isInteger(32) ? "CU_TENSOR_MAP_DATA_TYPE_INT32"
@@ -488,7 +489,7 @@ LogicalResult HostEmitter::emitTensorMap(nvgpu::TmaCreateDescriptorOp create) {
      << "    const int64_t box[] = {" << llvm::join(boxDims, ", ") << "};\n"
      << "    if (int err = croq_rt_tensor_map(&" << name << ", "
      << use(create.getTensor()) << ", " << dims.size() << ", " << dataType
-     << ", " << box.getElementTypeBitWidth() / 8 << ", dims, box, " << swizzle
+     << ", " << mlir::croq::getStorageBytes(box.getElementType()) << ", dims, box, " << swizzle
      << ", \"" << function << "\", \"" << tensorName(create.getTensor())
      << "\")) return err;\n"
      << "  }\n";

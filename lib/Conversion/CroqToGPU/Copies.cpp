@@ -220,7 +220,9 @@ struct SubspanLowering : OpConversionPattern<SubspanOp> {
 /// not a multiple).
 static int64_t vectorWidth(MemRefType source, MemRefType target) {
   unsigned bits = source.getElementTypeBitWidth();
-  if (bits == 0 || bits > 128 || 128 % bits != 0)
+  // A vector of sub-byte elements would pack them; memory holds one a byte.
+  if (bits == 0 || bits > 128 || 128 % bits != 0 ||
+      isSubByte(source.getElementType()))
     return 1;
   int64_t width = 128 / bits;
   for (MemRefType type : {source, target}) {
@@ -321,7 +323,7 @@ struct DmaCopyLowering : ScopedPattern<DmaCopyOp> {
         return;
       }
       auto vecType = VectorType::get({width}, elementType);
-      unsigned bytes = width * sourceType.getElementTypeBitWidth() / 8;
+      unsigned bytes = width * getStorageBytes(sourceType.getElementType());
       Value v = vector::LoadOp::create(b, loc, vecType, source, idx,
                                        /*nontemporal=*/false, llvm::MaybeAlign(bytes));
       vector::StoreOp::create(b, loc, v, dst, dstIdx, /*nontemporal=*/false,

@@ -67,7 +67,7 @@ static uint64_t staticBytes(LLVM::GlobalOp global) {
   }
   if (!type.isIntOrFloat())
     return 0;
-  return count * llvm::divideCeil(type.getIntOrFloatBitWidth(), 8);
+  return count * mlir::croq::getStorageBytes(type);
 }
 
 struct CroqCheckSharedMemoryPass

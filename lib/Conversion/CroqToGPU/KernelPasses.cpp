@@ -46,6 +46,8 @@ namespace mlir::croq {
 #include "Croq/Conversion/Passes.h.inc"
 } // namespace mlir::croq
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::croq;
 using namespace mlir::croq::detail;
@@ -166,15 +168,163 @@ struct TruncateToF8 : OpRewritePattern<arith::TruncFOp> {
   }
 };
 
-/// An integer to or from an 8-bit float goes through f32 (whose extf /
-/// truncf the patterns above then lower).
+/// The FN floats narrower than a byte, which the H200 has no conversion
+/// instruction for (sm_100 has): sign, `exponentBits`, `mantissaBits`, all
+/// encodings finite.
+struct SmallFloat {
+  unsigned exponentBits, mantissaBits;
+  unsigned width() const { return 1 + exponentBits + mantissaBits; }
+  int bias() const { return (1 << (exponentBits - 1)) - 1; }
+  /// The encoding of the largest finite magnitude: every bit set.
+  int64_t maxCode() const { return (int64_t(1) << (width() - 1)) - 1; }
+};
+
+static std::optional<SmallFloat> smallFloat(Type type) {
+  if (isa<Float6E2M3FNType>(type))
+    return SmallFloat{2, 3};
+  if (isa<Float6E3M2FNType>(type))
+    return SmallFloat{3, 2};
+  if (isa<Float4E2M1FNType>(type))
+    return SmallFloat{2, 1};
+  return std::nullopt;
+}
+
+/// Integer and f32 constants and operations for the software conversions.
+struct BitBuilder {
+  PatternRewriter &rewriter;
+  Location loc;
+  Type i32 = rewriter.getI32Type();
+  Type f32 = rewriter.getF32Type();
+  Value i(int64_t v) { return arith::ConstantIntOp::create(rewriter, loc, i32, v); }
+  Value f(double v) {
+    return arith::ConstantFloatOp::create(rewriter, loc, cast<FloatType>(f32),
+                                          APFloat(static_cast<float>(v)));
+  }
+  Value shr(Value a, int64_t b) { return arith::ShRUIOp::create(rewriter, loc, a, i(b)); }
+  Value shl(Value a, int64_t b) { return arith::ShLIOp::create(rewriter, loc, a, i(b)); }
+  Value band(Value a, int64_t b) { return arith::AndIOp::create(rewriter, loc, a, i(b)); }
+  Value bor(Value a, Value b) { return arith::OrIOp::create(rewriter, loc, a, b); }
+  Value add(Value a, Value b) { return arith::AddIOp::create(rewriter, loc, a, b); }
+  Value cmp(arith::CmpIPredicate p, Value a, Value b) {
+    return arith::CmpIOp::create(rewriter, loc, p, a, b);
+  }
+  Value select(Value c, Value a, Value b) {
+    return arith::SelectOp::create(rewriter, loc, c, a, b);
+  }
+};
+
+/// `arith.extf` from a sub-byte float: its fields decoded into an f32 (a
+/// subnormal as its mantissa times the smallest subnormal), then extended
+/// or truncated (exactly) to the result type.
+struct ExtendSmallFloat : OpRewritePattern<arith::ExtFOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(arith::ExtFOp op,
+                                PatternRewriter &rewriter) const override {
+    std::optional<SmallFloat> sf = smallFloat(op.getIn().getType());
+    if (!sf)
+      return failure();
+    BitBuilder b{rewriter, op.getLoc()};
+    unsigned e = sf->exponentBits, m = sf->mantissaBits;
+    Value code = arith::BitcastOp::create(
+        rewriter, b.loc, rewriter.getIntegerType(sf->width()), op.getIn());
+    Value w = arith::ExtUIOp::create(rewriter, b.loc, b.i32, code);
+    Value sign = b.band(b.shr(w, e + m), 1);
+    Value exponent = b.band(b.shr(w, m), (1 << e) - 1);
+    Value mantissa = b.band(w, (1 << m) - 1);
+    Value normalBits = b.bor(
+        b.bor(b.shl(sign, 31),
+              b.shl(b.add(exponent, b.i(127 - sf->bias())), 23)),
+        b.shl(mantissa, 23 - m));
+    Value normal = arith::BitcastOp::create(rewriter, b.loc, b.f32, normalBits);
+    Value magnitude = arith::MulFOp::create(
+        rewriter, b.loc,
+        arith::UIToFPOp::create(rewriter, b.loc, b.f32, mantissa),
+        b.f(std::ldexp(1.0, 1 - sf->bias() - static_cast<int>(m))));
+    Value subnormal = b.select(
+        b.cmp(arith::CmpIPredicate::ne, sign, b.i(0)),
+        arith::NegFOp::create(rewriter, b.loc, magnitude), magnitude);
+    Value value = b.select(b.cmp(arith::CmpIPredicate::eq, exponent, b.i(0)),
+                           subnormal, normal);
+    Type to = op.getType();
+    if (to.getIntOrFloatBitWidth() > 32)
+      value = arith::ExtFOp::create(rewriter, b.loc, to, value);
+    else if (!to.isF32())
+      value = arith::TruncFOp::create(rewriter, b.loc, to, value);
+    rewriter.replaceOp(op, value);
+    return success();
+  }
+};
+
+/// `arith.truncf` to a sub-byte float: from f32, rounding to nearest even
+/// and saturating to the largest finite value (the formats have no
+/// infinity; NaN becomes the largest magnitude too).
+struct TruncateToSmallFloat : OpRewritePattern<arith::TruncFOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(arith::TruncFOp op,
+                                PatternRewriter &rewriter) const override {
+    Type to = op.getType();
+    std::optional<SmallFloat> sf = smallFloat(to);
+    if (!sf)
+      return failure();
+    BitBuilder b{rewriter, op.getLoc()};
+    unsigned m = sf->mantissaBits;
+    int bias = sf->bias();
+    Value value = op.getIn();
+    if (value.getType().getIntOrFloatBitWidth() > 32)
+      value = arith::TruncFOp::create(rewriter, b.loc, b.f32, value);
+    else if (!value.getType().isF32())
+      value = arith::ExtFOp::create(rewriter, b.loc, b.f32, value);
+    Value bits = arith::BitcastOp::create(rewriter, b.loc, b.i32, value);
+    Value sign = b.shr(bits, 31);
+    Value absBits = b.band(bits, 0x7fffffff);
+    Value a = arith::BitcastOp::create(rewriter, b.loc, b.f32, absBits);
+    // Below the smallest normal: a multiple of the smallest subnormal,
+    // rounded to nearest even by the f32 addition of 2^23.
+    Value scaled = arith::MulFOp::create(rewriter, b.loc, a,
+                                         b.f(std::ldexp(1.0, m + bias - 1)));
+    Value rounded = arith::SubFOp::create(
+        rewriter, b.loc, arith::AddFOp::create(rewriter, b.loc, scaled, b.f(8388608.0)),
+        b.f(8388608.0));
+    Value sub = arith::FPToUIOp::create(rewriter, b.loc, b.i32, rounded);
+    // A normal: the exponent rebiased and the mantissa rounded to nearest
+    // even on the combined code, so that a carry reaches the exponent.
+    Value exponent = b.add(b.shr(absBits, 23), b.i(bias - 127));
+    Value mantissa = b.band(absBits, 0x7fffff);
+    Value kept = b.shr(mantissa, 23 - m);
+    Value rest = b.band(mantissa, (1 << (23 - m)) - 1);
+    Value half = b.i(1 << (22 - m));
+    Value up = arith::OrIOp::create(
+        rewriter, b.loc, b.cmp(arith::CmpIPredicate::ugt, rest, half),
+        arith::AndIOp::create(
+            rewriter, b.loc, b.cmp(arith::CmpIPredicate::eq, rest, half),
+            b.cmp(arith::CmpIPredicate::ne, b.band(kept, 1), b.i(0))));
+    Value normal = b.add(b.add(b.shl(exponent, m), kept),
+                         arith::ExtUIOp::create(rewriter, b.loc, b.i32, up));
+    Value isSub = arith::CmpFOp::create(rewriter, b.loc, arith::CmpFPredicate::OLT,
+                                        a, b.f(std::ldexp(1.0, 1 - bias)));
+    Value code = b.select(isSub, sub, normal);
+    // Saturate: past the largest finite value, and NaN (unordered).
+    Value tooLarge = arith::OrIOp::create(
+        rewriter, b.loc, b.cmp(arith::CmpIPredicate::ugt, absBits, b.i(0x7f800000)),
+        b.cmp(arith::CmpIPredicate::sgt, code, b.i(sf->maxCode())));
+    code = b.select(tooLarge, b.i(sf->maxCode()), code);
+    Value out = b.bor(b.shl(sign, sf->width() - 1), code);
+    Value narrow = arith::TruncIOp::create(
+        rewriter, b.loc, rewriter.getIntegerType(sf->width()), out);
+    rewriter.replaceOpWithNewOp<arith::BitcastOp>(op, to, narrow);
+    return success();
+  }
+};
+
+/// An integer to or from an 8-bit or sub-byte float goes through f32
+/// (whose extf / truncf the patterns above then lower).
 template <typename OpTy, bool toF8>
 struct IntegerF8ThroughF32 : OpRewritePattern<OpTy> {
   using OpRewritePattern<OpTy>::OpRewritePattern;
   LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
     Type f8 = toF8 ? op.getType() : op.getIn().getType();
-    if (!isF8(f8))
+    if (!isF8(f8) && !smallFloat(f8))
       return failure();
     Location loc = op.getLoc();
     auto f32 = rewriter.getF32Type();
@@ -194,7 +344,8 @@ struct CroqLowerF8ConversionsPass
           CroqLowerF8ConversionsPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<ExtendF8, TruncateToF8,
+    patterns.add<ExtendF8, TruncateToF8, ExtendSmallFloat,
+                 TruncateToSmallFloat,
                  IntegerF8ThroughF32<arith::SIToFPOp, true>,
                  IntegerF8ThroughF32<arith::UIToFPOp, true>,
                  IntegerF8ThroughF32<arith::FPToSIOp, false>,

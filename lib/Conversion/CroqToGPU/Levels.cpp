@@ -139,7 +139,7 @@ struct KernelLaunchLowering : ScopedPattern<ParallelOp> {
       // verifyLowerable checked the layout and that run-time extents are
       // computable on the host.
       assert(type.getLayout().isIdentity());
-      int64_t elementBytes = type.getElementTypeBitWidth() / 8;
+      int64_t elementBytes = getStorageBytes(type.getElementType());
       if (type.hasStaticShape() && !dynamicBytes) {
         // 1024-byte alignment suits every TMA swizzle mode.
         sharedBytes = llvm::alignTo(sharedBytes, 1024);

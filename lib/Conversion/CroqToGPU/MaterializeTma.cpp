@@ -46,7 +46,7 @@ static Value viewedTensor(Value view, ParallelOp kernel) {
 }
 
 int64_t mlir::croq::detail::tileBytes(MemRefType type) {
-  return type.getNumElements() * type.getElementTypeBitWidth() / 8;
+  return type.getNumElements() * getStorageBytes(type.getElementType());
 }
 
 /// Builds the tensor maps on the host and gives each TMA copy its map;
@@ -106,7 +106,7 @@ static LogicalResult materializeTma(ModuleOp module) {
         return WalkResult::interrupt();
       }
       if (llvm::any_of(tileType.getShape(), [](int64_t d) { return d > 256; }) ||
-          tileType.getShape().back() * tileType.getElementTypeBitWidth() % 128) {
+          tileType.getShape().back() * getStorageBytes(tileType.getElementType()) * 8 % 128) {
         copy.emitOpError("a TMA box has at most 256 elements per dimension and "
                          "an innermost extent of a multiple of 16 bytes, got ")
             << tileType;
@@ -130,7 +130,7 @@ static LogicalResult materializeTma(ModuleOp module) {
       // buffer of several panels) moves as one box per panel.
       SmallVector<int64_t> boxShape(tileType.getShape());
       int64_t rowBytes =
-          tileType.getShape().back() * tileType.getElementTypeBitWidth() / 8;
+          tileType.getShape().back() * getStorageBytes(tileType.getElementType());
       if (swizzle && rowBytes > swizzle) {
         if (rowBytes % swizzle ||
             llvm::any_of(tileType.getShape().drop_back(2),
@@ -142,7 +142,7 @@ static LogicalResult materializeTma(ModuleOp module) {
                  "and a 2-D tile";
           return WalkResult::interrupt();
         }
-        boxShape.back() = swizzle * 8 / tileType.getElementTypeBitWidth();
+        boxShape.back() = swizzle / getStorageBytes(tileType.getElementType());
       }
       auto box = MemRefType::get(
           boxShape, tileType.getElementType(), MemRefLayoutAttrInterface(),

@@ -42,7 +42,7 @@ static LogicalResult planSwizzledBuffers(ModuleOp module) {
       return WalkResult::interrupt();
     }
     MemRefType type = alloc.getType();
-    int64_t rowBytes = type.getShape().back() * (type.getElementTypeBitWidth() / 8);
+    int64_t rowBytes = type.getShape().back() * getStorageBytes(type.getElementType());
     int64_t span = rowBytes % 128 == 0 ? 128
                    : rowBytes == 64    ? 64
                    : rowBytes == 32    ? 32

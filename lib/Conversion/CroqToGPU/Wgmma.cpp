@@ -97,7 +97,7 @@ memref::AllocOp viewedBuffer(Value view) {
 }
 
 static int64_t elementBytes(MemRefType type) {
-  return type.getElementTypeBitWidth() / 8;
+  return getStorageBytes(type.getElementType());
 }
 
 FailureOr<RootedView> rootView(OpBuilder &b, Location loc, Value view) {

@@ -216,6 +216,17 @@ LogicalResult IRGen::copy(const Stmt &stmt) {
                    cast<FutureType>(existing->value.getType()).getDataType(),
                    existing->value)
                    .getResult();
+      // The buffer is reused: one shared buffer cannot take a tile that
+      // differs between the threads (each needs its own, in local memory).
+      if (stmt.destStorage == "shared" && dependsOnThreadIndex(*source) &&
+          getStorage(cast<MemRefType>(target.getType())) == Storage::Shared)
+        return fail(stmt.loc,
+                    "each thread copies its own tile here, but '" +
+                        stmt.name + "' holds one buffer in shared memory "
+                        "(from its first copy or its dma.any), which every "
+                        "thread would write",
+                    "copy into a new future, or copy a tile that is the "
+                    "same in every thread");
     } else {
       // A source with run-time extents gives a buffer with run-time extents
       // (the lowering asks for static shapes where it needs them).
@@ -378,7 +389,7 @@ LogicalResult IRGen::copy(const Stmt &stmt) {
                         ? cast<MemRefType>(target.getType())
                         : cast<MemRefType>(source->getType());
       int64_t inner = shared.getShape().back();
-      int64_t bytes = inner * shared.getElementTypeBitWidth() / 8;
+      int64_t bytes = inner * getStorageBytes(shared.getElementType());
       // The wgmma layout's span (croq-plan-shared-layout): the rows' bytes
       // when they are 32 or 64, else 128, rows of several spans stored as
       // panels of 128 bytes each.

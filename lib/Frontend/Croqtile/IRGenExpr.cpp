@@ -36,12 +36,17 @@ InFlightDiagnostic IRGen::error(SMLoc smloc, const Twine &message) {
 LogicalResult IRGen::checkArithmetic(SMLoc smloc, Type type,
                                      const Twine &what) {
   auto f = dyn_cast<FloatType>(type);
-  if (!f || f.getWidth() != 8)
+  if (!f || f.getWidth() >= 16)
     return success();
-  StringRef name = isa<Float8E5M2Type>(type) ? "f8_e5m2" : "f8_e4m3";
+  StringRef name = isa<Float8E5M2Type>(type)     ? "f8_e5m2"
+                   : isa<Float8E4M3FNType>(type) ? "f8_e4m3"
+                   : isa<Float6E2M3FNType>(type) ? "f6_e2m3"
+                   : isa<Float6E3M2FNType>(type) ? "f6_e3m2"
+                                                 : "f4_e2m1";
   return fail(smloc, what + " on " + name + " values is not supported yet",
-              "8-bit floats can be copied (dma.copy, tma.copy) and fed to "
-              "MMA; compute in f16 or f32");
+              "floats narrower than 16 bits can be copied, converted and "
+              "used in expressions (which compute in f32); compute in f16 or "
+              "f32 here");
 }
 
 LogicalResult IRGen::checkDivisor(SMLoc smloc, Value divisor,
@@ -264,10 +269,17 @@ Type IRGen::elementType(StringRef name, SMLoc at) {
                   .Cases({"bf16", "bfp16"}, builder.getBF16Type())
                   .Cases({"f8", "f8_e4m3"}, builder.getType<Float8E4M3FNType>())
                   .Case("f8_e5m2", builder.getType<Float8E5M2Type>())
+                  .Case("f6_e2m3", builder.getType<Float6E2M3FNType>())
+                  .Case("f6_e3m2", builder.getType<Float6E3M2FNType>())
+                  .Case("f4_e2m1", builder.getType<Float4E2M1FNType>())
                   .Cases({"s64", "u64"}, builder.getI64Type())
                   .Cases({"s32", "u32"}, builder.getI32Type())
                   .Cases({"s16", "u16"}, builder.getI16Type())
                   .Cases({"s8", "u8"}, builder.getI8Type())
+                  .Cases({"s6", "u6"}, builder.getIntegerType(6))
+                  .Cases({"s4", "u4"}, builder.getIntegerType(4))
+                  .Cases({"s2", "u2"}, builder.getIntegerType(2))
+                  .Cases({"u1", "bin1"}, builder.getI1Type())
                   .Case("int", builder.getIndexType())
                   .Case("bool", builder.getI1Type())
                   .Default(Type());
@@ -459,8 +471,9 @@ FailureOr<EVal> IRGen::binary(const Expr &e) {
       type = lt.getIntOrFloatBitWidth() >= rt.getIntOrFloatBitWidth() ? lt : rt;
   }
   bool logical = op == "&&" || op == "||";
-  // 8-bit floats compute in f32, as CUDA's __nv_fp8 types convert.
-  if (auto f = dyn_cast<FloatType>(type); f && f.getWidth() == 8)
+  // Floats narrower than 16 bits (f8, f6, f4) compute in f32, as CUDA's
+  // __nv_fp8 and CUTLASS's sub-byte float types convert.
+  if (auto f = dyn_cast<FloatType>(type); f && f.getWidth() < 16)
     type = builder.getF32Type();
   if (logical)
     type = builder.getI1Type();

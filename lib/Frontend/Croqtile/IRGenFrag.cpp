@@ -180,6 +180,8 @@ LogicalResult IRGen::apply(const Stmt &stmt) {
   ApplyPoint point;
   int64_t registers;
   if (s && s->kind == Symbol::Kind::Frag) {
+    if (s->unshaped)
+      return reportUnshaped(*s);
     // A warpgroup MMA accumulator: the wgmma layout.
     auto type = cast<FragType>(s->value.getType());
     if (!isWarpgroupAcc(type))
@@ -357,6 +359,8 @@ IRGen::tileElement(const Expr &at, const Symbol &s) {
 }
 
 FailureOr<int64_t> IRGen::accRegister(const Expr &at, const Symbol &acc) {
+  if (acc.unshaped)
+    return reportUnshaped(acc);
   auto type = cast<FragType>(acc.value.getType());
   if (!isWarpgroupAcc(type))
     return fail(at.loc, "only the elements of warpgroup accumulators (of a "
@@ -480,6 +484,8 @@ std::optional<LogicalResult> IRGen::tileBuiltin(const Expr &e) {
   int64_t rows, cols;
   Type type;
   if (fromAcc) {
+    if (accSymbol->unshaped)
+      return reportUnshaped(*accSymbol);
     auto accType = cast<FragType>(accSymbol->value.getType());
     if (!isWarpgroupAcc(accType))
       return fail(srcExpr.loc, e.name + " reduces warpgroup accumulators (of "

@@ -15,18 +15,6 @@ using namespace mlir::croq::croqtile;
 // MMA
 //===----------------------------------------------------------------------===//
 
-/// The accumulator of `mc = mma.fill v;` without a type, from the
-/// operands of the MMA that uses it: f16 stays f16, other floats
-/// accumulate in f32 and 8-bit integers in s32.
-static Type defaultAccumulatorType(Type operand) {
-  MLIRContext *context = operand.getContext();
-  if (operand.isF16())
-    return operand;
-  if (isa<FloatType>(operand))
-    return Float32Type::get(context);
-  return IntegerType::get(context, 32);
-}
-
 LogicalResult IRGen::checkSignedOperand(Value view, SMLoc at) {
   if (cast<MemRefType>(view.getType()).getElementType().isInteger() &&
       unsignedTensors.contains(rootTensor(view)))
@@ -42,11 +30,10 @@ Type IRGen::accumulatorType(const Stmt &fill, const AccumulatorFacts &facts,
   std::optional<ScopedDiagnosticHandler> quiet;
   if (!report)
     quiet.emplace(context, [](Diagnostic &) { return success(); });
-  Type element;
-  if (!fill.elemType.empty())
-    element = elementType(fill.elemType, fill.loc);
-  else if (Type operand = elementType(facts.operandElement, fill.loc))
-    element = defaultAccumulatorType(operand);
+  Type element = elementType(
+      fill.elemType.empty() ? defaultAccumulatorElement(facts.operandElement)
+                            : fill.elemType,
+      fill.loc);
   if (!element)
     return Type();
   return FragType::getChecked([&] { return emitError(loc(fill.loc)); },

@@ -27,7 +27,9 @@ bool mlir::croq::croqtile::isElementTypeName(StringRef name) {
   return llvm::StringSwitch<bool>(name)
       .Cases({"f64", "tf32", "f32", "f16", "bf16", "f8", "f8_e4m3", "f8_e5m2"},
              true)
+      .Cases({"f6_e2m3", "f6_e3m2", "f4_e2m1"}, true)
       .Cases({"u64", "s64", "u32", "s32", "u16", "s16", "u8", "s8"}, true)
+      .Cases({"u6", "s6", "u4", "s4", "u2", "s2", "u1", "bin1"}, true)
       .Cases({"half", "bfp16", "float", "double"}, true)
       .Default(false);
 }

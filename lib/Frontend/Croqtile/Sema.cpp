@@ -47,8 +47,11 @@ struct Decl {
   SmallVector<Scalar> elems;
   /// Future: a dma.any / tma.any placeholder.
   bool placeholder = false;
-  /// Scalar: an index of a `: thread` parallel level.
+  /// Scalar: differs between the threads of a thread-level parallel (one
+  /// of its indices, or computed from one).
   bool threadIndex = false;
+  /// Scalar: declared with a type (`int x = 4;`), so assignable.
+  bool isMutable = false;
 };
 
 class Sema {
@@ -675,7 +678,9 @@ private:
       b->shape = shape;
     }
     if (stmt.copyKind == "pad") {
-      if (stmt.padLow.size() != b->shape.size())
+      size_t rank = b->shape.size();
+      if (stmt.padLow.size() != rank || stmt.padHigh.size() != rank ||
+          stmt.padMid.size() != rank)
         return std::nullopt;
       for (size_t d = 0; d < b->shape.size(); ++d)
         if (!ShapedType::isDynamic(b->shape[d]))
@@ -692,8 +697,12 @@ private:
     return b;
   }
 
-  /// Whether `e` names an index of an enclosing `: thread` level.
+  /// Whether `e` uses a value that differs between the threads of an
+  /// enclosing thread level, as IRGen's dependsOnThreadIndex finds.
   bool mentionsThreadIndex(const Expr &e) {
+    // `#t` is the same in every thread.
+    if (e.kind == Expr::Kind::Bound)
+      return false;
     if (e.kind == Expr::Kind::Name)
       if (Decl *d = lookup(e.name); d && d->threadIndex)
         return true;
@@ -710,6 +719,8 @@ private:
       return;
     Decl *existing = lookup(stmt.name);
     if (existing && existing->kind == Decl::Kind::Future) {
+      if (!existing->buffer)
+        existing->buffer = buffer;
       // A copy assigned to a placeholder tells what it stands for.
       if (existing->placeholder && existing->stmt) {
         PlaceholderFacts &facts = result.placeholders[existing->stmt];
@@ -746,6 +757,8 @@ private:
         if (!other->placeholder) {
           facts.partner = otherExpr->name;
           facts.partnerDecl = other->stmt;
+          if (!d->buffer)
+            d->buffer = other->buffer;
           if (!facts.buffered) {
             facts.buffered = true;
             facts.buffer = other->buffer;
@@ -810,7 +823,9 @@ private:
           result.accumulators[acc->stmt] = facts;
           BufferFacts shape;
           shape.shape = {facts.rows, facts.cols};
-          shape.element = acc->stmt->elemType;
+          shape.element = acc->stmt->elemType.empty()
+                              ? defaultAccumulatorElement(a->element)
+                              : acc->stmt->elemType;
           acc->buffer = shape;
         } else {
           result.unshapedAccumulators[acc->stmt] = known(a, aRow ? 0 : 1)
@@ -827,16 +842,30 @@ private:
     }
   }
 
+  /// `select(k, f0, f1, ...)` among futures: the first one (swap and
+  /// select need futures of one type).
+  Decl *selectedFuture(const Expr &e) {
+    if (e.kind != Expr::Kind::Call || e.name != "select" || e.args.size() < 2 ||
+        e.args[1]->kind != Expr::Kind::Name)
+      return nullptr;
+    Decl *d = lookup(e.args[1]->name);
+    return d && d->kind == Decl::Kind::Future ? d : nullptr;
+  }
+
   void statement(const Stmt &stmt) {
     switch (stmt.kind) {
     case Stmt::Kind::Block:
       scoped(stmt.body);
       return;
     case Stmt::Kind::ScalarDecl: {
+      // A typed scalar is mutable: its value counts only when nothing
+      // assigns it.
       Scalar value;
       if (stmt.value && !reassigned.contains(stmt.name))
         value = scalar(*stmt.value);
-      declareScalar(stmt.name, value);
+      Decl *d = declareScalar(stmt.name, value);
+      d->isMutable = true;
+      d->threadIndex = stmt.value && mentionsThreadIndex(*stmt.value);
       for (const StmtPtr &more : stmt.moreDecls)
         statement(*more);
       return;
@@ -866,32 +895,37 @@ private:
     }
     case Stmt::Kind::Assign: {
       if (!stmt.target || stmt.target->kind != Expr::Kind::Name ||
-          stmt.op != "=")
+          stmt.op != "=" || !stmt.value)
         return;
       StringRef name = stmt.target->name;
-      if (Decl *existing = lookup(name)) {
-        if (existing->kind == Decl::Kind::Scalar)
-          existing->scalar = {};
+      Decl *existing = lookup(name);
+      // As IRGen: a mutable scalar is reassigned; any other name is
+      // declared again (an immutable scalar, a shape, a view), shadowing an
+      // outer one.
+      if (existing && existing->kind == Decl::Kind::Scalar &&
+          existing->isMutable) {
+        existing->scalar = {};
+        existing->threadIndex |= mentionsThreadIndex(*stmt.value);
         return;
       }
-      // A new name: a view, a shape or a scalar.
+      if (existing && existing->kind == Decl::Kind::Future)
+        return;
       Decl d;
       d.stmt = &stmt;
-      if (!stmt.value) {
-        declare(name, std::move(d));
-        return;
-      }
       if (isShapeValued(*stmt.value)) {
         d.kind = Decl::Kind::Shape;
         if (std::optional<SmallVector<Scalar>> elems = shapeOf(*stmt.value))
           d.elems = *elems;
+      } else if (Decl *future = selectedFuture(*stmt.value)) {
+        d.kind = Decl::Kind::Future;
+        d.buffer = future->buffer;
       } else if (std::optional<BufferFacts> b = view(*stmt.value)) {
         d.kind = Decl::Kind::Tensor;
         d.buffer = b;
       } else {
         d.kind = Decl::Kind::Scalar;
-        if (!reassigned.contains(name))
-          d.scalar = scalar(*stmt.value);
+        d.scalar = scalar(*stmt.value);
+        d.threadIndex = mentionsThreadIndex(*stmt.value);
       }
       declare(name, std::move(d));
       return;
@@ -950,9 +984,14 @@ private:
           levels.push_back(level.level);
       }
       push();
-      for (const ParallelLevel &level : stmt.levels)
-        indices(level.names, level.bounds, level.tupleName,
-                level.level == "thread");
+      for (const ParallelLevel &level : stmt.levels) {
+        bool threadLevel = false;
+        if (succeeded(plan))
+          for (const LevelPlan &planned : *plan)
+            if (planned.source == &level)
+              threadLevel = planned.level == Level::Thread;
+        indices(level.names, level.bounds, level.tupleName, threadLevel);
+      }
       statements(stmt.body);
       pop();
       levels.resize(depth);
@@ -963,10 +1002,22 @@ private:
       push();
       for (const ExprPtr &range : stmt.ranges) {
         Decl *d = lookup(range->name);
+        StringRef name = range->alias.empty() ? StringRef(range->name)
+                                              : StringRef(range->alias);
+        // `foreach index` over an index tuple runs over its elements: the
+        // name stays the tuple, its elements keep their bounds.
+        if (d && d->kind == Decl::Kind::Shape) {
+          Decl tuple = *d;
+          for (Scalar &elem : tuple.elems)
+            elem = Scalar{std::nullopt, elem.bound, true};
+          declare(name, std::move(tuple));
+          continue;
+        }
         Scalar index = d && d->kind == Decl::Kind::Scalar
                            ? Scalar{std::nullopt, d->scalar.bound, true}
                            : Scalar{std::nullopt, std::nullopt, true};
-        declareScalar(range->alias.empty() ? range->name : range->alias, index);
+        Decl *loop = declareScalar(name, index);
+        loop->threadIndex = d && d->threadIndex;
       }
       for (const Within &w : stmt.withins)
         indices(w.names, w.bounds, w.tupleName);
@@ -1011,6 +1062,15 @@ private:
 };
 
 } // namespace
+
+std::string
+mlir::croq::croqtile::defaultAccumulatorElement(StringRef operandElement) {
+  if (operandElement == "f16" || operandElement == "half")
+    return "f16";
+  if (operandElement.starts_with("s") || operandElement.starts_with("u"))
+    return "s32";
+  return "f32";
+}
 
 SemaResult mlir::croq::croqtile::analyze(const Program &program) {
   SemaResult result;

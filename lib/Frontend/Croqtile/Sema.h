@@ -89,6 +89,11 @@ struct SemaResult {
   llvm::DenseMap<const Stmt *, const Expr *> unshapedAccumulators;
 };
 
+/// The accumulator element type of an MMA whose A operand has elements
+/// `operandElement`, when `mma.fill` names none: f16 stays f16, 8-bit
+/// integers accumulate in s32 and other floats in f32.
+std::string defaultAccumulatorElement(llvm::StringRef operandElement);
+
 /// Analyzes `program`. A fact Sema cannot establish is reported by IRGen at
 /// the statement that needs it, in program order, and after the errors of
 /// the statements it depends on (an accumulator's MMA operands), so that the

@@ -107,6 +107,8 @@ SIGNATURES = {
     "grid_sync_co": [_TENSOR, _TENSOR],
     "named_barrier_co": [_TENSOR, _TENSOR],
     "f8_ops_co": [_TENSOR] * 4,
+    "subbyte_co": [_TENSOR] * 16,
+    "bits_co": [_TENSOR] * 2,
 }
 
 

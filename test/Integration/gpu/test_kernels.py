@@ -355,6 +355,88 @@ def f8_arithmetic():
                      f"e4m3 * 2, {n} elements")
 
 
+def small_float_table(e, m):
+    """The values of the 2^(1+e+m) codes of an FN float with `e` exponent
+    and `m` mantissa bits (no infinities, no NaN), as float64."""
+    bias = 2 ** (e - 1) - 1
+    codes = torch.arange(2 ** (1 + e + m), dtype=torch.int64)
+    sign = codes >> (e + m)
+    exponent = (codes >> m) & (2 ** e - 1)
+    mantissa = (codes & (2 ** m - 1)).double()
+    normal = (1 + mantissa / 2 ** m) * torch.pow(2.0, (exponent - bias).double())
+    subnormal = mantissa * 2.0 ** (1 - bias - m)
+    value = torch.where(exponent == 0, subnormal, normal)
+    return torch.where(sign == 1, -value, value)
+
+
+def small_float_encode(x, e, m):
+    """Codes of the f32 values `x` rounded to nearest, ties to the even code,
+    saturating at the largest magnitude."""
+    table = small_float_table(e, m)[: 2 ** (e + m)]  # the positive codes
+    a = x.double().abs()[:, None]
+    d = (table[None, :] - a).abs()
+    best = d.min(dim=1, keepdim=True).values
+    parity = torch.arange(table.numel()) % 2
+    tied = torch.where(d == best, parity[None, :], torch.full_like(d, 2).long())
+    code = tied.argmin(dim=1)
+    sign = (torch.signbit(x.cpu())).long()
+    return ((sign << (e + m)) | code).to(torch.uint8)
+
+
+@test
+def subbyte_elements():
+    # f6_e2m3, f6_e3m2, f4_e2m1 and 6/4/2-bit integers, one a byte, over 1
+    # to 1172 blocks with a ragged tail: every code decoded exactly, f32
+    # values (ties, subnormal ties, zeros of both signs, values past the
+    # largest) rounded to nearest even and saturated, integers extended
+    # with and without sign, and a 4-bit add that wraps.
+    formats = {"e2m3": (2, 3), "e3m2": (3, 2), "e2m1": (2, 1)}
+    for n in sweep((1, 300, 300001), (1, 300)):
+        codes = {k: torch.randint(0, 2 ** (1 + e + m), (n,), dtype=torch.uint8)
+                 for k, (e, m) in formats.items()}
+        values = {k: small_float_table(*formats[k])[codes[k].long()]
+                  for k in formats}
+        # Inputs to round: random magnitudes, and each format's ties.
+        x = torch.randn(n) * torch.pow(2.0, torch.randint(-6, 6, (n,)).float())
+        special = torch.tensor([0.0, -0.0, 1.0625, 1.1875, 0.0625, -0.0625,
+                                0.1875, 7.75, 100.0, -1e30, 3e38, 0.25,
+                                0.03125, 30.0, 5.0, 0.75, 2.5, -3.5],
+                               dtype=torch.float32)
+        x[: min(n, special.numel())] = special[: min(n, special.numel())]
+        ints = {bits: torch.randint(0, 2 ** bits, (n,), dtype=torch.uint8)
+                for bits in (6, 4, 2)}
+        uints = {bits: torch.randint(0, 2 ** bits, (n,), dtype=torch.uint8)
+                 for bits in (6, 4, 2)}
+        cuda = lambda t: t.cuda()
+        outs = [poisoned((n,), torch.float32)] + \
+            [torch.full((n,), 0xAA, dtype=torch.uint8, device="cuda")
+             for _ in range(3)]
+        isum = poisoned((n,), torch.int32)
+        u4next = torch.full((n,), 0xAA, dtype=torch.uint8, device="cuda")
+        K.subbyte_co(cuda(codes["e2m3"]), cuda(codes["e3m2"]),
+                     cuda(codes["e2m1"]), cuda(x), *outs,
+                     cuda(ints[6]), cuda(uints[6]), cuda(ints[4]),
+                     cuda(uints[4]), cuda(ints[2]), cuda(uints[2]), isum,
+                     u4next)
+        want = (values["e2m3"] + values["e3m2"] * 2 + values["e2m1"] * 4).float()
+        expect_equal(outs[0].cpu(), want, f"sub-byte floats decoded, {n}")
+        for out, k in zip(outs[1:], formats):
+            expect_equal(out.cpu(), small_float_encode(x, *formats[k]),
+                         f"f32 rounded to {k}, {n}")
+        signed = {b: torch.where(v.long() >= 2 ** (b - 1), v.long() - 2 ** b,
+                                 v.long()) for b, v in ints.items()}
+        want_i = (signed[6] * 1000000 + uints[6].long() * 10000 +
+                  signed[4] * 1000 + uints[4].long() * 100 + signed[2] * 10 +
+                  uints[2].long()).int()
+        expect_equal(isum.cpu(), want_i, f"sub-byte integers, {n}")
+        expect_equal(u4next.cpu(), ((uints[4].long() + 1) % 16).to(torch.uint8),
+                     f"u4 + 1 wraps, {n}")
+        bits = torch.randint(0, 2, (n,), dtype=torch.uint8, device="cuda")
+        copied = torch.full((n,), 0xAA, dtype=torch.uint8, device="cuda")
+        K.bits_co(bits, copied)
+        expect_equal(copied.cpu(), bits.cpu(), f"u1 to bin1, {n}")
+
+
 @test
 def tutorial_double_buffer():
     # Chapter 6.1's double-buffered matmul: its block and thread grids and

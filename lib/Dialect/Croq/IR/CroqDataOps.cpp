@@ -188,7 +188,7 @@ LogicalResult TmaCopyOp::verify() {
 
   if (std::optional<int64_t> swizzle = getSwizzle()) {
     int64_t inner = targetType.getShape().back();
-    unsigned bits = targetType.getElementTypeBitWidth();
+    unsigned bits = getStorageBytes(targetType.getElementType()) * 8;
     // Rows of several spans move as one box per span-wide panel.
     if (!ShapedType::isDynamic(inner) && (inner * bits / 8) % *swizzle)
       return emitOpError("swizzle(")

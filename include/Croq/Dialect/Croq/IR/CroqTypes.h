@@ -33,6 +33,21 @@ std::optional<Storage> getStorage(MemRefType type);
 /// Printable name of a storage ("global", "shared", "local").
 StringRef stringifyStorage(Storage storage);
 
+/// The bytes one element of `elementType` (an integer or float) takes in
+/// memory. Sub-byte types (f6, f4, i6, i4, i2) take one byte each, as LLVM
+/// stores them and as upstream Croqtile's runtime holds them: croq never
+/// packs them.
+inline int64_t getStorageBytes(Type elementType) {
+  return (elementType.getIntOrFloatBitWidth() + 7) / 8;
+}
+
+/// Whether `elementType` is narrower than its storage byte (bool aside):
+/// vectors of it would pack, so memory is accessed one element at a time.
+inline bool isSubByte(Type elementType) {
+  unsigned bits = elementType.getIntOrFloatBitWidth();
+  return bits % 8 != 0 && bits != 1;
+}
+
 } // namespace mlir::croq
 
 #endif // CROQ_DIALECT_CROQ_IR_CROQTYPES_H
