@@ -379,6 +379,8 @@ def small_float_encode(x, e, m):
     parity = torch.arange(table.numel()) % 2
     tied = torch.where(d == best, parity[None, :], torch.full_like(d, 2).long())
     code = tied.argmin(dim=1)
+    # Past the largest magnitude (where the distances above round alike).
+    code = torch.where(a[:, 0] >= table[-1], table.numel() - 1, code)
     sign = (torch.signbit(x.cpu())).long()
     return ((sign << (e + m)) | code).to(torch.uint8)
 
@@ -425,9 +427,12 @@ def subbyte_elements():
                          f"f32 rounded to {k}, {n}")
         signed = {b: torch.where(v.long() >= 2 ** (b - 1), v.long() - 2 ** b,
                                  v.long()) for b, v in ints.items()}
-        want_i = (signed[6] * 1000000 + uints[6].long() * 10000 +
-                  signed[4] * 1000 + uints[4].long() * 100 + signed[2] * 10 +
-                  uints[2].long()).int()
+        want_i = signed[6]
+        for bits, scale, part in ((6, 64, uints[6].long()), (4, 16, signed[4]),
+                                  (4, 16, uints[4].long()), (2, 4, signed[2]),
+                                  (2, 4, uints[2].long())):
+            want_i = want_i * scale + part
+        want_i = want_i.int()
         expect_equal(isum.cpu(), want_i, f"sub-byte integers, {n}")
         expect_equal(u4next.cpu(), ((uints[4].long() + 1) % 16).to(torch.uint8),
                      f"u4 + 1 wraps, {n}")
