@@ -414,15 +414,23 @@ def CroqMarkCooperativeLaunchesPass
 
 def CroqLowerF8ConversionsPass
     : Pass<"croq-lower-f8-conversions", "::mlir::gpu::GPUModuleOp"> {
-  let summary = "Lower conversions of 8-bit floats to NVVM's cvt";
+  let summary = "Lower conversions of 8-bit and sub-byte floats";
   let description = [{
-    The NVVM lowering of `arith` has no conversion to or from `f8E4M3FN`
-    and `f8E5M2`. In kernels, `arith.extf` from an 8-bit float becomes
-    `nvvm.convert.f8x2.to.f16x2` (then `arith.extf` from f16), and
-    `arith.truncf` to one becomes `nvvm.convert.f32x2.to.f8x2`, rounding to
-    nearest, saturating to the largest finite value (from f32, after
-    `arith.extf` / `arith.truncf` to f32 for other types). Integers convert
-    to and from them through f32. Needs sm_89 or newer.
+    The NVVM lowering of `arith` has no conversion to or from `f8E4M3FN`,
+    `f8E5M2`, `f6E2M3FN`, `f6E3M2FN` and `f4E2M1FN`. In kernels:
+
+    - `arith.extf` from an 8-bit float becomes `nvvm.convert.f8x2.to.f16x2`
+      (then `arith.extf` from f16), and `arith.truncf` to one becomes
+      `nvvm.convert.f32x2.to.f8x2`, rounding to nearest, saturating to the
+      largest finite value (from f32, after `arith.extf` / `arith.truncf`
+      to f32 for other types). Needs sm_89 or newer.
+    - The 6- and 4-bit floats have conversion instructions only from
+      sm_100, so their conversions are integer operations: `arith.extf`
+      decodes sign, exponent and mantissa into an f32 (a subnormal as its
+      mantissa times the smallest subnormal); `arith.truncf` rounds an f32
+      to nearest even and saturates to the largest finite value (the
+      formats have no infinity; NaN becomes the largest magnitude).
+    - Integers convert to and from all of them through f32.
   }];
   let dependentDialects = ["::mlir::NVVM::NVVMDialect",
                            "::mlir::vector::VectorDialect"];
