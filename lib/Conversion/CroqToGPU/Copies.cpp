@@ -331,6 +331,16 @@ struct DmaCopyLowering : ScopedPattern<DmaCopyOp> {
     };
     std::optional<SmallVector<Value>> sourceValid =
         validExtents(rewriter, loc, op.getSource());
+    // A partial copy covers the destination: past the source's own extents
+    // it writes zero, like past a tail tile's end.
+    if (op.getPartial()) {
+      SmallVector<Value> sourceSizes = memrefSizes(rewriter, loc, source);
+      if (!sourceValid)
+        sourceValid = sourceSizes;
+      else
+        for (auto [valid, size] : llvm::zip_equal(*sourceValid, sourceSizes))
+          valid = arith::MinSIOp::create(rewriter, loc, valid, size);
+    }
     std::optional<SmallVector<Value>> targetValid =
         validExtents(rewriter, loc, op.getTarget());
     auto plainAccess = [&](OpBuilder &b, ArrayRef<Value> idx) {

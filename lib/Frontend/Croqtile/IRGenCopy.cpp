@@ -53,6 +53,16 @@ bool IRGen::dependsOnThreadIndex(Value v) {
     return false;
   SmallVector<Value> worklist{v};
   llvm::SmallPtrSet<Value, 16> seen;
+  // A value carried through a loop or joined after a branch depends on what
+  // flows in (the operands of the op) and on what its regions yield.
+  auto carriedInto = [&](Operation *op) {
+    worklist.append(op->operand_begin(), op->operand_end());
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        if (block.mightHaveTerminator())
+          worklist.append(block.getTerminator()->operand_begin(),
+                          block.getTerminator()->operand_end());
+  };
   while (!worklist.empty()) {
     Value x = worklist.pop_back_val();
     if (!seen.insert(x).second)
@@ -60,9 +70,20 @@ bool IRGen::dependsOnThreadIndex(Value v) {
     if (auto arg = dyn_cast<BlockArgument>(x)) {
       if (threadBodies.contains(arg.getOwner()))
         return true;
+      // An index of another parallel depends on its bounds alone.
+      Operation *parent = arg.getOwner()->getParentOp();
+      if (isa_and_nonnull<ParallelOp>(parent))
+        worklist.append(parent->operand_begin(), parent->operand_end());
+      else if (parent && !isa<func::FuncOp>(parent))
+        carriedInto(parent);
       continue;
     }
-    if (Operation *def = x.getDefiningOp())
+    Operation *def = x.getDefiningOp();
+    if (!def)
+      continue;
+    if (def->getNumRegions() > 0)
+      carriedInto(def);
+    else
       worklist.append(def->operand_begin(), def->operand_end());
   }
   return false;
@@ -165,7 +186,7 @@ LogicalResult IRGen::padCopy(const Stmt &stmt, Value source) {
   Value interior =
       memref::SubViewOp::create(builder, l, target, offsets, sizes, strides);
   DmaCopyOp::create(builder, l, TypeRange{}, source, interior, ValueRange{},
-                    /*async=*/false, IntegerAttr());
+                    /*async=*/false, IntegerAttr(), /*partial=*/false);
   if (!stmt.name.empty())
     return declareNew(stmt.name, stmt.nameLoc, Symbol{Symbol::Kind::Tensor, target});
   return success();
@@ -259,6 +280,10 @@ LogicalResult IRGen::copy(const Stmt &stmt) {
     }
   }
   auto targetType = cast<MemRefType>(target.getType());
+  // A dma.copy between views whose extents differ covers the destination:
+  // past the source's extent it is zero, and source elements past the
+  // destination's are left (upstream's conditional copy).
+  bool partial = false;
   {
     if (sourceType.getElementType() != targetType.getElementType())
       return fail(stmt.loc, "copy element types differ: " +
@@ -270,7 +295,10 @@ LogicalResult IRGen::copy(const Stmt &stmt) {
       int64_t s = sourceType.getDimSize(d), t = targetType.getDimSize(d);
       shapesMatch = ShapedType::isDynamic(s) || ShapedType::isDynamic(t) || s == t;
     }
-    if (!shapesMatch) {
+    if (!shapesMatch && !isTma &&
+        sourceType.getRank() == targetType.getRank()) {
+      partial = true;
+    } else if (!shapesMatch) {
       auto shape = [](MemRefType t) {
         std::string s = "[";
         for (int64_t d = 0; d < t.getRank(); ++d)
@@ -281,8 +309,10 @@ LogicalResult IRGen::copy(const Stmt &stmt) {
       };
       return fail(stmt.loc, "copy shapes differ: " + shape(sourceType) +
                                 " => " + shape(targetType),
-                  "copy views of equal shape (subspan / chunkat the larger "
-                  "one)");
+                  isTma ? "a TMA copy moves equal shapes; use dma.copy, "
+                          "which zero-fills or truncates, or copy views of "
+                          "equal shape"
+                        : "copy views of one rank");
     }
     // A dimension known on one side only: equal at run time, checked by
     // the host before the launch (a chunkat of a tensor whose tile is not
@@ -309,12 +339,19 @@ LogicalResult IRGen::copy(const Stmt &stmt) {
                 " is not " + Twine(fixed) +
                 " for these shapes (a chunkat of a tensor extent that its "
                 "tile does not divide into " + Twine(fixed) + ")");
+        // Known only in the kernel (a tail tile's extent computed
+        // there): the copy covers the destination, zero beyond the source.
+        if (!checked && !isTma) {
+          partial = true;
+          continue;
+        }
         if (!checked)
           return fail(stmt.loc,
                       "cannot check before the launch that dimension " +
                           Twine(d) + " of this copy is " + Twine(fixed),
                       "copy views whose shapes follow from the function's "
-                      "parameters and constants");
+                      "parameters and constants, or use dma.copy, which "
+                      "zero-fills past a smaller source");
       }
     }
   }
@@ -424,7 +461,8 @@ LogicalResult IRGen::copy(const Stmt &stmt) {
                   "use f = dma.copy.async ...; wait f;");
     auto op = DmaCopyOp::create(builder, l,
                                 futureType ? TypeRange{futureType} : TypeRange{},
-                                *source, target, after, stmt.async, swizzle);
+                                *source, target, after, stmt.async, swizzle,
+                                partial);
     if (futureType)
       future = op.getFuture();
   }

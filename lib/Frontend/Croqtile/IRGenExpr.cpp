@@ -470,6 +470,27 @@ FailureOr<EVal> IRGen::binary(const Expr &e) {
     else
       type = lt.getIntOrFloatBitWidth() >= rt.getIntOrFloatBitWidth() ? lt : rt;
   }
+  // A literal takes the other operand's integer type only where it fits
+  // (`u4v + 1`); one that does not (`s6v * 1000`) makes the operation s32,
+  // or s64, instead of wrapping the literal silently.
+  if (auto it = dyn_cast<IntegerType>(type); it && it.getWidth() > 1 &&
+                                             it.getWidth() < 64) {
+    for (auto [mine, other] : {std::pair(&*lhs, &*rhs), std::pair(&*rhs, &*lhs)}) {
+      std::optional<int64_t> c =
+          mine->literal ? asConstant(mine->value) : std::nullopt;
+      if (!c)
+        continue;
+      unsigned w = it.getWidth();
+      int64_t lo = -(int64_t(1) << (w - 1));
+      int64_t hi = isUnsigned(other->value) ? (int64_t(1) << w) - 1
+                                            : (int64_t(1) << (w - 1)) - 1;
+      if (*c >= lo && *c <= hi)
+        continue;
+      bool fits32 = *c >= INT32_MIN && *c <= INT32_MAX;
+      if (w < 32 || !fits32)
+        type = fits32 ? builder.getI32Type() : builder.getI64Type();
+    }
+  }
   bool logical = op == "&&" || op == "||";
   // Floats narrower than 16 bits (f8, f6, f4) compute in f32, as CUDA's
   // __nv_fp8 and CUTLASS's sub-byte float types convert.

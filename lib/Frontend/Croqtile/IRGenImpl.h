@@ -536,7 +536,7 @@ private:
   /// The tensor `buffer` is a view of (through views and future data).
   Value rootTensor(Value buffer);
   static bool isUnsignedName(StringRef type) {
-    return type == "u1" || type == "u2" || type == "u4" || type == "u6" || type == "u8" ||
+    return type == "u1" || type == "bin1" || type == "u2" || type == "u4" || type == "u6" || type == "u8" ||
            type == "u16" || type == "u32" || type == "u64";
   }
   Value constIndex(int64_t v, Location l) {

@@ -47,8 +47,8 @@ struct Decl {
   SmallVector<Scalar> elems;
   /// Future: a dma.any / tma.any placeholder.
   bool placeholder = false;
-  /// Scalar: differs between the threads of a thread-level parallel (one
-  /// of its indices, or computed from one).
+  /// Scalar or index tuple: differs between the threads of a thread-level
+  /// parallel (one of its indices, or computed from one).
   bool threadIndex = false;
   /// Scalar: declared with a type (`int x = 4;`), so assignable.
   bool isMutable = false;
@@ -611,6 +611,7 @@ private:
       Decl d;
       d.kind = Decl::Kind::Shape;
       d.elems = elems;
+      d.threadIndex = threadLevel;
       declare(names[0], std::move(d));
       return;
     }
@@ -623,6 +624,7 @@ private:
       Decl d;
       d.kind = Decl::Kind::Shape;
       d.elems = elems;
+      d.threadIndex = threadLevel;
       declare(tupleName, std::move(d));
     }
   }
@@ -895,10 +897,18 @@ private:
     }
     case Stmt::Kind::Assign: {
       if (!stmt.target || stmt.target->kind != Expr::Kind::Name ||
-          stmt.op != "=" || !stmt.value)
+          !stmt.value)
         return;
       StringRef name = stmt.target->name;
       Decl *existing = lookup(name);
+      // `k += t`: an update of a mutable scalar.
+      if (stmt.op != "=") {
+        if (existing && existing->kind == Decl::Kind::Scalar) {
+          existing->scalar = {};
+          existing->threadIndex |= mentionsThreadIndex(*stmt.value);
+        }
+        return;
+      }
       // As IRGen: a mutable scalar is reassigned; any other name is
       // declared again (an immutable scalar, a shape, a view), shadowing an
       // outer one.
@@ -1016,8 +1026,9 @@ private:
         Scalar index = d && d->kind == Decl::Kind::Scalar
                            ? Scalar{std::nullopt, d->scalar.bound, true}
                            : Scalar{std::nullopt, std::nullopt, true};
-        Decl *loop = declareScalar(name, index);
-        loop->threadIndex = d && d->threadIndex;
+        // A loop over the range of a thread index runs the same
+        // iterations in every thread.
+        declareScalar(name, index);
       }
       for (const Within &w : stmt.withins)
         indices(w.names, w.bounds, w.tupleName);

@@ -443,6 +443,28 @@ def subbyte_elements():
 
 
 @test
+def partial_copies():
+    # Copies between views of different extents: a tail tile of `rows` rows
+    # (computed in the kernel) into a 32 x 32 buffer, synchronously and with
+    # cp.async, zero past the source; a 32 x 32 tile into a 32 x 16 buffer,
+    # truncated. 1 to 9376 blocks, ragged tails and the smallest shape.
+    for n in sweep((1, 31, 32, 33, 300001), (1, 33)):
+        blocks = (n + 31) // 32
+        a = torch.randn(n, 32, device="cuda")
+        padded = poisoned((blocks * 32, 32), torch.float32)
+        padded_async = poisoned((blocks * 32, 32), torch.float32)
+        narrow = poisoned((n, 16), torch.float32)
+        K.partial_copy_co(a, padded, padded_async, narrow)
+        want = torch.zeros(blocks * 32, 32)
+        want[:n] = a.cpu()
+        expect_equal(padded.cpu(), want, f"zero past a smaller source, {n}")
+        expect_equal(padded_async.cpu(), want,
+                     f"zero past a smaller source (cp.async), {n}")
+        expect_equal(narrow.cpu(), a.cpu()[:, :16],
+                     f"a wider source truncated, {n}")
+
+
+@test
 def tutorial_double_buffer():
     # Chapter 6.1's double-buffered matmul: its block and thread grids and
     # `256 / #tile_k` fix the shape at 128 x 256 x 256; the shared tiles'

@@ -142,9 +142,17 @@ LogicalResult DmaCopyOp::verify() {
   auto targetType = cast<MemRefType>(getTarget().getType());
   FailureOr<Storage> source = verifyStorage(*this, sourceType, "source");
   FailureOr<Storage> target = verifyStorage(*this, targetType, "destination");
-  if (failed(source) || failed(target) ||
-      failed(verifyCopyShapes(*this, sourceType, targetType)))
+  if (failed(source) || failed(target))
     return failure();
+  if (getPartial()) {
+    if (sourceType.getElementType() != targetType.getElementType() ||
+        sourceType.getRank() != targetType.getRank())
+      return emitOpError("a partial copy needs one element type and one "
+                         "rank, got ")
+             << sourceType << " => " << targetType;
+  } else if (failed(verifyCopyShapes(*this, sourceType, targetType))) {
+    return failure();
+  }
   if (getSwizzle() && *source != Storage::Shared && *target != Storage::Shared)
     return emitOpError("swizzle applies to shared memory, but the copy is ")
            << stringifyStorage(*source) << " => " << stringifyStorage(*target);
@@ -173,6 +181,11 @@ LogicalResult TmaCopyOp::verify() {
            << stringifyStorage(*source) << " => " << stringifyStorage(*target);
   if (failed(verifyCopyShapes(*this, sourceType, targetType)))
     return failure();
+  if (isSubByte(sourceType.getElementType()))
+    return emitOpError("moves ")
+           << sourceType.getElementType()
+           << " elements, which croq stores one a byte and TMA counts in "
+              "packed bits; use dma.copy";
   if (sourceType.getRank() < 1 || sourceType.getRank() > 5)
     return emitOpError("TMA supports tiles of rank 1 to 5, got rank ")
            << sourceType.getRank();

@@ -624,8 +624,11 @@ def Croq_DmaCopyOp : Croq_Op<"dma.copy", [Croq_CopyOpInterface]> {
     (`dma.copy.async`) the copy is issued without waiting and the result is
     an asynchronous future that `croq.wait` completes; a synchronous copy may
     still name a (non-waitable) future. `after` orders the copy after the
-    given futures. Source and destination have equal shapes and element
-    types.
+    given futures. Source and destination have equal element types and, in
+    general, equal shapes. With `partial` their extents may differ (Croqtile's
+    copy of a tile into a larger or smaller buffer): the copy covers the
+    destination, whose elements past the source's extent in any dimension
+    become zero, and source elements past the destination's are not read.
 
     ```mlir
     croq.dma.copy %a to %s : memref<64x128xf16, strided<[?, 1], offset: ?>> to memref<64x128xf16, #gpu.address_space<workgroup>>
@@ -637,11 +640,13 @@ def Croq_DmaCopyOp : Croq_Op<"dma.copy", [Croq_CopyOpInterface]> {
     Arg<AnyMemRef, "", [MemWrite]>:$target,
     Variadic<Croq_Future>:$after,
     UnitAttr:$async,
-    OptionalAttr<Croq_SwizzleAttr>:$swizzle
+    OptionalAttr<Croq_SwizzleAttr>:$swizzle,
+    UnitAttr:$partial
   );
   let results = (outs Optional<Croq_Future>:$future);
   let assemblyFormat = [{
-    (`async` $async^)? (`swizzle` `(` $swizzle^ `)`)? $source `to` $target
+    (`async` $async^)? (`partial` $partial^)? (`swizzle` `(` $swizzle^ `)`)?
+    $source `to` $target
     (`after` $after^)? attr-dict `:` type($source) `to` type($target)
     (`,` type($after)^)? (`->` type($future)^)?
   }];

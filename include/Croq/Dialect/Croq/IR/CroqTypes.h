@@ -41,11 +41,11 @@ inline int64_t getStorageBytes(Type elementType) {
   return (elementType.getIntOrFloatBitWidth() + 7) / 8;
 }
 
-/// Whether `elementType` is narrower than its storage byte (bool aside):
-/// vectors of it would pack, so memory is accessed one element at a time.
+/// Whether `elementType` is narrower than its storage byte (bool and the
+/// other 1-bit types too): vectors of it would pack, so memory is accessed
+/// one element at a time, and TMA (which counts packed bits) cannot move it.
 inline bool isSubByte(Type elementType) {
-  unsigned bits = elementType.getIntOrFloatBitWidth();
-  return bits % 8 != 0 && bits != 1;
+  return elementType.getIntOrFloatBitWidth() % 8 != 0;
 }
 
 } // namespace mlir::croq
