@@ -113,6 +113,17 @@ static bool isF8(Type type) {
   return isa<Float8E4M3FNType, Float8E5M2Type>(type);
 }
 
+/// `value`, a float, as an f32: truncated or extended. (From f64 this rounds
+/// once more than a direct conversion to a narrow float would.)
+static Value toF32(PatternRewriter &rewriter, Location loc, Value value) {
+  Type f32 = rewriter.getF32Type();
+  if (value.getType().getIntOrFloatBitWidth() > 32)
+    return arith::TruncFOp::create(rewriter, loc, f32, value);
+  if (!value.getType().isF32())
+    return arith::ExtFOp::create(rewriter, loc, f32, value);
+  return value;
+}
+
 /// `arith.extf` from an 8-bit float: the byte through cvt to f16, then
 /// extended.
 struct ExtendF8 : OpRewritePattern<arith::ExtFOp> {
@@ -150,12 +161,7 @@ struct TruncateToF8 : OpRewritePattern<arith::TruncFOp> {
     if (!isF8(to))
       return failure();
     Location loc = op.getLoc();
-    Value value = op.getIn();
-    auto f32 = rewriter.getF32Type();
-    if (value.getType().getIntOrFloatBitWidth() > 32)
-      value = arith::TruncFOp::create(rewriter, loc, f32, value);
-    else if (!value.getType().isF32())
-      value = arith::ExtFOp::create(rewriter, loc, f32, value);
+    Value value = toF32(rewriter, loc, op.getIn());
     // `b` lands in the low byte: element 0 of the pair.
     auto i8 = rewriter.getI8Type();
     Value pair = NVVM::ConvertF32x2ToF8x2Op::create(
@@ -269,11 +275,7 @@ struct TruncateToSmallFloat : OpRewritePattern<arith::TruncFOp> {
     BitBuilder b{rewriter, op.getLoc()};
     unsigned m = sf->mantissaBits;
     int bias = sf->bias();
-    Value value = op.getIn();
-    if (value.getType().getIntOrFloatBitWidth() > 32)
-      value = arith::TruncFOp::create(rewriter, b.loc, b.f32, value);
-    else if (!value.getType().isF32())
-      value = arith::ExtFOp::create(rewriter, b.loc, b.f32, value);
+    Value value = toF32(rewriter, b.loc, op.getIn());
     Value bits = arith::BitcastOp::create(rewriter, b.loc, b.i32, value);
     Value sign = b.shr(bits, 31);
     Value absBits = b.band(bits, 0x7fffffff);

@@ -567,11 +567,6 @@ LogicalResult IRGen::swap(const Stmt &stmt) {
                   "declare both futures at the same level, e.g. with "
                   "dma.any next to the first copy");
   }
-  if (symbols[0]->value.getType() != symbols[1]->value.getType()) {
-    // First pass with an unresolved placeholder: just exchange the handles.
-    std::swap(symbols[0]->value, symbols[1]->value);
-    return success();
-  }
   Location l = loc(stmt.loc);
   SmallVector<Value> values;
   for (Symbol *s : symbols)

@@ -19,33 +19,14 @@ using namespace mlir;
 using namespace mlir::croq;
 using namespace mlir::croq::croqtile;
 
-static bool isShapeOperator(StringRef op) {
-  return op == "+" || op == "-" || op == "*" || op == "/" || op == "%";
-}
-
 bool IRGen::isShapeValued(const Expr &e) {
-  switch (e.kind) {
-  case Expr::Kind::List:
-  case Expr::Kind::Tuple:
-    return true;
-  case Expr::Kind::Name: {
-    Symbol *s = lookup(e.name);
-    return s && s->kind == Symbol::Kind::Shape;
-  }
-  case Expr::Kind::Member:
-    return e.name == "span" && !e.hasArgs && e.base;
-  case Expr::Kind::Binary:
-    return isShapeOperator(e.name) &&
-           (isShapeValued(*e.args[0]) || isShapeValued(*e.args[1]));
-  case Expr::Kind::Index:
-    return e.base && (isShapeValued(*e.base) || isTensorPick(e));
-  case Expr::Kind::Call:
-    // cdiv(shape, shape-or-scalar), element-wise.
-    return e.name == "cdiv" && !e.base && e.args.size() == 2 &&
-           (isShapeValued(*e.args[0]) || isShapeValued(*e.args[1]));
-  default:
-    return false;
-  }
+  return croqtile::isShapeValued(
+      e,
+      [&](StringRef name) {
+        Symbol *s = lookup(name);
+        return s && s->kind == Symbol::Kind::Shape;
+      },
+      [&](const Expr &x) { return isTensorPick(x); });
 }
 
 bool IRGen::isTensorPick(const Expr &e) {

@@ -96,35 +96,18 @@ private:
   }
 
   // Expressions.
-  static bool isShapeOperator(StringRef op) {
-    return op == "+" || op == "-" || op == "*" || op == "/" || op == "%";
-  }
   static bool isWildcard(const Expr &e) {
     return e.kind == Expr::Kind::Name && e.name == "_";
   }
 
   bool isShapeValued(const Expr &e) {
-    switch (e.kind) {
-    case Expr::Kind::List:
-    case Expr::Kind::Tuple:
-      return true;
-    case Expr::Kind::Name: {
-      Decl *d = lookup(e.name);
-      return d && d->kind == Decl::Kind::Shape;
-    }
-    case Expr::Kind::Member:
-      return e.name == "span" && !e.hasArgs && e.base;
-    case Expr::Kind::Binary:
-      return isShapeOperator(e.name) &&
-             (isShapeValued(*e.args[0]) || isShapeValued(*e.args[1]));
-    case Expr::Kind::Index:
-      return e.base && (isShapeValued(*e.base) || isTensorPick(e));
-    case Expr::Kind::Call:
-      return e.name == "cdiv" && !e.base && e.args.size() == 2 &&
-             (isShapeValued(*e.args[0]) || isShapeValued(*e.args[1]));
-    default:
-      return false;
-    }
+    return croqtile::isShapeValued(
+        e,
+        [&](StringRef name) {
+          Decl *d = lookup(name);
+          return d && d->kind == Decl::Kind::Shape;
+        },
+        [&](const Expr &x) { return isTensorPick(x); });
   }
 
   /// `t[(1), (0)]` of a tensor: one parenthesized pick per dimension.
@@ -273,10 +256,16 @@ private:
     return out;
   }
 
-  /// The elements of a list whose entries may be shapes themselves.
-  std::optional<SmallVector<Scalar>> splice(ArrayRef<ExprPtr> args) {
+  /// The elements of a list whose entries may be shapes themselves; with
+  /// `wildcards`, `_` (in chunkat and subspan) is kept as a marker.
+  std::optional<SmallVector<Scalar>> splice(ArrayRef<ExprPtr> args,
+                                            bool wildcards = false) {
     SmallVector<Scalar> out;
     for (const ExprPtr &arg : args) {
+      if (wildcards && isWildcard(*arg)) {
+        out.push_back(Scalar{kWildcardMark, std::nullopt, false});
+        continue;
+      }
       if (isShapeValued(*arg)) {
         std::optional<SmallVector<Scalar>> elems = shapeOf(*arg);
         if (!elems)
@@ -440,7 +429,7 @@ private:
       std::optional<BufferFacts> b = view(chunkAt ? *e.base->base : *e.base);
       if (!b)
         return std::nullopt;
-      std::optional<SmallVector<Scalar>> indices = spliceIndices(e.args);
+      std::optional<SmallVector<Scalar>> indices = splice(e.args, /*wildcards=*/true);
       std::optional<SmallVector<Scalar>> factors =
           chunkAt ? splice(e.base->args) : SmallVector<Scalar>();
       if (!indices || !factors || indices->size() != b->shape.size() ||
@@ -485,7 +474,7 @@ private:
     if (!subspan || !subspan->base)
       return std::nullopt;
     std::optional<BufferFacts> b = view(*subspan->base);
-    std::optional<SmallVector<Scalar>> spans = spliceIndices(subspan->args);
+    std::optional<SmallVector<Scalar>> spans = splice(subspan->args, /*wildcards=*/true);
     if (!b || !spans || spans->size() != b->shape.size())
       return std::nullopt;
     SmallVector<int64_t> statics;
@@ -506,32 +495,11 @@ private:
     return b;
   }
 
-  /// `_` among view arguments, kept by spliceIndices as a value no
-  /// extent has.
+  /// `_` among view arguments, kept by splice as a value no extent has.
   static bool isWildcardScalar(const Scalar &s) {
     return s.value == std::optional<int64_t>(kWildcardMark) && !s.bounded;
   }
   static constexpr int64_t kWildcardMark = std::numeric_limits<int64_t>::min();
-
-  /// Like splice, with `_` kept as a marker.
-  std::optional<SmallVector<Scalar>> spliceIndices(ArrayRef<ExprPtr> args) {
-    SmallVector<Scalar> out;
-    for (const ExprPtr &arg : args) {
-      if (isWildcard(*arg)) {
-        out.push_back(Scalar{kWildcardMark, std::nullopt, false});
-        continue;
-      }
-      if (isShapeValued(*arg)) {
-        std::optional<SmallVector<Scalar>> elems = shapeOf(*arg);
-        if (!elems)
-          return std::nullopt;
-        out.append(elems->begin(), elems->end());
-        continue;
-      }
-      out.push_back(scalar(*arg));
-    }
-    return out;
-  }
 
   // Statements.
   void collectAssigned(ArrayRef<StmtPtr> body) {
@@ -1073,6 +1041,38 @@ private:
 };
 
 } // namespace
+
+bool mlir::croq::croqtile::isShapeOperator(StringRef op) {
+  return op == "+" || op == "-" || op == "*" || op == "/" || op == "%";
+}
+
+bool mlir::croq::croqtile::isShapeValued(
+    const Expr &e, function_ref<bool(StringRef)> isShapeName,
+    function_ref<bool(const Expr &)> isTensorPick) {
+  auto recurse = [&](const Expr &x) {
+    return isShapeValued(x, isShapeName, isTensorPick);
+  };
+  switch (e.kind) {
+  case Expr::Kind::List:
+  case Expr::Kind::Tuple:
+    return true;
+  case Expr::Kind::Name:
+    return isShapeName(e.name);
+  case Expr::Kind::Member:
+    return e.name == "span" && !e.hasArgs && e.base;
+  case Expr::Kind::Binary:
+    return isShapeOperator(e.name) &&
+           (recurse(*e.args[0]) || recurse(*e.args[1]));
+  case Expr::Kind::Index:
+    return e.base && (recurse(*e.base) || isTensorPick(e));
+  case Expr::Kind::Call:
+    // cdiv(shape, shape-or-scalar), element-wise.
+    return e.name == "cdiv" && !e.base && e.args.size() == 2 &&
+           (recurse(*e.args[0]) || recurse(*e.args[1]));
+  default:
+    return false;
+  }
+}
 
 std::string
 mlir::croq::croqtile::defaultAccumulatorElement(StringRef operandElement) {

@@ -30,6 +30,7 @@
 #include "Croq/Dialect/Croq/IR/CroqTypes.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallVector.h"
 
 #include <optional>
@@ -88,6 +89,17 @@ struct SemaResult {
   /// out statically: the operand expression at fault.
   llvm::DenseMap<const Stmt *, const Expr *> unshapedAccumulators;
 };
+
+/// The operators that apply element-wise to shapes.
+bool isShapeOperator(llvm::StringRef op);
+
+/// Whether `e` stands for a shape (an mdspan or ituple value) rather than
+/// one value: a list or tuple, a name `isShapeName` accepts, `x.span`, shape
+/// arithmetic, a pick from a shape (or `t[(i), ...]` of a tensor, which
+/// `isTensorPick` tells), or an element-wise cdiv. Sema and IRGen share it.
+bool isShapeValued(const Expr &e,
+                   llvm::function_ref<bool(llvm::StringRef)> isShapeName,
+                   llvm::function_ref<bool(const Expr &)> isTensorPick);
 
 /// The accumulator element type of an MMA whose A operand has elements
 /// `operandElement`, when `mma.fill` names none: f16 stays f16, 8-bit
