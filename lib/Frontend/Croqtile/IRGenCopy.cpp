@@ -107,9 +107,18 @@ LogicalResult IRGen::padCopy(const Stmt &stmt, Value source) {
        {&stmt.padLow, &stmt.padHigh, &stmt.padMid})
     if (llvm::any_of(*widths, [](int64_t w) { return w < 0; }))
       return fail(stmt.loc, "dma.pad paddings cannot be negative");
-  if (stmt.async)
-    return fail(stmt.loc, "dma.pad is a synchronous copy in croq",
-                "drop .async");
+  // `f = dma.pad.async ...; wait f;`: croq pads synchronously, so the
+  // wait finds the buffer complete.
+  if (stmt.async) {
+    if (stmt.name.empty())
+      return fail(stmt.loc, "an async dma.pad needs a name to wait on",
+                  "write `f = dma.pad.async ...;` and `wait f;`, or drop "
+                  ".async");
+    emitWarning(loc(stmt.loc))
+        << "dma.pad.async is made synchronously: the padded buffer is "
+           "complete before the next statement, so `wait " << stmt.name
+        << "` waits for nothing";
+  }
   if (!insideParallel())
     return fail(stmt.loc, "dma.pad runs on device threads; move it into a "
                           "parallel");
@@ -187,8 +196,11 @@ LogicalResult IRGen::padCopy(const Stmt &stmt, Value source) {
       memref::SubViewOp::create(builder, l, target, offsets, sizes, strides);
   DmaCopyOp::create(builder, l, TypeRange{}, source, interior, ValueRange{},
                     /*async=*/false, IntegerAttr(), /*partial=*/false);
-  if (!stmt.name.empty())
-    return declareNew(stmt.name, stmt.nameLoc, Symbol{Symbol::Kind::Tensor, target});
+  if (!stmt.name.empty()) {
+    Symbol padded{Symbol::Kind::Tensor, target};
+    padded.origin = &stmt;
+    return declareNew(stmt.name, stmt.nameLoc, padded);
+  }
   return success();
 }
 
@@ -673,6 +685,11 @@ LogicalResult IRGen::waitOrTrigger(const Stmt &stmt) {
         mmaFutures.push_back(s);
       continue;
     }
+    // The buffer of a dma.pad.async, padded synchronously: complete.
+    if (isWait && s->kind == Symbol::Kind::Tensor && s->origin &&
+        s->origin->kind == Stmt::Kind::Dma && s->origin->async &&
+        s->origin->copyKind == "pad" && subscripts.empty() && !at)
+      continue;
     if (s->kind != Symbol::Kind::Event)
       return fail(operand->loc, "'" + base->name + "' is not an event or a future");
     auto type = cast<EventType>(s->value.getType());

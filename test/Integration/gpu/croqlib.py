@@ -110,6 +110,7 @@ SIGNATURES = {
     "subbyte_co": [_TENSOR] * 16,
     "bits_co": [_TENSOR] * 2,
     "partial_copy_co": [_TENSOR] * 4,
+    "pad_async_co": [_TENSOR] * 2,
 }
 
 

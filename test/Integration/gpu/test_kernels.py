@@ -462,6 +462,15 @@ def partial_copies():
                      f"zero past a smaller source (cp.async), {n}")
         expect_equal(narrow.cpu(), a.cpu()[:, :16],
                      f"a wider source truncated, {n}")
+        # dma.pad.async, made synchronously: columns 0 and 33 are the pad
+        # value, rows past the tensor's end (a tail tile) zero.
+        out = poisoned((blocks * 32, 34), torch.float32)
+        K.pad_async_co(a, out)
+        want = torch.zeros(blocks * 32, 34)
+        want[:, 0] = 7.0
+        want[:, 33] = 7.0
+        want[:n, 1:33] = a.cpu()
+        expect_equal(out.cpu(), want, f"dma.pad.async, {n}")
 
 
 @test
