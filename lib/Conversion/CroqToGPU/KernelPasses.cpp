@@ -14,6 +14,7 @@
 #include "Croq/Dialect/Croq/Utils/TileAlgebra.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Func/Transforms/FuncConversions.h"
@@ -345,6 +346,28 @@ struct CroqLowerF8ConversionsPass
     : mlir::croq::impl::CroqLowerF8ConversionsPassBase<
           CroqLowerF8ConversionsPass> {
   void runOnOperation() override {
+    MLIRContext *context = &getContext();
+    // Arithmetic on these floats (negation, comparison, min/max, ...) runs
+    // in f32 between an extf and a truncf, as upstream's arith emulation
+    // does; the conversions are lowered below.
+    {
+      Type narrow[] = {Float8E4M3FNType::get(context),
+                       Float8E5M2Type::get(context),
+                       Float6E2M3FNType::get(context),
+                       Float6E3M2FNType::get(context),
+                       Float4E2M1FNType::get(context)};
+      TypeConverter converter;
+      arith::populateEmulateUnsupportedFloatsConversions(
+          converter, narrow, Float32Type::get(context));
+      RewritePatternSet emulation(context);
+      arith::populateEmulateUnsupportedFloatsPatterns(emulation, converter);
+      ConversionTarget target(*context);
+      arith::populateEmulateUnsupportedFloatsLegality(target, converter);
+      target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
+      if (failed(applyPartialConversion(getOperation(), target,
+                                        std::move(emulation))))
+        return signalPassFailure();
+    }
     RewritePatternSet patterns(&getContext());
     patterns.add<ExtendF8, TruncateToF8, ExtendSmallFloat,
                  TruncateToSmallFloat,

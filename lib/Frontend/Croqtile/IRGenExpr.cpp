@@ -322,10 +322,19 @@ Value IRGen::coerce(Value value, Type type, Location l) {
     Value i64 = arith::FPToSIOp::create(builder, l, builder.getI64Type(), value);
     return builder.createOrFold<arith::IndexCastOp>(l, type, i64);
   }
-  if (isa<FloatType>(from) && isa<FloatType>(type))
-    return from.getIntOrFloatBitWidth() > type.getIntOrFloatBitWidth()
+  if (isa<FloatType>(from) && isa<FloatType>(type)) {
+    unsigned fromBits = from.getIntOrFloatBitWidth();
+    unsigned toBits = type.getIntOrFloatBitWidth();
+    // Two formats of one width (f8_e4m3 and f8_e5m2, f16 and bf16, the
+    // f6s): through f32, which holds both exactly.
+    if (fromBits == toBits) {
+      Value wide = arith::ExtFOp::create(builder, l, builder.getF32Type(), value);
+      return arith::TruncFOp::create(builder, l, type, wide);
+    }
+    return fromBits > toBits
                ? Value(arith::TruncFOp::create(builder, l, type, value))
                : Value(arith::ExtFOp::create(builder, l, type, value));
+  }
   if (from.isSignlessInteger() && type.isSignlessInteger()) {
     if (from.getIntOrFloatBitWidth() > type.getIntOrFloatBitWidth())
       return arith::TruncIOp::create(builder, l, type, value);

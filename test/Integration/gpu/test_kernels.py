@@ -440,6 +440,21 @@ def subbyte_elements():
         copied = torch.full((n,), 0xAA, dtype=torch.uint8, device="cuda")
         K.bits_co(bits, copied)
         expect_equal(copied.cpu(), bits.cpu(), f"u1 to bin1, {n}")
+        # Negation, max and conversions between formats of one width, in
+        # f32: -a flips the sign bit, max(a, -a) = |a| (+0 for both zeros),
+        # e2m3 to e3m2 rounds to nearest even, e4m3 to e5m2 as torch does.
+        e = torch.randint(0, 256, (n,), dtype=torch.uint8)
+        e = torch.where((e & 0x7F) == 0x7F, torch.zeros_like(e), e)  # no NaN
+        outs = [torch.full((n,), 0xAA, dtype=torch.uint8, device="cuda")
+                for _ in range(4)]
+        K.narrow_ops_co(cuda(codes["e2m3"]), cuda(e), *outs)
+        expect_equal(outs[0].cpu(), codes["e2m3"] ^ 0x20, f"-e2m3, {n}")
+        expect_equal(outs[1].cpu(),
+                     small_float_encode(values["e2m3"].float(), 3, 2),
+                     f"e2m3 to e3m2, {n}")
+        want_e5 = e.view(torch.float8_e4m3fn).float().to(torch.float8_e5m2)
+        expect_equal(outs[2].cpu(), want_e5.view(torch.uint8), f"e4m3 to e5m2, {n}")
+        expect_equal(outs[3].cpu(), codes["e2m3"] & 0x1F, f"max(a, -a), {n}")
 
 
 @test
