@@ -474,6 +474,15 @@ FailureOr<EVal> IRGen::binary(const Expr &e) {
       type = lt;
     else if (isa<FloatType>(lt) != isa<FloatType>(rt))
       type = isa<FloatType>(lt) ? lt : rt;
+    // bf16 and f16 (two formats of one width, 16 bits or more): neither
+    // holds the other, so neither is the type of the operation.
+    else if (isa<FloatType>(lt) && lt.getIntOrFloatBitWidth() >= 16 &&
+             lt.getIntOrFloatBitWidth() == rt.getIntOrFloatBitWidth())
+      return fail(e.loc, "'" + op + "' of " + typeString(lt) + " and " +
+                             typeString(rt) + ": neither type holds the "
+                             "other's values",
+                  "convert one operand first, e.g. assign it to an f32 "
+                  "variable");
     else if (lt.isIndex() || rt.isIndex())
       type = lt.isIndex() ? rt : lt;
     else
