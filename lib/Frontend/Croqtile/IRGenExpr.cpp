@@ -1094,10 +1094,9 @@ std::optional<FailureOr<EVal>> IRGen::mathBuiltin(const Expr &e) {
     if (auto f = dyn_cast<FloatType>(v.getType());
         f && (!type || f.getWidth() > type.getIntOrFloatBitWidth()))
       type = f;
-  if (!type)
+  // Floats narrower than 16 bits compute in f32 here too.
+  if (!type || type.getIntOrFloatBitWidth() < 16)
     type = builder.getF32Type();
-  if (failed(checkArithmetic(e.loc, type, e.name)))
-    return FailureOr<EVal>(failure());
   for (Value &v : args)
     v = coerce(v, type, l);
   if (isAbs)
