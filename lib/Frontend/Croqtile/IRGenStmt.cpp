@@ -1109,8 +1109,11 @@ LogicalResult IRGen::assignment(const Stmt &stmt) {
   auto combine = [&](Value old, Value value) -> FailureOr<Value> {
     if (stmt.op == "=")
       return value;
-    Expr fake(Expr::Kind::Binary, stmt.loc);
     StringRef op = StringRef(stmt.op).drop_back();
+    // A float narrower than 16 bits updates in f32, rounded once where it
+    // is stored, as `x = x + v` would.
+    if (auto f = dyn_cast<FloatType>(old.getType()); f && f.getWidth() < 16)
+      old = coerce(old, builder.getF32Type(), l);
     value = coerce(value, old.getType(), l);
     bool isFloat = isa<FloatType>(old.getType());
     if ((op == "/" || op == "%") && !isFloat &&
@@ -1212,13 +1215,6 @@ LogicalResult IRGen::assignment(const Stmt &stmt) {
         unsignedValues.insert(old);
     }
     Type element = type.getElementType();
-    // A plain store converts (8-bit floats too: croq-lower-f8-conversions);
-    // `x.at(i) op= v` of an 8-bit float would compute in it.
-    if (stmt.op != "=" &&
-        (failed(checkArithmetic(stmt.loc, element, "'" + stmt.op + "'")) ||
-         failed(checkArithmetic(stmt.loc, rhs->value.getType(),
-                                "'" + stmt.op + "'"))))
-      return failure();
     FailureOr<Value> v =
         stmt.op == "=" ? FailureOr<Value>(rhs->value) : combine(old, rhs->value);
     if (failed(v))

@@ -109,7 +109,7 @@ SIGNATURES = {
     "f8_ops_co": [_TENSOR] * 4,
     "subbyte_co": [_TENSOR] * 16,
     "bits_co": [_TENSOR] * 2,
-    "narrow_ops_co": [_TENSOR] * 7,
+    "narrow_ops_co": [_TENSOR] * 8,
     "partial_copy_co": [_TENSOR] * 4,
     "pad_async_co": [_TENSOR] * 2,
 }

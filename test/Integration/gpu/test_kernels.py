@@ -446,7 +446,7 @@ def subbyte_elements():
         e = torch.randint(0, 256, (n,), dtype=torch.uint8)
         e = torch.where((e & 0x7F) == 0x7F, torch.zeros_like(e), e)  # no NaN
         outs = [torch.full((n,), 0xAA, dtype=torch.uint8, device="cuda")
-                for _ in range(5)]
+                for _ in range(6)]
         K.narrow_ops_co(cuda(codes["e2m3"]), cuda(e), *outs)
         expect_equal(outs[0].cpu(), codes["e2m3"] ^ 0x20, f"-e2m3, {n}")
         expect_equal(outs[1].cpu(),
@@ -456,6 +456,9 @@ def subbyte_elements():
         expect_equal(outs[2].cpu(), want_e5.view(torch.uint8), f"e4m3 to e5m2, {n}")
         expect_equal(outs[3].cpu(), codes["e2m3"] & 0x1F, f"max(a, -a), {n}")
         expect_equal(outs[4].cpu(), codes["e2m3"] & 0x1F, f"__abs(a), {n}")
+        expect_equal(outs[5].cpu(),
+                     small_float_encode((values["e2m3"] + 0.25).float(), 2, 3),
+                     f"a += 0.25, rounded once, {n}")
 
 
 @test
