@@ -454,9 +454,9 @@ LogicalResult HostEmitter::emitTensorMap(nvgpu::TmaCreateDescriptorOp create) {
                        : element.isBF16()     ? "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16"
                        : element.isF32()      ? "CU_TENSOR_MAP_DATA_TYPE_FLOAT32"
                        : element.isF64()      ? "CU_TENSOR_MAP_DATA_TYPE_FLOAT64"
-                       // Bytes: 8-bit integers and floats, and sub-byte
-                       // types (one a byte).
-                       : mlir::croq::getStorageBytes(element) == 1 && !element.isInteger(1)
+                       // 8-bit integers and floats move as bytes (TMA of
+                       // sub-byte elements is refused at croq.tma.copy).
+                       : element.getIntOrFloatBitWidth() == 8
                            ? "CU_TENSOR_MAP_DATA_TYPE_UINT8"
                        : element.isInteger(16) ? "CU_TENSOR_MAP_DATA_TYPE_UINT16"
                        : element.isInteger(32) ? "CU_TENSOR_MAP_DATA_TYPE_INT32"

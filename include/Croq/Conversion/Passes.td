@@ -430,11 +430,11 @@ def CroqLowerF8ConversionsPass
       mantissa times the smallest subnormal); `arith.truncf` rounds an f32
       to nearest even and saturates to the largest finite value (the
       formats have no infinity; NaN becomes the largest magnitude).
-    - Integers convert to and from all of them through f32.
 
     First, other arithmetic on these types (negation, comparisons, min and
-    max) is rewritten to run in f32 between an `arith.extf` and an
-    `arith.truncf` (MLIR's arith emulation of unsupported floats).
+    max, and conversions to and from integers) is rewritten to run in f32
+    between an `arith.extf` and an `arith.truncf` (MLIR's arith emulation
+    of unsupported floats).
   }];
   let dependentDialects = ["::mlir::NVVM::NVVMDialect",
                            "::mlir::vector::VectorDialect"];

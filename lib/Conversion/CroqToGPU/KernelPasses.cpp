@@ -125,6 +125,16 @@ static Value toF32(PatternRewriter &rewriter, Location loc, Value value) {
   return value;
 }
 
+/// `value`, an f32, as a float of type `to`: truncated or extended.
+static Value fromF32(PatternRewriter &rewriter, Location loc, Value value,
+                     Type to) {
+  if (to.getIntOrFloatBitWidth() > 32)
+    return arith::ExtFOp::create(rewriter, loc, to, value);
+  if (!to.isF32())
+    return arith::TruncFOp::create(rewriter, loc, to, value);
+  return value;
+}
+
 /// `arith.extf` from an 8-bit float: the byte through cvt to f16, then
 /// extended.
 struct ExtendF8 : OpRewritePattern<arith::ExtFOp> {
@@ -252,12 +262,7 @@ struct ExtendSmallFloat : OpRewritePattern<arith::ExtFOp> {
         arith::NegFOp::create(rewriter, b.loc, magnitude), magnitude);
     Value value = b.select(b.cmp(arith::CmpIPredicate::eq, exponent, b.i(0)),
                            subnormal, normal);
-    Type to = op.getType();
-    if (to.getIntOrFloatBitWidth() > 32)
-      value = arith::ExtFOp::create(rewriter, b.loc, to, value);
-    else if (!to.isF32())
-      value = arith::TruncFOp::create(rewriter, b.loc, to, value);
-    rewriter.replaceOp(op, value);
+    rewriter.replaceOp(op, fromF32(rewriter, b.loc, value, op.getType()));
     return success();
   }
 };
@@ -319,37 +324,14 @@ struct TruncateToSmallFloat : OpRewritePattern<arith::TruncFOp> {
   }
 };
 
-/// An integer to or from an 8-bit or sub-byte float goes through f32
-/// (whose extf / truncf the patterns above then lower).
-template <typename OpTy, bool toF8>
-struct IntegerF8ThroughF32 : OpRewritePattern<OpTy> {
-  using OpRewritePattern<OpTy>::OpRewritePattern;
-  LogicalResult matchAndRewrite(OpTy op,
-                                PatternRewriter &rewriter) const override {
-    Type f8 = toF8 ? op.getType() : op.getIn().getType();
-    if (!isF8(f8) && !smallFloat(f8))
-      return failure();
-    Location loc = op.getLoc();
-    auto f32 = rewriter.getF32Type();
-    if constexpr (toF8) {
-      Value wide = OpTy::create(rewriter, loc, f32, op.getIn());
-      rewriter.replaceOpWithNewOp<arith::TruncFOp>(op, f8, wide);
-    } else {
-      Value wide = arith::ExtFOp::create(rewriter, loc, f32, op.getIn());
-      rewriter.replaceOpWithNewOp<OpTy>(op, op.getType(), wide);
-    }
-    return success();
-  }
-};
-
 struct CroqLowerF8ConversionsPass
     : mlir::croq::impl::CroqLowerF8ConversionsPassBase<
           CroqLowerF8ConversionsPass> {
   void runOnOperation() override {
     MLIRContext *context = &getContext();
-    // Arithmetic on these floats (negation, comparison, min/max, ...) runs
-    // in f32 between an extf and a truncf, as upstream's arith emulation
-    // does; the conversions are lowered below.
+    // Arithmetic on these floats (negation, comparison, min/max, and the
+    // conversions to and from integers) runs in f32 between an extf and a
+    // truncf, by MLIR's arith emulation; those two are lowered below.
     {
       Type narrow[] = {Float8E4M3FNType::get(context),
                        Float8E5M2Type::get(context),
@@ -370,11 +352,7 @@ struct CroqLowerF8ConversionsPass
     }
     RewritePatternSet patterns(&getContext());
     patterns.add<ExtendF8, TruncateToF8, ExtendSmallFloat,
-                 TruncateToSmallFloat,
-                 IntegerF8ThroughF32<arith::SIToFPOp, true>,
-                 IntegerF8ThroughF32<arith::UIToFPOp, true>,
-                 IntegerF8ThroughF32<arith::FPToSIOp, false>,
-                 IntegerF8ThroughF32<arith::FPToUIOp, false>>(&getContext());
+                 TruncateToSmallFloat>(&getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

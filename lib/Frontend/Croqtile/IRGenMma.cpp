@@ -123,11 +123,8 @@ LogicalResult IRGen::mmaLoad(const Stmt &stmt) {
     return fail(stmt.loc, "no MMA uses '" + stmt.name +
                               "', so its operand role is unknown",
                 "pass it to mma.row.row / mma.row.col, or drop the load");
-  FragRole role = it->second == OperandRole::A   ? FragRole::A
-                  : it->second == OperandRole::B ? FragRole::B
-                                                 : FragRole::Acc;
   auto fragType =
-      FragType::getChecked([&] { return emitError(l); }, context, role,
+      FragType::getChecked([&] { return emitError(l); }, context, it->second,
                            type.getShape(), type.getElementType(),
                            fragmentScope());
   if (!fragType)

@@ -364,6 +364,20 @@ private:
     return s.value ? *s.value : kDynamic;
   }
 
+  /// The buffer of `base` seen with the extents `extents` lists (span_as,
+  /// view(...).from(...)).
+  std::optional<BufferFacts> withExtents(const Expr &base,
+                                         ArrayRef<ExprPtr> extents) {
+    std::optional<BufferFacts> b = view(base);
+    std::optional<SmallVector<Scalar>> shape = splice(extents);
+    if (!b || !shape)
+      return std::nullopt;
+    b->shape.clear();
+    for (const Scalar &s : *shape)
+      b->shape.push_back(staticOf(s));
+    return b;
+  }
+
   /// The buffer a view expression shows: its static extents, element type
   /// and storage, or nothing where Sema cannot tell.
   std::optional<BufferFacts> view(const Expr &e) {
@@ -385,16 +399,8 @@ private:
       return std::nullopt;
     if (e.name == "data")
       return view(*e.base);
-    if (e.name == "span_as" && e.hasArgs) {
-      std::optional<BufferFacts> b = view(*e.base);
-      std::optional<SmallVector<Scalar>> shape = splice(e.args);
-      if (!b || !shape)
-        return std::nullopt;
-      b->shape.clear();
-      for (const Scalar &s : *shape)
-        b->shape.push_back(staticOf(s));
-      return b;
-    }
+    if (e.name == "span_as" && e.hasArgs)
+      return withExtents(*e.base, e.args);
     if (e.name == "sqz" && e.hasArgs && e.args.empty()) {
       std::optional<BufferFacts> b = view(*e.base);
       if (!b)
@@ -411,17 +417,10 @@ private:
     if (e.name == "from" && e.base->kind == Expr::Kind::Member &&
         e.base->name == "view" && e.base->base) {
       const Expr &viewExpr = *e.base;
-      std::optional<BufferFacts> b = view(*viewExpr.base);
       size_t nSizes =
           viewExpr.intValue ? viewExpr.intValue : viewExpr.args.size();
-      std::optional<SmallVector<Scalar>> sizes =
-          splice(ArrayRef<ExprPtr>(viewExpr.args.data(), nSizes));
-      if (!b || !sizes)
-        return std::nullopt;
-      b->shape.clear();
-      for (const Scalar &s : *sizes)
-        b->shape.push_back(staticOf(s));
-      return b;
+      return withExtents(*viewExpr.base,
+                         ArrayRef<ExprPtr>(viewExpr.args.data(), nSizes));
     }
     bool chunkAt = e.name == "at" && e.base->kind == Expr::Kind::Member &&
                    e.base->name == "chunk";
@@ -739,7 +738,7 @@ private:
   }
 
   /// The [rows, cols] and element type of an MMA operand.
-  std::optional<BufferFacts> operand(const Expr &e, OperandRole role) {
+  std::optional<BufferFacts> operand(const Expr &e, FragRole role) {
     if (e.kind == Expr::Kind::Name) {
       if (Decl *d = lookup(e.name)) {
         if (d->kind == Decl::Kind::Frag) {
@@ -769,11 +768,11 @@ private:
     const Expr &accExpr = *stmt.operands[0];
     Decl *acc =
         accExpr.kind == Expr::Kind::Name ? lookup(accExpr.name) : nullptr;
-    std::optional<BufferFacts> a = operand(*stmt.operands[1], OperandRole::A);
-    std::optional<BufferFacts> b = operand(*stmt.operands[2], OperandRole::B);
+    std::optional<BufferFacts> a = operand(*stmt.operands[1], FragRole::A);
+    std::optional<BufferFacts> b = operand(*stmt.operands[2], FragRole::B);
     if (acc && acc->kind == Decl::Kind::Frag && acc->stmt) {
       if (acc->stmt->kind == Stmt::Kind::MmaLoad)
-        result.loadRoles.try_emplace(acc->stmt, OperandRole::Acc);
+        result.loadRoles.try_emplace(acc->stmt, FragRole::Acc);
       if (acc->stmt->kind == Stmt::Kind::MmaFill &&
           !result.accumulators.count(acc->stmt) &&
           !result.unshapedAccumulators.count(acc->stmt)) {
@@ -785,7 +784,6 @@ private:
         };
         if (known(a, aRow ? 0 : 1) && known(b, bRow ? 0 : 1)) {
           AccumulatorFacts facts;
-          facts.mma = &stmt;
           facts.rows = a->shape[aRow ? 0 : 1];
           facts.cols = b->shape[bRow ? 0 : 1];
           facts.operandElement = a->element;

@@ -38,13 +38,8 @@
 
 namespace mlir::croq::croqtile {
 
-/// A fragment's part in an MMA, as Sema sees it.
-enum class OperandRole { A, B, Acc };
-
 /// An accumulator made by `mma.fill`, as its first MMA shapes it.
 struct AccumulatorFacts {
-  /// The MMA that accumulates into it first, in program order.
-  const Stmt *mma = nullptr;
   /// [M, N]: rows of A and columns of B, after the layout.
   int64_t rows = 0, cols = 0;
   /// The element type of that MMA's A operand, which gives the
@@ -82,7 +77,8 @@ struct PlaceholderFacts {
 
 /// What Sema learns about a program.
 struct SemaResult {
-  llvm::DenseMap<const Stmt *, OperandRole> loadRoles;
+  /// Each `mma.load`'s part in the first MMA that uses it.
+  llvm::DenseMap<const Stmt *, FragRole> loadRoles;
   llvm::DenseMap<const Stmt *, AccumulatorFacts> accumulators;
   llvm::DenseMap<const Stmt *, PlaceholderFacts> placeholders;
   /// Accumulators used by an MMA whose operand shapes Sema could not work
