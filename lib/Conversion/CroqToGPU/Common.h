@@ -180,7 +180,12 @@ struct RootedView {
   SmallVector<unsigned> dims;
 };
 
-FailureOr<RootedView> rootView(OpBuilder &b, Location loc, Value view);
+/// Traces `view` through memref.subview ops. Inside a dialect conversion,
+/// pass `rewriter`: a view op that no pattern converts (a rank-reducing
+/// subview, `.sqz()`) still names the croq op it was built on until the
+/// conversion ends, and the walk continues from that op's converted value.
+FailureOr<RootedView> rootView(OpBuilder &b, Location loc, Value view,
+                               ConversionPatternRewriter *rewriter = nullptr);
 /// What a croq-level view looks into: the value under its croq.subspan,
 /// croq.chunkat and memref.subview ops.
 Value viewSource(Value view);

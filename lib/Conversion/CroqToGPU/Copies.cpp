@@ -305,7 +305,7 @@ struct DmaCopyLowering : ScopedPattern<DmaCopyOp> {
     // (16-byte chunks stay whole, so the vector path still applies).
     int64_t span = swizzleSpan(target);
     FailureOr<RootedView> targetRoot = failure();
-    if (span && failed(targetRoot = rootView(rewriter, loc, target)))
+    if (span && failed(targetRoot = rootView(rewriter, loc, target, &rewriter)))
       return op.emitOpError("cannot trace the destination to its swizzled "
                             "buffer through unit-stride views");
     auto at = [&](OpBuilder &b, ArrayRef<Value> idx)

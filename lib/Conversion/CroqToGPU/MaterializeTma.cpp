@@ -45,6 +45,31 @@ static Value viewedTensor(Value view, ParallelOp kernel) {
   return view;
 }
 
+/// The tensor dimension each dimension of the croq-level `view` of `tensor`
+/// runs along, or failure when the view is not traced to it. Views keep
+/// their rank, except that a rank-reducing memref.subview (`.sqz()`) drops
+/// unit dimensions.
+static FailureOr<SmallVector<unsigned>> tensorDims(Value view, Value tensor) {
+  unsigned rank = cast<MemRefType>(view.getType()).getRank();
+  auto dims = llvm::to_vector(llvm::seq<unsigned>(0, rank));
+  while (view != tensor) {
+    Operation *def = view.getDefiningOp();
+    if (auto subview = dyn_cast_or_null<memref::SubViewOp>(def)) {
+      llvm::SmallBitVector dropped = subview.getDroppedDims();
+      SmallVector<unsigned> kept;
+      for (unsigned d = 0, e = dropped.size(); d < e; ++d)
+        if (!dropped[d])
+          kept.push_back(d);
+      for (unsigned &d : dims)
+        d = kept[d];
+    } else if (!isa_and_nonnull<SubspanOp, ChunkAtOp>(def)) {
+      return failure();
+    }
+    view = def->getOperand(0);
+  }
+  return dims;
+}
+
 int64_t mlir::croq::detail::tileBytes(MemRefType type) {
   return type.getNumElements() * getStorageBytes(type.getElementType());
 }
@@ -144,6 +169,21 @@ static LogicalResult materializeTma(ModuleOp module) {
         }
         boxShape.back() = swizzle / getStorageBytes(tileType.getElementType());
       }
+      // The box has the tensor's rank: a view that dropped unit dimensions
+      // (`.sqz()`) moves a box of extent 1 in each of them.
+      auto tensorType = cast<MemRefType>(tensor.getType());
+      FailureOr<SmallVector<unsigned>> dims = tensorDims(globalView, tensor);
+      if (failed(dims) || dims->empty() ||
+          dims->back() != tensorType.getRank() - 1) {
+        copy.emitOpError("TMA moves tiles whose innermost dimension is the "
+                         "tensor's innermost one; this view is not traced to "
+                         "its tensor that way");
+        return WalkResult::interrupt();
+      }
+      SmallVector<int64_t> tensorBox(tensorType.getRank(), 1);
+      for (auto [viewDim, tensorDim] : llvm::enumerate(*dims))
+        tensorBox[tensorDim] = boxShape[viewDim];
+      boxShape = std::move(tensorBox);
       auto box = MemRefType::get(
           boxShape, tileType.getElementType(), MemRefLayoutAttrInterface(),
           gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Workgroup));
@@ -155,7 +195,6 @@ static LogicalResult materializeTma(ModuleOp module) {
       if (!descriptor) {
         OpBuilder b(kernel);
         Location loc = copy.getLoc();
-        auto tensorType = cast<MemRefType>(tensor.getType());
         Value unranked = memref::CastOp::create(
             b, loc,
             UnrankedMemRefType::get(tensorType.getElementType(),

@@ -60,6 +60,7 @@ Value issuer(OpBuilder &b, Location loc, Operation *op,
   auto who = op->getAttrOfType<IssuerAttr>("issuer");
   if (who.getValue() == Issuer::Each)
     return Value();
+
   return electOneThread(b, loc, groupRank(b, loc, analysis.getScope(op)),
                         who.getValue() == Issuer::Elected);
 }
@@ -95,9 +96,10 @@ static Value eventSlot(OpBuilder &b, Location loc, EventType type,
   return linearSlot(b, loc, type, indices);
 }
 
-static FailureOr<SmallVector<Value>> tmaCoordinates(OpBuilder &b, Location loc,
-                                                    Value globalView) {
-  FailureOr<RootedView> view = rootView(b, loc, globalView);
+static FailureOr<SmallVector<Value>>
+tmaCoordinates(ConversionPatternRewriter &rewriter, Location loc,
+               Value globalView) {
+  FailureOr<RootedView> view = rootView(rewriter, loc, globalView, &rewriter);
   if (failed(view))
     return failure();
   // Innermost dimension first, as the tensor map lists them.
@@ -114,23 +116,50 @@ static std::pair<Value, Value> syncTmaBarrier(OpBuilder &b, Location loc,
   return {group, createPhaseBits(b, loc, /*count=*/1, /*start=*/false)};
 }
 
+/// `tile` as a view of the box's rank: the box is the tile with unit
+/// dimensions inserted (the tensor dimensions a `.sqz()` dropped), so each
+/// tile dimension expands into the box dimensions that multiply to it.
+/// Null when the shapes do not match that way.
+static Value expandToBox(OpBuilder &b, Location loc, Value tile,
+                         ArrayRef<int64_t> box) {
+  ArrayRef<int64_t> shape = cast<MemRefType>(tile.getType()).getShape();
+  SmallVector<ReassociationIndices> groups(shape.size());
+  size_t j = 0;
+  for (auto [i, extent] : llvm::enumerate(shape)) {
+    int64_t product = 1;
+    do {
+      if (j == box.size())
+        return Value();
+      product *= box[j];
+      groups[i].push_back(j++);
+    } while (product != extent || (i + 1 == shape.size() && j < box.size()));
+    if (product != extent)
+      return Value();
+  }
+  return memref::ExpandShapeOp::create(b, loc, box, tile, groups);
+}
+
 /// The shared boxes a TMA copy moves, with their coordinates: the tile
 /// itself, or, when the tensor map's box is narrower than the tile (a
 /// swizzled buffer of several panels), one box per panel at the panel's
 /// address (see swizzledOffset) and columns.
 static FailureOr<SmallVector<std::pair<Value, SmallVector<Value>>>>
-tmaBoxes(OpBuilder &b, Location loc, Value sharedView, Value descriptor,
-         ArrayRef<Value> coords) {
+tmaBoxes(ConversionPatternRewriter &b, Location loc, Value sharedView,
+         Value descriptor, ArrayRef<Value> coords) {
   auto tile = cast<MemRefType>(sharedView.getType());
   MemRefType box =
       cast<nvgpu::TensorMapDescriptorType>(descriptor.getType()).getTensor();
   SmallVector<std::pair<Value, SmallVector<Value>>> boxes;
   int64_t boxInner = box.getShape().back(), tileInner = tile.getShape().back();
   if (boxInner == tileInner) {
+    if (box.getRank() != tile.getRank())
+      sharedView = expandToBox(b, loc, sharedView, box.getShape());
+    if (!sharedView)
+      return failure();
     boxes.push_back({sharedView, SmallVector<Value>(coords)});
     return boxes;
   }
-  FailureOr<RootedView> view = rootView(b, loc, sharedView);
+  FailureOr<RootedView> view = rootView(b, loc, sharedView, &b);
   int64_t span = swizzleSpan(sharedView);
   if (failed(view) || !span)
     return failure();

@@ -100,10 +100,16 @@ static int64_t elementBytes(MemRefType type) {
   return getStorageBytes(type.getElementType());
 }
 
-FailureOr<RootedView> rootView(OpBuilder &b, Location loc, Value view) {
+FailureOr<RootedView> rootView(OpBuilder &b, Location loc, Value view,
+                               ConversionPatternRewriter *rewriter) {
   unsigned rank = cast<MemRefType>(view.getType()).getRank();
   RootedView result{view, SmallVector<Value>(rank, cIndex(b, loc, 0)),
                     llvm::to_vector(llvm::seq<unsigned>(0, rank))};
+  auto remapped = [&](Value v) {
+    Value converted = rewriter ? rewriter->getRemappedValue(v) : Value();
+    return converted ? converted : v;
+  };
+  result.root = remapped(result.root);
   while (auto subview = result.root.getDefiningOp<memref::SubViewOp>()) {
     if (!llvm::all_of(subview.getStaticStrides(),
                       [](int64_t s) { return s == 1; }))
@@ -123,7 +129,7 @@ FailureOr<RootedView> rootView(OpBuilder &b, Location loc, Value view) {
     for (unsigned &d : result.dims)
       d = sourceDim[d];
     result.origin = std::move(origin);
-    result.root = subview.getSource();
+    result.root = remapped(subview.getSource());
   }
   return result;
 }
@@ -306,7 +312,7 @@ LogicalResult lowerWarpgroupLoad(MmaLoadOp op, Value source,
                           "croq-plan-shared-layout before the croq-to-gpu "
                           "patterns");
   FailureOr<RootedView> view = failure();
-  if (failed(view = rootView(rewriter, loc, source)))
+  if (failed(view = rootView(rewriter, loc, source, &rewriter)))
     return op.emitOpError("cannot trace this operand to a swizzled shared "
                           "buffer through unit-stride views");
   rewriter.replaceOp(op, wgmmaDescriptor(rewriter, loc, *view, span));

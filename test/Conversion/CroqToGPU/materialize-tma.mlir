@@ -77,3 +77,23 @@ func.func @index_after_copy(%n: index, %g: memref<?x?xf16>, %order: i32) {
   }
   return
 }
+
+// -----
+
+// A view that dropped unit dimensions (`.sqz()` of one batch and head of a
+// [B, S, H, D] tensor) moves a box of the tensor's rank, of extent 1 in
+// each dropped dimension.
+// CHECK-LABEL: func.func @squeezed
+// CHECK: nvgpu.tma.create.descriptor %{{.*}} box[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] : memref<*xf16> -> <tensor = memref<1x64x1x64xf16, #gpu.address_space<workgroup>>
+func.func @squeezed(%n: index, %g: memref<?x?x?x64xf16>) {
+  %c0 = arith.constant 0 : index
+  croq.parallel (%b, %h) by [%n, %n] : block {
+    %a = memref.alloc() : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %dim = memref.dim %g, %c0 : memref<?x?x?x64xf16>
+    %head = croq.subspan %g[1, 128, 1, 64] at [%b, %c0, %h, %c0] : memref<?x?x?x64xf16> -> memref<1x128x1x64xf16, strided<[?, ?, 64, 1], offset: ?>>
+    %sqz = memref.subview %head[0, 0, 0, 0] [1, 128, 1, 64] [1, 1, 1, 1] : memref<1x128x1x64xf16, strided<[?, ?, 64, 1], offset: ?>> to memref<128x64xf16, strided<[?, 1], offset: ?>>
+    %tile = croq.subspan %sqz[64, 64] at [%c0, %c0] : memref<128x64xf16, strided<[?, 1], offset: ?>> -> memref<64x64xf16, strided<[?, 1], offset: ?>>
+    croq.tma.copy %tile to %a : memref<64x64xf16, strided<[?, 1], offset: ?>> to memref<64x64xf16, #gpu.address_space<workgroup>>
+  }
+  return
+}
