@@ -302,6 +302,12 @@ struct InThreadsLowering : ScopedPattern<InThreadsOp> {
   LogicalResult
   matchAndRewrite(InThreadsOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
+    if (op.getRegisters() && !isa<WarpSpecializeOp>(op->getParentOp()))
+      return op.emitOpError("sets a register budget (setreg), but is not a "
+                            "warp-specialized role: only async regions that "
+                            "select whole warpgroups of a warpgroup parallel "
+                            "move registers; run croq-warp-specialize, or "
+                            "drop the setreg");
     auto ifOp = scf::IfOp::create(rewriter, op.getLoc(), adaptor.getPredicate(),
                                   /*withElseRegion=*/false);
     inlineBody(rewriter, op.getBody(), ifOp.thenBlock()->getTerminator(), {});

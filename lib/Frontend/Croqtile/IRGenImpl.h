@@ -436,6 +436,7 @@ private:
   /// `call f(args)`: a croq.call with a result of `result` (none when
   /// null), unsigned when `unsignedResult`. Buffers and views pass as
   /// pointers, the rest by value.
+  LogicalResult setRegisters(const Expr &e);
   FailureOr<EVal> deviceCall(const Expr &e, Type result,
                              bool unsignedResult = false);
   /// `x++` / `x--` (the value before) or `++x` / `--x` (the value after) of

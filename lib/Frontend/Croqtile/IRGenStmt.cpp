@@ -934,10 +934,47 @@ LogicalResult IRGen::namedBarrier(const Expr &e) {
   return success();
 }
 
+/// `call croq::cuda::setreg_inc(n)` / `setreg_dec(n)`: the register budget
+/// of the warp-specialized role whose body holds the call
+/// (croq.inthreads's `registers`, which croq-warp-specialize honours). The
+/// role starts with the budget wherever the call sits in its body; whether
+/// registers grow or shrink follows from the kernel's entry count, which
+/// croq chooses (croq-bound-kernel-registers).
+LogicalResult IRGen::setRegisters(const Expr &e) {
+  auto role = dyn_cast_or_null<InThreadsOp>(
+      builder.getInsertionBlock()->getParentOp());
+  if (!role || !role.getAsync())
+    return fail(e.loc, "'" + e.name + "' sets the register budget of a "
+                       "warp-specialized role, so it belongs directly in the "
+                       "body of an inthreads.async region that selects whole "
+                       "warpgroups",
+                "move it to the start of the role, outside loops and ifs");
+  std::optional<int64_t> count;
+  if (e.args.size() == 1)
+    if (FailureOr<EVal> v = expr(*e.args[0]); succeeded(v))
+      count = asConstant(v->value);
+  if (!count)
+    return fail(e.loc, "'" + e.name + "' takes one compile-time register "
+                       "count: " + e.name + "(240)");
+  if (*count < 24 || *count > 256 || *count % 8 != 0)
+    return fail(e.args[0]->loc, "setmaxnreg moves a warpgroup to 24 to 256 "
+                                "registers per thread in steps of 8, not " +
+                                    Twine(*count));
+  if (role.getRegisters())
+    return fail(e.loc, "this role already has a register budget",
+                "set it once per role");
+  role.setRegisters(static_cast<int32_t>(*count));
+  return success();
+}
+
 LogicalResult IRGen::assignment(const Stmt &stmt) {
   Location l = loc(stmt.loc);
   if (stmt.kind == Stmt::Kind::ExprStmt) {
     const Expr &e = *stmt.value;
+    if (e.kind == Expr::Kind::DeviceCall &&
+        (e.name == "croq::cuda::setreg_inc" ||
+         e.name == "croq::cuda::setreg_dec"))
+      return setRegisters(e);
     if (e.kind == Expr::Kind::DeviceCall)
       return success(succeeded(deviceCall(e, Type())));
     if (e.kind == Expr::Kind::Call && StringRef(e.name).starts_with("__atomic_"))

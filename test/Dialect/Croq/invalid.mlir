@@ -225,6 +225,32 @@ func.func @negative_inthreads_nested_async(%n: index) {
 
 // -----
 
+func.func @negative_inthreads_registers_not_async(%n: index) {
+  %c0 = arith.constant 0 : index
+  croq.parallel (%t) by [%n] : thread {
+    %p = arith.cmpi eq, %t, %c0 : index
+    // expected-error @below {{sets a register budget, which only an async region (a warp-specialized role) has}}
+    croq.inthreads registers(40) (%p) {
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @negative_inthreads_registers_range(%n: index) {
+  %c0 = arith.constant 0 : index
+  croq.parallel (%t) by [%n] : thread {
+    %p = arith.cmpi eq, %t, %c0 : index
+    // expected-error @below {{asks for 36 registers per thread; setmaxnreg needs a multiple of 8 from 24 to 256}}
+    croq.inthreads async registers(36) (%p) {
+    }
+  }
+  return
+}
+
+// -----
+
 func.func @negative_inthreads_loop_index(%n: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index

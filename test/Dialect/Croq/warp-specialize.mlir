@@ -66,6 +66,59 @@ func.func @one_producer_two_consumers(%g: memref<64xf32>, %n: index) {
 
 // -----
 
+// Budgets the program set (setreg: `registers`) are kept; the roles
+// without one share what is left. Here the producer asks for 24, and the
+// two consumers get (64K - 128 * 24) / 256 = 244, rounded down to 240.
+// CHECK-LABEL: func.func @program_budgets
+// CHECK: croq.warp_specialize registers(24, 240) {
+func.func @program_budgets(%g: memref<64xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c3 = arith.constant 3 : index
+  croq.parallel (%b) by [%n] : block {
+    %s = memref.alloc() : memref<64xf32, #gpu.address_space<workgroup>>
+    croq.parallel (%p) by [%c3] : warpgroup {
+      %producer = arith.cmpi eq, %p, %c0 : index
+      croq.inthreads async registers(24) (%producer) {
+        croq.dma.copy %g to %s : memref<64xf32> to memref<64xf32, #gpu.address_space<workgroup>>
+      }
+      %consumer = arith.cmpi ugt, %p, %c0 : index
+      croq.inthreads async (%consumer) {
+        %v = memref.load %s[%c0] : memref<64xf32, #gpu.address_space<workgroup>>
+        %w = arith.mulf %v, %v : f32
+        memref.store %w, %g[%c0] : memref<64xf32>
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// Budgets that together need more than the register file are an error.
+func.func @program_budgets_too_large(%g: memref<64xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c3 = arith.constant 3 : index
+  croq.parallel (%b) by [%n] : block {
+    %s = memref.alloc() : memref<64xf32, #gpu.address_space<workgroup>>
+    // expected-error @below {{has roles that do not fit in the 64K-register file: the budgets of its roles need 67584 registers; lower the setreg counts}}
+    croq.parallel (%p) by [%c3] : warpgroup {
+      %producer = arith.cmpi eq, %p, %c0 : index
+      croq.inthreads async registers(48) (%producer) {
+        croq.dma.copy %g to %s : memref<64xf32> to memref<64xf32, #gpu.address_space<workgroup>>
+      }
+      %consumer = arith.cmpi ugt, %p, %c0 : index
+      croq.inthreads async registers(240) (%consumer) {
+        %v = memref.load %s[%c0] : memref<64xf32, #gpu.address_space<workgroup>>
+        %w = arith.mulf %v, %v : f32
+        memref.store %w, %g[%c0] : memref<64xf32>
+      }
+    }
+  }
+  return
+}
+
+// -----
+
 // Roles that overlap: warpgroup 0 would run both, and move its registers
 // twice (down to the producer's 40, then "down" to the consumer's 240).
 func.func @overlapping_roles(%g: memref<64xf32>, %n: index) {

@@ -500,6 +500,16 @@ LogicalResult InThreadsOp::verify() {
     return failure();
   if (getAsync() && (*this)->getParentOfType<InThreadsOp>())
     return emitOpError("only the outermost croq.inthreads can be async");
+  if (std::optional<int32_t> registers = getRegisters()) {
+    if (!getAsync())
+      return emitOpError("sets a register budget, which only an async region "
+                         "(a warp-specialized role) has");
+    if (*registers < 24 || *registers > 256 || *registers % 8 != 0)
+      return emitOpError("asks for ")
+             << *registers
+             << " registers per thread; setmaxnreg needs a multiple of 8 "
+                "from 24 to 256";
+  }
 
   // The thread set must be static: walk the predicate's def chain, which may
   // only contain pure arith ops over constants and parallel indices.

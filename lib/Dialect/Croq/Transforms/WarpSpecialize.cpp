@@ -165,23 +165,44 @@ struct CroqWarpSpecializePass
              << "; give each warpgroup at most one role";
     int64_t idleThreads =
         blockThreads - producerThreads - consumerThreads;
-    // Warpgroups outside every role keep the entry budget.
+    // Warpgroups outside every role keep the entry budget; a role the
+    // program gave a budget (setreg) has it; producers get
+    // producer-registers and the other consumers share what is left.
     int64_t entry = entryRegisters(blockThreads);
-    int64_t left = kRegisterFile - producerThreads * producerRegisters -
-                   idleThreads * entry;
-    int64_t consumerRegisters =
-        consumerThreads ? std::min<int64_t>(maxRegisters,
-                                            left / consumerThreads / 8 * 8)
-                        : 0;
-    if (consumerThreads && consumerRegisters < kMinRegisters)
-      return group.emitOpError("has roles that do not fit in the 64K-register "
-                               "file: consumers would get ")
-             << consumerRegisters
+    int64_t left = kRegisterFile - idleThreads * entry;
+    int64_t sharingThreads = 0;
+    for (auto [role, isProducerRole] : llvm::zip_equal(roles, producer)) {
+      int64_t threads = *countRoleThreads(role);
+      if (std::optional<int32_t> fixed = role.getRegisters())
+        left -= threads * *fixed;
+      else if (isProducerRole)
+        left -= threads * producerRegisters;
+      else
+        sharingThreads += threads;
+    }
+    if (left < sharingThreads * kMinRegisters) {
+      InFlightDiagnostic diag =
+          group.emitOpError("has roles that do not fit in the 64K-register "
+                            "file");
+      if (sharingThreads)
+        diag << ": consumers would get "
+             << std::max<int64_t>(left, 0) / sharingThreads / 8 * 8
              << " registers per thread (at least 24 needed); use fewer "
                 "warpgroups or lower producer-registers";
+      else
+        diag << ": the budgets of its roles need "
+             << kRegisterFile - left << " registers; lower the setreg counts";
+      return diag;
+    }
+    int64_t consumerRegisters =
+        sharingThreads
+            ? std::min<int64_t>(maxRegisters, left / sharingThreads / 8 * 8)
+            : 0;
     SmallVector<int32_t> budgets;
-    for (bool isProducerRole : producer)
-      budgets.push_back(isProducerRole ? producerRegisters : consumerRegisters);
+    for (auto [role, isProducerRole] : llvm::zip_equal(roles, producer))
+      budgets.push_back(role.getRegisters() ? *role.getRegisters()
+                        : isProducerRole    ? producerRegisters
+                                            : consumerRegisters);
     if (canDispatchOnce(roles)) {
       // Only pure ops stand between the roles: they move before the first,
       // so that the roles are adjacent and share one dispatch.

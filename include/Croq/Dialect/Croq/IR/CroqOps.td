@@ -134,17 +134,26 @@ def Croq_InThreadsOp : Croq_Op<"inthreads", [
     regions run concurrently as independent programs, and only the outermost
     `croq.inthreads` may be asynchronous.
 
+    An async region may carry `registers`, the registers per thread its
+    warpgroups run with (Croqtile's `setreg_inc` / `setreg_dec`: 24 to 256
+    in steps of 8). croq-warp-specialize gives the role that budget instead
+    of one it computes; a region with `registers` that does not become a
+    warp-specialized role is an error in the lowering.
+
     ```mlir
     %is_producer = arith.cmpi eq, %p, %c0 : index
     croq.inthreads async (%is_producer) {
       ...
     }
+    croq.inthreads async registers(240) (%is_consumer) { ... }
     ```
   }];
-  let arguments = (ins I1:$predicate, UnitAttr:$async);
+  let arguments = (ins I1:$predicate, UnitAttr:$async,
+                       OptionalAttr<I32Attr>:$registers);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
-    (`async` $async^)? ` ` `(` $predicate `)` $body attr-dict
+    (`async` $async^)? (`registers` `(` $registers^ `)`)? ` ` `(` $predicate `)`
+    $body attr-dict
   }];
   let hasVerifier = 1;
   let skipDefaultBuilders = 1;
