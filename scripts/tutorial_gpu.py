@@ -3,7 +3,7 @@
 PyTorch reference of what its chapter says it computes.
 
   scripts/tutorial_gpu.py prepare TUTORIAL OUT   (here: croq compiles)
-  scripts/tutorial_gpu.py run OUT                 (on the GPU machine)
+  scripts/tutorial_gpu.py run OUT [--only STR]    (on the GPU machine)
 
 `prepare` extracts every code block of TUTORIAL (a checkout of
 LancerLab/croqtile-tutorial) that defines a `__co__` function this script
@@ -110,11 +110,22 @@ TABLE = [
      [gemm_nk(128, 64, 128), gemm_nk(256, 512, 384), gemm_nk(128 * 12, 64 * 24, 128)], "gemm"),
     ("tutorial/ch06-synchronization.md", "matmul", r"global f16 \[M, K\] lhs",
      [gemm_nk(64, 64, 128), gemm_nk(256, 512, 384), gemm_nk(64 * 24, 64 * 24, 256)], "gemm"),
-    # The first, sequential version (the later ones `call` setreg).
+    # The first, sequential version, with past keys (KV_SEQ > Q_SEQ).
     ("optimization/flash-attention-causal-prefill.md", "flash_atten",
      r"global bf16\[B, Q_SEQ, H, DIM\] Q, global",
      [flash_case(1, 128, 128, 1), flash_case(2, 256, 384, 3), flash_case(1, 100, 164, 2),
       flash_case(4, 1024, 1024, 8)], "gemm"),
+    # v2 (TMA producer, warp-specialized consumers in the comma form
+    # `group-4, t by 128 : thread`) and v3 (QK / PV overlap with mma.wait<1>)
+    # mask without past keys: KV_SEQ == Q_SEQ.
+    ("optimization/flash-attention-causal-prefill.md", "flash_atten",
+     r"group-4, t by 128 : thread",
+     [flash_case(1, 128, 128, 1), flash_case(2, 256, 256, 3), flash_case(1, 100, 100, 2),
+      flash_case(2, 1000, 1000, 4), flash_case(4, 1024, 1024, 8)], "gemm"),
+    ("optimization/flash-attention-causal-prefill.md", "flash_atten",
+     r"mma\.wait<1>;",
+     [flash_case(1, 128, 128, 1), flash_case(2, 256, 256, 3), flash_case(1, 100, 100, 2),
+      flash_case(2, 1000, 1000, 4), flash_case(4, 1024, 1024, 8)], "gemm"),
 ]
 
 
@@ -157,53 +168,77 @@ def call(lib, function, tensors):
     return fn(*args)
 
 
-def run(out):
+# Each kernel runs in a child process under this watchdog, so that a hang
+# fails that kernel instead of stopping the run.
+WATCHDOG_S = 120
+
+
+def run_one(out, ident):
+    """Builds and runs one kernel of the manifest; prints its verdict."""
     import torch
     manifest = json.load(open(os.path.join(out, "manifest.json")))
+    entry = next(e for e in manifest if e["id"] == ident)
     table = {(c, f, s): (cases, check) for c, f, s, cases, check in TABLE}
+    so = os.path.join(out, entry["id"] + ".so")
+    build = subprocess.run(["nvcc", "-O2", "-std=c++17", "-shared", "-Xcompiler", "-fPIC",
+                            "-I", out, os.path.join(out, entry["id"] + ".cpp"),
+                            os.path.join(out, "croq_runtime.cpp"), "-lcuda", "-o", so],
+                           capture_output=True, text=True)
+    if build.returncode:
+        return f"nvcc: {build.stderr.strip()[:300]}"
+    lib = ctypes.CDLL(so)
+    chapter = entry["chapter"].rsplit(":", 1)[0]
+    cases, check = table[(chapter, entry["function"], entry["signature"])]
+    for make in cases:
+        inputs, outputs, refs = make()
+        rc = call(lib, entry["function"], inputs + outputs)
+        torch.cuda.synchronize()
+        if rc:
+            return f"returned {rc}"
+        for got, ref in zip(outputs, refs):
+            if check == "exact":
+                if not torch.equal(got, ref.to(got.dtype)):
+                    return f"{(got != ref).sum().item()} elements differ (shape {list(got.shape)})"
+            else:
+                g, r = got.double(), ref.double()
+                rel = float("inf") if torch.isnan(g).any() else ((g - r).norm() / r.norm()).item()
+                if rel > 2e-2:
+                    return f"relative error {rel:.3g} at {list(got.shape)}"
+    return None
+
+
+def run(out, only=None):
+    manifest = json.load(open(os.path.join(out, "manifest.json")))
     passed = failed = 0
     for entry in manifest:
         name = f"{entry['chapter']} {entry['function']}"
+        if only and only not in name:
+            continue
         if not entry["compiled"]:
             print(f"FAIL {name}: does not compile: {entry['error']}")
             failed += 1
             continue
-        so = os.path.join(out, entry["id"] + ".so")
-        build = subprocess.run(["nvcc", "-O2", "-std=c++17", "-shared", "-Xcompiler", "-fPIC",
-                                "-I", out, os.path.join(out, entry["id"] + ".cpp"),
-                                os.path.join(out, "croq_runtime.cpp"), "-lcuda", "-o", so],
-                               capture_output=True, text=True)
-        if build.returncode:
-            print(f"FAIL {name}: nvcc: {build.stderr.strip()[:300]}")
-            failed += 1
-            continue
-        lib = ctypes.CDLL(so)
-        chapter = entry["chapter"].rsplit(":", 1)[0]
-        cases, check = table[(chapter, entry["function"], entry["signature"])]
-        error = None
-        for make in cases:
-            inputs, outputs, refs = make()
-            rc = call(lib, entry["function"], inputs + outputs)
-            torch.cuda.synchronize()
-            if rc:
-                error = f"returned {rc}"
-                break
-            for got, ref in zip(outputs, refs):
-                if check == "exact":
-                    if not torch.equal(got, ref.to(got.dtype)):
-                        error = f"{(got != ref).sum().item()} elements differ (shape {list(got.shape)})"
-                else:
-                    g, r = got.double(), ref.double()
-                    rel = float("inf") if torch.isnan(g).any() else ((g - r).norm() / r.norm()).item()
-                    if rel > 2e-2:
-                        error = f"relative error {rel:.3g} at {list(got.shape)}"
-            if error:
-                break
+        try:
+            child = subprocess.run([sys.executable, os.path.abspath(__file__), "run-one", out,
+                                    entry["id"]], capture_output=True, text=True,
+                                   timeout=WATCHDOG_S)
+            lines = child.stdout.strip().splitlines()
+            verdict = lines[-1] if lines else ""
+            if child.returncode or not verdict.startswith("OK"):
+                error = verdict[len("ERROR "):] if verdict.startswith("ERROR ") else \
+                    f"exit {child.returncode}: {child.stderr.strip()[-300:]}"
+            else:
+                error = None
+        except subprocess.TimeoutExpired:
+            error = f"did not finish within {WATCHDOG_S} s (a hang)"
         if error:
-            print(f"FAIL {name}: {error}")
+            print(f"FAIL {name}: {error}", flush=True)
             failed += 1
         else:
-            print(f"PASS {name} ({len(cases)} shapes)")
+            cases = next(c for ch, f, sig, c, _ in TABLE
+                         if (ch, f, sig) == (entry["chapter"].rsplit(":", 1)[0],
+                                             entry["function"], entry["signature"]))
+            print(f"PASS {name} ({len(cases)} shapes)", flush=True)
             passed += 1
     print(f"tutorial on the GPU: {passed} passed, {failed} failed")
     return 1 if failed else 0
@@ -212,7 +247,11 @@ def run(out):
 if __name__ == "__main__":
     if len(sys.argv) == 4 and sys.argv[1] == "prepare":
         prepare(sys.argv[2], sys.argv[3])
-    elif len(sys.argv) == 3 and sys.argv[1] == "run":
-        sys.exit(run(sys.argv[2]))
+    elif len(sys.argv) in (3, 5) and sys.argv[1] == "run":
+        only = sys.argv[4] if len(sys.argv) == 5 and sys.argv[3] == "--only" else None
+        sys.exit(run(sys.argv[2], only))
+    elif len(sys.argv) == 4 and sys.argv[1] == "run-one":
+        error = run_one(sys.argv[2], sys.argv[3])
+        print(f"ERROR {error}" if error else "OK")
     else:
         sys.exit(__doc__)

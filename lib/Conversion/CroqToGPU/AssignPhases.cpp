@@ -44,39 +44,99 @@ static Operation *innermostKernelLoop(Operation *op) {
   return nullptr;
 }
 
-/// True when `v` is `iv rem n` (signed or unsigned) for the constant `n`.
-static bool isInductionModulo(Value v, Value iv, int64_t n) {
-  Operation *def = v.getDefiningOp();
+/// Which iteration's slot `index` is, relative to the current one, when it
+/// is a function of the loop's induction variable `iv` over `n` slots: 0
+/// for `iv % n`, -1 for the previous iteration's slot (`(iv - 1) % n`, or
+/// `(iv + n - 1) % n` such as FA3's `(bn + 1) % 2`).
+static std::optional<int64_t> slotIteration(Value index, Value iv, int64_t n) {
+  Operation *def = index.getDefiningOp();
   if (!isa_and_nonnull<arith::RemSIOp, arith::RemUIOp>(def))
-    return false;
+    return std::nullopt;
   std::optional<int64_t> divisor = getConstantIntValue(def->getOperand(1));
-  return def->getOperand(0) == iv && divisor && *divisor == n;
+  if (!divisor || *divisor != n)
+    return std::nullopt;
+  Value x = def->getOperand(0);
+  int64_t offset = 0;
+  if (x != iv) {
+    Operation *add = x.getDefiningOp();
+    if (!isa_and_nonnull<arith::AddIOp, arith::SubIOp>(add) ||
+        add->getOperand(0) != iv)
+      return std::nullopt;
+    std::optional<int64_t> c = getConstantIntValue(add->getOperand(1));
+    if (!c)
+      return std::nullopt;
+    offset = isa<arith::AddIOp>(add) ? *c : -*c;
+  }
+  int64_t slot = ((offset % n) + n) % n;
+  if (slot == 0)
+    return 0;
+  if (slot == n - 1)
+    return -1;
+  return std::nullopt;
 }
 
-/// True when the D1 rule, generation (iv - lb) / N of the loop around a
-/// subscripted wait, is the number of earlier waits on its slot: the wait
-/// runs once per iteration (directly in the body, step 1) of the only kernel
-/// loop around it, on slot `iv % N` or the event's only slot; or it runs at
-/// most once (no loop). Other waits count at run time: each thread keeps a
-/// phase bit per slot and flips it after each wait (the model's "waiter's
-/// own counter"), e.g. in persistent kernels whose K loop restarts per tile.
-static bool hasLoopGeneration(EventWaitOp wait) {
+namespace {
+/// How a wait's generation follows from the iteration of its loop: the
+/// loop (null: none, generation 0) and, for an N-slot array, the relative
+/// iteration of each slot the subscript may pick (one, or the two arms of
+/// an `arith.select`).
+struct LoopGeneration {
+  scf::ForOp loop;
+  Value select;
+  SmallVector<int64_t, 2> iterations;
+};
+} // namespace
+
+/// The D1 rule (the language reference: `wait e[i]` inside `foreach iv`
+/// waits for generation iv / N) applies to a wait when it is not in a
+/// kernel loop and runs at most once, or when it is in the only kernel loop
+/// (step 1), directly in its body or under `scf.if`s there, and waits on
+/// slot `iv % N`, the previous iteration's slot, a select between the two
+/// (`bn == 0 ? stage : prev_stage`), or, directly in the body, the event's
+/// only slot. The wait of iteration k then targets the generation of the
+/// iteration whose slot it picks, (k + d) / N. Other waits count at run
+/// time: each thread keeps a phase bit per slot and flips it after each
+/// wait (the model's "waiter's own counter"), e.g. in persistent kernels
+/// whose K loop restarts per tile.
+static std::optional<LoopGeneration> loopGeneration(EventWaitOp wait) {
   Operation *loop = innermostKernelLoop(wait);
   if (!loop)
-    return true;
+    return LoopGeneration{};
   auto forOp = dyn_cast<scf::ForOp>(loop);
-  if (!forOp || wait->getBlock() != forOp.getBody() ||
-      innermostKernelLoop(forOp))
-    return false;
+  if (!forOp || innermostKernelLoop(forOp))
+    return std::nullopt;
   std::optional<int64_t> step = getConstantIntValue(forOp.getStep());
   if (!step || *step != 1)
-    return false;
+    return std::nullopt;
+  bool direct = wait->getBlock() == forOp.getBody();
+  for (Operation *p = wait->getParentOp(); p != forOp; p = p->getParentOp())
+    if (!isa<scf::IfOp>(p))
+      return std::nullopt;
   EventType type = wait.getEvent().getType();
   int64_t slots = type.getNumElements();
-  return slots == 1 ||
-         (type.getRank() == 1 && wait.getIndices().size() == 1 &&
-          isInductionModulo(wait.getIndices()[0], forOp.getInductionVar(),
-                            slots));
+  LoopGeneration result{forOp, Value(), {}};
+  if (slots == 1 && direct) {
+    result.iterations.push_back(0);
+    return result;
+  }
+  if (type.getRank() != 1 || wait.getIndices().size() != 1)
+    return std::nullopt;
+  Value index = wait.getIndices()[0];
+  Value iv = forOp.getInductionVar();
+  if (std::optional<int64_t> d = slotIteration(index, iv, slots)) {
+    result.iterations.push_back(*d);
+    return result;
+  }
+  if (auto select = index.getDefiningOp<arith::SelectOp>()) {
+    std::optional<int64_t> a = slotIteration(select.getTrueValue(), iv, slots);
+    std::optional<int64_t> b = slotIteration(select.getFalseValue(), iv, slots);
+    if (a && b) {
+      result.select = select.getCondition();
+      result.iterations = {*a, *b};
+      return result;
+    }
+  }
+  return std::nullopt;
 }
 
 /// `generation % 2` as the i1 parity mbarrier.try_wait.parity takes; an
@@ -101,14 +161,34 @@ struct CroqAssignPhasesPass
       if (!wait.getParity())
         waits.push_back(wait);
     });
+    // The D1 rule and the run-time count agree on waits that run once per
+    // iteration, but not on waits under an `if`: an event's waits use one
+    // of them, the count when any of its waits needs it.
+    DenseMap<EventWaitOp, LoopGeneration> generations;
+    DenseSet<Value> counted;
+    for (EventWaitOp wait : waits) {
+      if (wait.getOrder())
+        continue;
+      if (std::optional<LoopGeneration> g = loopGeneration(wait))
+        generations[wait] = *g;
+      else
+        counted.insert(wait.getEvent());
+    }
     // Per-thread phase bits of the events whose waits count at run time.
     DenseMap<Operation *, Value> bits;
-    for (EventWaitOp wait : waits)
-      if (failed(assign(wait, bits)))
+    for (EventWaitOp wait : waits) {
+      auto it = generations.find(wait);
+      const LoopGeneration *g =
+          it == generations.end() || counted.contains(wait.getEvent())
+              ? nullptr
+              : &it->second;
+      if (failed(assign(wait, g, bits)))
         return signalPassFailure();
+    }
   }
 
-  LogicalResult assign(EventWaitOp wait, DenseMap<Operation *, Value> &bits) {
+  LogicalResult assign(EventWaitOp wait, const LoopGeneration *loopGen,
+                       DenseMap<Operation *, Value> &bits) {
     OpBuilder b(wait);
     Location loc = wait.getLoc();
     EventType type = wait.getEvent().getType();
@@ -120,17 +200,29 @@ struct CroqAssignPhasesPass
           b, loc, arith::DivUIOp::create(b, loc, order, slots()), ready));
       return success();
     }
-    if (hasLoopGeneration(wait)) {
-      // The D1 rule: the k-th iteration of the loop waits for generation
-      // k / N.
+    if (loopGen) {
+      // The D1 rule: iteration k waits for the generation of the iteration
+      // k + d whose slot it picks, (k + d) / N (0 before the first).
       Value generation;
-      if (auto loop = dyn_cast_or_null<scf::ForOp>(innermostKernelLoop(wait))) {
-        Value k = arith::DivUIOp::create(
-            b, loc,
-            arith::SubIOp::create(b, loc, loop.getInductionVar(),
-                                  loop.getLowerBound()),
-            loop.getStep());
-        generation = arith::DivUIOp::create(b, loc, k, slots());
+      if (scf::ForOp loop = loopGen->loop) {
+        Value k = arith::SubIOp::create(b, loc, loop.getInductionVar(),
+                                        loop.getLowerBound());
+        SmallVector<Value, 2> choices;
+        for (int64_t d : loopGen->iterations) {
+          if (d == 0) {
+            choices.push_back(arith::DivUIOp::create(b, loc, k, slots()));
+            continue;
+          }
+          Value earlier = arith::AddIOp::create(b, loc, k, cIndex(b, loc, d));
+          Value g = arith::DivSIOp::create(b, loc, earlier, slots());
+          choices.push_back(
+              arith::MaxSIOp::create(b, loc, g, cIndex(b, loc, 0)));
+        }
+        generation = choices.size() == 1
+                         ? choices.front()
+                         : Value(arith::SelectOp::create(
+                               b, loc, loopGen->select, choices[0],
+                               choices[1]));
       } else {
         generation = cIndex(b, loc, 0);
       }

@@ -63,6 +63,34 @@ Value IRGen::overQuad(Value value, function_ref<Value(Value, Value)> combine,
   return value;
 }
 
+/// A thread-level parallel that names the 128 threads of one warpgroup:
+/// `t by 128 : thread` directly in a `group-4` body (the comma form
+/// `p by n : group-4, t by 128 : thread`).
+static bool namesWarpgroupThreads(ParallelOp p) {
+  if (!p || p.getLevel() != Level::Thread)
+    return false;
+  ParallelOp parent = p.getParentParallel();
+  if (!parent || parent.getLevel() != Level::Warpgroup ||
+      p->getParentOp() != parent.getOperation())
+    return false;
+  int64_t threads = 1;
+  for (Value bound : p.getBounds()) {
+    std::optional<int64_t> c = getConstantIntValue(bound);
+    if (!c)
+      return false;
+    threads *= *c;
+  }
+  return threads == 128;
+}
+
+/// The shapes a warpgroup's frags take: a wgmma accumulator's [64, N] (N a
+/// multiple of 8 up to 256) or its rows, [64].
+static bool isWarpgroupTileShape(ArrayRef<int64_t> shape) {
+  return (shape.size() == 2 && shape[0] == 64 && shape[1] % 8 == 0 &&
+          shape[1] <= 256) ||
+         (shape.size() == 1 && shape[0] == 64);
+}
+
 LogicalResult IRGen::tileDecl(const Stmt &stmt, Type element) {
   Location l = loc(stmt.loc);
   ParallelOp owner = insideParallel() ? enclosingParallel() : ParallelOp();
@@ -86,13 +114,18 @@ LogicalResult IRGen::tileDecl(const Stmt &stmt, Type element) {
       return fail(d->loc, "frag dimensions must be positive");
     tile.shape.push_back(*c);
   }
+  // The threads of one warpgroup named one by one hold its tiles of
+  // accumulator shape as the warpgroup does, so that they line up with its
+  // MMA accumulators (a tile's logical elements are the same either way).
+  if (namesWarpgroupThreads(owner) && isWarpgroupTileShape(tile.shape)) {
+    warpgroup = true;
+    tile.owner = owner.getParentParallel();
+  }
   if (warpgroup) {
     // The wgmma accumulator layout, or its rows.
     tile.threads = 128;
-    bool acc = tile.shape.size() == 2 && tile.shape[0] == 64 &&
-               tile.shape[1] % 8 == 0 && tile.shape[1] <= 256;
-    bool rows = tile.shape.size() == 1 && tile.shape[0] == 64;
-    if (!acc && !rows)
+    bool acc = tile.shape.size() == 2;
+    if (!isWarpgroupTileShape(tile.shape))
       return fail(stmt.loc, "a warpgroup's frag is [64, N] (N a multiple of "
                             "8 up to 256: the layout of a wgmma accumulator) "
                             "or [64] (the rows of one)",
@@ -241,12 +274,9 @@ LogicalResult IRGen::apply(const Stmt &stmt) {
     // a thread-level parallel of its 128 threads, so that stores in the
     // body are each thread's (not one elected thread's, as between
     // levels). What the body assigns (accumulators) flows out as results.
-    SmallVector<Carried> carriedNames = carriedOutOfParallel(stmt.body);
-    auto threads = ParallelOp::create(builder, l, Level::Thread,
-                                      ValueRange{constIndex(128, l)},
-                                      /*async=*/false, Value(),
-                                      typesOf(carriedNames));
-    return parallelBody(threads, carriedNames, [&]() -> LogicalResult {
+    // In a thread-level parallel that names the warpgroup's threads, each
+    // already runs alone.
+    auto eachRegister = [&]() -> LogicalResult {
       // The registers' elements, as croq.mma.coords places them: register
       // r of a row tile is the row of accumulator register 2r.
       for (int64_t r = 0; r < registers; ++r) {
@@ -260,7 +290,15 @@ LogicalResult IRGen::apply(const Stmt &stmt) {
           return failure();
       }
       return success();
-    });
+    };
+    if (namesWarpgroupThreads(enclosingParallel()))
+      return eachRegister();
+    SmallVector<Carried> carriedNames = carriedOutOfParallel(stmt.body);
+    auto threads = ParallelOp::create(builder, l, Level::Thread,
+                                      ValueRange{constIndex(128, l)},
+                                      /*async=*/false, Value(),
+                                      typesOf(carriedNames));
+    return parallelBody(threads, carriedNames, eachRegister);
   }
   // A copy: the body may declare frags, which grow `tiles`.
   const RegisterTile tile = tiles[s->tile];

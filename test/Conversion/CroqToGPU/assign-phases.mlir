@@ -3,17 +3,16 @@
 
 // croq-assign-phases writes the parity each wait is owed as IR before it.
 // A second run leaves waits that already have one alone.
-// AGAIN-COUNT-5: parity
+// AGAIN-COUNT-9: parity
 // AGAIN-NOT: parity {{.*}} parity
 
 // The only wait of a step-1 loop, on slot iv % N: generation
-// ((iv - lb) / step) / N. A trigger needs no parity.
+// (iv - lb) / N. A trigger needs no parity.
 // CHECK-LABEL: func.func @loop_generation
 // CHECK: croq.event.trigger %{{.*}}[%{{.*}}]
-// CHECK: scf.for %[[IV:.*]] = %[[LB:.*]] to %{{.*}} step %[[STEP:.*]] {
+// CHECK: scf.for %[[IV:.*]] = %[[LB:.*]] to %{{.*}} step %{{.*}} {
 // CHECK-NEXT: %[[S:.*]] = arith.remui %[[IV]], %{{.*}} : index
-// CHECK-NEXT: %[[OFF:.*]] = arith.subi %[[IV]], %[[LB]] : index
-// CHECK-NEXT: %[[K:.*]] = arith.divui %[[OFF]], %[[STEP]] : index
+// CHECK-NEXT: %[[K:.*]] = arith.subi %[[IV]], %[[LB]] : index
 // CHECK-NEXT: %[[N:.*]] = arith.constant 2 : index
 // CHECK-NEXT: %[[GEN:.*]] = arith.divui %[[K]], %[[N]] : index
 // CHECK-NEXT: %[[TWO:.*]] = arith.constant 2 : index
@@ -148,6 +147,107 @@ func.func @given(%n: index, %p: i1) {
   croq.parallel (%b) by [%n] : block {
     %e = croq.event.alloc : !croq.event<shared>
     croq.event.wait %e parity %p : !croq.event<shared>
+  }
+  return
+}
+
+// -----
+
+// FA3's loop: the wait of iteration k picks the previous iteration's slot,
+// (k + 1) % 2, except at k = 0 (a select); its generation is the select of
+// k / 2 and max((k - 1) / 2, 0). A wait under an `if` in the loop (the
+// epilogue) follows the same rule: generation k / 2 for slot k % 2.
+// CHECK-LABEL: func.func @previous_slot
+// CHECK: scf.for %[[IV:.*]] = %[[LB:.*]] to
+// CHECK: %[[SEL:.*]] = arith.select %[[FIRST:.*]], %{{.*}}, %{{.*}} : index
+// CHECK-NEXT: %[[K:.*]] = arith.subi %[[IV]], %[[LB]] : index
+// CHECK-NEXT: %[[N:.*]] = arith.constant 2 : index
+// CHECK-NEXT: %[[NOW:.*]] = arith.divui %[[K]], %[[N]] : index
+// CHECK-NEXT: %[[M1:.*]] = arith.constant -1 : index
+// CHECK-NEXT: %[[KM1:.*]] = arith.addi %[[K]], %[[M1]] : index
+// CHECK-NEXT: arith.constant 2 : index
+// CHECK-NEXT: %[[PREV:.*]] = arith.divsi %[[KM1]], %{{.*}} : index
+// CHECK-NEXT: %[[Z:.*]] = arith.constant 0 : index
+// CHECK-NEXT: %[[PREV0:.*]] = arith.maxsi %[[PREV]], %[[Z]] : index
+// CHECK-NEXT: %[[GEN:.*]] = arith.select %[[FIRST]], %[[NOW]], %[[PREV0]] : index
+// CHECK: croq.event.wait %{{.*}}[%[[SEL]]] parity
+// CHECK: scf.if
+// CHECK: %[[K2:.*]] = arith.subi %[[IV]], %[[LB]] : index
+// CHECK-NEXT: arith.constant 2
+// CHECK-NEXT: %[[G2:.*]] = arith.divui %[[K2]]
+// CHECK: croq.event.wait %{{.*}} parity
+// CHECK-NOT: memref.alloca
+func.func @previous_slot(%n: index, %last: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  croq.parallel (%b) by [%n] : block {
+    %vf = croq.event.alloc : !croq.event<shared, 2>
+    croq.parallel (%p) by [%c2] : warpgroup {
+      %producer = arith.cmpi eq, %p, %c0 : index
+      croq.inthreads async (%producer) {
+        scf.for %k = %c0 to %n step %c1 {
+          %s = arith.remsi %k, %c2 : index
+          croq.event.trigger %vf[%s] : !croq.event<shared, 2>
+        }
+      }
+      %consumer = arith.cmpi eq, %p, %c1 : index
+      croq.inthreads async (%consumer) {
+        scf.for %k = %c0 to %n step %c1 {
+          %s = arith.remsi %k, %c2 : index
+          %k1 = arith.addi %k, %c1 : index
+          %prev = arith.remsi %k1, %c2 : index
+          %first = arith.cmpi eq, %k, %c0 : index
+          %pick = arith.select %first, %s, %prev : index
+          croq.event.wait %vf[%pick] : !croq.event<shared, 2>
+          %end = arith.cmpi eq, %k, %last : index
+          scf.if %end {
+            croq.event.wait %vf[%s] : !croq.event<shared, 2>
+          }
+        }
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// One wait of the event counts at run time (its slot is not a function of
+// the iteration), so the event's other wait, which the D1 rule would
+// cover, counts too: both load and flip the phase bits.
+// CHECK-LABEL: func.func @one_rule_per_event
+// CHECK: %[[E:.*]] = croq.event.alloc
+// CHECK-NEXT: %[[BITS:.*]] = memref.alloca() : memref<2xi1>
+// CHECK: memref.load %[[BITS]]
+// CHECK-NEXT: croq.event.wait %[[E]]
+// CHECK: memref.load %[[BITS]]
+// CHECK-NEXT: croq.event.wait %[[E]]
+func.func @one_rule_per_event(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  croq.parallel (%b) by [%n] : block {
+    %e = croq.event.alloc : !croq.event<shared, 2>
+    croq.parallel (%p) by [%c2] : warpgroup {
+      %first = arith.cmpi eq, %p, %c0 : index
+      croq.inthreads async (%first) {
+        scf.for %k = %c0 to %n step %c1 {
+          %s = arith.remui %k, %c2 : index
+          croq.event.wait %e[%s] : !croq.event<shared, 2>
+          %half = arith.divui %k, %c2 : index
+          %t = arith.remui %half, %c2 : index
+          croq.event.wait %e[%t] : !croq.event<shared, 2>
+        }
+      }
+      %second = arith.cmpi eq, %p, %c1 : index
+      croq.inthreads async (%second) {
+        scf.for %k = %c0 to %n step %c1 {
+          %s = arith.remui %k, %c2 : index
+          croq.event.trigger %e[%s] : !croq.event<shared, 2>
+        }
+      }
+    }
   }
   return
 }

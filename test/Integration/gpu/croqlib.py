@@ -87,6 +87,7 @@ SIGNATURES = {
     "frag_sum_co": [_TENSOR, _TENSOR, _TENSOR],
     "wg_frag_co": [_TENSOR] * 6,
     "flash_co": [_TENSOR] * 4,
+    "flash_ws_co": [_TENSOR] * 4,
     "foreach_forms_co": [_TENSOR],
     "yield_co": [_TENSOR, _TENSOR],
     "gemm_tma_bk128_co": [_TENSOR, _TENSOR, _TENSOR],

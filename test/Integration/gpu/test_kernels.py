@@ -955,6 +955,31 @@ def flash_attention():
 
 
 @test
+def flash_attention_warp_specialized():
+    # Multi-head flash attention (head dim 64, scale 1/8) in the tutorial's
+    # warp-specialized form: TMA of per-head views squeezed out of
+    # [B, S, H, 64] tensors (the batch and head coordinates must reach the
+    # tensor map), setreg budgets, comma-form frags, and P V of the previous
+    # KV tile waited on its slot. The smallest shapes, ragged S and T, one
+    # KV tile and five (an odd count), 320 blocks.
+    for b, s, t, h in sweep(((1, 1, 1, 1), (1, 64, 64, 1), (2, 100, 72, 3),
+                             (1, 300, 320, 2), (4, 64 * 40, 64, 2)),
+                            ((1, 1, 1, 1), (2, 100, 72, 3))):
+        q = torch.randn(b, s, h, 64, device="cuda").half()
+        k = torch.randn(b, t, h, 64, device="cuda").half()
+        v = torch.randn(b, t, h, 64, device="cuda").half()
+        o = poisoned((b, s, h, 64), torch.float16)
+        K.flash_ws_co(q, k, v, o)
+        qf, kf, vf = (x.float().permute(0, 2, 1, 3) for x in (q, k, v))
+        p = torch.softmax((qf @ kf.transpose(-1, -2)) * 0.125, dim=-1)
+        ref = (p @ vf).permute(0, 2, 1, 3)
+        err = relative_error(o, ref)
+        # P and O are rounded to f16.
+        assert err < 5e-3, (f"warp-specialized flash attention B = {b}, S = {s}, "
+                            f"T = {t}, H = {h}: relative error {err}")
+
+
+@test
 def wgmma_mn_major_operands():
     # wgmma reading B as [K, N] (row.col), A as [K, M] (col.row) and both
     # (col.col), through the transposed descriptors: 64x128 block tiles, K
