@@ -327,11 +327,36 @@ FailureOr<Value> IRGen::windowView(const Expr &from) {
   ArrayRef<ExprPtr> sizeArgs(viewExpr.args.data(), nSizes);
   ArrayRef<ExprPtr> strideArgs(viewExpr.args.data() + nSizes,
                                viewExpr.args.size() - nSizes);
-  FailureOr<SmallVector<EVal>> sizes = spliceList(sizeArgs);
+  // `_` as an extent keeps the rest of its dimension, from the origin on.
+  SmallVector<EVal> sizeList;
+  SmallVector<size_t> rest;
+  for (const ExprPtr &arg : sizeArgs) {
+    if (arg->kind == Expr::Kind::Name && arg->name == "_") {
+      if (!strideArgs.empty())
+        return fail(arg->loc, "'_' keeps the rest of a dimension, which a "
+                              "view with memory strides does not have",
+                    "write the extent");
+      rest.push_back(sizeList.size());
+      sizeList.push_back(EVal{});
+      continue;
+    }
+    FailureOr<SmallVector<EVal>> one = spliceList(ArrayRef<ExprPtr>(arg));
+    if (failed(one))
+      return failure();
+    sizeList.append(one->begin(), one->end());
+  }
+  FailureOr<SmallVector<EVal>> sizes = sizeList;
   FailureOr<SmallVector<EVal>> steps = spliceList(strideArgs);
   FailureOr<SmallVector<EVal>> origin = spliceList(from.args);
-  if (failed(sizes) || failed(steps) || failed(origin))
+  if (failed(steps) || failed(origin))
     return failure();
+  for (size_t d : rest) {
+    if (d >= origin->size())
+      break; // the count check below reports it
+    Value extent = builder.createOrFold<memref::DimOp>(l, *source, d);
+    (*sizes)[d].value = builder.createOrFold<arith::SubIOp>(
+        l, extent, (*origin)[d].value);
+  }
   if (static_cast<int64_t>(origin->size()) != rank ||
       (steps->empty() && static_cast<int64_t>(sizes->size()) != rank) ||
       (!steps->empty() && steps->size() != sizes->size()))

@@ -74,6 +74,7 @@ SIGNATURES = {
     "print_co": [_TENSOR],
     "mask_co": [_TENSOR, _TENSOR, _TENSOR, _INDEX],
     "views_co": [_TENSOR] * 4,
+    "view_rest_co": [_TENSOR] * 2,
     "transp_co": [_TENSOR] * 4,
     "tma_future_co": [_TENSOR, _TENSOR],
     "matmul_1p1c_swiz_co": [_TENSOR, _TENSOR, _TENSOR],

@@ -1270,6 +1270,21 @@ def strided_window_span_as_and_sqz():
 
 
 @test
+def view_extent_rest_of_dimension():
+    # `_` as a view extent: columns 5 to N - 1 of each 16-row tile, copied
+    # through a 16 x 64 buffer (partial where N - 5 < 64 or on the ragged
+    # last tile); columns 0 to 4 stay as they were. N = 6 (one column),
+    # 40, 69 (the buffer's width); M up to 16 * 300 + 3 rows (301 blocks).
+    for m, n in sweep(((1, 6), (16, 40), (37, 69), (16 * 300 + 3, 33)),
+                      ((1, 6), (37, 69))):
+        a = torch.randn(m, n, device="cuda")
+        out = poisoned((m, n), torch.float32)
+        K.view_rest_co(a, out)
+        expect_equal(out[:, 5:], a[:, 5:], f"view(rows, _), M = {m}, N = {n}")
+        assert torch.isnan(out[:, :5]).all(), f"columns before the origin written, M = {m}, N = {n}"
+
+
+@test
 def tma_load_waited_through_its_future():
     # Two phases of the copy's own event per block; 600+ blocks; a ragged
     # last tile (TMA clips it); one block.
