@@ -20,6 +20,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "llvm/ADT/MapVector.h"
 
 namespace mlir::croq {
 #define GEN_PASS_DEF_CROQASSIGNPHASESPASS
@@ -75,6 +76,16 @@ static std::optional<int64_t> slotIteration(Value index, Value iv, int64_t n) {
   return std::nullopt;
 }
 
+/// True when `cond` is `iv == lb`: the first iteration of `loop`.
+static bool isFirstIteration(Value cond, scf::ForOp loop) {
+  auto cmp = cond.getDefiningOp<arith::CmpIOp>();
+  if (!cmp || cmp.getPredicate() != arith::CmpIPredicate::eq)
+    return false;
+  std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound());
+  std::optional<int64_t> rhs = getConstantIntValue(cmp.getRhs());
+  return cmp.getLhs() == loop.getInductionVar() && lb && rhs && *lb == *rhs;
+}
+
 namespace {
 /// How a wait's generation follows from the iteration of its loop: the
 /// loop (null: none, generation 0) and, for an N-slot array, the relative
@@ -84,6 +95,9 @@ struct LoopGeneration {
   scf::ForOp loop;
   Value select;
   SmallVector<int64_t, 2> iterations;
+  /// The rule differs from the run-time count here: the wait is under an
+  /// `if`, or it waits again on the previous iteration's slot (the select).
+  bool differsFromCount = false;
 };
 } // namespace
 
@@ -114,7 +128,7 @@ static std::optional<LoopGeneration> loopGeneration(EventWaitOp wait) {
       return std::nullopt;
   EventType type = wait.getEvent().getType();
   int64_t slots = type.getNumElements();
-  LoopGeneration result{forOp, Value(), {}};
+  LoopGeneration result{forOp, Value(), {}, !direct};
   if (slots == 1 && direct) {
     result.iterations.push_back(0);
     return result;
@@ -123,20 +137,57 @@ static std::optional<LoopGeneration> loopGeneration(EventWaitOp wait) {
     return std::nullopt;
   Value index = wait.getIndices()[0];
   Value iv = forOp.getInductionVar();
-  if (std::optional<int64_t> d = slotIteration(index, iv, slots)) {
-    result.iterations.push_back(*d);
+  if (std::optional<int64_t> d = slotIteration(index, iv, slots);
+      d && *d == 0) {
+    result.iterations.push_back(0);
     return result;
   }
-  if (auto select = index.getDefiningOp<arith::SelectOp>()) {
+  // FA3's `bn == 0 ? stage : prev_stage`: the current slot in the first
+  // iteration, the previous iteration's after it.
+  if (auto select = index.getDefiningOp<arith::SelectOp>();
+      select && isFirstIteration(select.getCondition(), forOp)) {
     std::optional<int64_t> a = slotIteration(select.getTrueValue(), iv, slots);
     std::optional<int64_t> b = slotIteration(select.getFalseValue(), iv, slots);
-    if (a && b) {
+    if (a && b && *a == 0 && *b == -1) {
       result.select = select.getCondition();
-      result.iterations = {*a, *b};
+      result.iterations = {0, -1};
+      result.differsFromCount = true;
       return result;
     }
   }
   return std::nullopt;
+}
+
+/// True when `wait` picks, with a select, between its loop's current slot
+/// and the previous iteration's (FA3's re-wait), whatever loop it is in.
+static bool isPreviousSlotRewait(EventWaitOp wait) {
+  auto loop = wait->getParentOfType<scf::ForOp>();
+  if (!loop || wait.getIndices().size() != 1)
+    return false;
+  auto select = wait.getIndices()[0].getDefiningOp<arith::SelectOp>();
+  if (!select)
+    return false;
+  int64_t slots = wait.getEvent().getType().getNumElements();
+  Value iv = loop.getInductionVar();
+  std::optional<int64_t> a = slotIteration(select.getTrueValue(), iv, slots);
+  std::optional<int64_t> b = slotIteration(select.getFalseValue(), iv, slots);
+  return a && b && *a != *b;
+}
+
+/// True when every trigger of `event` runs once in each iteration of a
+/// step-1 loop (directly in its body), the producers the D1 rule assumes.
+static bool triggeredEveryIteration(Value event) {
+  for (Operation *user : event.getUsers()) {
+    auto trigger = dyn_cast<EventTriggerOp>(user);
+    if (!trigger)
+      continue;
+    auto loop = dyn_cast<scf::ForOp>(trigger->getParentOp());
+    std::optional<int64_t> step =
+        loop ? getConstantIntValue(loop.getStep()) : std::nullopt;
+    if (!step || *step != 1 || innermostKernelLoop(loop))
+      return false;
+  }
+  return true;
 }
 
 /// `generation % 2` as the i1 parity mbarrier.try_wait.parity takes; an
@@ -161,18 +212,47 @@ struct CroqAssignPhasesPass
       if (!wait.getParity())
         waits.push_back(wait);
     });
-    // The D1 rule and the run-time count agree on waits that run once per
-    // iteration, but not on waits under an `if`: an event's waits use one
-    // of them, the count when any of its waits needs it.
+    // An event's waits use one rule. The D1 rule and the run-time count
+    // agree on waits that run once per iteration of one loop; they differ
+    // on waits under an `if` and on re-waits of the previous iteration's
+    // slot, where the D1 rule holds only when the triggers run every
+    // iteration. An event waited in several places, or by a wait the D1
+    // rule does not cover, counts at run time.
     DenseMap<EventWaitOp, LoopGeneration> generations;
+    llvm::MapVector<Value, SmallVector<EventWaitOp>> byEvent;
+    for (EventWaitOp wait : waits)
+      if (!wait.getOrder())
+        byEvent[wait.getEvent()].push_back(wait);
     DenseSet<Value> counted;
-    for (EventWaitOp wait : waits) {
-      if (wait.getOrder())
-        continue;
-      if (std::optional<LoopGeneration> g = loopGeneration(wait))
-        generations[wait] = *g;
-      else
-        counted.insert(wait.getEvent());
+    for (auto &[event, eventWaits] : byEvent) {
+      bool count = false, differs = false;
+      Operation *site = nullptr;
+      for (EventWaitOp wait : eventWaits) {
+        std::optional<LoopGeneration> g = loopGeneration(wait);
+        Operation *here = g ? g->loop.getOperation() : nullptr;
+        if (!g || (site && here != site) || (!here && eventWaits.size() > 1))
+          count = true;
+        site = here;
+        if (g) {
+          differs |= g->differsFromCount;
+          generations[wait] = *g;
+        }
+      }
+      if (differs && !count && !triggeredEveryIteration(event))
+        count = true;
+      if (count) {
+        counted.insert(event);
+        for (EventWaitOp wait : eventWaits)
+          if (isPreviousSlotRewait(wait)) {
+            wait.emitOpError("waits again on the previous iteration's slot, "
+                             "which only the D1 rule (generation from the "
+                             "loop's iteration) can phase, but this event "
+                             "counts its waits at run time: it is waited in "
+                             "several loops or places, or its triggers do "
+                             "not run once in every iteration of a loop");
+            return signalPassFailure();
+          }
+      }
     }
     // Per-thread phase bits of the events whose waits count at run time.
     DenseMap<Operation *, Value> bits;

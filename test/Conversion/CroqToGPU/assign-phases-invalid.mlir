@@ -16,3 +16,41 @@ func.func @event_argument(%n: index, %e: !croq.event<shared, 2>) {
   }
   return
 }
+
+// -----
+
+// FA3's re-wait of the previous iteration's slot inside a loop nested in
+// another (a persistent tile loop): the event must count at run time, which
+// would wait for a generation the producer fills only after this wait.
+func.func @rewait_counted(%n: index, %t: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  croq.parallel (%b) by [%n] : block {
+    %vf = croq.event.alloc : !croq.event<shared, 2>
+    croq.parallel (%p) by [%c2] : warpgroup {
+      %producer = arith.cmpi eq, %p, %c0 : index
+      croq.inthreads async (%producer) {
+        scf.for %k = %c0 to %n step %c1 {
+          %s = arith.remui %k, %c2 : index
+          croq.event.trigger %vf[%s] : !croq.event<shared, 2>
+        }
+      }
+      %consumer = arith.cmpi eq, %p, %c1 : index
+      croq.inthreads async (%consumer) {
+        scf.for %tile = %c0 to %t step %c1 {
+          scf.for %k = %c0 to %n step %c1 {
+            %s = arith.remui %k, %c2 : index
+            %k1 = arith.addi %k, %c1 : index
+            %prev = arith.remui %k1, %c2 : index
+            %first = arith.cmpi eq, %k, %c0 : index
+            %pick = arith.select %first, %s, %prev : index
+            // expected-error @below {{waits again on the previous iteration's slot, which only the D1 rule (generation from the loop's iteration) can phase, but this event counts its waits at run time}}
+            croq.event.wait %vf[%pick] : !croq.event<shared, 2>
+          }
+        }
+      }
+    }
+  }
+  return
+}

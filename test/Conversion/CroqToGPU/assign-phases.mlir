@@ -3,7 +3,7 @@
 
 // croq-assign-phases writes the parity each wait is owed as IR before it.
 // A second run leaves waits that already have one alone.
-// AGAIN-COUNT-9: parity
+// AGAIN-COUNT-12: parity
 // AGAIN-NOT: parity {{.*}} parity
 
 // The only wait of a step-1 loop, on slot iv % N: generation
@@ -245,6 +245,80 @@ func.func @one_rule_per_event(%n: index) {
         scf.for %k = %c0 to %n step %c1 {
           %s = arith.remui %k, %c2 : index
           croq.event.trigger %e[%s] : !croq.event<shared, 2>
+        }
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// A wait under an `if` whose triggers are conditional too (both sides skip
+// the first %start iterations): the D1 rule would be a generation ahead of
+// the slot's fills, so the event counts at run time.
+// CHECK-LABEL: func.func @skip_prefix
+// CHECK: croq.event.alloc
+// CHECK-NEXT: memref.alloca() : memref<2xi1>
+func.func @skip_prefix(%n: index, %start: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  croq.parallel (%b) by [%n] : block {
+    %full = croq.event.alloc : !croq.event<shared, 2>
+    croq.parallel (%p) by [%c2] : warpgroup {
+      %producer = arith.cmpi eq, %p, %c0 : index
+      croq.inthreads async (%producer) {
+        scf.for %k = %c0 to %n step %c1 {
+          %live = arith.cmpi uge, %k, %start : index
+          scf.if %live {
+            %s = arith.remui %k, %c2 : index
+            croq.event.trigger %full[%s] : !croq.event<shared, 2>
+          }
+        }
+      }
+      %consumer = arith.cmpi eq, %p, %c1 : index
+      croq.inthreads async (%consumer) {
+        scf.for %k = %c0 to %n step %c1 {
+          %live = arith.cmpi uge, %k, %start : index
+          scf.if %live {
+            %s = arith.remui %k, %c2 : index
+            croq.event.wait %full[%s] : !croq.event<shared, 2>
+          }
+        }
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// An event waited before its loop and in it: the loop's generations would
+// not count the first wait, so the event counts at run time.
+// CHECK-LABEL: func.func @prologue_wait
+// CHECK: croq.event.alloc
+// CHECK-NEXT: memref.alloca() : memref<2xi1>
+func.func @prologue_wait(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  croq.parallel (%b) by [%n] : block {
+    %full = croq.event.alloc : !croq.event<shared, 2>
+    croq.parallel (%p) by [%c2] : warpgroup {
+      %producer = arith.cmpi eq, %p, %c0 : index
+      croq.inthreads async (%producer) {
+        scf.for %k = %c0 to %n step %c1 {
+          %s = arith.remui %k, %c2 : index
+          croq.event.trigger %full[%s] : !croq.event<shared, 2>
+        }
+      }
+      %consumer = arith.cmpi eq, %p, %c1 : index
+      croq.inthreads async (%consumer) {
+        croq.event.wait %full[%c0] : !croq.event<shared, 2>
+        scf.for %k = %c1 to %n step %c1 {
+          %s = arith.remui %k, %c2 : index
+          croq.event.wait %full[%s] : !croq.event<shared, 2>
         }
       }
     }
