@@ -192,7 +192,8 @@ Value viewSource(Value view);
 /// The shared buffer a croq-level view looks into, or null.
 memref::AllocOp viewedBuffer(Value view);
 /// The swizzle span of the buffer a converted view looks into, or 0.
-int64_t swizzleSpan(Value view);
+/// Inside a dialect conversion pass `rewriter`, as for rootView.
+int64_t swizzleSpan(Value view, ConversionPatternRewriter *rewriter = nullptr);
 /// The element offset of buffer index `index` in the swizzled layout of
 /// span `span`: panels of span bytes of each row, one after another.
 Value swizzledOffset(OpBuilder &b, Location loc, MemRefType type,

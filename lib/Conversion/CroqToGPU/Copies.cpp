@@ -286,7 +286,7 @@ struct DmaCopyLowering : ScopedPattern<DmaCopyOp> {
     // The layout comes from the buffer (croq-plan-shared-layout); a swizzle
     // the copy names must agree with it.
     if (op.getSwizzle() &&
-        static_cast<int64_t>(*op.getSwizzle()) != swizzleSpan(target))
+        static_cast<int64_t>(*op.getSwizzle()) != swizzleSpan(target, &rewriter))
       return op.emitOpError("names swizzle(")
              << *op.getSwizzle() << "), but its destination is not stored "
              << "with that swizzle: run croq-plan-shared-layout before "
@@ -303,7 +303,7 @@ struct DmaCopyLowering : ScopedPattern<DmaCopyOp> {
 
     // A buffer that warpgroup MMAs read is written in its swizzled layout
     // (16-byte chunks stay whole, so the vector path still applies).
-    int64_t span = swizzleSpan(target);
+    int64_t span = swizzleSpan(target, &rewriter);
     FailureOr<RootedView> targetRoot = failure();
     if (span && failed(targetRoot = rootView(rewriter, loc, target, &rewriter)))
       return op.emitOpError("cannot trace the destination to its swizzled "
@@ -429,7 +429,7 @@ struct WaitLowering : ScopedPattern<WaitOp> {
       // cp.async writes are generic-proxy writes; wgmma reads swizzled
       // buffers through the async proxy.
       bool intoSwizzled = llvm::any_of(adaptor.getFutures(), [&](Value f) {
-        return isa<MemRefType>(f.getType()) && swizzleSpan(f) != 0;
+        return isa<MemRefType>(f.getType()) && swizzleSpan(f, &rewriter) != 0;
       });
       if (intoSwizzled)
         NVVM::FenceProxyOp::create(

@@ -160,7 +160,7 @@ tmaBoxes(ConversionPatternRewriter &b, Location loc, Value sharedView,
     return boxes;
   }
   FailureOr<RootedView> view = rootView(b, loc, sharedView, &b);
-  int64_t span = swizzleSpan(sharedView);
+  int64_t span = swizzleSpan(sharedView, &b);
   if (failed(view) || !span)
     return failure();
   auto rootType = cast<MemRefType>(view->root.getType());

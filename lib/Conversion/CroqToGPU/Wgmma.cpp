@@ -135,9 +135,14 @@ FailureOr<RootedView> rootView(OpBuilder &b, Location loc, Value view,
 }
 
 /// The swizzle span of the buffer a converted view looks into, or 0.
-int64_t swizzleSpan(Value view) {
+int64_t swizzleSpan(Value view, ConversionPatternRewriter *rewriter) {
+  auto remapped = [&](Value v) {
+    Value converted = rewriter ? rewriter->getRemappedValue(v) : Value();
+    return converted ? converted : v;
+  };
+  view = remapped(view);
   while (auto subview = view.getDefiningOp<memref::SubViewOp>())
-    view = subview.getSource();
+    view = remapped(subview.getSource());
   Operation *def = view.getDefiningOp();
   if (!def)
     return 0;
@@ -306,7 +311,7 @@ Value fillWarpgroupAcc(OpBuilder &b, Location loc, FragType type,
 LogicalResult lowerWarpgroupLoad(MmaLoadOp op, Value source,
                                         ConversionPatternRewriter &rewriter) {
   Location loc = op.getLoc();
-  int64_t span = swizzleSpan(source);
+  int64_t span = swizzleSpan(source, &rewriter);
   if (!span)
     return op.emitOpError("reads a shared buffer without a wgmma layout: run "
                           "croq-plan-shared-layout before the croq-to-gpu "

@@ -58,6 +58,7 @@ SIGNATURES = {
     "tma_ws_d1_co": [_TENSOR, _TENSOR, _TENSOR],
     "tma_ws_d2_co": [_TENSOR, _TENSOR, _TENSOR],
     "gemm_tma_co": [_TENSOR, _TENSOR, _TENSOR],
+    "sqz_stages_co": [_TENSOR, _TENSOR, _TENSOR],
     "persistent_wgmma_co": [_TENSOR, _TENSOR, _TENSOR],
     "gemm_tma_persistent_co": [_TENSOR, _TENSOR, _TENSOR],
     "tma_mma_async_co": [_TENSOR, _TENSOR, _TENSOR],

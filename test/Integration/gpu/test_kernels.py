@@ -817,6 +817,17 @@ def tma_wgmma_gemm_one_producer_two_consumers():
 
 
 @test
+def tma_wgmma_gemm_squeezed_stages():
+    # A stages squeezed out of one 3-D shared buffer: TMA writes and wgmma
+    # reads them swizzled through the rank-reducing views. 128x128x64
+    # tiles; the smallest shape, ragged M, N and K (an odd K-tile count),
+    # 34 x 34 = 1156 blocks.
+    shapes = sweep(((1, 8, 8), (128, 128, 64), (300, 200, 136), (128 * 34, 128 * 34, 192)),
+                   ((1, 8, 8), (300, 200, 136)))
+    check_matmul(K.sqz_stages_co, shapes, True, 1e-5, "squeezed-stage GEMM")
+
+
+@test
 def register_tiles():
     # frag tiles of a thread parallel: a row softmax of [200, 16] tiles over
     # 64 threads (200 rows do not divide: 8 threads hold 4 rows, the rest
