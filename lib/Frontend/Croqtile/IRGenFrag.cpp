@@ -115,9 +115,12 @@ LogicalResult IRGen::tileDecl(const Stmt &stmt, Type element) {
     tile.shape.push_back(*c);
   }
   // The threads of one warpgroup named one by one hold its tiles of
-  // accumulator shape as the warpgroup does, so that they line up with its
-  // MMA accumulators (a tile's logical elements are the same either way).
-  if (namesWarpgroupThreads(owner) && isWarpgroupTileShape(tile.shape)) {
+  // accumulator shape as the warpgroup does when the body computes with
+  // MMAs, so that they line up with the accumulators (a tile's logical
+  // elements are the same either way); without MMAs they keep the thread
+  // layout, so that frags of other shapes still line up with them.
+  if (namesWarpgroupThreads(owner) && warpgroupTileOwners.contains(owner) &&
+      isWarpgroupTileShape(tile.shape)) {
     warpgroup = true;
     tile.owner = owner.getParentParallel();
   }

@@ -462,6 +462,12 @@ private:
                                 function_ref<LogicalResult()> build);
   /// True when `body` may yield (in nested loops and branches too).
   static bool bodyMayYield(ArrayRef<StmtPtr> body);
+  /// True when `body` (nested statements included) holds an MMA statement.
+  static bool bodyHasMma(ArrayRef<StmtPtr> body);
+  /// Thread-level parallels of the comma form `group-4, t by 128 : thread`
+  /// whose bodies hold MMAs: their frags of accumulator shape take the
+  /// warpgroup layouts, to line up with the accumulators.
+  llvm::DenseSet<Operation *> warpgroupTileOwners;
   /// `x.at(i, j)` of a register tile inside an apply: its register.
   FailureOr<std::pair<Value, SmallVector<Value>>> tileElement(const Expr &at,
                                                               const Symbol &s);

@@ -205,6 +205,9 @@ LogicalResult IRGen::parallel(const Stmt &stmt) {
                                  typesOf(carriedNames));
     if (i == 0 && failed(applyLaunchBounds(stmt, op)))
       return failure();
+    if (lp.level == Level::Thread && i + 1 == plan.size() &&
+        bodyHasMma(stmt.body))
+      warpgroupTileOwners.insert(op);
     if (lp.source && lp.source->cooperative) {
       if (lp.level != Level::Block || !outermost)
         return fail(lp.source->loc, "<cooperative> qualifies the block level "

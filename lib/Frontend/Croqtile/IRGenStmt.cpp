@@ -46,6 +46,17 @@ static bool mayYield(ArrayRef<StmtPtr> body) {
 
 bool IRGen::bodyMayYield(ArrayRef<StmtPtr> body) { return mayYield(body); }
 
+bool IRGen::bodyHasMma(ArrayRef<StmtPtr> body) {
+  for (const StmtPtr &stmt : body) {
+    if (stmt->kind == Stmt::Kind::Mma || stmt->kind == Stmt::Kind::MmaFill ||
+        stmt->kind == Stmt::Kind::MmaLoad)
+      return true;
+    if (bodyHasMma(stmt->body) || bodyHasMma(stmt->elseBody))
+      return true;
+  }
+  return false;
+}
+
 namespace {
 /// The writes of a body in source order, each once.
 struct AssignedList {
@@ -1111,6 +1122,19 @@ LogicalResult IRGen::assignment(const Stmt &stmt) {
                               "combine them with all_reduce first");
       partialRows = s->tile;
     }
+  // In an apply over a frag of rows each row is held by the four threads of
+  // a quad, which all run the body: an update of memory would be made four
+  // times (a plain store of the row's value writes it four times alike).
+  if (applyPoint && applyPoint->layout == TileLayout::WgmmaRows &&
+      stmt.op != "=" && target.kind == Expr::Kind::Member &&
+      target.name == "at" && target.base &&
+      target.base->kind == Expr::Kind::Name)
+    if (Symbol *s = lookup(target.base->name);
+        !s || (s->kind != Symbol::Kind::Tile && s->kind != Symbol::Kind::Frag))
+      return fail(stmt.loc, "'" + stmt.op + "' on memory in an apply over a "
+                            "frag of rows: each row is held by the four "
+                            "threads of a quad, which would all update it",
+                  "compute the row's value in the frag and store it with `=`");
   // `r = call f(...)` / `x.at(i) = call f(...)`: the result takes the type
   // of what it is assigned to.
   Type callResult;
