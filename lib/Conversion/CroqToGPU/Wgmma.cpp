@@ -100,15 +100,19 @@ static int64_t elementBytes(MemRefType type) {
   return getStorageBytes(type.getElementType());
 }
 
+/// `v` as the dialect conversion has converted it so far (itself outside a
+/// conversion, or when nothing replaced it).
+static Value remappedView(Value v, ConversionPatternRewriter *rewriter) {
+  Value converted = rewriter ? rewriter->getRemappedValue(v) : Value();
+  return converted ? converted : v;
+}
+
 FailureOr<RootedView> rootView(OpBuilder &b, Location loc, Value view,
                                ConversionPatternRewriter *rewriter) {
   unsigned rank = cast<MemRefType>(view.getType()).getRank();
   RootedView result{view, SmallVector<Value>(rank, cIndex(b, loc, 0)),
                     llvm::to_vector(llvm::seq<unsigned>(0, rank))};
-  auto remapped = [&](Value v) {
-    Value converted = rewriter ? rewriter->getRemappedValue(v) : Value();
-    return converted ? converted : v;
-  };
+  auto remapped = [&](Value v) { return remappedView(v, rewriter); };
   result.root = remapped(result.root);
   while (auto subview = result.root.getDefiningOp<memref::SubViewOp>()) {
     if (!llvm::all_of(subview.getStaticStrides(),
@@ -136,10 +140,7 @@ FailureOr<RootedView> rootView(OpBuilder &b, Location loc, Value view,
 
 /// The swizzle span of the buffer a converted view looks into, or 0.
 int64_t swizzleSpan(Value view, ConversionPatternRewriter *rewriter) {
-  auto remapped = [&](Value v) {
-    Value converted = rewriter ? rewriter->getRemappedValue(v) : Value();
-    return converted ? converted : v;
-  };
+  auto remapped = [&](Value v) { return remappedView(v, rewriter); };
   view = remapped(view);
   while (auto subview = view.getDefiningOp<memref::SubViewOp>())
     view = remapped(subview.getSource());
