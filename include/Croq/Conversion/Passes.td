@@ -258,22 +258,25 @@ def CroqAssignPhasesPass : Pass<"croq-assign-phases", "::mlir::ModuleOp"> {
     - `at(%o)`: generation `o / N` of an N-element array.
     - The D1 rule, for a wait in the only loop around it in the kernel
       (step 1), on slot `iv % N` or the event's only slot: iteration
-      `k = iv - lb` waits for generation `k / N`. A wait under `scf.if`s in
-      the loop body, and FA3's re-wait `arith.select (iv == lb), iv % N,
-      prev` of the previous iteration's slot (generation `(k - 1) / N`
-      after the first iteration), use it too when every trigger of the
-      event runs once in each iteration of a step-1 loop. A wait in no loop
-      targets generation 0.
-    - Any other wait (e.g. in a persistent kernel whose K loop restarts per
-      tile) counts at run time: the event gets one phase bit per element
-      per thread (`memref.alloca` after its `croq.event.alloc`), each such
-      wait loads its slot's bit as the parity and stores it flipped after
-      the wait. These bits stay in registers when every slot index is a
-      constant; otherwise they live in local memory.
-    - All waits of one event use the same rule: when any of them counts at
-      run time, or the event is waited in several loops or places, they
-      all count. A re-wait of the previous slot cannot be counted (it would
-      wait for a generation its producer fills after it): that is an error.
+      `k = iv - lb` waits for generation `k / N`. FA3's re-wait
+      `arith.select (iv == lb), iv % N, prev` of the previous iteration's
+      slot targets generation `(k - 1) / N` after the first iteration; it
+      assumes each trigger of the event runs once in every iteration (a
+      warning says so when one does not), and a wait under `scf.if`s in the
+      loop body beside such a re-wait (FA3's epilogue) takes the rule too. A
+      wait in no loop targets generation 0.
+    - Any other wait counts at run time: e.g. in a persistent kernel whose K
+      loop restarts per tile, or under an `if` its triggers share. The event
+      gets one phase bit per element per thread (`memref.alloca` after its
+      `croq.event.alloc`), each such wait loads its slot's bit as the parity
+      and stores it flipped after the wait. These bits stay in registers
+      when every slot index is a constant; otherwise they live in local
+      memory.
+    - The waits of one event in one warp-specialized role (roles run on
+      disjoint threads) use the same rule: when any of them counts, or they
+      sit in several loops or places, they all count. A re-wait of the
+      previous slot cannot be counted (it would wait for a generation its
+      producer fills after it): that is an error.
 
     It fails at a wait that must count at run time on an event not
     allocated in the kernel.

@@ -76,14 +76,21 @@ static std::optional<int64_t> slotIteration(Value index, Value iv, int64_t n) {
   return std::nullopt;
 }
 
-/// True when `cond` is `iv == lb`: the first iteration of `loop`.
+/// True when `cond` is `iv == lb` (either way round): the first iteration
+/// of `loop`.
 static bool isFirstIteration(Value cond, scf::ForOp loop) {
   auto cmp = cond.getDefiningOp<arith::CmpIOp>();
   if (!cmp || cmp.getPredicate() != arith::CmpIPredicate::eq)
     return false;
-  std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound());
-  std::optional<int64_t> rhs = getConstantIntValue(cmp.getRhs());
-  return cmp.getLhs() == loop.getInductionVar() && lb && rhs && *lb == *rhs;
+  Value iv = loop.getInductionVar(), lb = loop.getLowerBound();
+  Value other = cmp.getLhs() == iv   ? cmp.getRhs()
+                : cmp.getRhs() == iv ? cmp.getLhs()
+                                     : Value();
+  if (!other)
+    return false;
+  std::optional<int64_t> a = getConstantIntValue(other);
+  std::optional<int64_t> b = getConstantIntValue(lb);
+  return other == lb || (a && b && *a == *b);
 }
 
 namespace {
@@ -95,9 +102,9 @@ struct LoopGeneration {
   scf::ForOp loop;
   Value select;
   SmallVector<int64_t, 2> iterations;
-  /// The rule differs from the run-time count here: the wait is under an
+  /// Where the rule differs from the run-time count: the wait is under an
   /// `if`, or it waits again on the previous iteration's slot (the select).
-  bool differsFromCount = false;
+  bool underIf = false, rewait = false;
 };
 } // namespace
 
@@ -128,7 +135,7 @@ static std::optional<LoopGeneration> loopGeneration(EventWaitOp wait) {
       return std::nullopt;
   EventType type = wait.getEvent().getType();
   int64_t slots = type.getNumElements();
-  LoopGeneration result{forOp, Value(), {}, !direct};
+  LoopGeneration result{forOp, Value(), {}, !direct, false};
   if (slots == 1 && direct) {
     result.iterations.push_back(0);
     return result;
@@ -151,7 +158,7 @@ static std::optional<LoopGeneration> loopGeneration(EventWaitOp wait) {
     if (a && b && *a == 0 && *b == -1) {
       result.select = select.getCondition();
       result.iterations = {0, -1};
-      result.differsFromCount = true;
+      result.rewait = true;
       return result;
     }
   }
@@ -175,13 +182,18 @@ static bool isPreviousSlotRewait(EventWaitOp wait) {
 }
 
 /// True when every trigger of `event` runs once in each iteration of a
-/// step-1 loop (directly in its body), the producers the D1 rule assumes.
+/// step-1 loop (directly in its body, or in an inthreads region there), the
+/// producers the D1 rule assumes.
 static bool triggeredEveryIteration(Value event) {
   for (Operation *user : event.getUsers()) {
     auto trigger = dyn_cast<EventTriggerOp>(user);
     if (!trigger)
       continue;
-    auto loop = dyn_cast<scf::ForOp>(trigger->getParentOp());
+    // An inthreads region (an elected lane) runs every iteration too.
+    Operation *parent = trigger->getParentOp();
+    while (isa<InThreadsOp>(parent) && !cast<InThreadsOp>(parent).getAsync())
+      parent = parent->getParentOp();
+    auto loop = dyn_cast<scf::ForOp>(parent);
     std::optional<int64_t> step =
         loop ? getConstantIntValue(loop.getStep()) : std::nullopt;
     if (!step || *step != 1 || innermostKernelLoop(loop))
@@ -212,56 +224,71 @@ struct CroqAssignPhasesPass
       if (!wait.getParity())
         waits.push_back(wait);
     });
-    // An event's waits use one rule. The D1 rule and the run-time count
-    // agree on waits that run once per iteration of one loop; they differ
-    // on waits under an `if` and on re-waits of the previous iteration's
-    // slot, where the D1 rule holds only when the triggers run every
-    // iteration. An event waited in several places, or by a wait the D1
-    // rule does not cover, counts at run time.
+    // The waits one thread may run on one event use one rule: those of an
+    // event in one warp-specialized role (the roles run on disjoint
+    // threads). The D1 rule and the run-time count agree on waits that run
+    // once per iteration of one loop. They differ on FA3's re-wait of the
+    // previous iteration's slot, which only the D1 rule phases (it assumes
+    // triggers once per iteration), and on waits under an `if`, which the
+    // D1 rule phases only beside such a re-wait (FA3's epilogue) and the
+    // count otherwise (an `if` its triggers share). Waits in several loops
+    // or places count at run time, and a re-wait cannot be counted.
     DenseMap<EventWaitOp, LoopGeneration> generations;
-    llvm::MapVector<Value, SmallVector<EventWaitOp>> byEvent;
-    for (EventWaitOp wait : waits)
-      if (!wait.getOrder())
-        byEvent[wait.getEvent()].push_back(wait);
-    DenseSet<Value> counted;
-    for (auto &[event, eventWaits] : byEvent) {
-      bool count = false, differs = false;
+    llvm::MapVector<std::pair<Value, Operation *>, SmallVector<EventWaitOp>>
+        groups;
+    for (EventWaitOp wait : waits) {
+      if (wait.getOrder())
+        continue;
+      Operation *role = wait->getParentOfType<InThreadsOp>();
+      while (role && !cast<InThreadsOp>(role).getAsync())
+        role = role->getParentOfType<InThreadsOp>();
+      groups[{wait.getEvent(), role}].push_back(wait);
+    }
+    DenseSet<EventWaitOp> counted;
+    for (auto &[key, groupWaits] : groups) {
+      bool count = false, rewait = false, underIf = false;
       Operation *site = nullptr;
-      for (EventWaitOp wait : eventWaits) {
+      for (EventWaitOp wait : groupWaits) {
         std::optional<LoopGeneration> g = loopGeneration(wait);
         Operation *here = g ? g->loop.getOperation() : nullptr;
-        if (!g || (site && here != site) || (!here && eventWaits.size() > 1))
+        if (!g || (site && here != site) || (!here && groupWaits.size() > 1))
           count = true;
         site = here;
         if (g) {
-          differs |= g->differsFromCount;
+          rewait |= g->rewait;
+          underIf |= g->underIf;
           generations[wait] = *g;
         }
       }
-      if (differs && !count && !triggeredEveryIteration(event))
+      if (!count && !rewait && underIf)
         count = true;
       if (count) {
-        counted.insert(event);
-        for (EventWaitOp wait : eventWaits)
+        for (EventWaitOp wait : groupWaits) {
           if (isPreviousSlotRewait(wait)) {
             wait.emitOpError("waits again on the previous iteration's slot, "
                              "which only the D1 rule (generation from the "
                              "loop's iteration) can phase, but this event "
                              "counts its waits at run time: it is waited in "
-                             "several loops or places, or its triggers do "
-                             "not run once in every iteration of a loop");
+                             "several loops or places, or in a nested loop");
             return signalPassFailure();
           }
+          counted.insert(wait);
+        }
+        continue;
       }
+      if (rewait && !triggeredEveryIteration(key.first))
+        groupWaits.front().emitWarning(
+            "phases this event's waits from the loop's iteration (a re-wait "
+            "of the previous iteration's slot needs it), which assumes each "
+            "of its triggers runs once in every iteration");
     }
     // Per-thread phase bits of the events whose waits count at run time.
     DenseMap<Operation *, Value> bits;
     for (EventWaitOp wait : waits) {
       auto it = generations.find(wait);
       const LoopGeneration *g =
-          it == generations.end() || counted.contains(wait.getEvent())
-              ? nullptr
-              : &it->second;
+          it == generations.end() || counted.contains(wait) ? nullptr
+                                                            : &it->second;
       if (failed(assign(wait, g, bits)))
         return signalPassFailure();
     }

@@ -3,7 +3,7 @@
 
 // croq-assign-phases writes the parity each wait is owed as IR before it.
 // A second run leaves waits that already have one alone.
-// AGAIN-COUNT-12: parity
+// AGAIN-COUNT-15: parity
 // AGAIN-NOT: parity {{.*}} parity
 
 // The only wait of a step-1 loop, on slot iv % N: generation
@@ -319,6 +319,89 @@ func.func @prologue_wait(%n: index) {
         scf.for %k = %c1 to %n step %c1 {
           %s = arith.remui %k, %c2 : index
           croq.event.wait %full[%s] : !croq.event<shared, 2>
+        }
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// Waits of one event in two roles run on disjoint threads: each role's
+// loop keeps the D1 rule (no phase bits).
+// CHECK-LABEL: func.func @two_roles
+// CHECK-NOT: memref.alloca
+// CHECK: croq.event.wait %{{.*}} parity
+// CHECK: croq.event.wait %{{.*}} parity
+func.func @two_roles(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  croq.parallel (%b) by [%n] : block {
+    %full = croq.event.alloc arrivals 128 : !croq.event<shared, 2>
+    croq.parallel (%p) by [%c3] : warpgroup {
+      %producer = arith.cmpi eq, %p, %c0 : index
+      croq.inthreads async (%producer) {
+        scf.for %k = %c0 to %n step %c1 {
+          %s = arith.remui %k, %c2 : index
+          croq.event.trigger %full[%s] : !croq.event<shared, 2>
+        }
+      }
+      %first = arith.cmpi eq, %p, %c1 : index
+      croq.inthreads async (%first) {
+        scf.for %k = %c0 to %n step %c1 {
+          %s = arith.remui %k, %c2 : index
+          croq.event.wait %full[%s] : !croq.event<shared, 2>
+        }
+      }
+      %second = arith.cmpi eq, %p, %c2 : index
+      croq.inthreads async (%second) {
+        scf.for %k = %c0 to %n step %c1 {
+          %s = arith.remui %k, %c2 : index
+          croq.event.wait %full[%s] : !croq.event<shared, 2>
+        }
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// FA3's re-wait in a loop with a run-time lower bound, the first iteration
+// tested as `lb == iv`, and the trigger in an elected-lane region: the D1
+// rule, (iv - lb) relative.
+// CHECK-LABEL: func.func @rewait_dynamic_lb
+// CHECK-NOT: memref.alloca
+// CHECK: arith.maxsi
+// CHECK: croq.event.wait %{{.*}} parity
+func.func @rewait_dynamic_lb(%n: index, %lb: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  croq.parallel (%b) by [%n] : block {
+    %vf = croq.event.alloc : !croq.event<shared, 2>
+    croq.parallel (%p) by [%c2] : warpgroup {
+      %producer = arith.cmpi eq, %p, %c0 : index
+      croq.inthreads async (%producer) {
+        scf.for %k = %lb to %n step %c1 {
+          %s = arith.remui %k, %c2 : index
+          croq.inthreads (%producer) {
+            croq.event.trigger %vf[%s] : !croq.event<shared, 2>
+          }
+        }
+      }
+      %consumer = arith.cmpi eq, %p, %c1 : index
+      croq.inthreads async (%consumer) {
+        scf.for %k = %lb to %n step %c1 {
+          %s = arith.remui %k, %c2 : index
+          %k1 = arith.addi %k, %c1 : index
+          %prev = arith.remui %k1, %c2 : index
+          %first = arith.cmpi eq, %lb, %k : index
+          %pick = arith.select %first, %s, %prev : index
+          croq.event.wait %vf[%pick] : !croq.event<shared, 2>
         }
       }
     }
