@@ -46,6 +46,19 @@ static bool mayYield(ArrayRef<StmtPtr> body) {
 
 bool IRGen::bodyMayYield(ArrayRef<StmtPtr> body) { return mayYield(body); }
 
+/// True when `e` reads an element of `name` (`name.at(...)`).
+static bool readsElementOf(const Expr &e, StringRef name) {
+  if (e.kind == Expr::Kind::Member && e.name == "at" && e.base &&
+      e.base->kind == Expr::Kind::Name && e.base->name == name)
+    return true;
+  if (e.base && readsElementOf(*e.base, name))
+    return true;
+  for (const ExprPtr &arg : e.args)
+    if (arg && readsElementOf(*arg, name))
+      return true;
+  return false;
+}
+
 bool IRGen::bodyHasMma(ArrayRef<StmtPtr> body) {
   for (const StmtPtr &stmt : body) {
     if (stmt->kind == Stmt::Kind::Mma || stmt->kind == Stmt::Kind::MmaFill ||
@@ -1126,14 +1139,15 @@ LogicalResult IRGen::assignment(const Stmt &stmt) {
   // a quad, which all run the body: an update of memory would be made four
   // times (a plain store of the row's value writes it four times alike).
   if (applyPoint && applyPoint->layout == TileLayout::WgmmaRows &&
-      stmt.op != "=" && target.kind == Expr::Kind::Member &&
-      target.name == "at" && target.base &&
-      target.base->kind == Expr::Kind::Name)
+      target.kind == Expr::Kind::Member && target.name == "at" &&
+      target.base && target.base->kind == Expr::Kind::Name)
     if (Symbol *s = lookup(target.base->name);
-        !s || (s->kind != Symbol::Kind::Tile && s->kind != Symbol::Kind::Frag))
-      return fail(stmt.loc, "'" + stmt.op + "' on memory in an apply over a "
-                            "frag of rows: each row is held by the four "
-                            "threads of a quad, which would all update it",
+        (!s || (s->kind != Symbol::Kind::Tile &&
+                s->kind != Symbol::Kind::Frag)) &&
+        (stmt.op != "=" || readsElementOf(*stmt.value, target.base->name)))
+      return fail(stmt.loc, "an update of memory in an apply over a frag of "
+                            "rows: each row is held by the four threads of "
+                            "a quad, which would all update it",
                   "compute the row's value in the frag and store it with `=`");
   // `r = call f(...)` / `x.at(i) = call f(...)`: the result takes the type
   // of what it is assigned to.
