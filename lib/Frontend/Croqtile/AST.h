@@ -63,6 +63,11 @@ struct Expr {
   /// Written in parentheses: `(1)` in `x.span[(1), 2]` picks element 1,
   /// where a bare `2` is an extent.
   bool parenthesized = false;
+  /// DeviceCall with template arguments: the callee without them, and each
+  /// argument as written and, where it parses as one, as an expression.
+  std::string calleeBase;
+  std::vector<std::string> templateText;
+  std::vector<ExprPtr> templateExprs;
   /// Height of the tree below this node (bounded by the parser).
   unsigned height = 1;
 

@@ -913,12 +913,64 @@ static bool isMemoryArgument(const Expr &e,
   }
 }
 
+/// True when `e` names a value of the program (a Croqtile symbol), as
+/// `lookup` finds it.
+static bool namesProgramValue(const Expr &e,
+                              function_ref<bool(StringRef)> isSymbol) {
+  if (e.kind == Expr::Kind::Name && isSymbol(e.name))
+    return true;
+  if (e.base && namesProgramValue(*e.base, isSymbol))
+    return true;
+  for (const ExprPtr &arg : e.args)
+    if (arg && namesProgramValue(*arg, isSymbol))
+      return true;
+  return false;
+}
+
+FailureOr<std::string> IRGen::deviceCallee(const Expr &e) {
+  // Template arguments that name Croqtile values (`f<buf.span(0), 72>`)
+  // are compile-time constants that C++ cannot see: they are evaluated here
+  // and passed as numbers; the others stay C++ text.
+  bool rewritten = false;
+  SmallVector<std::string> args;
+  for (auto [text, arg] : llvm::zip_equal(e.templateText, e.templateExprs)) {
+    if (!arg || !namesProgramValue(*arg, [&](StringRef n) {
+          return lookup(n) != nullptr;
+        })) {
+      args.push_back(text);
+      continue;
+    }
+    FailureOr<EVal> v = extentValue(*arg);
+    if (failed(v))
+      return failure();
+    std::optional<int64_t> c = asConstant(v->value);
+    // `x.span(i)`: the extent as the view's shape arithmetic knows it.
+    if (auto dim = v->value.getDefiningOp<memref::DimOp>(); !c && dim)
+      if (std::optional<int64_t> d = dim.getConstantIndex())
+        c = asConstant(viewExtent(dim.getSource(), *d, loc(arg->loc)));
+    if (!c)
+      return fail(arg->loc, "a template argument of a device function is "
+                            "fixed when the device code compiles, but croq "
+                            "does not know this value at compile time",
+                  "write the constant, or pass the value as an ordinary "
+                  "argument");
+    args.push_back(std::to_string(*c));
+    rewritten = true;
+  }
+  if (!rewritten)
+    return e.name;
+  return e.calleeBase + "<" + llvm::join(args, ", ") + ">";
+}
+
 FailureOr<EVal> IRGen::deviceCall(const Expr &e, Type result,
                                   bool unsignedResult) {
   if (!insideParallel())
     return fail(e.loc, "`call` runs a device function, but this is host "
                        "code",
                 "move the call into a parallel");
+  FailureOr<std::string> callee = deviceCallee(e);
+  if (failed(callee))
+    return failure();
   Location l = loc(e.loc);
   SmallVector<Value> args;
   SmallVector<bool> unsignedArgs;
@@ -967,7 +1019,7 @@ FailureOr<EVal> IRGen::deviceCall(const Expr &e, Type result,
                            typeString(callResult));
   auto call = CallOp::create(
       builder, l, callResult ? TypeRange(callResult) : TypeRange(),
-      builder.getStringAttr(e.name), args,
+      builder.getStringAttr(*callee), args,
       llvm::is_contained(unsignedArgs, true)
           ? builder.getDenseBoolArrayAttr(unsignedArgs)
           : DenseBoolArrayAttr(),

@@ -437,6 +437,9 @@ private:
   /// null), unsigned when `unsignedResult`. Buffers and views pass as
   /// pointers, the rest by value.
   LogicalResult setRegisters(const Expr &e);
+  /// The callee of device call `e` as C++ spells it, with its template
+  /// arguments that name Croqtile values evaluated.
+  FailureOr<std::string> deviceCallee(const Expr &e);
   FailureOr<EVal> deviceCall(const Expr &e, Type result,
                              bool unsignedResult = false);
   /// `x++` / `x--` (the value before) or `++x` / `--x` (the value after) of

@@ -123,8 +123,13 @@ constexpr unsigned kMaxHeight = 1024;
 class Parser {
 public:
   Parser(llvm::SourceMgr &sourceMgr, const std::vector<Token> &tokens,
-         const ErrorFn &error)
-      : sourceMgr(sourceMgr), toks(tokens), error(error) {
+         const ErrorFn &report)
+      : sourceMgr(sourceMgr), toks(tokens),
+        error([this, &report](llvm::SMLoc loc, const llvm::Twine &message) {
+          // A trial parse (a device call's template argument) reports
+          // nothing: its failure only means the text stays C++.
+          return quiet ? false : report(loc, message);
+        }) {
     eof.kind = TokKind::Eof;
     eof.loc = tokens.empty() ? SMLoc() : tokens.back().loc;
   }
@@ -134,9 +139,11 @@ public:
 private:
   // Token access.
   const Token &peek(size_t n = 0) const {
-    return pos + n < toks.size() ? toks[pos + n] : eof;
+    return pos + n < std::min(toks.size(), limit) ? toks[pos + n] : eof;
   }
-  const Token &next() { return pos < toks.size() ? toks[pos++] : eof; }
+  const Token &next() {
+    return pos < std::min(toks.size(), limit) ? toks[pos++] : eof;
+  }
   bool at(StringRef text) const { return peek().is(text); }
   bool accept(StringRef text) {
     if (!at(text))
@@ -265,6 +272,8 @@ private:
   }
 
   ExprPtr expr();
+  /// The template arguments of device call `call`, tokens [begin, end).
+  void templateArguments(Expr &call, size_t begin, size_t end);
   ExprPtr ternary();
   /// A left-associative chain `operand (op operand)*` over `ops`.
   ExprPtr leftAssoc(llvm::function_ref<ExprPtr()> operand,
@@ -280,7 +289,11 @@ private:
 
   llvm::SourceMgr &sourceMgr;
   const std::vector<Token> &toks;
-  const ErrorFn &error;
+  ErrorFn error;
+  unsigned quiet = 0;
+  /// Tokens from this index on read as the end of input (a trial parse of
+  /// one template argument).
+  size_t limit = SIZE_MAX;
   Token eof;
   size_t pos = 0;
   unsigned depth = 0;
@@ -1847,6 +1860,50 @@ ExprPtr Parser::postfix() {
   return e;
 }
 
+void Parser::templateArguments(Expr &call, size_t begin, size_t end) {
+  // The arguments between the angle brackets, split at top-level commas;
+  // each kept as text, and as a Croqtile expression where it parses as one
+  // (IRGen evaluates those that name Croqtile values: `f<buf.span(0)>`).
+  size_t after = pos;
+  int angles = 0, parens = 0;
+  size_t start = begin;
+  for (size_t i = begin; i <= end && i < toks.size(); ++i) {
+    const Token &t = toks[i];
+    bool last = i == end;
+    if (!last) {
+      if (t.is("("))
+        ++parens;
+      else if (t.is(")"))
+        --parens;
+      else if (parens == 0 && t.kind == TokKind::Punct && !t.is(","))
+        for (char c : t.text)
+          angles += c == '<' ? 1 : c == '>' ? -1 : 0;
+    }
+    if (!last && !(t.is(",") && angles == 0 && parens == 0))
+      continue;
+    std::string text;
+    bool previousWord = false;
+    for (size_t j = start; j < i; ++j) {
+      bool word = toks[j].kind == TokKind::Ident ||
+                  toks[j].kind == TokKind::Int || toks[j].kind == TokKind::Float;
+      if (word && previousWord)
+        text += ' ';
+      text += toks[j].text;
+      previousWord = word;
+    }
+    pos = start;
+    ++quiet;
+    limit = i;
+    ExprPtr e = start < i ? expr() : nullptr;
+    limit = SIZE_MAX;
+    --quiet;
+    call.templateText.push_back(text);
+    call.templateExprs.push_back(e && pos == i ? std::move(e) : nullptr);
+    start = i + 1;
+  }
+  pos = after;
+}
+
 ExprPtr Parser::deviceCall(SMLoc loc) {
   auto call = std::make_unique<Expr>(Expr::Kind::DeviceCall, loc);
   // The callee: `a::b` segments, then template arguments kept as C++ text.
@@ -1862,9 +1919,11 @@ ExprPtr Parser::deviceCall(SMLoc loc) {
     call->name += "::";
   }
   if (at("<")) {
+    call->calleeBase = call->name;
     // Angle brackets count outside parentheses only: `f<(8 >> 1)>`.
     int depth = 0, parens = 0;
     bool previousWord = false;
+    size_t open = pos;
     do {
       const Token &t = next();
       if (t.kind == TokKind::Eof || t.is(";") || t.is("{") || t.is("}")) {
@@ -1886,6 +1945,9 @@ ExprPtr Parser::deviceCall(SMLoc loc) {
       call->name += t.text;
       previousWord = word;
     } while (depth > 0);
+    // A list closed by `>>` (a nested template last) stays text only.
+    if (toks[pos - 1].is(">"))
+      templateArguments(*call, open + 1, pos - 1);
   }
   if (!expect("(", "after the device function's name") ||
       !exprList(call->args, ")") || !measure(*call))
