@@ -927,6 +927,45 @@ static bool namesProgramValue(const Expr &e,
   return false;
 }
 
+/// The constant `v` computes, looking through the extents of static
+/// dimensions (`memref.dim`) and integer arithmetic on constants.
+static std::optional<int64_t> foldedConstant(Value v, int depth = 0) {
+  APInt c;
+  if (matchPattern(v, m_ConstantInt(&c)))
+    return c.getSExtValue();
+  Operation *def = v.getDefiningOp();
+  if (!def || depth > 16)
+    return std::nullopt;
+  if (auto dim = dyn_cast<memref::DimOp>(def)) {
+    std::optional<int64_t> d = dim.getConstantIndex();
+    auto type = dyn_cast<MemRefType>(dim.getSource().getType());
+    if (d && type && *d < type.getRank() && !type.isDynamicDim(*d))
+      return type.getDimSize(*d);
+    return std::nullopt;
+  }
+  if (isa<arith::IndexCastOp, arith::ExtSIOp, arith::TruncIOp>(def))
+    return foldedConstant(def->getOperand(0), depth + 1);
+  if (def->getNumOperands() != 2)
+    return std::nullopt;
+  std::optional<int64_t> a = foldedConstant(def->getOperand(0), depth + 1);
+  std::optional<int64_t> b = foldedConstant(def->getOperand(1), depth + 1);
+  if (!a || !b)
+    return std::nullopt;
+  if (isa<arith::AddIOp>(def))
+    return *a + *b;
+  if (isa<arith::SubIOp>(def))
+    return *a - *b;
+  if (isa<arith::MulIOp>(def))
+    return *a * *b;
+  if (isa<arith::DivSIOp>(def) && *b != 0)
+    return *a / *b;
+  if (isa<arith::RemSIOp>(def) && *b != 0)
+    return *a % *b;
+  if (isa<arith::CeilDivSIOp>(def) && *b > 0 && *a >= 0)
+    return (*a + *b - 1) / *b;
+  return std::nullopt;
+}
+
 FailureOr<std::string> IRGen::deviceCallee(const Expr &e) {
   // Template arguments that name Croqtile values (`f<buf.span(0), 72>`)
   // are compile-time constants that C++ cannot see: they are evaluated here
@@ -943,11 +982,12 @@ FailureOr<std::string> IRGen::deviceCallee(const Expr &e) {
     FailureOr<EVal> v = extentValue(*arg);
     if (failed(v))
       return failure();
-    std::optional<int64_t> c = asConstant(v->value);
-    // `x.span(i)`: the extent as the view's shape arithmetic knows it.
+    std::optional<int64_t> c = foldedConstant(v->value);
+    // `x.span(i)` of a run-time dimension: the extent as the view's shape
+    // arithmetic knows it.
     if (auto dim = v->value.getDefiningOp<memref::DimOp>(); !c && dim)
       if (std::optional<int64_t> d = dim.getConstantIndex())
-        c = asConstant(viewExtent(dim.getSource(), *d, loc(arg->loc)));
+        c = foldedConstant(viewExtent(dim.getSource(), *d, loc(arg->loc)));
     if (!c)
       return fail(arg->loc, "a template argument of a device function is "
                             "fixed when the device code compiles, but croq "
