@@ -14,6 +14,7 @@
 #ifndef CROQ_LIB_FRONTEND_CROQTILE_AST_H
 #define CROQ_LIB_FRONTEND_CROQTILE_AST_H
 
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/Support/SMLoc.h"
 
 #include <cstdint>
@@ -73,6 +74,18 @@ struct Expr {
 
   Expr(Kind kind, llvm::SMLoc loc) : kind(kind), loc(loc) {}
 };
+
+/// True when `pred` holds for `e` or an expression under it (its base and
+/// arguments).
+inline bool anyExpr(const Expr &e,
+                    llvm::function_ref<bool(const Expr &)> pred) {
+  if (pred(e) || (e.base && anyExpr(*e.base, pred)))
+    return true;
+  for (const ExprPtr &arg : e.args)
+    if (arg && anyExpr(*arg, pred))
+      return true;
+  return false;
+}
 
 struct Stmt;
 using StmtPtr = std::unique_ptr<Stmt>;

@@ -913,19 +913,6 @@ static bool isMemoryArgument(const Expr &e,
   }
 }
 
-/// True when `e` names a value of the program (a Croqtile symbol), as
-/// `lookup` finds it.
-static bool namesProgramValue(const Expr &e,
-                              function_ref<bool(StringRef)> isSymbol) {
-  if (e.kind == Expr::Kind::Name && isSymbol(e.name))
-    return true;
-  if (e.base && namesProgramValue(*e.base, isSymbol))
-    return true;
-  for (const ExprPtr &arg : e.args)
-    if (arg && namesProgramValue(*arg, isSymbol))
-      return true;
-  return false;
-}
 
 /// The constant `v` computes, looking through the extents of static
 /// dimensions (`memref.dim`) and integer arithmetic on constants.
@@ -973,8 +960,8 @@ FailureOr<std::string> IRGen::deviceCallee(const Expr &e) {
   bool rewritten = false;
   SmallVector<std::string> args;
   for (auto [text, arg] : llvm::zip_equal(e.templateText, e.templateExprs)) {
-    if (!arg || !namesProgramValue(*arg, [&](StringRef n) {
-          return lookup(n) != nullptr;
+    if (!arg || !anyExpr(*arg, [&](const Expr &x) {
+          return x.kind == Expr::Kind::Name && lookup(x.name) != nullptr;
         })) {
       args.push_back(text);
       continue;

@@ -48,15 +48,10 @@ bool IRGen::bodyMayYield(ArrayRef<StmtPtr> body) { return mayYield(body); }
 
 /// True when `e` reads an element of `name` (`name.at(...)`).
 static bool readsElementOf(const Expr &e, StringRef name) {
-  if (e.kind == Expr::Kind::Member && e.name == "at" && e.base &&
-      e.base->kind == Expr::Kind::Name && e.base->name == name)
-    return true;
-  if (e.base && readsElementOf(*e.base, name))
-    return true;
-  for (const ExprPtr &arg : e.args)
-    if (arg && readsElementOf(*arg, name))
-      return true;
-  return false;
+  return anyExpr(e, [&](const Expr &x) {
+    return x.kind == Expr::Kind::Member && x.name == "at" && x.base &&
+           x.base->kind == Expr::Kind::Name && x.base->name == name;
+  });
 }
 
 bool IRGen::bodyHasMma(ArrayRef<StmtPtr> body) {
