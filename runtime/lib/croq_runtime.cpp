@@ -97,12 +97,15 @@ extern "C" int croq_rt_launch(croq_module *module, const char *kernel,
   if (result != CUDA_SUCCESS)
     return report(result, caller, "loading", kernel);
   // Past 48 KiB a block needs the opt-in, counting the kernel's static
-  // shared memory (its mbarriers) beside the dynamic bytes.
+  // shared memory (its mbarriers) beside the dynamic bytes; kernels without
+  // dynamic shared memory need no query.
   int staticBytes = 0;
-  result = cuFuncGetAttribute(&staticBytes, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
-                              function);
-  if (result != CUDA_SUCCESS)
-    return report(result, caller, "querying the shared memory of", kernel);
+  if (sharedBytes > 0) {
+    result = cuFuncGetAttribute(&staticBytes,
+                                CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, function);
+    if (result != CUDA_SUCCESS)
+      return report(result, caller, "querying the shared memory of", kernel);
+  }
   if (sharedBytes > 0 && int64_t(sharedBytes) + staticBytes > 48 * 1024) {
     result = cuFuncSetAttribute(
         function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, sharedBytes);

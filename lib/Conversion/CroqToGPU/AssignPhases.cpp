@@ -93,18 +93,27 @@ static bool isFirstIteration(Value cond, scf::ForOp loop) {
   return other == lb || (a && b && *a == *b);
 }
 
+/// For a subscript `select c, a, b` of an N-slot event in a loop over `iv`:
+/// true when `a` is the current iteration's slot and `b` the previous
+/// iteration's (FA3's re-wait `bn == 0 ? stage : prev_stage`).
+static bool selectsCurrentThenPrevious(arith::SelectOp select, Value iv,
+                                       int64_t n) {
+  std::optional<int64_t> a = slotIteration(select.getTrueValue(), iv, n);
+  std::optional<int64_t> b = slotIteration(select.getFalseValue(), iv, n);
+  return a && b && *a == 0 && *b == -1;
+}
+
 namespace {
 /// How a wait's generation follows from the iteration of its loop: the
-/// loop (null: none, generation 0) and, for an N-slot array, the relative
-/// iteration of each slot the subscript may pick (one, or the two arms of
-/// an `arith.select`).
+/// loop (null: none, generation 0) and, for FA3's re-wait, the condition of
+/// its select (the first iteration picks the current slot, the others the
+/// previous iteration's).
 struct LoopGeneration {
   scf::ForOp loop;
-  Value select;
-  SmallVector<int64_t, 2> iterations;
-  /// Where the rule differs from the run-time count: the wait is under an
-  /// `if`, or it waits again on the previous iteration's slot (the select).
-  bool underIf = false, rewait = false;
+  Value firstIteration;
+  /// The wait is under an `if`, where the rule differs from the run-time
+  /// count (so does a re-wait: `firstIteration` is set).
+  bool underIf = false;
 };
 } // namespace
 
@@ -135,32 +144,23 @@ static std::optional<LoopGeneration> loopGeneration(EventWaitOp wait) {
       return std::nullopt;
   EventType type = wait.getEvent().getType();
   int64_t slots = type.getNumElements();
-  LoopGeneration result{forOp, Value(), {}, !direct, false};
-  if (slots == 1 && direct) {
-    result.iterations.push_back(0);
+  LoopGeneration result{forOp, Value(), !direct};
+  if (slots == 1 && direct)
     return result;
-  }
   if (type.getRank() != 1 || wait.getIndices().size() != 1)
     return std::nullopt;
   Value index = wait.getIndices()[0];
   Value iv = forOp.getInductionVar();
   if (std::optional<int64_t> d = slotIteration(index, iv, slots);
-      d && *d == 0) {
-    result.iterations.push_back(0);
+      d && *d == 0)
     return result;
-  }
   // FA3's `bn == 0 ? stage : prev_stage`: the current slot in the first
   // iteration, the previous iteration's after it.
   if (auto select = index.getDefiningOp<arith::SelectOp>();
-      select && isFirstIteration(select.getCondition(), forOp)) {
-    std::optional<int64_t> a = slotIteration(select.getTrueValue(), iv, slots);
-    std::optional<int64_t> b = slotIteration(select.getFalseValue(), iv, slots);
-    if (a && b && *a == 0 && *b == -1) {
-      result.select = select.getCondition();
-      result.iterations = {0, -1};
-      result.rewait = true;
-      return result;
-    }
+      select && isFirstIteration(select.getCondition(), forOp) &&
+      selectsCurrentThenPrevious(select, iv, slots)) {
+    result.firstIteration = select.getCondition();
+    return result;
   }
   return std::nullopt;
 }
@@ -172,13 +172,9 @@ static bool isPreviousSlotRewait(EventWaitOp wait) {
   if (!loop || wait.getIndices().size() != 1)
     return false;
   auto select = wait.getIndices()[0].getDefiningOp<arith::SelectOp>();
-  if (!select)
-    return false;
-  int64_t slots = wait.getEvent().getType().getNumElements();
-  Value iv = loop.getInductionVar();
-  std::optional<int64_t> a = slotIteration(select.getTrueValue(), iv, slots);
-  std::optional<int64_t> b = slotIteration(select.getFalseValue(), iv, slots);
-  return a && b && *a != *b;
+  return select &&
+         selectsCurrentThenPrevious(select, loop.getInductionVar(),
+                                    wait.getEvent().getType().getNumElements());
 }
 
 /// True when every trigger of `event` runs once in each iteration of a
@@ -255,7 +251,7 @@ struct CroqAssignPhasesPass
           count = true;
         site = here;
         if (g) {
-          rewait |= g->rewait;
+          rewait |= bool(g->firstIteration);
           underIf |= g->underIf;
           generations[wait] = *g;
         }
@@ -308,28 +304,21 @@ struct CroqAssignPhasesPass
       return success();
     }
     if (loopGen) {
-      // The D1 rule: iteration k waits for the generation of the iteration
-      // k + d whose slot it picks, (k + d) / N (0 before the first).
+      // The D1 rule: iteration k waits for generation k / N; FA3's re-wait
+      // for the previous iteration's, (k - 1) / N, after the first.
       Value generation;
       if (scf::ForOp loop = loopGen->loop) {
         Value k = arith::SubIOp::create(b, loc, loop.getInductionVar(),
                                         loop.getLowerBound());
-        SmallVector<Value, 2> choices;
-        for (int64_t d : loopGen->iterations) {
-          if (d == 0) {
-            choices.push_back(arith::DivUIOp::create(b, loc, k, slots()));
-            continue;
-          }
-          Value earlier = arith::AddIOp::create(b, loc, k, cIndex(b, loc, d));
-          Value g = arith::DivSIOp::create(b, loc, earlier, slots());
-          choices.push_back(
-              arith::MaxSIOp::create(b, loc, g, cIndex(b, loc, 0)));
+        generation = arith::DivUIOp::create(b, loc, k, slots());
+        if (Value first = loopGen->firstIteration) {
+          Value earlier = arith::AddIOp::create(b, loc, k, cIndex(b, loc, -1));
+          Value previous = arith::MaxSIOp::create(
+              b, loc, arith::DivSIOp::create(b, loc, earlier, slots()),
+              cIndex(b, loc, 0));
+          generation =
+              arith::SelectOp::create(b, loc, first, generation, previous);
         }
-        generation = choices.size() == 1
-                         ? choices.front()
-                         : Value(arith::SelectOp::create(
-                               b, loc, loopGen->select, choices[0],
-                               choices[1]));
       } else {
         generation = cIndex(b, loc, 0);
       }

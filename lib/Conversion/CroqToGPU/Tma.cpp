@@ -60,7 +60,6 @@ Value issuer(OpBuilder &b, Location loc, Operation *op,
   auto who = op->getAttrOfType<IssuerAttr>("issuer");
   if (who.getValue() == Issuer::Each)
     return Value();
-
   return electOneThread(b, loc, groupRank(b, loc, analysis.getScope(op)),
                         who.getValue() == Issuer::Elected);
 }

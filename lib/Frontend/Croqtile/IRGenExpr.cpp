@@ -913,7 +913,6 @@ static bool isMemoryArgument(const Expr &e,
   }
 }
 
-
 /// The constant `v` computes, looking through the extents of static
 /// dimensions (`memref.dim`) and integer arithmetic on constants.
 static std::optional<int64_t> foldedConstant(Value v, int depth = 0) {

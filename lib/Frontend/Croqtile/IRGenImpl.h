@@ -433,13 +433,15 @@ private:
   /// `__sqrt(x)`, `__pow(x, y)`, ...: none when `e` names no math built-in.
   std::optional<FailureOr<EVal>> mathBuiltin(const Expr &e);
   std::optional<FailureOr<EVal>> atomicBuiltin(const Expr &e);
-  /// `call f(args)`: a croq.call with a result of `result` (none when
-  /// null), unsigned when `unsignedResult`. Buffers and views pass as
-  /// pointers, the rest by value.
+  /// `call croq::cuda::setreg_inc/dec(n)`: the register budget of the
+  /// async role around it.
   LogicalResult setRegisters(const Expr &e);
   /// The callee of device call `e` as C++ spells it, with its template
   /// arguments that name Croqtile values evaluated.
   FailureOr<std::string> deviceCallee(const Expr &e);
+  /// `call f(args)`: a croq.call with a result of `result` (none when
+  /// null), unsigned when `unsignedResult`. Buffers and views pass as
+  /// pointers, the rest by value.
   FailureOr<EVal> deviceCall(const Expr &e, Type result,
                              bool unsignedResult = false);
   /// `x++` / `x--` (the value before) or `++x` / `--x` (the value after) of

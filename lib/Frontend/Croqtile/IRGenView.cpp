@@ -328,7 +328,7 @@ FailureOr<Value> IRGen::windowView(const Expr &from) {
   ArrayRef<ExprPtr> strideArgs(viewExpr.args.data() + nSizes,
                                viewExpr.args.size() - nSizes);
   // `_` as an extent keeps the rest of its dimension, from the origin on.
-  SmallVector<EVal> sizeList;
+  SmallVector<EVal> sizes;
   SmallVector<size_t> rest;
   for (const ExprPtr &arg : sizeArgs) {
     if (arg->kind == Expr::Kind::Name && arg->name == "_") {
@@ -336,16 +336,15 @@ FailureOr<Value> IRGen::windowView(const Expr &from) {
         return fail(arg->loc, "'_' keeps the rest of a dimension, which a "
                               "view with memory strides does not have",
                     "write the extent");
-      rest.push_back(sizeList.size());
-      sizeList.push_back(EVal{});
+      rest.push_back(sizes.size());
+      sizes.push_back(EVal{});
       continue;
     }
     FailureOr<SmallVector<EVal>> one = spliceList(ArrayRef<ExprPtr>(arg));
     if (failed(one))
       return failure();
-    sizeList.append(one->begin(), one->end());
+    sizes.append(one->begin(), one->end());
   }
-  FailureOr<SmallVector<EVal>> sizes = sizeList;
   FailureOr<SmallVector<EVal>> steps = spliceList(strideArgs);
   FailureOr<SmallVector<EVal>> origin = spliceList(from.args);
   if (failed(steps) || failed(origin))
@@ -354,12 +353,12 @@ FailureOr<Value> IRGen::windowView(const Expr &from) {
     if (d >= origin->size())
       break; // the count check below reports it
     Value extent = builder.createOrFold<memref::DimOp>(l, *source, d);
-    (*sizes)[d].value = builder.createOrFold<arith::SubIOp>(
+    sizes[d].value = builder.createOrFold<arith::SubIOp>(
         l, extent, (*origin)[d].value);
   }
   if (static_cast<int64_t>(origin->size()) != rank ||
-      (steps->empty() && static_cast<int64_t>(sizes->size()) != rank) ||
-      (!steps->empty() && steps->size() != sizes->size()))
+      (steps->empty() && static_cast<int64_t>(sizes.size()) != rank) ||
+      (!steps->empty() && steps->size() != sizes.size()))
     return fail(from.loc, ".view(...).from(...) takes one origin per dimension "
                           "of the source (" + Twine(rank) + " here), and as "
                           "many strides as extents");
@@ -369,7 +368,7 @@ FailureOr<Value> IRGen::windowView(const Expr &from) {
     return v;
   };
   SmallVector<int64_t> shape;
-  for (auto [d, size] : llvm::enumerate(*sizes)) {
+  for (auto [d, size] : llvm::enumerate(sizes)) {
     std::optional<int64_t> cs = asConstant(size.value);
     if (cs && *cs <= 0)
       return fail(from.loc, "extent " + Twine(d) + " of this view must be positive");
@@ -382,7 +381,7 @@ FailureOr<Value> IRGen::windowView(const Expr &from) {
     // Unit steps of the source's indices: a subview.
     SmallVector<OpFoldResult> offsets, sizesOf, stridesOf;
     for (int64_t d = 0; d < rank; ++d) {
-      std::optional<int64_t> cs = asConstant((*sizes)[d].value),
+      std::optional<int64_t> cs = asConstant(sizes[d].value),
                              co = asConstant((*origin)[d].value);
       if (cs && co && !type.isDynamicDim(d) && *co + *cs > type.getDimSize(d))
         return fail(from.loc, "dimension " + Twine(d) + " of this view reaches " +
@@ -390,7 +389,7 @@ FailureOr<Value> IRGen::windowView(const Expr &from) {
                                   Twine(type.getDimSize(d)));
       // A Value keeps the offset dynamic, as the other croq views have it.
       offsets.push_back((*origin)[d].value);
-      sizesOf.push_back(fold((*sizes)[d].value));
+      sizesOf.push_back(fold(sizes[d].value));
       stridesOf.push_back(builder.getIndexAttr(1));
     }
     auto inferred = cast<MemRefType>(memref::SubViewOp::inferResultType(
@@ -410,7 +409,7 @@ FailureOr<Value> IRGen::windowView(const Expr &from) {
                                             meta.getStrides()[d]));
   SmallVector<OpFoldResult> sizesOf, stridesOf;
   SmallVector<int64_t> staticStrides;
-  for (auto [size, stride] : llvm::zip_equal(*sizes, *steps)) {
+  for (auto [size, stride] : llvm::zip_equal(sizes, *steps)) {
     std::optional<int64_t> ct = asConstant(stride.value);
     if (ct && *ct <= 0)
       return fail(from.loc, "the strides of a view must be positive");

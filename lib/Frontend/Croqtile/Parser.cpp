@@ -1860,6 +1860,17 @@ ExprPtr Parser::postfix() {
   return e;
 }
 
+/// Appends `t` to C++ text, a space between two words (`unsigned int`).
+static void appendCppToken(std::string &text, const Token &t,
+                           bool &previousWord) {
+  bool word = t.kind == TokKind::Ident || t.kind == TokKind::Int ||
+              t.kind == TokKind::Float;
+  if (word && previousWord)
+    text += ' ';
+  text += t.text;
+  previousWord = word;
+}
+
 void Parser::templateArguments(Expr &call, size_t begin, size_t end) {
   // The arguments between the angle brackets, split at top-level commas;
   // each kept as text, and as a Croqtile expression where it parses as one
@@ -1883,14 +1894,8 @@ void Parser::templateArguments(Expr &call, size_t begin, size_t end) {
       continue;
     std::string text;
     bool previousWord = false;
-    for (size_t j = start; j < i; ++j) {
-      bool word = toks[j].kind == TokKind::Ident ||
-                  toks[j].kind == TokKind::Int || toks[j].kind == TokKind::Float;
-      if (word && previousWord)
-        text += ' ';
-      text += toks[j].text;
-      previousWord = word;
-    }
+    for (size_t j = start; j < i; ++j)
+      appendCppToken(text, toks[j], previousWord);
     pos = start;
     ++quiet;
     limit = i;
@@ -1938,12 +1943,7 @@ ExprPtr Parser::deviceCall(SMLoc loc) {
       else if (parens == 0 && t.kind == TokKind::Punct)
         for (char c : t.text)
           depth += c == '<' ? 1 : c == '>' ? -1 : 0;
-      bool word = t.kind == TokKind::Ident || t.kind == TokKind::Int ||
-                  t.kind == TokKind::Float;
-      if (word && previousWord)
-        call->name += ' ';
-      call->name += t.text;
-      previousWord = word;
+      appendCppToken(call->name, t, previousWord);
     } while (depth > 0);
     // A list closed by `>>` (a nested template last) stays text only.
     if (toks[pos - 1].is(">"))
