@@ -14,6 +14,7 @@
 #ifndef CROQ_LIB_FRONTEND_CROQTILE_AST_H
 #define CROQ_LIB_FRONTEND_CROQTILE_AST_H
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/Support/SMLoc.h"
 
@@ -270,6 +271,20 @@ struct Program {
   /// kept, after a `#line` into the source. What `call` can call.
   std::string deviceCode;
 };
+
+/// True when `body` holds a `yield` of the parallel around it (not one of a
+/// nested parallel).
+inline bool mayYield(llvm::ArrayRef<StmtPtr> body) {
+  for (const StmtPtr &stmt : body) {
+    if (stmt->kind == Stmt::Kind::Yield)
+      return true;
+    if (stmt->kind == Stmt::Kind::Parallel)
+      continue;
+    if (mayYield(stmt->body) || mayYield(stmt->elseBody))
+      return true;
+  }
+  return false;
+}
 
 } // namespace mlir::croq::croqtile
 

@@ -9,6 +9,7 @@
 #define CROQ_LIB_FRONTEND_CROQTILE_IRGEN_H
 
 #include "AST.h"
+#include "Sema.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
@@ -16,10 +17,12 @@
 
 namespace mlir::croq::croqtile {
 
-/// Builds the module for `program`, or reports errors and returns null.
+/// Builds the module for `program`, which Sema analyzed into `sema`, or
+/// reports errors and returns null.
 OwningOpRef<ModuleOp> generateIR(MLIRContext *context,
                                  llvm::SourceMgr &sourceMgr,
-                                 const Program &program);
+                                 const Program &program,
+                                 const SemaResult &sema);
 
 } // namespace mlir::croq::croqtile
 

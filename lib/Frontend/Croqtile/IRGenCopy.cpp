@@ -119,9 +119,6 @@ LogicalResult IRGen::padCopy(const Stmt &stmt, Value source) {
            "complete before the next statement, so `wait " << stmt.name
         << "` waits for nothing";
   }
-  if (!insideParallel())
-    return fail(stmt.loc, "dma.pad runs on device threads; move it into a "
-                          "parallel");
   SmallVector<Value> extents, padded;
   SmallVector<int64_t> shape;
   for (int64_t d = 0; d < rank; ++d) {
@@ -236,10 +233,6 @@ LogicalResult IRGen::copy(const Stmt &stmt) {
   } else {
     // `=> shared` / `=> local`: reuse the buffer of the future being
     // reassigned (double buffering), or allocate one of the source's shape.
-    if (!insideParallel())
-      return fail(stmt.loc, "=> " + stmt.destStorage +
-                                " allocates a buffer and is only legal inside "
-                                "a parallel");
     if (stmt.destStorage == "global")
       return fail(stmt.loc, "=> global is not a destination",
                   "copy into a view of a global tensor");

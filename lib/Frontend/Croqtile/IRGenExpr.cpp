@@ -244,6 +244,12 @@ LogicalResult IRGen::fail(SMLoc smloc, const Twine &message,
   return failure();
 }
 
+LogicalResult IRGen::internalError(SMLoc smloc, const Twine &what) {
+  return fail(smloc, "croq internal error: " + what +
+                         ", which semantic analysis should have rejected",
+              "please report this program to the croq developers");
+}
+
 Symbol *IRGen::lookup(StringRef name) {
   for (auto it = scopes.rbegin(); it != scopes.rend(); ++it) {
     auto found = it->find(name);
@@ -990,10 +996,6 @@ FailureOr<std::string> IRGen::deviceCallee(const Expr &e) {
 
 FailureOr<EVal> IRGen::deviceCall(const Expr &e, Type result,
                                   bool unsignedResult) {
-  if (!insideParallel())
-    return fail(e.loc, "`call` runs a device function, but this is host "
-                       "code",
-                "move the call into a parallel");
   FailureOr<std::string> callee = deviceCallee(e);
   if (failed(callee))
     return failure();
@@ -1064,11 +1066,6 @@ FailureOr<EVal> IRGen::deviceCall(const Expr &e, Type result,
 
 FailureOr<std::pair<Value, SmallVector<Value>>>
 IRGen::element(const Expr &at) {
-  if (!insideParallel())
-    return fail(at.loc, "host code cannot read or write elements of a "
-                        "tensor: croq's host code computes scalars and "
-                        "launches kernels",
-                "move the access into a parallel");
   if (at.base->kind == Expr::Kind::Name)
     if (Symbol *s = lookup(at.base->name); s && s->kind == Symbol::Kind::Tile)
       return tileElement(at, *s);
@@ -1195,32 +1192,13 @@ std::optional<FailureOr<EVal>> IRGen::atomicBuiltin(const Expr &e) {
   // CUDA's atomicOP; the value is the element's old value.
   // `__atomic_cas(x.at(i...), expected, desired)` writes `desired` where the
   // element equals `expected`.
-  static const llvm::StringSet<> names = {
-      "__atomic_add", "__atomic_sub", "__atomic_exch", "__atomic_min",
-      "__atomic_max", "__atomic_and", "__atomic_or",   "__atomic_xor",
-      "__atomic_cas"};
-  if (!names.contains(e.name))
+  if (!isAtomicBuiltin(e.name))
     return std::nullopt;
   auto failed_ = [](LogicalResult) { return FailureOr<EVal>(failure()); };
+  // Sema checked its arguments' form and that it runs in a thread-level
+  // parallel's body.
   bool cas = e.name == "__atomic_cas";
-  size_t arity = cas ? 3 : 2;
-  if (e.args.size() != arity)
-    return failed_(fail(e.loc, e.name + " takes " + Twine(arity) + " arguments",
-                        cas ? "write " + e.name + "(x.at(i), expected, desired)"
-                            : "write " + e.name + "(x.at(i), value)"));
   const Expr &target = *e.args[0];
-  if (target.kind != Expr::Kind::Member || target.name != "at" || !target.hasArgs)
-    return failed_(fail(target.loc, e.name + " updates an element: its first "
-                                    "argument is x.at(...)"));
-  // An atomic is each thread's: between levels (a block or warpgroup body)
-  // every thread of the group would run it, not one as for a store.
-  ParallelOp around = insideParallel() ? enclosingParallel() : ParallelOp();
-  if (!around || around.getLevel() != Level::Thread)
-    return failed_(fail(e.loc, e.name + " runs in each thread: put it in the "
-                               "body of a thread-level parallel",
-                        "in a block or warpgroup body every thread would run "
-                        "it; write `parallel t by 1 : thread` around it to "
-                        "run it once"));
   if (applyPoint && applyPoint->layout == TileLayout::WgmmaRows)
     return failed_(fail(e.loc, e.name + " in an apply over a frag of rows: "
                                "each row is held by the four threads of a "

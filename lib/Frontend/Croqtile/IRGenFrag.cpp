@@ -201,17 +201,8 @@ FailureOr<int> IRGen::tileOperand(const Expr &e, StringRef what) {
 }
 
 LogicalResult IRGen::apply(const Stmt &stmt) {
+  // Sema checked its form (`apply {i, j} in x.span`) and its body.
   const Expr &span = *stmt.source;
-  if (span.kind != Expr::Kind::Member || span.name != "span" || span.hasArgs ||
-      !span.base || span.base->kind != Expr::Kind::Name)
-    return fail(span.loc, "apply runs over a frag's elements: apply {i, j} "
-                          "in x.span");
-  if (applyPoint)
-    return fail(stmt.loc, "apply cannot be nested in another apply");
-  if (bodyMayYield(stmt.body))
-    return fail(stmt.loc, "yield inside apply is not supported: the body runs "
-                          "once per element, unrolled",
-                "yield before or after the apply");
   Symbol *s = lookup(span.base->name);
   ApplyPoint point;
   int64_t registers;
@@ -417,15 +408,6 @@ std::optional<LogicalResult> IRGen::tileBuiltin(const Expr &e) {
   bool copy = e.name == "copy";
   if (!reduce && !allReduce && !copy)
     return std::nullopt;
-  size_t arity = reduce ? 3 : allReduce ? 1 : 2;
-  if (e.args.size() != arity)
-    return fail(e.loc, e.name + " takes " + Twine(arity) +
-                           (arity == 1 ? " argument" : " arguments"),
-                reduce ? "write " + e.name + "(dst, src, 1)"
-                : copy ? std::string("write copy(dst, src)")
-                       : "write " + e.name + "(x)");
-  if (applyPoint)
-    return fail(e.loc, e.name + " acts on whole frags: call it outside apply");
   Location l = loc(e.loc);
   if (allReduce) {
     FailureOr<int> id = tileOperand(*e.args[0], e.name);

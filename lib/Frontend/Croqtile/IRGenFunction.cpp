@@ -269,13 +269,13 @@ OwningOpRef<ModuleOp> IRGen::run(const Program &program) {
 OwningOpRef<ModuleOp>
 mlir::croq::croqtile::generateIR(MLIRContext *context,
                                  llvm::SourceMgr &sourceMgr,
-                                 const Program &program) {
+                                 const Program &program,
+                                 const SemaResult &sema) {
   context->loadDialect<CroqDialect, arith::ArithDialect, cf::ControlFlowDialect,
                        LLVM::LLVMDialect,
                        math::MathDialect,
                        func::FuncDialect, gpu::GPUDialect,
                        memref::MemRefDialect, scf::SCFDialect>();
-  SemaResult sema = analyze(program);
   IRGen irgen(context, sourceMgr, sema);
   OwningOpRef<ModuleOp> module = irgen.run(program);
   return module;

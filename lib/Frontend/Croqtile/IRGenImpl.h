@@ -216,6 +216,9 @@ private:
   Location loc(SMLoc smloc);
   InFlightDiagnostic error(SMLoc smloc, const Twine &message);
   LogicalResult fail(SMLoc smloc, const Twine &message, const Twine &hint = "");
+  /// Fails at `smloc` where a rule Sema owns does not hold: Sema should
+  /// have rejected the program, so this is a croq bug.
+  LogicalResult internalError(SMLoc smloc, const Twine &what);
   /// Fails at `smloc` when values of `type` cannot take part in `what`
   /// (arithmetic or a conversion): 8-bit floats only move, for now.
   LogicalResult checkArithmetic(SMLoc smloc, Type type, const Twine &what);
@@ -456,10 +459,8 @@ private:
   std::optional<ApplyPoint> applyPoint;
   LogicalResult tileDecl(const Stmt &stmt, Type element);
   LogicalResult apply(const Stmt &stmt);
-  /// Host statements that read or write tensor elements run in a kernel of
-  /// one thread.
-  bool touchesElements(const Expr &e);
-  bool touchesElements(const Stmt &stmt);
+  /// Builds a host statement that Sema found reads or writes tensor
+  /// elements, in a kernel of one thread.
   LogicalResult onOneThread(const Stmt &stmt);
   /// Builds a loop or branch, which must leave every row frag's `partial`
   /// as it found it.

@@ -140,9 +140,6 @@ LogicalResult IRGen::mmaLoad(const Stmt &stmt) {
 
 LogicalResult IRGen::mma(const Stmt &stmt) {
   Location l = loc(stmt.loc);
-  if (!insideParallel())
-    return fail(stmt.loc, "MMA runs on device threads; move it into a "
-                          "parallel");
   const Expr &accExpr = *stmt.operands[0];
   Symbol *acc = accExpr.kind == Expr::Kind::Name ? lookup(accExpr.name) : nullptr;
   if (!acc || acc->kind != Symbol::Kind::Frag)

@@ -64,69 +64,11 @@ LogicalResult IRGen::applyLaunchBounds(const Stmt &stmt, ParallelOp kernel) {
 
 LogicalResult IRGen::parallel(const Stmt &stmt) {
   bool outermost = !insideParallel();
-  std::optional<Level> enclosing;
-  if (!outermost)
-    enclosing = enclosingParallel().getLevel();
-  LevelError levelError;
-  FailureOr<SmallVector<LevelPlan>> planned =
-      planLevels(stmt, enclosing, levelError);
-  if (failed(planned))
-    return fail(levelError.loc, levelError.message, levelError.hint);
-  SmallVector<LevelPlan> &plan = *planned;
-  // Level rules.
-  if (stmt.async && !outermost)
-    return fail(stmt.loc, "only the outermost parallel can be .async",
-                "drop .async from this nested parallel");
-  if (!stmt.streamName.empty() && plan.front().level != Level::Block)
-    return fail(stmt.loc, "a stream can only be bound to a block-level "
-                          "parallel",
-                "annotate the level `: block`, or drop <" + stmt.streamName +
-                    ">");
-  // `parallel p by 64 : thread` outside any parallel runs in one block.
-  if (outermost && plan.front().level != Level::Block)
-    plan.insert(plan.begin(), {nullptr, Level::Block});
-  if (!outermost && plan.front().level == Level::Block)
-    return fail(stmt.loc, "a block-level parallel cannot be nested in "
-                          "another parallel");
-  // The chain continues the levels of the parallel around it.
-  if (ParallelOp outer = enclosingParallel();
-      outer && static_cast<int>(outer.getLevel()) <=
-                   static_cast<int>(plan.front().level))
-    return fail(plan.front().source ? plan.front().source->loc : stmt.loc,
-                "a '" + levelName(plan.front().level) +
-                    "' parallel cannot be nested in a '" +
-                    levelName(outer.getLevel()) + "' parallel",
-                "levels go block, group-4, group, thread from the outside "
-                "in");
-  for (size_t i = 0; i + 1 < plan.size(); ++i) {
-    if (static_cast<int>(plan[i + 1].level) >= static_cast<int>(plan[i].level))
-      return fail(plan[i + 1].source ? plan[i + 1].source->loc : stmt.loc,
-                  "parallel levels must go from block to group-4, group and "
-                  "thread");
-    if (plan[i].level == Level::Warpgroup && plan[i + 1].level == Level::Warp)
-      return fail(plan[i + 1].source->loc,
-                  "an explicit group inside group-4 is not supported",
-                  "use `: thread` inside a group-4 level");
-  }
-  // A group-4 level's threads: 128 per warpgroup.
-  for (size_t i = 0; i + 1 < plan.size(); ++i) {
-    if (plan[i].level != Level::Warpgroup || plan[i + 1].level != Level::Thread)
-      continue;
-    int64_t total = 1;
-    bool known = true;
-    for (const ExprPtr &b : plan[i + 1].source->bounds) {
-      if (b->kind != Expr::Kind::Int) {
-        known = false;
-        break;
-      }
-      total *= b->intValue;
-    }
-    if (known && total != 128)
-      return fail(plan[i + 1].source->loc,
-                  "a group-4 level has 128 threads, but this thread level "
-                  "has " + Twine(total),
-                  "make the thread extents multiply to 128");
-  }
+  // Sema completed the chain and checked the level rules.
+  auto planned = sema.levelPlans.find(&stmt);
+  if (planned == sema.levelPlans.end())
+    return internalError(stmt.loc, "a parallel without levels");
+  ArrayRef<LevelPlan> plan = planned->second;
 
   // Streams: a parameter (<s>) or the seed's `stream s;` in the body.
   Value stream;
@@ -777,13 +719,6 @@ static bool isStaticPredicate(const Expr &e,
 }
 
 LogicalResult IRGen::inthreads(const Stmt &stmt) {
-  if (!insideParallel())
-    return fail(stmt.loc, "inthreads partitions the threads of a parallel "
-                          "and is illegal at host level",
-                "move it into a parallel");
-  if (stmt.async && inthreadsDepth > 0)
-    return fail(stmt.loc, "only the outermost inthreads can be async",
-                "drop .async from the nested inthreads");
   bool usesIndex = false;
   SMLoc culprit;
   if (!isStaticPredicate(*stmt.value,

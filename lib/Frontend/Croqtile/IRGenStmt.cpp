@@ -32,18 +32,6 @@ static bool mayExit(ArrayRef<StmtPtr> body) {
 }
 
 /// True when `body` may yield, in nested loops too.
-static bool mayYield(ArrayRef<StmtPtr> body) {
-  for (const StmtPtr &stmt : body) {
-    if (stmt->kind == Stmt::Kind::Yield)
-      return true;
-    if (stmt->kind == Stmt::Kind::Parallel)
-      continue;
-    if (mayYield(stmt->body) || mayYield(stmt->elseBody))
-      return true;
-  }
-  return false;
-}
-
 bool IRGen::bodyMayYield(ArrayRef<StmtPtr> body) { return mayYield(body); }
 
 /// True when `e` reads an element of `name` (`name.at(...)`).
@@ -331,59 +319,6 @@ bool IRGen::loopExits(ArrayRef<StmtPtr> body) {
   return true;
 }
 
-/// True when `e` reads or writes an element of a tensor (`x.at(...)`).
-bool IRGen::touchesElements(const Expr &e) {
-  if (e.kind == Expr::Kind::Member && e.name == "at" && e.hasArgs && e.base &&
-      e.base->kind == Expr::Kind::Name)
-    if (Symbol *s = lookup(e.base->name);
-        s && (s->kind == Symbol::Kind::Tensor || s->kind == Symbol::Kind::Future))
-      return true;
-  if (e.base && touchesElements(*e.base))
-    return true;
-  return llvm::any_of(e.args, [&](const ExprPtr &a) {
-    return a && touchesElements(*a);
-  });
-}
-
-bool IRGen::touchesElements(const Stmt &stmt) {
-  // Statements that only act: loops, branches, prints, element stores. A
-  // declaration or a binding would end with the kernel it ran in.
-  switch (stmt.kind) {
-  case Stmt::Kind::Foreach:
-  case Stmt::Kind::With:
-  case Stmt::Kind::If:
-  case Stmt::Kind::While:
-  case Stmt::Kind::Print:
-  case Stmt::Kind::Assert:
-  case Stmt::Kind::ExprStmt:
-  case Stmt::Kind::Block:
-    break;
-  case Stmt::Kind::Assign:
-    if (stmt.target->kind == Expr::Kind::Name)
-      return false;
-    break;
-  default:
-    return false;
-  }
-  std::function<bool(const Stmt &)> any = [&](const Stmt &s) {
-    if (s.kind == Stmt::Kind::Parallel)
-      return false;
-    for (const Expr *e : {s.target.get(), s.value.get(), s.source.get(),
-                          s.dest.get()})
-      if (e && touchesElements(*e))
-        return true;
-    for (const ExprPtr &e : s.operands)
-      if (e && touchesElements(*e))
-        return true;
-    for (const ArrayRef<StmtPtr> body : {ArrayRef(s.body), ArrayRef(s.elseBody)})
-      for (const StmtPtr &inner : body)
-        if (any(*inner))
-          return true;
-    return false;
-  };
-  return any(stmt);
-}
-
 LogicalResult IRGen::keepingRowParts(const Stmt &stmt,
                                      function_ref<LogicalResult()> build) {
   // Whether a row frag holds parts is known statically, in program order;
@@ -411,12 +346,6 @@ LogicalResult IRGen::onOneThread(const Stmt &stmt) {
   // Host code that reads or writes tensor elements: the tensors live on
   // the GPU, so the statement runs there, in one thread of one block.
   Location l = loc(stmt.loc);
-  SmallVector<Carried> assigned = carried(stmt);
-  if (!assigned.empty())
-    return fail(stmt.loc, "this host statement reads or writes tensor "
-                          "elements, so croq runs it on the GPU, where it "
-                          "cannot assign '" + assigned.front().name + "'",
-                "compute the value in a parallel and write it to a tensor");
   emitWarning(l) << "host code that reads or writes tensor elements runs "
                       "on the GPU, in one thread";
   auto grid = ParallelOp::create(builder, l, Level::Block,
@@ -431,46 +360,14 @@ LogicalResult IRGen::onOneThread(const Stmt &stmt) {
 }
 
 LogicalResult IRGen::statement(const Stmt &stmt) {
-  for (const StmtAttribute &attr : stmt.attributes) {
-    bool bounds = attr.name == "launch_bounds" || attr.name == "maxnreg";
-    // [[schedule(k_tiles(...))]]: an order for an MMA's K tiles. The
-    // result only differs in rounding; croq keeps the natural order.
-    if (attr.name == "schedule") {
-      if (stmt.kind != Stmt::Kind::Mma)
-        return fail(attr.loc, "[[schedule]] applies to an MMA statement");
-      // The order is checked even though croq does not apply it.
-      for (const ExprPtr &arg : attr.args) {
-        if (arg->kind != Expr::Kind::Call || arg->name != "k_tiles")
-          continue;
-        SmallVector<int64_t> order;
-        for (const ExprPtr &k : arg->args) {
-          FailureOr<int64_t> c = constantExpr(*k);
-          if (failed(c))
-            return failure();
-          order.push_back(*c);
-        }
-        SmallVector<int64_t> sorted(order);
-        llvm::sort(sorted);
-        for (auto [i, k] : llvm::enumerate(sorted))
-          if (k != static_cast<int64_t>(i))
-            return fail(arg->loc, "the k_tiles schedule must be a "
-                                  "permutation of [0, " +
-                                      Twine(order.size()) + ")",
-                        "name each K tile once");
-      }
+  // [[schedule(k_tiles(...))]]: an order for an MMA's K tiles, which Sema
+  // checked. The result only differs in rounding; croq keeps the natural
+  // order. The kernel attributes are applied where the kernel is built.
+  for (const StmtAttribute &attr : stmt.attributes)
+    if (attr.name == "schedule")
       emitWarning(loc(attr.loc)) << "croq does not apply [[schedule]]; the "
                                       "MMA runs its K tiles in order";
-      continue;
-    }
-    if (!bounds)
-      return fail(attr.loc, "unsupported attribute '[[" + attr.name + "]]'",
-                  "croq knows [[launch_bounds(threads, blocks)]] and "
-                  "[[maxnreg(n)]], on a kernel's parallel");
-    if (stmt.kind != Stmt::Kind::Parallel || insideParallel())
-      return fail(attr.loc, "[[" + attr.name + "]] applies to a kernel: put "
-                            "it before the outermost parallel");
-  }
-  if (!insideParallel() && touchesElements(stmt))
+  if (!insideParallel() && sema.onOneThread.contains(&stmt))
     return onOneThread(stmt);
   switch (stmt.kind) {
   case Stmt::Kind::Block: {
@@ -503,9 +400,6 @@ LogicalResult IRGen::statement(const Stmt &stmt) {
   case Stmt::Kind::MmaStore:
     return mmaStore(stmt);
   case Stmt::Kind::MmaCommit: {
-    if (!insideParallel())
-      return fail(stmt.loc, "mma." + stmt.op + " runs on device threads; "
-                                                "move it into a parallel");
     auto commit = MmaCommitOp::create(builder, loc(stmt.loc));
     if (stmt.arrivals)
       commit.setPending(*stmt.arrivals);
@@ -525,10 +419,6 @@ LogicalResult IRGen::statement(const Stmt &stmt) {
   case Stmt::Kind::Asm:
     return inlineAsm(stmt);
   case Stmt::Kind::Sync: {
-    if (!insideParallel())
-      return fail(stmt.loc, "sync." + stmt.op + " synchronises device "
-                                                "threads; move it into a "
-                                                "parallel");
     if (stmt.op == "global")
       return fail(stmt.loc, "sync.global is not supported yet",
                   "use sync.shared or sync.barrier : level");
@@ -578,11 +468,10 @@ LogicalResult IRGen::statement(const Stmt &stmt) {
   case Stmt::Kind::While:
     return keepingRowParts(stmt, [&] { return whileStmt(stmt); });
   case Stmt::Kind::Yield: {
+    // Sema placed it in a parallel, whose body declares the flag.
     Symbol *yielded = controlFlag(ControlFlag::Yield);
     if (!yielded)
-      return fail(stmt.loc, "yield ends a thread's part of a parallel; "
-                            "outside one there is nothing to end",
-                  "use return to leave a function");
+      return internalError(stmt.loc, "yield has no parallel to end");
     Value yes = arith::ConstantIntOp::create(builder, loc(stmt.loc),
                                              builder.getI1Type(), 1);
     yielded->value = yes;
@@ -597,10 +486,9 @@ LogicalResult IRGen::statement(const Stmt &stmt) {
   case Stmt::Kind::Break:
   case Stmt::Kind::Continue: {
     Symbol *brk = controlFlag(ControlFlag::Break), *cnt = controlFlag(ControlFlag::Continue);
+    // Sema placed it in a loop, which declares the flags.
     if (!brk || !cnt)
-      return fail(stmt.loc, (stmt.kind == Stmt::Kind::Break ? "break" : "continue") +
-                                Twine(" outside a loop"),
-                  "use it inside foreach or while");
+      return internalError(stmt.loc, "break or continue has no loop");
     Value yes = arith::ConstantIntOp::create(builder, loc(stmt.loc),
                                              builder.getI1Type(), 1);
     cnt->value = yes;
@@ -613,15 +501,6 @@ LogicalResult IRGen::statement(const Stmt &stmt) {
       hasReturn = true;
       return success();
     }
-    if (insideParallel())
-      return fail(stmt.loc, "return inside a parallel is not supported",
-                  "guard the work with if instead");
-    if (!returned.empty())
-      return fail(stmt.loc, "a function returns once, at its end");
-    Block *here = builder.getInsertionBlock();
-    if (!here->isEntryBlock() || !isa<func::FuncOp>(here->getParentOp()))
-      return fail(stmt.loc, "return inside a branch or a loop is not supported",
-                  "return once, at the end of the function");
     const Expr &e = *stmt.value;
     StringRef kind = currentFunction->returnKind;
     bool tensor = kind == "tensor";
@@ -802,14 +681,6 @@ LogicalResult IRGen::declaration(const Stmt &stmt) {
     }
     std::string storage = stmt.storage.empty() ? "global" : stmt.storage;
     bool device = storage == "shared" || storage == "local";
-    if (device && !insideParallel())
-      return fail(stmt.loc, storage + " tensors can only be declared inside "
-                                      "a parallel",
-                  "move the declaration into the block-level parallel");
-    if (!device && insideParallel())
-      return fail(stmt.loc, "a global tensor cannot be declared inside a "
-                            "parallel",
-                  "declare it before the parallel, at host level");
     SmallVector<int64_t> shape;
     SmallVector<Value> dynamic;
     for (const ExprPtr &d : stmt.arrayDims) {
@@ -897,17 +768,11 @@ LogicalResult IRGen::declaration(const Stmt &stmt) {
     MemoryKind kind = storage == "global"  ? MemoryKind::Global
                       : storage == "local" ? MemoryKind::Local
                                            : MemoryKind::Shared;
-    if (kind != MemoryKind::Global && !insideParallel())
-      return fail(stmt.loc, storage + " events can only be declared inside a "
-                                      "parallel",
-                  "declare them in the block-level parallel");
     SmallVector<int64_t> shape;
     for (const ExprPtr &d : stmt.arrayDims) {
       FailureOr<int64_t> c = constantExpr(*d);
       if (failed(c))
         return failure();
-      if (*c <= 0)
-        return fail(d->loc, "event arrays need a positive size");
       shape.push_back(*c);
     }
     auto type = EventType::getChecked([&] { return emitError(l); }, context,
@@ -917,11 +782,8 @@ LogicalResult IRGen::declaration(const Stmt &stmt) {
     auto alloc = EventAllocOp::create(builder, l, type, UnitAttr(), IntegerAttr());
     if (stmt.ready)
       alloc.setReady(true);
-    if (stmt.arrivals) {
-      if (*stmt.arrivals <= 0)
-        return fail(stmt.loc, "event<N> needs a positive arrival count");
+    if (stmt.arrivals)
       alloc.setArrivals(*stmt.arrivals);
-    }
     if (failed(declareNew(stmt.name, stmt.nameLoc,
                           Symbol{Symbol::Kind::Event, alloc.getEvent()})))
       return failure();
@@ -933,12 +795,6 @@ LogicalResult IRGen::declaration(const Stmt &stmt) {
 }
 
 LogicalResult IRGen::namedBarrier(const Expr &e) {
-  if (!insideParallel())
-    return fail(e.loc, "'" + e.name + "' synchronises device threads; move "
-                       "it into a parallel");
-  if (e.args.size() != 2)
-    return fail(e.loc, "'" + e.name + "' takes a barrier id and a thread "
-                       "count: " + e.name + "(1, 128)");
   SmallVector<Value> operands;
   for (const ExprPtr &arg : e.args) {
     FailureOr<EVal> v = expr(*arg);
@@ -960,28 +816,15 @@ LogicalResult IRGen::namedBarrier(const Expr &e) {
 /// registers grow or shrink follows from the kernel's entry count, which
 /// croq chooses (croq-bound-kernel-registers).
 LogicalResult IRGen::setRegisters(const Expr &e) {
+  // Sema checked that the call sits directly in a role's body, once, with a
+  // count setmaxnreg takes.
   auto role = dyn_cast_or_null<InThreadsOp>(
       builder.getInsertionBlock()->getParentOp());
-  if (!role || !role.getAsync())
-    return fail(e.loc, "'" + e.name + "' sets the register budget of a "
-                       "warp-specialized role, so it belongs directly in the "
-                       "body of an inthreads.async region that selects whole "
-                       "warpgroups",
-                "move it to the start of the role, outside loops and ifs");
-  std::optional<int64_t> count;
-  if (e.args.size() == 1)
-    if (FailureOr<EVal> v = expr(*e.args[0]); succeeded(v))
-      count = asConstant(v->value);
-  if (!count)
-    return fail(e.loc, "'" + e.name + "' takes one compile-time register "
-                       "count: " + e.name + "(240)");
-  if (*count < 24 || *count > 256 || *count % 8 != 0)
-    return fail(e.args[0]->loc, "setmaxnreg moves a warpgroup to 24 to 256 "
-                                "registers per thread in steps of 8, not " +
-                                    Twine(*count));
-  if (role.getRegisters())
-    return fail(e.loc, "this role already has a register budget",
-                "set it once per role");
+  FailureOr<int64_t> count = constantExpr(*e.args[0]);
+  if (failed(count))
+    return failure();
+  if (!role)
+    return internalError(e.loc, "a register budget outside a role");
   role.setRegisters(static_cast<int32_t>(*count));
   return success();
 }
@@ -1004,13 +847,7 @@ LogicalResult IRGen::assignment(const Stmt &stmt) {
     if (e.kind == Expr::Kind::Call &&
         (e.name == "__bar_sync" || e.name == "__bar_arrive"))
       return namedBarrier(e);
-    if (e.kind == Expr::Kind::Call && StringRef(e.name).starts_with("__"))
-      return fail(stmt.loc, "'" + e.name + "' is not a croq built-in",
-                  "CUDA intrinsics are not available in Croqtile code; use "
-                  "sync.barrier, events and the math built-ins");
-    if (e.kind != Expr::Kind::Postfix &&
-        !(e.kind == Expr::Kind::Unary && (e.name == "++" || e.name == "--")))
-      return fail(stmt.loc, "this expression has no effect as a statement");
+    // Sema accepted it: `x++` or `--x`.
     return success(succeeded(expr(e)));
   }
   const Expr &target = *stmt.target;
@@ -1313,11 +1150,6 @@ LogicalResult IRGen::assignment(const Stmt &stmt) {
 }
 
 LogicalResult IRGen::cpp(const Stmt &stmt) {
-  if (!insideParallel())
-    return fail(stmt.loc, "__cpp__ in host code: croq writes the host code "
-                          "of a __co__ function itself",
-                "put host C++ outside the __co__ function, or move the "
-                "__cpp__ into a parallel");
   // The code cannot name the kernel's variables: it is a function's body.
   std::string name = "__croq_cpp_" + std::to_string(cppBlocks++);
   auto [line, column] = sourceMgr.getLineAndColumn(stmt.loc);
@@ -1410,10 +1242,6 @@ llvmAsmTemplate(StringRef gcc, ArrayRef<std::string> names,
 }
 
 LogicalResult IRGen::inlineAsm(const Stmt &stmt) {
-  if (!insideParallel())
-    return fail(stmt.loc, "inline assembly runs on device threads, but this "
-                          "is host code",
-                "move it into a parallel");
   Location l = loc(stmt.loc);
   // Operands in GCC's numbering: outputs, then inputs.
   SmallVector<std::string> names;

@@ -69,7 +69,16 @@ mlir::croq::importCroqtile(llvm::SourceMgr &sourceMgr, MLIRContext *context,
     }
     program.deviceCode = defines + program.deviceCode;
   }
-  OwningOpRef<ModuleOp> module = generateIR(context, sourceMgr, program);
+  FailureOr<SemaResult> sema = analyze(
+      program, [&](llvm::SMLoc loc, const Twine &message, const Twine &hint) {
+        InFlightDiagnostic diag = emitError(locate(loc), message);
+        if (!hint.isTriviallyEmpty())
+          diag.attachNote() << "hint: " << hint;
+      });
+  if (failed(sema))
+    return nullptr;
+  OwningOpRef<ModuleOp> module =
+      generateIR(context, sourceMgr, program, *sema);
   if (!module)
     return nullptr;
   // Errors here are at .co lines; a dump of the generated op (the default

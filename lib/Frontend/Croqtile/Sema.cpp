@@ -56,15 +56,44 @@ struct Decl {
 
 class Sema {
 public:
-  explicit Sema(SemaResult &result) : result(result) {}
+  Sema(SemaResult &result, DiagnoseFn diagnose)
+      : result(result), diagnose(diagnose) {}
 
-  void program(const Program &program) {
-    for (const Function &fn : program.functions)
+  /// False after an error.
+  bool program(const Program &program) {
+    for (const Function &fn : program.functions) {
       function(fn);
+      if (hadError)
+        return false;
+    }
+    return true;
   }
 
 private:
   SemaResult &result;
+  DiagnoseFn diagnose;
+  bool hadError = false;
+
+  /// Reports the first error; Sema stops there.
+  void fail(SMLoc loc, const Twine &message, const Twine &hint = "") {
+    if (!hadError)
+      diagnose(loc, message, hint);
+    hadError = true;
+  }
+
+  /// The constructs between the current statement and the innermost
+  /// parallel body (or the function body), innermost last: what break,
+  /// continue, yield, return and the register budget of a role may act on.
+  enum class Region { Parallel, OneThread, Apply, Role, InThreads, Loop, Branch };
+  struct OpenRegion {
+    Region kind;
+    /// Role: it has a register budget (setreg_inc/dec).
+    bool budget = false;
+  };
+  SmallVector<OpenRegion> regions;
+  /// The function returned a value already.
+  bool returnedValue = false;
+  bool onDevice() const { return !levels.empty(); }
   std::deque<Decl> decls;
   std::vector<llvm::StringMap<Decl *>> scopes;
   /// The levels of the parallels around the current statement, outermost
@@ -522,6 +551,7 @@ private:
 
   void function(const Function &fn) {
     reassigned.clear();
+    returnedValue = false;
     collectAssigned(fn.body);
     scopes.clear();
     push();
@@ -555,8 +585,18 @@ private:
   }
 
   void statements(ArrayRef<StmtPtr> body) {
-    for (const StmtPtr &s : body)
+    for (const StmtPtr &s : body) {
+      if (hadError)
+        return;
       statement(*s);
+    }
+  }
+
+  /// Runs `body` inside a construct of kind `kind`.
+  void inRegion(Region kind, function_ref<void()> body) {
+    regions.push_back({kind});
+    body();
+    regions.pop_back();
   }
 
   void scoped(ArrayRef<StmtPtr> body) {
@@ -820,7 +860,539 @@ private:
     return d && d->kind == Decl::Kind::Future ? d : nullptr;
   }
 
+  //===--------------------------------------------------------------------===//
+  // Language rules
+  //===--------------------------------------------------------------------===//
+
+  /// Whether `e` reads or writes an element of a tensor or a future's
+  /// buffer (`x.at(...)`).
+  bool touchesElements(const Expr &e) {
+    return anyExpr(e, [&](const Expr &x) {
+      if (x.kind != Expr::Kind::Member || x.name != "at" || !x.hasArgs ||
+          !x.base || x.base->kind != Expr::Kind::Name)
+        return false;
+      Decl *d = lookup(x.base->name);
+      return d && (d->kind == Decl::Kind::Tensor ||
+                   d->kind == Decl::Kind::Future);
+    });
+  }
+
+  /// The expressions of `stmt` itself, not of the statements in its body.
+  static void ownExprs(const Stmt &stmt,
+                       function_ref<void(const Expr &)> each) {
+    auto one = [&](const Expr *e) {
+      if (e)
+        each(*e);
+    };
+    auto all = [&](ArrayRef<ExprPtr> es) {
+      for (const ExprPtr &e : es)
+        one(e.get());
+    };
+    for (const StmtAttribute &attr : stmt.attributes)
+      all(attr.args);
+    for (const Expr *e : {stmt.target.get(), stmt.value.get(),
+                          stmt.source.get(), stmt.dest.get(),
+                          stmt.padValue.get(), stmt.boundEvent.get(),
+                          stmt.mask.get()})
+      one(e);
+    all(stmt.operands);
+    all(stmt.dims);
+    all(stmt.arrayDims);
+    all(stmt.ranges);
+    for (const ParallelLevel &level : stmt.levels)
+      all(level.bounds);
+    for (const Within &w : stmt.withins)
+      all(w.bounds);
+    for (const std::vector<AsmOperand> *ops :
+         {&stmt.asmOutputs, &stmt.asmInputs})
+      for (const AsmOperand &op : *ops)
+        one(op.value.get());
+  }
+
+  /// Host code that reads or writes tensor elements runs on the GPU, in
+  /// one thread of one block: loops, branches, prints, asserts, element
+  /// stores and expression statements that do. A declaration or a binding
+  /// would end with the kernel it ran in.
+  bool runsOnOneThread(const Stmt &stmt) {
+    switch (stmt.kind) {
+    case Stmt::Kind::Foreach:
+    case Stmt::Kind::With:
+    case Stmt::Kind::If:
+    case Stmt::Kind::While:
+    case Stmt::Kind::Print:
+    case Stmt::Kind::Assert:
+    case Stmt::Kind::ExprStmt:
+    case Stmt::Kind::Block:
+      break;
+    case Stmt::Kind::Assign:
+      if (stmt.target->kind == Expr::Kind::Name)
+        return false;
+      break;
+    default:
+      return false;
+    }
+    std::function<bool(const Stmt &)> any = [&](const Stmt &s) {
+      if (s.kind == Stmt::Kind::Parallel)
+        return false;
+      for (const Expr *e :
+           {s.target.get(), s.value.get(), s.source.get(), s.dest.get()})
+        if (e && touchesElements(*e))
+          return true;
+      for (const ExprPtr &e : s.operands)
+        if (e && touchesElements(*e))
+          return true;
+      for (ArrayRef<StmtPtr> body : {ArrayRef(s.body), ArrayRef(s.elseBody)})
+        for (const StmtPtr &inner : body)
+          if (any(*inner))
+            return true;
+      return false;
+    };
+    return any(stmt);
+  }
+
+  /// The first host variable that `stmt`, run on the GPU, would assign.
+  const Expr *assignedHostVariable(const Stmt &stmt) {
+    if (stmt.kind == Stmt::Kind::Parallel)
+      return nullptr;
+    const Expr *target = nullptr;
+    if (stmt.kind == Stmt::Kind::Assign && stmt.target &&
+        stmt.target->kind == Expr::Kind::Name)
+      target = stmt.target.get();
+    if (stmt.kind == Stmt::Kind::ExprStmt && stmt.value &&
+        (stmt.value->kind == Expr::Kind::Postfix ||
+         stmt.value->kind == Expr::Kind::Unary) &&
+        !stmt.value->args.empty() &&
+        stmt.value->args[0]->kind == Expr::Kind::Name)
+      target = stmt.value->args[0].get();
+    if (target) {
+      Decl *d = lookup(target->name);
+      if (d && d->kind == Decl::Kind::Scalar &&
+          (stmt.op != "=" || d->isMutable))
+        return target;
+    }
+    for (ArrayRef<StmtPtr> body : {ArrayRef(stmt.body), ArrayRef(stmt.elseBody)})
+      for (const StmtPtr &inner : body)
+        if (const Expr *e = assignedHostVariable(*inner))
+          return e;
+    return nullptr;
+  }
+
+  /// The rules of an expression's calls: atomics and, in host code, device
+  /// calls and element accesses.
+  void checkExprs(const Stmt &stmt) {
+    ownExprs(stmt, [&](const Expr &root) {
+      anyExpr(root, [&](const Expr &e) {
+        checkExpr(e);
+        return hadError;
+      });
+    });
+  }
+
+  void checkExpr(const Expr &e) {
+    if (e.kind == Expr::Kind::Call && !e.base &&
+        isAtomicBuiltin(e.name)) {
+      bool cas = e.name == "__atomic_cas";
+      size_t arity = cas ? 3 : 2;
+      if (e.args.size() != arity)
+        return fail(e.loc, e.name + " takes " + Twine(arity) + " arguments",
+                    cas ? "write " + e.name + "(x.at(i), expected, desired)"
+                        : "write " + e.name + "(x.at(i), value)");
+      const Expr &target = *e.args[0];
+      if (target.kind != Expr::Kind::Member || target.name != "at" ||
+          !target.hasArgs)
+        return fail(target.loc, e.name + " updates an element: its first "
+                                         "argument is x.at(...)");
+      // An atomic is each thread's: between levels (a block or warpgroup
+      // body) every thread of the group would run it, not one as for a
+      // store.
+      if (levels.empty() || levels.back() != Level::Thread)
+        return fail(e.loc, e.name + " runs in each thread: put it in the "
+                                    "body of a thread-level parallel",
+                    "in a block or warpgroup body every thread would run "
+                    "it; write `parallel t by 1 : thread` around it to run "
+                    "it once");
+      return;
+    }
+    if (onDevice())
+      return;
+    if (e.kind == Expr::Kind::DeviceCall && !isRegisterBudget(e))
+      return fail(e.loc, "`call` runs a device function, but this is host "
+                         "code",
+                  "move the call into a parallel");
+    if (e.kind == Expr::Kind::Member && e.name == "at" && e.hasArgs && e.base)
+      return fail(e.loc, "host code cannot read or write elements of a "
+                         "tensor: croq's host code computes scalars and "
+                         "launches kernels",
+                  "move the access into a parallel");
+  }
+
+  static bool isRegisterBudget(const Expr &e) {
+    return e.kind == Expr::Kind::DeviceCall &&
+           (e.name == "croq::cuda::setreg_inc" ||
+            e.name == "croq::cuda::setreg_dec");
+  }
+
+  /// The innermost construct that break and continue (`loop`) or yield
+  /// (`!loop`) act on: a loop, or a parallel body; null when another
+  /// construct (an apply, a one-thread host statement, the function) comes
+  /// first.
+  const OpenRegion *exitTarget(bool loop) {
+    for (const OpenRegion &r : llvm::reverse(regions)) {
+      if (r.kind == Region::Loop && loop)
+        return &r;
+      if (r.kind == Region::Parallel)
+        return loop ? nullptr : &r;
+      if (r.kind == Region::Apply || r.kind == Region::OneThread)
+        return nullptr;
+    }
+    return nullptr;
+  }
+
+  void checkAttributes(const Stmt &stmt) {
+    for (const StmtAttribute &attr : stmt.attributes) {
+      if (attr.name == "schedule") {
+        if (stmt.kind != Stmt::Kind::Mma)
+          return fail(attr.loc, "[[schedule]] applies to an MMA statement");
+        for (const ExprPtr &arg : attr.args) {
+          if (arg->kind != Expr::Kind::Call || arg->name != "k_tiles")
+            continue;
+          SmallVector<int64_t> order;
+          for (const ExprPtr &k : arg->args) {
+            std::optional<int64_t> c = scalar(*k).value;
+            if (!c)
+              return fail(k->loc, "expected a compile-time constant",
+                          "use a literal or a #define");
+            order.push_back(*c);
+          }
+          SmallVector<int64_t> sorted(order);
+          llvm::sort(sorted);
+          for (auto [i, k] : llvm::enumerate(sorted))
+            if (k != static_cast<int64_t>(i))
+              return fail(arg->loc,
+                          "the k_tiles schedule must be a permutation of [0, " +
+                              Twine(order.size()) + ")",
+                          "name each K tile once");
+        }
+        continue;
+      }
+      if (attr.name != "launch_bounds" && attr.name != "maxnreg")
+        return fail(attr.loc, "unsupported attribute '[[" + attr.name + "]]'",
+                    "croq knows [[launch_bounds(threads, blocks)]] and "
+                    "[[maxnreg(n)]], on a kernel's parallel");
+      if (stmt.kind != Stmt::Kind::Parallel || onDevice())
+        return fail(attr.loc, "[[" + attr.name + "]] applies to a kernel: put "
+                              "it before the outermost parallel");
+    }
+  }
+
+  /// An expression statement: a built-in, a device call or `x++`.
+  void checkExprStmt(const Stmt &stmt) {
+    const Expr &e = *stmt.value;
+    if (isRegisterBudget(e))
+      return checkRegisterBudget(e);
+    if (e.kind == Expr::Kind::DeviceCall ||
+        (e.kind == Expr::Kind::Call && StringRef(e.name).starts_with("__atomic_")))
+      return;
+    if (e.kind == Expr::Kind::Call) {
+      bool reduce = e.name == "reduce_max" || e.name == "reduce_sum";
+      bool allReduce = e.name == "all_reduce_sum" || e.name == "all_reduce_max";
+      if (reduce || allReduce || e.name == "copy") {
+        size_t arity = reduce ? 3 : allReduce ? 1 : 2;
+        if (e.args.size() != arity)
+          return fail(e.loc,
+                      e.name + " takes " + Twine(arity) +
+                          (arity == 1 ? " argument" : " arguments"),
+                      reduce      ? "write " + e.name + "(dst, src, 1)"
+                      : allReduce ? "write " + e.name + "(x)"
+                                  : std::string("write copy(dst, src)"));
+        if (llvm::any_of(regions, [](const OpenRegion &r) {
+              return r.kind == Region::Apply;
+            }))
+          return fail(e.loc,
+                      e.name + " acts on whole frags: call it outside apply");
+        return;
+      }
+      if (e.name == "__bar_sync" || e.name == "__bar_arrive") {
+        if (!onDevice())
+          return fail(e.loc, "'" + e.name + "' synchronises device threads; "
+                             "move it into a parallel");
+        if (e.args.size() != 2)
+          return fail(e.loc, "'" + e.name + "' takes a barrier id and a "
+                             "thread count: " + e.name + "(1, 128)");
+        return;
+      }
+      if (StringRef(e.name).starts_with("__"))
+        return fail(stmt.loc, "'" + e.name + "' is not a croq built-in",
+                    "CUDA intrinsics are not available in Croqtile code; use "
+                    "sync.barrier, events and the math built-ins");
+    }
+    if (e.kind != Expr::Kind::Postfix &&
+        !(e.kind == Expr::Kind::Unary && (e.name == "++" || e.name == "--")))
+      return fail(stmt.loc, "this expression has no effect as a statement");
+  }
+
+  /// `call croq::cuda::setreg_inc(n)` / `setreg_dec(n)`: the register budget
+  /// of the warp-specialized role whose body holds it.
+  void checkRegisterBudget(const Expr &e) {
+    if (regions.empty() || regions.back().kind != Region::Role)
+      return fail(e.loc, "'" + e.name + "' sets the register budget of a "
+                         "warp-specialized role, so it belongs directly in "
+                         "the body of an inthreads.async region that selects "
+                         "whole warpgroups",
+                  "move it to the start of the role, outside loops and ifs");
+    std::optional<int64_t> count;
+    if (e.args.size() == 1)
+      count = scalar(*e.args[0]).value;
+    if (!count)
+      return fail(e.loc, "'" + e.name + "' takes one compile-time register "
+                         "count: " + e.name + "(240)");
+    if (*count < 24 || *count > 256 || *count % 8 != 0)
+      return fail(e.args[0]->loc, "setmaxnreg moves a warpgroup to 24 to 256 "
+                                  "registers per thread in steps of 8, not " +
+                                      Twine(*count));
+    if (regions.back().budget)
+      return fail(e.loc, "this role already has a register budget",
+                  "set it once per role");
+    regions.back().budget = true;
+  }
+
+  /// The rules of `stmt` itself; the statements of its body are checked
+  /// as Sema reaches them.
+  void check(const Stmt &stmt) {
+    checkAttributes(stmt);
+    if (hadError)
+      return;
+    bool device = onDevice();
+    switch (stmt.kind) {
+    case Stmt::Kind::Mma:
+      if (!device)
+        return fail(stmt.loc,
+                    "MMA runs on device threads; move it into a parallel");
+      break;
+    case Stmt::Kind::MmaCommit:
+      if (!device)
+        return fail(stmt.loc, "mma." + stmt.op + " runs on device threads; "
+                                                  "move it into a parallel");
+      break;
+    case Stmt::Kind::Sync:
+      if (!device)
+        return fail(stmt.loc, "sync." + stmt.op + " synchronises device "
+                                                  "threads; move it into a "
+                                                  "parallel");
+      break;
+    case Stmt::Kind::Cpp:
+      if (!device)
+        return fail(stmt.loc, "__cpp__ in host code: croq writes the host "
+                              "code of a __co__ function itself",
+                    "put host C++ outside the __co__ function, or move the "
+                    "__cpp__ into a parallel");
+      break;
+    case Stmt::Kind::Asm:
+      if (!device)
+        return fail(stmt.loc, "inline assembly runs on device threads, but "
+                              "this is host code",
+                    "move it into a parallel");
+      break;
+    case Stmt::Kind::InThreads:
+      if (!device)
+        return fail(stmt.loc, "inthreads partitions the threads of a "
+                              "parallel and is illegal at host level",
+                    "move it into a parallel");
+      if (stmt.async && llvm::any_of(regions, [](const OpenRegion &r) {
+            return r.kind == Region::Role || r.kind == Region::InThreads;
+          }))
+        return fail(stmt.loc, "only the outermost inthreads can be async",
+                    "drop .async from the nested inthreads");
+      break;
+    case Stmt::Kind::Dma:
+      if (stmt.copyKind == "pad" && !device)
+        return fail(stmt.loc, "dma.pad runs on device threads; move it into "
+                              "a parallel");
+      if (!stmt.dest && !device)
+        return fail(stmt.loc, "=> " + stmt.destStorage +
+                                  " allocates a buffer and is only legal "
+                                  "inside a parallel");
+      break;
+    case Stmt::Kind::TensorDecl: {
+      if (stmt.storage == "frag")
+        break;
+      bool deviceStorage = stmt.storage == "shared" || stmt.storage == "local";
+      if (deviceStorage && !device)
+        return fail(stmt.loc, stmt.storage + " tensors can only be declared "
+                                             "inside a parallel",
+                    "move the declaration into the block-level parallel");
+      if (!deviceStorage && device)
+        return fail(stmt.loc, "a global tensor cannot be declared inside a "
+                              "parallel",
+                    "declare it before the parallel, at host level");
+      break;
+    }
+    case Stmt::Kind::EventDecl: {
+      std::string storage = stmt.storage.empty() ? "shared" : stmt.storage;
+      if (storage != "global" && !device)
+        return fail(stmt.loc, storage + " events can only be declared inside "
+                                        "a parallel",
+                    "declare them in the block-level parallel");
+      // IRGen reports a size that is not a constant, where it evaluates it.
+      for (const ExprPtr &d : stmt.arrayDims)
+        if (std::optional<int64_t> c = scalar(*d).value; c && *c <= 0)
+          return fail(d->loc, "event arrays need a positive size");
+      if (stmt.arrivals && *stmt.arrivals <= 0)
+        return fail(stmt.loc, "event<N> needs a positive arrival count");
+      break;
+    }
+    case Stmt::Kind::ExprStmt:
+      checkExprStmt(stmt);
+      break;
+    case Stmt::Kind::Apply: {
+      const Expr &span = *stmt.source;
+      if (span.kind != Expr::Kind::Member || span.name != "span" ||
+          span.hasArgs || !span.base || span.base->kind != Expr::Kind::Name)
+        return fail(span.loc, "apply runs over a frag's elements: apply "
+                              "{i, j} in x.span");
+      if (llvm::any_of(regions, [](const OpenRegion &r) {
+            return r.kind == Region::Apply;
+          }))
+        return fail(stmt.loc, "apply cannot be nested in another apply");
+      if (mayYield(stmt.body))
+        return fail(stmt.loc, "yield inside apply is not supported: the body "
+                              "runs once per element, unrolled",
+                    "yield before or after the apply");
+      break;
+    }
+    case Stmt::Kind::Yield:
+      if (!exitTarget(/*loop=*/false))
+        return fail(stmt.loc, "yield ends a thread's part of a parallel; "
+                              "outside one there is nothing to end",
+                    "use return to leave a function");
+      break;
+    case Stmt::Kind::Break:
+    case Stmt::Kind::Continue:
+      if (!exitTarget(/*loop=*/true))
+        return fail(stmt.loc,
+                    (stmt.kind == Stmt::Kind::Break ? "break" : "continue") +
+                        Twine(" outside a loop"),
+                    "use it inside foreach or while");
+      break;
+    case Stmt::Kind::Return:
+      if (!stmt.value)
+        break;
+      if (device)
+        return fail(stmt.loc, "return inside a parallel is not supported",
+                    "guard the work with if instead");
+      if (returnedValue)
+        return fail(stmt.loc, "a function returns once, at its end");
+      if (!regions.empty())
+        return fail(stmt.loc,
+                    "return inside a branch or a loop is not supported",
+                    "return once, at the end of the function");
+      returnedValue = true;
+      break;
+    default:
+      break;
+    }
+    if (!hadError)
+      checkExprs(stmt);
+  }
+
+  /// The levels of the parallel `stmt` inside `enclosing`, completed, after
+  /// the level rules; none after an error.
+  std::optional<SmallVector<LevelPlan>>
+  levelPlan(const Stmt &stmt, std::optional<Level> enclosing) {
+    LevelError error;
+    FailureOr<SmallVector<LevelPlan>> planned =
+        planLevels(stmt, enclosing, error);
+    if (failed(planned)) {
+      fail(error.loc, error.message, error.hint);
+      return std::nullopt;
+    }
+    SmallVector<LevelPlan> &plan = *planned;
+    bool outermost = !enclosing;
+    auto reject = [&](SMLoc loc, const Twine &message,
+                      const Twine &hint = "") {
+      fail(loc, message, hint);
+      return std::nullopt;
+    };
+    if (stmt.async && !outermost)
+      return reject(stmt.loc, "only the outermost parallel can be .async",
+                    "drop .async from this nested parallel");
+    if (!stmt.streamName.empty() && plan.front().level != Level::Block)
+      return reject(stmt.loc,
+                    "a stream can only be bound to a block-level parallel",
+                    "annotate the level `: block`, or drop <" +
+                        stmt.streamName + ">");
+    // `parallel p by 64 : thread` outside any parallel runs in one block.
+    if (outermost && plan.front().level != Level::Block)
+      plan.insert(plan.begin(), {nullptr, Level::Block});
+    if (!outermost && plan.front().level == Level::Block)
+      return reject(stmt.loc, "a block-level parallel cannot be nested in "
+                              "another parallel");
+    // The chain continues the levels of the parallel around it.
+    if (enclosing && static_cast<int>(*enclosing) <=
+                         static_cast<int>(plan.front().level))
+      return reject(plan.front().source ? plan.front().source->loc : stmt.loc,
+                    "a '" + levelName(plan.front().level) +
+                        "' parallel cannot be nested in a '" +
+                        levelName(*enclosing) + "' parallel",
+                    "levels go block, group-4, group, thread from the "
+                    "outside in");
+    for (size_t i = 0; i + 1 < plan.size(); ++i) {
+      if (static_cast<int>(plan[i + 1].level) >=
+          static_cast<int>(plan[i].level))
+        return reject(plan[i + 1].source ? plan[i + 1].source->loc : stmt.loc,
+                      "parallel levels must go from block to group-4, group "
+                      "and thread");
+      if (plan[i].level == Level::Warpgroup && plan[i + 1].level == Level::Warp)
+        return reject(plan[i + 1].source->loc,
+                      "an explicit group inside group-4 is not supported",
+                      "use `: thread` inside a group-4 level");
+    }
+    // A group-4 level's threads: 128 per warpgroup.
+    for (size_t i = 0; i + 1 < plan.size(); ++i) {
+      if (plan[i].level != Level::Warpgroup ||
+          plan[i + 1].level != Level::Thread)
+        continue;
+      int64_t total = 1;
+      bool known = true;
+      for (const ExprPtr &b : plan[i + 1].source->bounds) {
+        if (b->kind != Expr::Kind::Int) {
+          known = false;
+          break;
+        }
+        total *= b->intValue;
+      }
+      if (known && total != 128)
+        return reject(plan[i + 1].source->loc,
+                      "a group-4 level has 128 threads, but this thread "
+                      "level has " + Twine(total),
+                      "make the thread extents multiply to 128");
+    }
+    return plan;
+  }
+
   void statement(const Stmt &stmt) {
+    // Host code that touches elements runs in a kernel of one thread.
+    if (!onDevice() && runsOnOneThread(stmt)) {
+      if (const Expr *assigned = assignedHostVariable(stmt))
+        return fail(stmt.loc, "this host statement reads or writes tensor "
+                              "elements, so croq runs it on the GPU, where it "
+                              "cannot assign '" + assigned->name + "'",
+                    "compute the value in a parallel and write it to a "
+                    "tensor");
+      result.onOneThread.insert(&stmt);
+      levels.push_back(Level::Block);
+      levels.push_back(Level::Thread);
+      inRegion(Region::OneThread, [&] { analyzeStatement(stmt); });
+      levels.resize(levels.size() - 2);
+      return;
+    }
+    analyzeStatement(stmt);
+  }
+
+  void analyzeStatement(const Stmt &stmt) {
+    check(stmt);
+    if (hadError)
+      return;
     switch (stmt.kind) {
     case Stmt::Kind::Block:
       scoped(stmt.body);
@@ -949,26 +1521,22 @@ private:
       std::optional<Level> enclosing;
       if (!levels.empty())
         enclosing = levels.back();
-      LevelError error;
-      FailureOr<SmallVector<LevelPlan>> plan =
-          planLevels(stmt, enclosing, error);
+      std::optional<SmallVector<LevelPlan>> plan = levelPlan(stmt, enclosing);
+      if (!plan)
+        return;
       size_t depth = levels.size();
-      if (succeeded(plan)) {
-        if (!enclosing && plan->front().level != Level::Block)
-          levels.push_back(Level::Block);
-        for (const LevelPlan &level : *plan)
-          levels.push_back(level.level);
-      }
+      for (const LevelPlan &level : *plan)
+        levels.push_back(level.level);
+      result.levelPlans[&stmt] = std::move(*plan);
       push();
       for (const ParallelLevel &level : stmt.levels) {
         bool threadLevel = false;
-        if (succeeded(plan))
-          for (const LevelPlan &planned : *plan)
-            if (planned.source == &level)
-              threadLevel = planned.level == Level::Thread;
+        for (const LevelPlan &planned : result.levelPlans[&stmt])
+          if (planned.source == &level)
+            threadLevel = planned.level == Level::Thread;
         indices(level.names, level.bounds, level.tupleName, threadLevel);
       }
-      statements(stmt.body);
+      inRegion(Region::Parallel, [&] { statements(stmt.body); });
       pop();
       levels.resize(depth);
       return;
@@ -1001,7 +1569,10 @@ private:
       for (const WhereBinding &binding : stmt.whereBindings)
         if (Decl *target = lookup(binding.target))
           scopes.back()[binding.alias] = target;
-      statements(stmt.body);
+      if (stmt.kind == Stmt::Kind::Foreach)
+        inRegion(Region::Loop, [&] { statements(stmt.body); });
+      else
+        statements(stmt.body);
       pop();
       return;
     case Stmt::Kind::Apply: {
@@ -1020,17 +1591,29 @@ private:
                              bounds && i < bounds->size() ? (*bounds)[i].value
                                                           : std::nullopt,
                              true});
-      statements(stmt.body);
+      // Each thread runs the body for its own elements: IRGen puts a thread
+      // level around it where there is none.
+      bool threads = !levels.empty() && levels.back() != Level::Thread;
+      if (threads)
+        levels.push_back(Level::Thread);
+      inRegion(Region::Apply, [&] { statements(stmt.body); });
+      if (threads)
+        levels.pop_back();
       pop();
       return;
     }
     case Stmt::Kind::If:
-      scoped(stmt.body);
-      scoped(stmt.elseBody);
+      inRegion(Region::Branch, [&] {
+        scoped(stmt.body);
+        scoped(stmt.elseBody);
+      });
       return;
     case Stmt::Kind::While:
+      inRegion(Region::Loop, [&] { scoped(stmt.body); });
+      return;
     case Stmt::Kind::InThreads:
-      scoped(stmt.body);
+      inRegion(stmt.async ? Region::Role : Region::InThreads,
+               [&] { scoped(stmt.body); });
       return;
     default:
       return;
@@ -1039,6 +1622,14 @@ private:
 };
 
 } // namespace
+
+bool mlir::croq::croqtile::isAtomicBuiltin(StringRef name) {
+  return llvm::is_contained(
+      {"__atomic_add", "__atomic_sub", "__atomic_exch", "__atomic_min",
+       "__atomic_max", "__atomic_and", "__atomic_or", "__atomic_xor",
+       "__atomic_cas"},
+      name);
+}
 
 bool mlir::croq::croqtile::isShapeOperator(StringRef op) {
   return op == "+" || op == "-" || op == "*" || op == "/" || op == "%";
@@ -1081,8 +1672,10 @@ mlir::croq::croqtile::defaultAccumulatorElement(StringRef operandElement) {
   return "f32";
 }
 
-SemaResult mlir::croq::croqtile::analyze(const Program &program) {
+FailureOr<SemaResult> mlir::croq::croqtile::analyze(const Program &program,
+                                                    DiagnoseFn diagnose) {
   SemaResult result;
-  Sema(result).program(program);
+  if (!Sema(result, diagnose).program(program))
+    return failure();
   return result;
 }

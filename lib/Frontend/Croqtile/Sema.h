@@ -18,6 +18,11 @@
 //  - the buffer a `dma.any` placeholder stands for, from the future it is
 //    swapped with or the copy later assigned to it.
 //
+// It also checks the language rules that follow from a program's structure
+// (where a statement may appear, level chains, exits, attributes, the
+// built-ins' forms) and decides what IRGen builds from them: each parallel's
+// completed levels, and the host statements that run on one GPU thread.
+//
 // IRGen reads these facts and generates each function once.
 //
 //===----------------------------------------------------------------------===//
@@ -26,11 +31,14 @@
 #define CROQ_LIB_FRONTEND_CROQTILE_SEMA_H
 
 #include "AST.h"
+#include "Levels.h"
 
 #include "Croq/Dialect/Croq/IR/CroqTypes.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/Twine.h"
 #include "llvm/ADT/SmallVector.h"
 
 #include <optional>
@@ -84,7 +92,21 @@ struct SemaResult {
   /// Accumulators used by an MMA whose operand shapes Sema could not work
   /// out statically: the operand expression at fault.
   llvm::DenseMap<const Stmt *, const Expr *> unshapedAccumulators;
+  /// Each parallel's levels, completed (a kernel's chain that starts below
+  /// the block level begins with an implicit block level of extent 1).
+  llvm::DenseMap<const Stmt *, llvm::SmallVector<LevelPlan>> levelPlans;
+  /// Host statements that read or write tensor elements: they run on the
+  /// GPU, in one thread of one block.
+  llvm::DenseSet<const Stmt *> onOneThread;
 };
+
+/// Reports an error at a location, with a hint (a note) unless it is empty.
+using DiagnoseFn = llvm::function_ref<void(
+    llvm::SMLoc, const llvm::Twine &message, const llvm::Twine &hint)>;
+
+/// `__atomic_add`, `__atomic_cas`, ...: the atomic read-modify-write
+/// built-ins.
+bool isAtomicBuiltin(llvm::StringRef name);
 
 /// The operators that apply element-wise to shapes.
 bool isShapeOperator(llvm::StringRef op);
@@ -102,11 +124,17 @@ bool isShapeValued(const Expr &e,
 /// integers accumulate in s32 and other floats in f32.
 std::string defaultAccumulatorElement(llvm::StringRef operandElement);
 
-/// Analyzes `program`. A fact Sema cannot establish is reported by IRGen at
-/// the statement that needs it, in program order, and after the errors of
-/// the statements it depends on (an accumulator's MMA operands), so that the
-/// first error of a file is its cause.
-SemaResult analyze(const Program &program);
+/// Analyzes `program` and checks the language rules Sema owns: where each
+/// statement may appear (host code or a parallel, a loop, a role, an
+/// apply), the level rules of parallel chains, attributes, built-in calls
+/// and the static rules of declarations. Reports the first broken rule, in
+/// program order, and fails.
+///
+/// A fact Sema cannot establish (an accumulator's shape) is reported by
+/// IRGen at the statement that needs it, in program order, and after the
+/// errors of the statements it depends on (an accumulator's MMA operands),
+/// so that the first error of a file is its cause.
+FailureOr<SemaResult> analyze(const Program &program, DiagnoseFn diagnose);
 
 } // namespace mlir::croq::croqtile
 
