@@ -402,7 +402,6 @@ private:
   /// Variables defined outside `body` that it reassigns, and the control
   /// flags it sets, in a stable order.
   SmallVector<Carried> carried(ArrayRef<StmtPtr> body);
-  SmallVector<Carried> carried(const Stmt &stmt);
   /// Of `assigned` (written somewhere), those that must flow out of a
   /// region: futures, fragments, mutable scalars and control flags in scope.
   SmallVector<Carried> carriedOf(ArrayRef<Assigned> assigned);
@@ -466,8 +465,6 @@ private:
   /// as it found it.
   LogicalResult keepingRowParts(const Stmt &stmt,
                                 function_ref<LogicalResult()> build);
-  /// True when `body` may yield (in nested loops and branches too).
-  static bool bodyMayYield(ArrayRef<StmtPtr> body);
   /// True when `body` (nested statements included) holds an MMA statement.
   static bool bodyHasMma(ArrayRef<StmtPtr> body);
   /// Thread-level parallels of the comma form `group-4, t by 128 : thread`

@@ -175,7 +175,7 @@ LogicalResult IRGen::parallel(const Stmt &stmt) {
         declare(localStream, Symbol{Symbol::Kind::Stream, stream});
       // `yield;` in the body ends the thread's part of it: a flag the rest of
       // the body, and the loops around the yield, test.
-      if (i + 1 == plan.size() && bodyMayYield(stmt.body)) {
+      if (i + 1 == plan.size() && mayYield(stmt.body)) {
         Symbol yielded{Symbol::Kind::Scalar,
                        arith::ConstantIntOp::create(builder, l, builder.getI1Type(), 0)};
         yielded.isMutable = true;
@@ -506,7 +506,7 @@ LogicalResult IRGen::foreach(const Stmt &stmt) {
     Value running = builder.createOrFold<arith::XOrIOp>(
         l, controlFlag(ControlFlag::Break)->value, one);
     // A thread that yielded (in this loop or an inner one) stops.
-    if (Symbol *yielded = controlFlag(ControlFlag::Yield); yielded && bodyMayYield(stmt.body))
+    if (Symbol *yielded = controlFlag(ControlFlag::Yield); yielded && mayYield(stmt.body))
       running = builder.createOrFold<arith::AndIOp>(
           l, running, builder.createOrFold<arith::XOrIOp>(l, yielded->value, one));
     if (stmt.mask) {
@@ -640,7 +640,7 @@ LogicalResult IRGen::whileStmt(const Stmt &stmt) {
             Value running = builder.createOrFold<arith::XOrIOp>(
                 bl, controlFlag(ControlFlag::Break)->value, one);
             if (Symbol *yielded = controlFlag(ControlFlag::Yield);
-                yielded && bodyMayYield(stmt.body))
+                yielded && mayYield(stmt.body))
               running = builder.createOrFold<arith::AndIOp>(
                   bl, running,
                   builder.createOrFold<arith::XOrIOp>(bl, yielded->value, one));

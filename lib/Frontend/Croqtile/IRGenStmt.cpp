@@ -31,9 +31,6 @@ static bool mayExit(ArrayRef<StmtPtr> body) {
   return false;
 }
 
-/// True when `body` may yield, in nested loops too.
-bool IRGen::bodyMayYield(ArrayRef<StmtPtr> body) { return mayYield(body); }
-
 /// True when `e` reads an element of `name` (`name.at(...)`).
 static bool readsElementOf(const Expr &e, StringRef name) {
   return anyExpr(e, [&](const Expr &x) {
@@ -178,12 +175,6 @@ static void collectAssigned(const Stmt *stmt, AssignedList &out) {
 static void collectAssigned(ArrayRef<StmtPtr> body, AssignedList &out) {
   for (const StmtPtr &stmt : body)
     collectAssigned(stmt.get(), out);
-}
-
-SmallVector<Carried> IRGen::carried(const Stmt &stmt) {
-  AssignedList assigned;
-  collectAssigned(&stmt, assigned);
-  return carriedOf(assigned.items);
 }
 
 SmallVector<Carried> IRGen::carried(ArrayRef<StmtPtr> body) {

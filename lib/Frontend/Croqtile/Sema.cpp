@@ -81,9 +81,9 @@ private:
     hadError = true;
   }
 
-  /// The constructs between the current statement and the innermost
-  /// parallel body (or the function body), innermost last: what break,
-  /// continue, yield, return and the register budget of a role may act on.
+  /// The constructs open around the current statement in its function,
+  /// innermost last: what break, continue, yield, return and the register
+  /// budget of a role may act on.
   enum class Region { Parallel, OneThread, Apply, Role, InThreads, Loop, Branch };
   struct OpenRegion {
     Region kind;
@@ -1032,20 +1032,25 @@ private:
             e.name == "croq::cuda::setreg_dec");
   }
 
-  /// The innermost construct that break and continue (`loop`) or yield
-  /// (`!loop`) act on: a loop, or a parallel body; null when another
-  /// construct (an apply, a one-thread host statement, the function) comes
-  /// first.
-  const OpenRegion *exitTarget(bool loop) {
+  /// Whether break and continue (`loop`) or yield (`!loop`) have what they
+  /// act on: a loop, or a parallel body, before another construct (an
+  /// apply, a one-thread host statement, the function) ends the search.
+  bool canExit(bool loop) {
     for (const OpenRegion &r : llvm::reverse(regions)) {
       if (r.kind == Region::Loop && loop)
-        return &r;
+        return true;
       if (r.kind == Region::Parallel)
-        return loop ? nullptr : &r;
+        return !loop;
       if (r.kind == Region::Apply || r.kind == Region::OneThread)
-        return nullptr;
+        return false;
     }
-    return nullptr;
+    return false;
+  }
+
+  /// Whether a construct of kind `kind` is open around the statement.
+  bool inside(Region kind) {
+    return llvm::any_of(regions,
+                        [&](const OpenRegion &r) { return r.kind == kind; });
   }
 
   void checkAttributes(const Stmt &stmt) {
@@ -1105,9 +1110,7 @@ private:
                       reduce      ? "write " + e.name + "(dst, src, 1)"
                       : allReduce ? "write " + e.name + "(x)"
                                   : std::string("write copy(dst, src)"));
-        if (llvm::any_of(regions, [](const OpenRegion &r) {
-              return r.kind == Region::Apply;
-            }))
+        if (inside(Region::Apply))
           return fail(e.loc,
                       e.name + " acts on whole frags: call it outside apply");
         return;
@@ -1198,9 +1201,7 @@ private:
         return fail(stmt.loc, "inthreads partitions the threads of a "
                               "parallel and is illegal at host level",
                     "move it into a parallel");
-      if (stmt.async && llvm::any_of(regions, [](const OpenRegion &r) {
-            return r.kind == Region::Role || r.kind == Region::InThreads;
-          }))
+      if (stmt.async && (inside(Region::Role) || inside(Region::InThreads)))
         return fail(stmt.loc, "only the outermost inthreads can be async",
                     "drop .async from the nested inthreads");
       break;
@@ -1250,9 +1251,7 @@ private:
           span.hasArgs || !span.base || span.base->kind != Expr::Kind::Name)
         return fail(span.loc, "apply runs over a frag's elements: apply "
                               "{i, j} in x.span");
-      if (llvm::any_of(regions, [](const OpenRegion &r) {
-            return r.kind == Region::Apply;
-          }))
+      if (inside(Region::Apply))
         return fail(stmt.loc, "apply cannot be nested in another apply");
       if (mayYield(stmt.body))
         return fail(stmt.loc, "yield inside apply is not supported: the body "
@@ -1261,14 +1260,14 @@ private:
       break;
     }
     case Stmt::Kind::Yield:
-      if (!exitTarget(/*loop=*/false))
+      if (!canExit(/*loop=*/false))
         return fail(stmt.loc, "yield ends a thread's part of a parallel; "
                               "outside one there is nothing to end",
                     "use return to leave a function");
       break;
     case Stmt::Kind::Break:
     case Stmt::Kind::Continue:
-      if (!exitTarget(/*loop=*/true))
+      if (!canExit(/*loop=*/true))
         return fail(stmt.loc,
                     (stmt.kind == Stmt::Kind::Break ? "break" : "continue") +
                         Twine(" outside a loop"),
@@ -1527,15 +1526,15 @@ private:
       size_t depth = levels.size();
       for (const LevelPlan &level : *plan)
         levels.push_back(level.level);
-      result.levelPlans[&stmt] = std::move(*plan);
       push();
       for (const ParallelLevel &level : stmt.levels) {
         bool threadLevel = false;
-        for (const LevelPlan &planned : result.levelPlans[&stmt])
+        for (const LevelPlan &planned : *plan)
           if (planned.source == &level)
             threadLevel = planned.level == Level::Thread;
         indices(level.names, level.bounds, level.tupleName, threadLevel);
       }
+      result.levelPlans[&stmt] = std::move(*plan);
       inRegion(Region::Parallel, [&] { statements(stmt.body); });
       pop();
       levels.resize(depth);
