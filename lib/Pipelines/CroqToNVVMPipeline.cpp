@@ -45,6 +45,8 @@ static std::pair<bool, bool> hopperFeatures(StringRef chip) {
 void mlir::croq::buildCroqPrepareGPUPipeline(
     OpPassManager &pm, const CroqPrepareGPUPipelineOptions &options) {
   auto [hopper, archSpecific] = hopperFeatures(options.chip.getValue());
+  // Waits on TMA futures become waits on events their copies complete.
+  pm.addPass(createCroqBindTmaFuturesPass());
   // Roles get register budgets where setmaxnreg exists.
   if (archSpecific)
     pm.addPass(createCroqWarpSpecializePass());

@@ -25,7 +25,8 @@ struct CroqPrepareGPUPipelineOptions
       llvm::cl::init("sm_90a")};
 };
 
-/// The preparation passes, in order: croq-warp-specialize (sm_90a),
+/// The preparation passes, in order: croq-bind-tma-futures,
+/// croq-warp-specialize (sm_90a),
 /// croq-insert-barriers, croq-plan-shared-layout, croq-pipeline-mma,
 /// croq-materialize-tma, croq-assign-arrivals, croq-assign-phases and
 /// croq-elect-issuers (elect.sync from sm_90). After them,

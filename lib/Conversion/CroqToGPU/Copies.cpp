@@ -421,6 +421,12 @@ struct WaitLowering : ScopedPattern<WaitOp> {
   LogicalResult
   matchAndRewrite(WaitOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
+    // A TMA load completes only on an mbarrier: its wait is an event wait.
+    if (llvm::any_of(op.getFutures(), [](Value f) {
+          return cast<FutureType>(f.getType()).getKind() == FutureKind::Tma;
+        }))
+      return op.emitOpError("waits on a TMA future; run croq-bind-tma-futures "
+                            "first to make it a wait on an event");
     bool anyCopy = llvm::any_of(op.getFutures(), [](Value f) {
       return cast<FutureType>(f.getType()).getKind() == FutureKind::Dma;
     });

@@ -596,38 +596,6 @@ LogicalResult IRGen::swap(const Stmt &stmt) {
   return success();
 }
 
-FailureOr<Value> IRGen::tmaFutureEvent(SMLoc at, Value future) {
-  if (Value known = tmaFutureEvents.lookup(future))
-    return known;
-  auto copy = future.getDefiningOp<TmaCopyOp>();
-  if (!copy)
-    return fail(at, "this TMA future comes from a loop, a branch or a swap; "
-                    "a wait on it cannot tell which copy it waits for",
-                "bind the copies to an event: `trigger e after f;` and "
-                "`wait e;`");
-  for (Operation *user : future.getUsers())
-    if (isa<EventTriggerOp>(user))
-      return fail(at, "this TMA future already completes an event",
-                  "wait on that event instead of the future");
-  ParallelOp kernel = copy->getParentOfType<ParallelOp>();
-  while (kernel && kernel.getLevel() != Level::Block)
-    kernel = kernel.getParentParallel();
-  if (!kernel)
-    return fail(at, "a TMA copy runs inside a kernel");
-  OpBuilder::InsertionGuard guard(builder);
-  Location l = copy.getLoc();
-  builder.setInsertionPointToStart(&kernel.getBody().front());
-  auto type = EventType::get(context, MemoryKind::Shared, ArrayRef<int64_t>{});
-  Value event =
-      EventAllocOp::create(builder, l, type, UnitAttr(), IntegerAttr()).getEvent();
-  builder.setInsertionPointAfter(copy);
-  EventTriggerOp::create(builder, l, event, ValueRange(), Value(),
-                         ValueRange{future}, /*expectTx=*/IntegerAttr(),
-                         /*issuer=*/IssuerAttr());
-  tmaFutureEvents[future] = event;
-  return event;
-}
-
 LogicalResult IRGen::waitOrTrigger(const Stmt &stmt) {
   Location l = loc(stmt.loc);
   bool isWait = stmt.kind == Stmt::Kind::Wait;
@@ -663,16 +631,6 @@ LogicalResult IRGen::waitOrTrigger(const Stmt &stmt) {
                                       "' is the future of a synchronous copy; "
                                       "it cannot be waited",
                     "use .async on the copy, or drop the wait");
-      if (cast<FutureType>(s->value.getType()).getKind() == FutureKind::Tma) {
-        // `f = tma.copy.async ...; wait f;`: the copy completes an event of
-        // its own, triggered after it; the wait is on that event.
-        FailureOr<Value> event = tmaFutureEvent(operand->loc, s->value);
-        if (failed(event))
-          return failure();
-        EventWaitOp::create(builder, l, *event, ValueRange(), Value(),
-                            /*parity=*/Value());
-        continue;
-      }
       futures.push_back(s->value);
       if (s->origin && s->origin->kind == Stmt::Kind::Mma)
         mmaFutures.push_back(s);

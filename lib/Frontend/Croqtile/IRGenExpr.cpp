@@ -722,7 +722,7 @@ FailureOr<EVal> IRGen::expr(const Expr &e) {
     Value total = constIndex(1, l);
     for (int64_t d = 0; d < type.getRank(); ++d)
       total = builder.createOrFold<arith::MulIOp>(l, total,
-                                    memref::DimOp::create(builder, l, *v, d));
+                                    builder.createOrFold<memref::DimOp>(l, *v, d));
     return EVal{total};
   }
   case Expr::Kind::Call: {
@@ -822,7 +822,7 @@ FailureOr<EVal> IRGen::expr(const Expr &e) {
       auto type = cast<MemRefType>(v->getType());
       if (*d < 0 || *d >= type.getRank())
         return fail(e.loc, "dimension " + Twine(*d) + " is out of range");
-      return EVal{memref::DimOp::create(builder, l, *v, *d)};
+      return EVal{builder.createOrFold<memref::DimOp>(l, *v, *d)};
     }
     if (e.name == "at" && e.hasArgs && e.base->kind == Expr::Kind::Name)
       if (Symbol *s = lookup(e.base->name); s && s->kind == Symbol::Kind::Frag) {

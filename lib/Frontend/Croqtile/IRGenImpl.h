@@ -393,10 +393,6 @@ private:
   LogicalResult mma(const Stmt &stmt);
   LogicalResult mmaStore(const Stmt &stmt);
   LogicalResult waitOrTrigger(const Stmt &stmt);
-  /// The event a TMA future waited directly completes: made on the first
-  /// wait, with a trigger right after the copy.
-  FailureOr<Value> tmaFutureEvent(SMLoc at, Value future);
-  llvm::DenseMap<Value, Value> tmaFutureEvents;
   LogicalResult swap(const Stmt &stmt);
 
   /// Variables defined outside `body` that it reassigns, and the control

@@ -78,6 +78,8 @@ SIGNATURES = {
     "view_rest_co": [_TENSOR] * 2,
     "transp_co": [_TENSOR] * 4,
     "tma_future_co": [_TENSOR, _TENSOR],
+    "tma_swap_co": [_TENSOR, _TENSOR],
+    "tma_rotate_co": [_TENSOR, _TENSOR],
     "matmul_1p1c_swiz_co": [_TENSOR, _TENSOR, _TENSOR],
     "shifted_chunks_co": [_TENSOR, _TENSOR],
     "ch6_as_printed_co": [_TENSOR, _TENSOR, _TENSOR],

@@ -1307,6 +1307,32 @@ def tma_load_waited_through_its_future():
 
 
 @test
+def tma_pipeline_of_swapped_futures():
+    # Two buffers whose futures swap each K step; which slot a wait takes is
+    # known only at run time. One K tile (the loop never runs), an odd tile
+    # count, a ragged last tile in M and in K (TMA clips both), 600+ blocks.
+    for m, k in sweep(((16, 32), (48, 96), (40, 200), (16 * 600, 160)),
+                      ((16, 32), (40, 200))):
+        x = torch.randn(m, k, device="cuda")
+        y = poisoned((m, k), torch.float32)
+        K.tma_swap_co(x, y)
+        expect_equal(y, x * 2, f"tma_swap_co, M = {m}, K = {k}")
+
+
+@test
+def tma_pipeline_of_rotated_futures():
+    # Three buffers rotated, two loads ahead of the consumed tile; at least
+    # two K tiles. Two tiles (the loop never runs), an odd count, ragged
+    # tails, 1000+ blocks.
+    for m, k in sweep(((8, 64), (24, 96), (13, 232), (8 * 1200, 160)),
+                      ((8, 64), (13, 232))):
+        x = torch.randn(m, k, device="cuda")
+        y = poisoned((m, k), torch.float32)
+        K.tma_rotate_co(x, y)
+        expect_equal(y, x + 1, f"tma_rotate_co, M = {m}, K = {k}")
+
+
+@test
 def shifted_bounded_chunk_indices():
     # Eight chunks; N must divide by 8 (refused otherwise).
     for n in sweep((8, 8 * 1000, 8 * 100000), (8, 64)):

@@ -38,6 +38,41 @@ def CroqCheckDivergencePass : Pass<"croq-check-divergence"> {
   }];
 }
 
+def CroqBindTmaFuturesPass : Pass<"croq-bind-tma-futures", "ModuleOp"> {
+  let summary = "Give every waited TMA future the event that its copy completes";
+  let description = [{
+    A TMA load completes on an mbarrier, so `wait f` on the future of a
+    `croq.tma.copy async` becomes a wait on an event the copy is bound to.
+    The pass traces each waited TMA future back, through `croq.swap`,
+    `croq.rotate`, `arith.select` and the values that `scf.for`, `scf.if`,
+    `scf.index_switch` and `scf.while` carry, to the copies that may have
+    produced it. Each shared buffer those copies write gets one element of
+    an event allocated at the top of the kernel: buffers that one future
+    may name (a double-buffered pipeline that swaps its futures) share an
+    event array, one slot per buffer. After each copy the pass adds
+    `croq.event.trigger %e[slot] after %f`, and each `croq.wait` on TMA
+    futures becomes `croq.event.wait %e[slot]`. Where the buffer is only
+    known at run time the slot is computed from the address of the future's
+    data.
+
+    It fails at a wait that may receive the placeholder of a `tma.any`
+    (which no copy completes), on a future whose origin it cannot see (a
+    function argument), and on a future that a `croq.event.trigger ...
+    after` already binds to an event of the program's own.
+
+    ```mlir
+    %f = croq.tma.copy async %src to %buf : ... -> !croq.future<tma, async, memref<64x64xf16, 3>>
+    croq.wait %f : !croq.future<tma, async, memref<64x64xf16, 3>>
+    // becomes
+    %e = croq.event.alloc : !croq.event<shared>   // at the top of the kernel
+    %f = croq.tma.copy async %src to %buf : ...
+    croq.event.trigger %e after %f : !croq.event<shared>, !croq.future<...>
+    croq.event.wait %e : !croq.event<shared>
+    ```
+  }];
+  let dependentDialects = ["arith::ArithDialect", "memref::MemRefDialect"];
+}
+
 def CroqVerifyProtocolPass : Pass<"croq-verify-protocol"> {
   let summary = "Check the event and future protocol of every kernel";
   let description = [{

@@ -1,0 +1,425 @@
+//===- BindTmaFutures.cpp - Waited TMA futures become event waits ---------===//
+//
+// Part of the croq project: an MLIR dialect for the Croqtile GPU kernel
+// language.
+//
+//===----------------------------------------------------------------------===//
+//
+// A TMA load signals its completion on an mbarrier only. `wait f` on the
+// future of a `croq.tma.copy async` therefore needs an event that the copy
+// completes. This pass finds, for every waited TMA future, the copies that
+// may have produced it and the shared buffers they write, gives each buffer
+// a slot of an event, binds every such copy to the slot of its buffer and
+// turns the waits into event waits.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Croq/Dialect/Croq/Transforms/Passes.h"
+
+#include "Croq/Dialect/Croq/IR/CroqOps.h"
+#include "Croq/Dialect/Croq/IR/CroqTypes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Dominance.h"
+#include "mlir/IR/Matchers.h"
+#include "llvm/ADT/EquivalenceClasses.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace mlir::croq {
+#define GEN_PASS_DEF_CROQBINDTMAFUTURESPASS
+#include "Croq/Dialect/Croq/Transforms/Passes.h.inc"
+} // namespace mlir::croq
+
+using namespace mlir;
+using namespace mlir::croq;
+
+namespace {
+
+bool isTmaFuture(Value v) {
+  auto type = dyn_cast<FutureType>(v.getType());
+  return type && type.getKind() == FutureKind::Tma;
+}
+
+/// Whether the body of `loop` runs at least once: then its results come
+/// from its yield only.
+bool runsAtLeastOnce(scf::ForOp loop) {
+  APInt lb, ub, step;
+  if (!matchPattern(loop.getLowerBound(), m_ConstantInt(&lb)) ||
+      !matchPattern(loop.getUpperBound(), m_ConstantInt(&ub)))
+    return false;
+  return lb.slt(ub);
+}
+
+/// What a future may have come from: the async TMA copies and the
+/// placeholders (`tma.any`) whose handles can reach it.
+struct Origins {
+  llvm::SetVector<TmaCopyOp> copies;
+  llvm::SetVector<DmaAnyOp> placeholders;
+  /// A value the trace cannot see through (e.g. a function argument).
+  Value unknown;
+};
+
+class FutureTracer {
+public:
+  /// The origins of `future`, memoized.
+  const Origins &origins(Value future) {
+    auto it = cache.find(future);
+    if (it != cache.end())
+      return it->second;
+    Origins result;
+    SmallVector<Value> worklist{future};
+    llvm::SmallPtrSet<Value, 16> visited;
+    while (!worklist.empty()) {
+      Value v = worklist.pop_back_val();
+      if (!visited.insert(v).second)
+        continue;
+      step(v, worklist, result);
+    }
+    return cache[future] = std::move(result);
+  }
+
+private:
+  /// Pushes the values `v` is a copy of, or records `v` as an origin.
+  static void step(Value v, SmallVectorImpl<Value> &worklist, Origins &out) {
+    if (auto arg = dyn_cast<BlockArgument>(v)) {
+      Operation *parent = arg.getOwner()->getParentOp();
+      if (auto loop = dyn_cast<scf::ForOp>(parent)) {
+        if (arg.getArgNumber() == 0) // The induction variable.
+          return markUnknown(v, out);
+        unsigned n = arg.getArgNumber() - 1;
+        worklist.push_back(loop.getInitArgs()[n]);
+        worklist.push_back(loop.getBody()->getTerminator()->getOperand(n));
+        return;
+      }
+      if (auto loop = dyn_cast<scf::WhileOp>(parent)) {
+        unsigned n = arg.getArgNumber();
+        if (arg.getOwner() == loop.getBeforeBody()) {
+          worklist.push_back(loop.getInits()[n]);
+          worklist.push_back(loop.getYieldOp().getOperand(n));
+        } else {
+          worklist.push_back(loop.getConditionOp().getArgs()[n]);
+        }
+        return;
+      }
+      return markUnknown(v, out);
+    }
+    auto result = cast<OpResult>(v);
+    Operation *op = result.getOwner();
+    unsigned n = result.getResultNumber();
+    if (auto copy = dyn_cast<TmaCopyOp>(op)) {
+      out.copies.insert(copy);
+      return;
+    }
+    if (auto any = dyn_cast<DmaAnyOp>(op)) {
+      out.placeholders.insert(any);
+      return;
+    }
+    if (isa<SwapOp>(op)) {
+      worklist.push_back(op->getOperand(1 - n));
+      return;
+    }
+    if (isa<RotateOp>(op)) {
+      worklist.push_back(op->getOperand((n + 1) % op->getNumOperands()));
+      return;
+    }
+    if (auto select = dyn_cast<arith::SelectOp>(op)) {
+      worklist.push_back(select.getTrueValue());
+      worklist.push_back(select.getFalseValue());
+      return;
+    }
+    if (auto loop = dyn_cast<scf::ForOp>(op)) {
+      worklist.push_back(loop.getBody()->getTerminator()->getOperand(n));
+      if (!runsAtLeastOnce(loop))
+        worklist.push_back(loop.getInitArgs()[n]);
+      return;
+    }
+    if (auto loop = dyn_cast<scf::WhileOp>(op)) {
+      worklist.push_back(loop.getConditionOp().getArgs()[n]);
+      return;
+    }
+    if (isa<scf::IfOp, scf::IndexSwitchOp>(op)) {
+      for (Region &region : op->getRegions())
+        if (!region.empty())
+          worklist.push_back(region.front().getTerminator()->getOperand(n));
+      return;
+    }
+    markUnknown(v, out);
+  }
+
+  static void markUnknown(Value v, Origins &out) {
+    if (!out.unknown)
+      out.unknown = v;
+  }
+
+  llvm::DenseMap<Value, Origins> cache;
+};
+
+/// One event per group of buffers that a future may name: slot `i` of the
+/// event belongs to `buffers[i]`.
+struct BufferGroup {
+  SmallVector<Value> buffers;
+  Value event;
+};
+
+struct BindTmaFutures
+    : croq::impl::CroqBindTmaFuturesPassBase<BindTmaFutures> {
+  void runOnOperation() override {
+    SmallVector<WaitOp> waits;
+    getOperation().walk([&](WaitOp wait) {
+      if (llvm::any_of(wait.getFutures(), isTmaFuture))
+        waits.push_back(wait);
+    });
+    if (waits.empty())
+      return;
+    unsigned next = 0;
+    getOperation().walk<WalkOrder::PreOrder>(
+        [&](Operation *op) { order[op] = next++; });
+    dominance = &getAnalysis<DominanceInfo>();
+    if (failed(bind(waits)))
+      signalPassFailure();
+  }
+
+  /// The buffers a TMA copy may write: its target, or, where the target is
+  /// the data of an earlier future (`f = tma.copy ... => shared` with `f`
+  /// declared), the buffers of that future's origins.
+  void targetBuffers(TmaCopyOp copy, llvm::SetVector<Value> &out) {
+    SmallVector<Value> worklist{copy.getTarget()};
+    llvm::SmallPtrSet<Value, 8> visited;
+    while (!worklist.empty()) {
+      Value target = worklist.pop_back_val();
+      if (!visited.insert(target).second)
+        continue;
+      auto data = target.getDefiningOp<FutureDataOp>();
+      if (!data) {
+        out.insert(target);
+        continue;
+      }
+      const Origins &from = tracer.origins(data.getFuture());
+      for (TmaCopyOp earlier : from.copies)
+        worklist.push_back(earlier.getTarget());
+      for (DmaAnyOp any : from.placeholders)
+        worklist.push_back(any.getBuffer());
+      if (from.unknown)
+        out.insert(target);
+    }
+  }
+
+  /// The buffers a future may hold the data of.
+  llvm::SetVector<Value> futureBuffers(const Origins &from) {
+    llvm::SetVector<Value> buffers;
+    for (TmaCopyOp copy : from.copies)
+      targetBuffers(copy, buffers);
+    return buffers;
+  }
+
+  /// The error for a waited future that cannot be bound, or success.
+  LogicalResult checkWaitable(WaitOp wait, const Origins &from) {
+    if (from.unknown) {
+      InFlightDiagnostic diag = wait.emitOpError(
+          "waits on a TMA future whose copy this function cannot see");
+      diag.attachNote(from.unknown.getLoc()) << "the future comes from here";
+      diag.attachNote()
+          << "hint: wait where the tma.copy.async is, or bind the copy to an "
+             "event (`trigger e after f;`) and wait on the event";
+      return diag;
+    }
+    if (!from.placeholders.empty()) {
+      InFlightDiagnostic diag = wait.emitOpError(
+          "may wait on the placeholder of a tma.any, which no copy completes");
+      diag.attachNote(from.placeholders.front()->getLoc())
+          << "the placeholder is made here";
+      diag.attachNote() << "hint: copy into the placeholder before the wait "
+                           "can reach it, e.g. start the pipeline with a "
+                           "tma.copy.async into it";
+      return diag;
+    }
+    for (TmaCopyOp copy : from.copies) {
+      Operation *binder = copy.getEvent() ? copy.getOperation() : nullptr;
+      for (Operation *user : copy.getFuture().getUsers())
+        if (auto trigger = dyn_cast<EventTriggerOp>(user);
+            trigger && llvm::is_contained(trigger.getAfter(), copy.getFuture()))
+          binder = trigger;
+      if (binder) {
+        InFlightDiagnostic diag = wait.emitOpError(
+            "waits on a TMA future that is also bound to an event");
+        diag.attachNote(binder->getLoc()) << "the copy is bound here";
+        diag.attachNote() << "hint: wait on the event, or drop the binding "
+                             "and wait on the future alone";
+        return diag;
+      }
+    }
+    return success();
+  }
+
+  LogicalResult bind(ArrayRef<WaitOp> waits) {
+    // Buffers that one future may name, or one copy may write, share an
+    // event.
+    llvm::EquivalenceClasses<Value> classes;
+    llvm::SetVector<TmaCopyOp> copies;
+    llvm::DenseMap<TmaCopyOp, llvm::SetVector<Value>> copyBuffers;
+    auto join = [&](const llvm::SetVector<Value> &buffers) {
+      for (Value b : buffers) {
+        classes.insert(b);
+        classes.unionSets(buffers.front(), b);
+      }
+    };
+    for (WaitOp wait : waits) {
+      for (Value future : wait.getFutures()) {
+        if (!isTmaFuture(future))
+          continue;
+        const Origins &from = tracer.origins(future);
+        if (failed(checkWaitable(wait, from)))
+          return failure();
+        join(futureBuffers(from));
+        for (TmaCopyOp copy : from.copies) {
+          if (!copies.insert(copy))
+            continue;
+          targetBuffers(copy, copyBuffers[copy]);
+          join(copyBuffers[copy]);
+        }
+      }
+    }
+
+    // One event per class, at the top of the kernel of its first copy.
+    llvm::DenseMap<Value, BufferGroup *> groupOf;
+    SmallVector<std::unique_ptr<BufferGroup>> groups;
+    for (TmaCopyOp copy : copies) {
+      Value leader = classes.getLeaderValue(copyBuffers[copy].front());
+      if (groupOf.count(leader))
+        continue;
+      auto group = std::make_unique<BufferGroup>();
+      for (auto it = classes.findLeader(leader); it != classes.member_end();
+           ++it)
+        group->buffers.push_back(*it);
+      // Slots in program order of the buffers.
+      llvm::sort(group->buffers, [&](Value a, Value b) {
+        return position(a) < position(b);
+      });
+      ParallelOp kernel = copy->getParentOfType<ParallelOp>();
+      while (kernel && kernel.getLevel() != Level::Block)
+        kernel = kernel.getParentParallel();
+      if (!kernel)
+        return copy.emitOpError("is a TMA copy outside any kernel");
+      OpBuilder b(&getContext());
+      b.setInsertionPointToStart(&kernel.getBody().front());
+      SmallVector<int64_t> shape;
+      if (group->buffers.size() > 1)
+        shape.push_back(group->buffers.size());
+      auto type = EventType::get(&getContext(), MemoryKind::Shared, shape);
+      group->event =
+          EventAllocOp::create(b, copy.getLoc(), type, UnitAttr(), IntegerAttr())
+              .getEvent();
+      groupOf[leader] = group.get();
+      groups.push_back(std::move(group));
+    }
+    auto groupFor = [&](Value buffer) {
+      return groupOf.lookup(classes.getLeaderValue(buffer));
+    };
+
+    // Each copy completes its buffer's slot.
+    for (TmaCopyOp copy : copies) {
+      OpBuilder b(copy->getContext());
+      b.setInsertionPointAfter(copy);
+      BufferGroup *group = groupFor(copyBuffers[copy].front());
+      FailureOr<SmallVector<Value>> slot =
+          slotOf(b, copy.getLoc(), *group, copyBuffers[copy], copy.getTarget(), copy);
+      if (failed(slot))
+        return failure();
+      EventTriggerOp::create(b, copy.getLoc(), group->event, *slot, Value(),
+                             ValueRange{copy.getFuture()},
+                             /*expectTx=*/IntegerAttr(),
+                             /*issuer=*/IssuerAttr());
+    }
+
+    // Each wait waits on the slots of its futures' buffers.
+    for (WaitOp wait : waits) {
+      OpBuilder b(wait);
+      SmallVector<Value> others;
+      for (Value future : wait.getFutures()) {
+        if (!isTmaFuture(future)) {
+          others.push_back(future);
+          continue;
+        }
+        llvm::SetVector<Value> buffers = futureBuffers(tracer.origins(future));
+        BufferGroup *group = groupFor(buffers.front());
+        Value data = FutureDataOp::create(
+            b, wait.getLoc(), cast<FutureType>(future.getType()).getDataType(),
+            future);
+        FailureOr<SmallVector<Value>> slot =
+            slotOf(b, wait.getLoc(), *group, buffers, data, wait);
+        if (failed(slot))
+          return failure();
+        EventWaitOp::create(b, wait.getLoc(), group->event, *slot, Value(),
+                            /*parity=*/Value());
+        if (data.use_empty())
+          data.getDefiningOp()->erase();
+      }
+      if (others.empty())
+        wait.erase();
+      else
+        wait.getFuturesMutable().assign(others);
+    }
+    return success();
+  }
+
+  /// The event subscript for `memref`, which is one of `candidates` (all in
+  /// `group`): none for a one-slot event, a constant where there is one
+  /// candidate, else the slot whose buffer has the same address.
+  FailureOr<SmallVector<Value>> slotOf(OpBuilder &b, Location loc,
+                                       const BufferGroup &group,
+                                       const llvm::SetVector<Value> &candidates,
+                                       Value memref, Operation *anchor) {
+    if (group.buffers.size() == 1)
+      return SmallVector<Value>{};
+    auto slotIndex = [&](Value buffer) {
+      return static_cast<int64_t>(llvm::find(group.buffers, buffer) -
+                                  group.buffers.begin());
+    };
+    if (candidates.size() == 1)
+      return SmallVector<Value>{
+          arith::ConstantIndexOp::create(b, loc, slotIndex(candidates.front()))};
+    // The address of the first element identifies a buffer.
+    auto address = [&](Value m) -> Value {
+      Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, m);
+      auto meta = memref::ExtractStridedMetadataOp::create(b, loc, m);
+      int64_t bytes =
+          getStorageBytes(cast<MemRefType>(m.getType()).getElementType());
+      Value offset = arith::MulIOp::create(
+          b, loc, meta.getOffset(), arith::ConstantIndexOp::create(b, loc, bytes));
+      return arith::AddIOp::create(b, loc, base, offset);
+    };
+    Value here = address(memref);
+    Value slot = arith::ConstantIndexOp::create(b, loc, slotIndex(candidates[0]));
+    for (Value buffer : llvm::drop_begin(candidates)) {
+      if (!dominance->properlyDominates(buffer, anchor)) {
+        InFlightDiagnostic diag =
+            emitError(loc, "cannot tell which buffer this TMA future names: "
+                           "a buffer it may name is not visible here");
+        diag.attachNote(buffer.getLoc()) << "the buffer is declared here";
+        return failure();
+      }
+      Value same = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                         here, address(buffer));
+      slot = arith::SelectOp::create(
+          b, loc, same, arith::ConstantIndexOp::create(b, loc, slotIndex(buffer)),
+          slot);
+    }
+    return SmallVector<Value>{slot};
+  }
+
+  /// Program order of a value's definition.
+  unsigned position(Value v) {
+    if (Operation *def = v.getDefiningOp())
+      return order.lookup(def);
+    return order.lookup(cast<BlockArgument>(v).getOwner()->getParentOp());
+  }
+
+  FutureTracer tracer;
+  llvm::DenseMap<Operation *, unsigned> order;
+  DominanceInfo *dominance = nullptr;
+};
+
+} // namespace
