@@ -64,11 +64,12 @@ struct Origins {
 
 class FutureTracer {
 public:
-  /// The origins of `future`, memoized.
+  /// The origins of `future`, memoized. The reference stays valid while
+  /// other futures are traced.
   const Origins &origins(Value future) {
     auto it = cache.find(future);
     if (it != cache.end())
-      return it->second;
+      return *it->second;
     Origins result;
     SmallVector<Value> worklist{future};
     llvm::SmallPtrSet<Value, 16> visited;
@@ -78,7 +79,9 @@ public:
         continue;
       step(v, worklist, result);
     }
-    return cache[future] = std::move(result);
+    auto &slot = cache[future];
+    slot = std::make_unique<Origins>(std::move(result));
+    return *slot;
   }
 
 private:
@@ -154,7 +157,7 @@ private:
       out.unknown = v;
   }
 
-  llvm::DenseMap<Value, Origins> cache;
+  llvm::DenseMap<Value, std::unique_ptr<Origins>> cache;
 };
 
 /// One event per group of buffers that a future may name: slot `i` of the
@@ -164,24 +167,127 @@ struct BufferGroup {
   Value event;
 };
 
-struct BindTmaFutures
-    : croq::impl::CroqBindTmaFuturesPassBase<BindTmaFutures> {
-  void runOnOperation() override {
-    SmallVector<WaitOp> waits;
-    getOperation().walk([&](WaitOp wait) {
-      if (llvm::any_of(wait.getFutures(), isTmaFuture))
-        waits.push_back(wait);
-    });
-    if (waits.empty())
-      return;
+/// Binds the TMA futures that `waits` wait on, in one module.
+class Binder {
+public:
+  Binder(ModuleOp module, DominanceInfo &dominance) : dominance(dominance) {
     unsigned next = 0;
-    getOperation().walk<WalkOrder::PreOrder>(
-        [&](Operation *op) { order[op] = next++; });
-    dominance = &getAnalysis<DominanceInfo>();
-    if (failed(bind(waits)))
-      signalPassFailure();
+    module.walk<WalkOrder::PreOrder>([&](Operation *op) { order[op] = next++; });
   }
 
+  /// Fails, with an error at the op, where a wait cannot be bound.
+  LogicalResult bind(ArrayRef<WaitOp> waits) {
+    // Buffers that one future may name, or one copy may write, share an
+    // event.
+    llvm::EquivalenceClasses<Value> classes;
+    llvm::SetVector<TmaCopyOp> copies;
+    llvm::DenseMap<TmaCopyOp, llvm::SetVector<Value>> copyBuffers;
+    auto join = [&](const llvm::SetVector<Value> &buffers) {
+      for (Value b : buffers) {
+        classes.insert(b);
+        classes.unionSets(buffers.front(), b);
+      }
+    };
+    for (WaitOp wait : waits) {
+      for (Value future : wait.getFutures()) {
+        if (!isTmaFuture(future))
+          continue;
+        const Origins &from = tracer.origins(future);
+        if (failed(checkWaitable(wait, from)))
+          return failure();
+        join(futureBuffers(from));
+        for (TmaCopyOp copy : from.copies) {
+          if (!copies.insert(copy))
+            continue;
+          targetBuffers(copy, copyBuffers[copy]);
+          join(copyBuffers[copy]);
+        }
+      }
+    }
+
+    // One event per class, at the top of the kernel of its first copy.
+    llvm::DenseMap<Value, BufferGroup *> groupOf;
+    SmallVector<std::unique_ptr<BufferGroup>> groups;
+    for (TmaCopyOp copy : copies) {
+      Value leader = classes.getLeaderValue(copyBuffers[copy].front());
+      if (groupOf.count(leader))
+        continue;
+      auto group = std::make_unique<BufferGroup>();
+      for (auto it = classes.findLeader(leader); it != classes.member_end();
+           ++it)
+        group->buffers.push_back(*it);
+      // Slots in program order of the buffers.
+      llvm::sort(group->buffers, [&](Value a, Value b) {
+        return position(a) < position(b);
+      });
+      ParallelOp kernel = copy->getParentOfType<ParallelOp>();
+      while (kernel && kernel.getLevel() != Level::Block)
+        kernel = kernel.getParentParallel();
+      if (!kernel)
+        return copy.emitOpError("is a TMA copy outside any kernel");
+      OpBuilder b(copy->getContext());
+      b.setInsertionPointToStart(&kernel.getBody().front());
+      SmallVector<int64_t> shape;
+      if (group->buffers.size() > 1)
+        shape.push_back(group->buffers.size());
+      auto type = EventType::get(copy->getContext(), MemoryKind::Shared, shape);
+      group->event =
+          EventAllocOp::create(b, copy.getLoc(), type, UnitAttr(), IntegerAttr())
+              .getEvent();
+      groupOf[leader] = group.get();
+      groups.push_back(std::move(group));
+    }
+    auto groupFor = [&](Value buffer) {
+      return groupOf.lookup(classes.getLeaderValue(buffer));
+    };
+
+    // Each copy completes its buffer's slot.
+    for (TmaCopyOp copy : copies) {
+      OpBuilder b(copy->getContext());
+      b.setInsertionPointAfter(copy);
+      BufferGroup *group = groupFor(copyBuffers[copy].front());
+      FailureOr<SmallVector<Value>> slot =
+          slotOf(b, copy.getLoc(), *group, copyBuffers[copy], copy.getTarget(), copy);
+      if (failed(slot))
+        return failure();
+      EventTriggerOp::create(b, copy.getLoc(), group->event, *slot, Value(),
+                             ValueRange{copy.getFuture()},
+                             /*expectTx=*/IntegerAttr(),
+                             /*issuer=*/IssuerAttr());
+    }
+
+    // Each wait waits on the slots of its futures' buffers.
+    for (WaitOp wait : waits) {
+      OpBuilder b(wait);
+      SmallVector<Value> others;
+      for (Value future : wait.getFutures()) {
+        if (!isTmaFuture(future)) {
+          others.push_back(future);
+          continue;
+        }
+        llvm::SetVector<Value> buffers = futureBuffers(tracer.origins(future));
+        BufferGroup *group = groupFor(buffers.front());
+        Value data = FutureDataOp::create(
+            b, wait.getLoc(), cast<FutureType>(future.getType()).getDataType(),
+            future);
+        FailureOr<SmallVector<Value>> slot =
+            slotOf(b, wait.getLoc(), *group, buffers, data, wait);
+        if (failed(slot))
+          return failure();
+        EventWaitOp::create(b, wait.getLoc(), group->event, *slot, Value(),
+                            /*parity=*/Value());
+        if (data.use_empty())
+          data.getDefiningOp()->erase();
+      }
+      if (others.empty())
+        wait.erase();
+      else
+        wait.getFuturesMutable().assign(others);
+    }
+    return success();
+  }
+
+private:
   /// The buffers a TMA copy may write: its target, or, where the target is
   /// the data of an earlier future (`f = tma.copy ... => shared` with `f`
   /// declared), the buffers of that future's origins.
@@ -254,117 +360,6 @@ struct BindTmaFutures
     return success();
   }
 
-  LogicalResult bind(ArrayRef<WaitOp> waits) {
-    // Buffers that one future may name, or one copy may write, share an
-    // event.
-    llvm::EquivalenceClasses<Value> classes;
-    llvm::SetVector<TmaCopyOp> copies;
-    llvm::DenseMap<TmaCopyOp, llvm::SetVector<Value>> copyBuffers;
-    auto join = [&](const llvm::SetVector<Value> &buffers) {
-      for (Value b : buffers) {
-        classes.insert(b);
-        classes.unionSets(buffers.front(), b);
-      }
-    };
-    for (WaitOp wait : waits) {
-      for (Value future : wait.getFutures()) {
-        if (!isTmaFuture(future))
-          continue;
-        const Origins &from = tracer.origins(future);
-        if (failed(checkWaitable(wait, from)))
-          return failure();
-        join(futureBuffers(from));
-        for (TmaCopyOp copy : from.copies) {
-          if (!copies.insert(copy))
-            continue;
-          targetBuffers(copy, copyBuffers[copy]);
-          join(copyBuffers[copy]);
-        }
-      }
-    }
-
-    // One event per class, at the top of the kernel of its first copy.
-    llvm::DenseMap<Value, BufferGroup *> groupOf;
-    SmallVector<std::unique_ptr<BufferGroup>> groups;
-    for (TmaCopyOp copy : copies) {
-      Value leader = classes.getLeaderValue(copyBuffers[copy].front());
-      if (groupOf.count(leader))
-        continue;
-      auto group = std::make_unique<BufferGroup>();
-      for (auto it = classes.findLeader(leader); it != classes.member_end();
-           ++it)
-        group->buffers.push_back(*it);
-      // Slots in program order of the buffers.
-      llvm::sort(group->buffers, [&](Value a, Value b) {
-        return position(a) < position(b);
-      });
-      ParallelOp kernel = copy->getParentOfType<ParallelOp>();
-      while (kernel && kernel.getLevel() != Level::Block)
-        kernel = kernel.getParentParallel();
-      if (!kernel)
-        return copy.emitOpError("is a TMA copy outside any kernel");
-      OpBuilder b(&getContext());
-      b.setInsertionPointToStart(&kernel.getBody().front());
-      SmallVector<int64_t> shape;
-      if (group->buffers.size() > 1)
-        shape.push_back(group->buffers.size());
-      auto type = EventType::get(&getContext(), MemoryKind::Shared, shape);
-      group->event =
-          EventAllocOp::create(b, copy.getLoc(), type, UnitAttr(), IntegerAttr())
-              .getEvent();
-      groupOf[leader] = group.get();
-      groups.push_back(std::move(group));
-    }
-    auto groupFor = [&](Value buffer) {
-      return groupOf.lookup(classes.getLeaderValue(buffer));
-    };
-
-    // Each copy completes its buffer's slot.
-    for (TmaCopyOp copy : copies) {
-      OpBuilder b(copy->getContext());
-      b.setInsertionPointAfter(copy);
-      BufferGroup *group = groupFor(copyBuffers[copy].front());
-      FailureOr<SmallVector<Value>> slot =
-          slotOf(b, copy.getLoc(), *group, copyBuffers[copy], copy.getTarget(), copy);
-      if (failed(slot))
-        return failure();
-      EventTriggerOp::create(b, copy.getLoc(), group->event, *slot, Value(),
-                             ValueRange{copy.getFuture()},
-                             /*expectTx=*/IntegerAttr(),
-                             /*issuer=*/IssuerAttr());
-    }
-
-    // Each wait waits on the slots of its futures' buffers.
-    for (WaitOp wait : waits) {
-      OpBuilder b(wait);
-      SmallVector<Value> others;
-      for (Value future : wait.getFutures()) {
-        if (!isTmaFuture(future)) {
-          others.push_back(future);
-          continue;
-        }
-        llvm::SetVector<Value> buffers = futureBuffers(tracer.origins(future));
-        BufferGroup *group = groupFor(buffers.front());
-        Value data = FutureDataOp::create(
-            b, wait.getLoc(), cast<FutureType>(future.getType()).getDataType(),
-            future);
-        FailureOr<SmallVector<Value>> slot =
-            slotOf(b, wait.getLoc(), *group, buffers, data, wait);
-        if (failed(slot))
-          return failure();
-        EventWaitOp::create(b, wait.getLoc(), group->event, *slot, Value(),
-                            /*parity=*/Value());
-        if (data.use_empty())
-          data.getDefiningOp()->erase();
-      }
-      if (others.empty())
-        wait.erase();
-      else
-        wait.getFuturesMutable().assign(others);
-    }
-    return success();
-  }
-
   /// The event subscript for `memref`, which is one of `candidates` (all in
   /// `group`): none for a one-slot event, a constant where there is one
   /// candidate, else the slot whose buffer has the same address.
@@ -394,7 +389,7 @@ struct BindTmaFutures
     Value here = address(memref);
     Value slot = arith::ConstantIndexOp::create(b, loc, slotIndex(candidates[0]));
     for (Value buffer : llvm::drop_begin(candidates)) {
-      if (!dominance->properlyDominates(buffer, anchor)) {
+      if (!dominance.properlyDominates(buffer, anchor)) {
         InFlightDiagnostic diag =
             emitError(loc, "cannot tell which buffer this TMA future names: "
                            "a buffer it may name is not visible here");
@@ -419,7 +414,23 @@ struct BindTmaFutures
 
   FutureTracer tracer;
   llvm::DenseMap<Operation *, unsigned> order;
-  DominanceInfo *dominance = nullptr;
+  DominanceInfo &dominance;
+};
+
+struct BindTmaFutures
+    : croq::impl::CroqBindTmaFuturesPassBase<BindTmaFutures> {
+  void runOnOperation() override {
+    SmallVector<WaitOp> waits;
+    getOperation().walk([&](WaitOp wait) {
+      if (llvm::any_of(wait.getFutures(), isTmaFuture))
+        waits.push_back(wait);
+    });
+    if (waits.empty())
+      return;
+    Binder binder(getOperation(), getAnalysis<DominanceInfo>());
+    if (failed(binder.bind(waits)))
+      signalPassFailure();
+  }
 };
 
 } // namespace
