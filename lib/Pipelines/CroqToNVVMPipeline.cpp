@@ -71,6 +71,9 @@ void mlir::croq::buildCroqPrepareGPUPipeline(
 
 void mlir::croq::buildCroqToNVVMPipeline(
     OpPassManager &pm, const CroqToNVVMPipelineOptions &options) {
+  // Waits on TMA futures become event waits (again in croq-prepare-gpu,
+  // where it finds nothing left), so that the protocol check sees them.
+  pm.addPass(createCroqBindTmaFuturesPass());
   // Deadlocks and unwaited futures are compile errors, before anything is
   // lowered.
   pm.addPass(createCroqVerifyProtocolPass());

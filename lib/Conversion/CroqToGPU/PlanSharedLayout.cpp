@@ -78,7 +78,10 @@ static LogicalResult planSwizzledBuffers(ModuleOp module) {
       if (!alloc || alloc == op || !alloc->hasAttr(kSwizzleAttrName))
         continue;
       int64_t span = cast<IntegerAttr>(alloc->getAttr(kSwizzleAttrName)).getInt();
-      if (isa<MmaLoadOp>(op))
+      // Operand loads, and the address queries croq-bind-tma-futures makes
+      // to tell a future's buffer, do not see the layout.
+      if (isa<MmaLoadOp, memref::ExtractAlignedPointerAsIndexOp,
+              memref::ExtractStridedMetadataOp>(op))
         continue;
       if (auto copy = dyn_cast<DmaCopyOp>(op);
           copy && &operand == &copy.getTargetMutable()) {

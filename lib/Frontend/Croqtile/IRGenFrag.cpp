@@ -94,12 +94,16 @@ static bool isWarpgroupTileShape(ArrayRef<int64_t> shape) {
 LogicalResult IRGen::tileDecl(const Stmt &stmt, Type element) {
   Location l = loc(stmt.loc);
   ParallelOp owner = insideParallel() ? enclosingParallel() : ParallelOp();
-  bool warpgroup = owner && owner.getLevel() == Level::Warpgroup;
+  // A block of one warpgroup holds frags as that warpgroup does.
+  bool warpgroup = owner && (owner.getLevel() == Level::Warpgroup ||
+                             (owner.getLevel() == Level::Block &&
+                              warpgroupTileOwners.contains(owner)));
   if (!owner || (owner.getLevel() != Level::Thread && !warpgroup))
     return fail(stmt.loc, "a frag tile is held by the threads of a parallel: "
                           "declare it in the body of a thread-level parallel "
-                          "(`parallel t by T : thread`) or of a warpgroup "
-                          "(`: group-4`)");
+                          "(`parallel t by T : thread`), of a warpgroup "
+                          "(`: group-4`), or of a block whose threads are one "
+                          "warpgroup (`parallel by 1 : group-4` in it)");
   if (stmt.dims.empty() || stmt.dims.size() > 2 || !stmt.arrayDims.empty())
     return fail(stmt.loc, "a frag is a 1-D or 2-D tile: frag T[R] x; or "
                           "frag T[R, C] x;");

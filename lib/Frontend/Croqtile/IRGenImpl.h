@@ -463,9 +463,13 @@ private:
                                 function_ref<LogicalResult()> build);
   /// True when `body` (nested statements included) holds an MMA statement.
   static bool bodyHasMma(ArrayRef<StmtPtr> body);
+  /// Whether the parallels directly in a block's body make one warpgroup
+  /// (`parallel by 1 : group-4`): the block's threads are that warpgroup's.
+  bool bodyIsOneWarpgroup(ArrayRef<StmtPtr> body) const;
   /// Thread-level parallels of the comma form `group-4, t by 128 : thread`
-  /// whose bodies hold MMAs: their frags of accumulator shape take the
-  /// warpgroup layouts, to line up with the accumulators.
+  /// whose bodies hold MMAs, and blocks whose threads are one warpgroup:
+  /// their frags of accumulator shape take the warpgroup layouts, to line
+  /// up with the accumulators.
   llvm::DenseSet<Operation *> warpgroupTileOwners;
   /// `x.at(i, j)` of a register tile inside an apply: its register.
   FailureOr<std::pair<Value, SmallVector<Value>>> tileElement(const Expr &at,

@@ -62,6 +62,26 @@ LogicalResult IRGen::applyLaunchBounds(const Stmt &stmt, ParallelOp kernel) {
   return success();
 }
 
+bool IRGen::bodyIsOneWarpgroup(ArrayRef<StmtPtr> body) const {
+  bool any = false;
+  for (const StmtPtr &inner : body) {
+    if (inner->kind != Stmt::Kind::Parallel)
+      continue;
+    auto planned = sema.levelPlans.find(inner.get());
+    if (planned == sema.levelPlans.end() || planned->second.empty())
+      return false;
+    const LevelPlan &first = planned->second.front();
+    if (first.level != Level::Warpgroup)
+      return false;
+    if (first.source)
+      for (const ExprPtr &bound : first.source->bounds)
+        if (foldConstant(*bound) != std::optional<int64_t>(1))
+          return false;
+    any = true;
+  }
+  return any;
+}
+
 LogicalResult IRGen::parallel(const Stmt &stmt) {
   bool outermost = !insideParallel();
   // Sema completed the chain and checked the level rules.
@@ -149,6 +169,9 @@ LogicalResult IRGen::parallel(const Stmt &stmt) {
       return failure();
     if (lp.level == Level::Thread && i + 1 == plan.size() &&
         bodyHasMma(stmt.body))
+      warpgroupTileOwners.insert(op);
+    if (lp.level == Level::Block && i + 1 == plan.size() &&
+        bodyIsOneWarpgroup(stmt.body))
       warpgroupTileOwners.insert(op);
     if (lp.source && lp.source->cooperative) {
       if (lp.level != Level::Block || !outermost)

@@ -1333,6 +1333,39 @@ def tma_pipeline_of_rotated_futures():
 
 
 @test
+def tma_waits_not_paired_with_copies():
+    # A future waited three times; odd K tiles waited, even ones overwritten
+    # unwaited. Tile 0 and the odd tiles are copied, the others stay
+    # poisoned. One tile, two, an odd count, a ragged M, 600+ blocks.
+    for m, k in sweep(((16, 32), (16, 64), (40, 224), (16 * 600, 160)),
+                      ((16, 32), (40, 224))):
+        x = torch.randn(m, k, device="cuda")
+        y = poisoned((m, k), torch.float32)
+        K.tma_rewait_co(x, y)
+        for t in range(0, (k + 31) // 32):
+            cols = slice(32 * t, min(32 * t + 32, k))
+            if t == 0 or t % 2 == 1:
+                expect_equal(y[:, cols], x[:, cols], f"tma_rewait_co tile {t}, M = {m}, K = {k}")
+            else:
+                assert torch.isnan(y[:, cols]).all(), f"tma_rewait_co wrote unwaited tile {t}, M = {m}, K = {k}"
+
+
+@test
+def wgmma_a_from_a_block_level_frag():
+    # A frag declared in a block of one warpgroup is wgmma's A from
+    # registers; block bn's A is all (bn + 1). 300 blocks, one, seven (N a
+    # multiple of the 64-wide tile: the kernel stores whole tiles).
+    for n in sweep((64, 64 * 7, 64 * 300), (64, 64 * 7)):
+        b = torch.randn(n, 16, device="cuda").half()
+        c = poisoned((64, n), torch.float32)
+        K.wgmma_block_frag_co(b, c)
+        scale = (torch.arange(n, device="cuda") // 64 + 1).float()
+        ref = (b.float().sum(dim=1) * scale).expand(64, n)
+        torch.testing.assert_close(c, ref, rtol=1e-3, atol=1e-2,
+                                   msg=lambda m: f"wgmma_block_frag_co, N = {n}: {m}")
+
+
+@test
 def shifted_bounded_chunk_indices():
     # Eight chunks; N must divide by 8 (refused otherwise).
     for n in sweep((8, 8 * 1000, 8 * 100000), (8, 64)):

@@ -20,6 +20,7 @@
 #include "Croq/Dialect/Croq/IR/CroqTypes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Dominance.h"
@@ -160,11 +161,22 @@ private:
   llvm::DenseMap<Value, std::unique_ptr<Origins>> cache;
 };
 
+/// The subscript of a slot's copy count: the event's subscript, or 0 for a
+/// one-slot event.
+Value countIndex(OpBuilder &b, Location loc, ArrayRef<Value> slot) {
+  return slot.empty() ? Value(arith::ConstantIndexOp::create(b, loc, 0))
+                      : slot.front();
+}
+
 /// One event per group of buffers that a future may name: slot `i` of the
 /// event belongs to `buffers[i]`.
 struct BufferGroup {
   SmallVector<Value> buffers;
   Value event;
+  /// Each thread's count of the copies issued into each slot: a wait is
+  /// for the completion of its slot's latest copy, whatever the number of
+  /// waits before it.
+  Value issued;
 };
 
 /// Binds the TMA futures that `waits` wait on, in one module.
@@ -234,6 +246,17 @@ public:
       group->event =
           EventAllocOp::create(b, copy.getLoc(), type, UnitAttr(), IntegerAttr())
               .getEvent();
+      auto counts = MemRefType::get(
+          {static_cast<int64_t>(group->buffers.size())}, b.getI32Type(),
+          MemRefLayoutAttrInterface(),
+          gpu::AddressSpaceAttr::get(b.getContext(),
+                                     gpu::AddressSpace::Private));
+      group->issued = memref::AllocaOp::create(b, copy.getLoc(), counts);
+      Value zero = arith::ConstantIntOp::create(b, copy.getLoc(), 0, 32);
+      for (int64_t i = 0, e = group->buffers.size(); i < e; ++i)
+        memref::StoreOp::create(
+            b, copy.getLoc(), zero, group->issued,
+            ValueRange{arith::ConstantIndexOp::create(b, copy.getLoc(), i)});
       groupOf[leader] = group.get();
       groups.push_back(std::move(group));
     }
@@ -254,6 +277,12 @@ public:
                              ValueRange{copy.getFuture()},
                              /*expectTx=*/IntegerAttr(),
                              /*issuer=*/IssuerAttr());
+      Value at = countIndex(b, copy.getLoc(), *slot);
+      Value count = memref::LoadOp::create(b, copy.getLoc(), group->issued, at);
+      Value one = arith::ConstantIntOp::create(b, copy.getLoc(), 1, 32);
+      memref::StoreOp::create(b, copy.getLoc(),
+                              arith::AddIOp::create(b, copy.getLoc(), count, one),
+                              group->issued, at);
     }
 
     // Each wait waits on the slots of its futures' buffers.
@@ -274,8 +303,15 @@ public:
             slotOf(b, wait.getLoc(), *group, buffers, data, wait);
         if (failed(slot))
           return failure();
-        EventWaitOp::create(b, wait.getLoc(), group->event, *slot, Value(),
-                            /*parity=*/Value());
+        // The latest copy into the slot completes the slot's phase number
+        // (issued - 1); its parity is that number's low bit.
+        Location l = wait.getLoc();
+        Value count = memref::LoadOp::create(b, l, group->issued,
+                                             countIndex(b, l, *slot));
+        Value one = arith::ConstantIntOp::create(b, l, 1, 32);
+        Value phase = arith::SubIOp::create(b, l, count, one);
+        Value parity = arith::TruncIOp::create(b, l, b.getI1Type(), phase);
+        EventWaitOp::create(b, l, group->event, *slot, Value(), parity);
         if (data.use_empty())
           data.getDefiningOp()->erase();
       }
@@ -343,7 +379,17 @@ private:
       return diag;
     }
     for (TmaCopyOp copy : from.copies) {
-      Operation *binder = copy.getEvent() ? copy.getOperation() : nullptr;
+      if (!copy.isLoad()) {
+        InFlightDiagnostic diag = wait.emitOpError(
+            "waits on the future of an asynchronous TMA store; croq waits "
+            "only for TMA loads");
+        diag.attachNote(copy.getLoc()) << "the store is here";
+        diag.attachNote() << "hint: drop .async from the store: a synchronous "
+                             "TMA store is complete when the next statement "
+                             "runs";
+        return diag;
+      }
+      Operation *binder = nullptr;
       for (Operation *user : copy.getFuture().getUsers())
         if (auto trigger = dyn_cast<EventTriggerOp>(user);
             trigger && llvm::is_contained(trigger.getAfter(), copy.getFuture()))
@@ -406,10 +452,11 @@ private:
   }
 
   /// Program order of a value's definition.
-  unsigned position(Value v) {
+  std::pair<unsigned, unsigned> position(Value v) {
     if (Operation *def = v.getDefiningOp())
-      return order.lookup(def);
-    return order.lookup(cast<BlockArgument>(v).getOwner()->getParentOp());
+      return {order.lookup(def), cast<OpResult>(v).getResultNumber()};
+    auto arg = cast<BlockArgument>(v);
+    return {order.lookup(arg.getOwner()->getParentOp()), arg.getArgNumber()};
   }
 
   FutureTracer tracer;

@@ -51,14 +51,18 @@ def CroqBindTmaFuturesPass : Pass<"croq-bind-tma-futures", "ModuleOp"> {
     may name (a double-buffered pipeline that swaps its futures) share an
     event array, one slot per buffer. After each copy the pass adds
     `croq.event.trigger %e[slot] after %f`, and each `croq.wait` on TMA
-    futures becomes `croq.event.wait %e[slot]`. Where the buffer is only
-    known at run time the slot is computed from the address of the future's
-    data.
+    futures becomes `croq.event.wait %e[slot] parity %p`. Where the buffer
+    is only known at run time the slot is computed from the address of the
+    future's data. Each thread counts the copies it issued into each slot
+    (a private array beside the event), and a wait takes the parity of its
+    slot's latest copy: a future waited twice, or a copy whose future is
+    never waited, does not put later waits out of step.
 
     It fails at a wait that may receive the placeholder of a `tma.any`
     (which no copy completes), on a future whose origin it cannot see (a
-    function argument), and on a future that a `croq.event.trigger ...
-    after` already binds to an event of the program's own.
+    function argument), on the future of an asynchronous TMA store, and on
+    a future that a `croq.event.trigger ... after` already binds to an
+    event of the program's own.
 
     ```mlir
     %f = croq.tma.copy async %src to %buf : ... -> !croq.future<tma, async, memref<64x64xf16, 3>>
@@ -67,10 +71,12 @@ def CroqBindTmaFuturesPass : Pass<"croq-bind-tma-futures", "ModuleOp"> {
     %e = croq.event.alloc : !croq.event<shared>   // at the top of the kernel
     %f = croq.tma.copy async %src to %buf : ...
     croq.event.trigger %e after %f : !croq.event<shared>, !croq.future<...>
-    croq.event.wait %e : !croq.event<shared>
+    // ... one more in this thread's count of copies into %e
+    croq.event.wait %e parity %p : !croq.event<shared>
     ```
   }];
-  let dependentDialects = ["arith::ArithDialect", "memref::MemRefDialect"];
+  let dependentDialects = ["arith::ArithDialect", "gpu::GPUDialect",
+                           "memref::MemRefDialect"];
 }
 
 def CroqVerifyProtocolPass : Pass<"croq-verify-protocol"> {
