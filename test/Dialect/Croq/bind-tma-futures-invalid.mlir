@@ -1,29 +1,5 @@
 // RUN: croq-opt --croq-bind-tma-futures --split-input-file --verify-diagnostics %s
 
-// A wait that may receive a tma.any placeholder: no copy completes it.
-func.func @placeholder_waited(%src: memref<?x64xf32>, %n: index) {
-  %c1 = arith.constant 1 : index
-  croq.parallel (%b) by [%c1] : block {
-    %c0 = arith.constant 0 : index
-    %tile = croq.subspan %src[16, 32] at [%b, %c0] : memref<?x64xf32> -> memref<16x32xf32, strided<[64, 1], offset: ?>>
-    %buf0 = memref.alloc() : memref<16x32xf32, #gpu.address_space<workgroup>>
-    %f0 = croq.tma.copy async %tile to %buf0 : memref<16x32xf32, strided<[64, 1], offset: ?>> to memref<16x32xf32, #gpu.address_space<workgroup>> -> !croq.future<tma, async, memref<16x32xf32, #gpu.address_space<workgroup>>>
-    %buf1 = memref.alloc() : memref<16x32xf32, #gpu.address_space<workgroup>>
-    // expected-note @below {{the placeholder is made here}}
-    %f1 = croq.dma.any %buf1 : memref<16x32xf32, #gpu.address_space<workgroup>> -> !croq.future<tma, async, memref<16x32xf32, #gpu.address_space<workgroup>>>
-    %r:2 = scf.for %k = %c0 to %n step %c1 iter_args(%a = %f0, %p = %f1) -> (!croq.future<tma, async, memref<16x32xf32, #gpu.address_space<workgroup>>>, !croq.future<tma, async, memref<16x32xf32, #gpu.address_space<workgroup>>>) {
-      // expected-error @below {{may wait on the placeholder of a tma.any, which no copy completes}}
-      // expected-note @below {{hint: copy into the placeholder}}
-      croq.wait %p : !croq.future<tma, async, memref<16x32xf32, #gpu.address_space<workgroup>>>
-      %x, %y = croq.swap %a, %p : !croq.future<tma, async, memref<16x32xf32, #gpu.address_space<workgroup>>>
-      scf.yield %x, %y : !croq.future<tma, async, memref<16x32xf32, #gpu.address_space<workgroup>>>, !croq.future<tma, async, memref<16x32xf32, #gpu.address_space<workgroup>>>
-    }
-  }
-  return
-}
-
-// -----
-
 // A copy bound to an event of the program's own, and waited as a future.
 func.func @bound_and_waited(%src: memref<?x64xf32>) {
   %c1 = arith.constant 1 : index

@@ -1333,6 +1333,19 @@ def tma_pipeline_of_rotated_futures():
 
 
 @test
+def tma_pipeline_with_a_guarded_prefetch():
+    # The prefetch of tile k + 1 is under an if; the placeholder arrives on
+    # its slot where it is made. One tile (no prefetch at all), two, an odd
+    # count, ragged tails, 600+ blocks.
+    for m, k in sweep(((16, 32), (16, 64), (40, 200), (16 * 600, 160)),
+                      ((16, 32), (40, 200))):
+        x = torch.randn(m, k, device="cuda")
+        y = poisoned((m, k), torch.float32)
+        K.tma_guarded_co(x, y)
+        expect_equal(y, x - 1, f"tma_guarded_co, M = {m}, K = {k}")
+
+
+@test
 def tma_waits_not_paired_with_copies():
     # A future waited three times; in the K loop each tile waited once or
     # twice. One tile, two, an odd count, a ragged M, 600+ blocks.

@@ -194,6 +194,7 @@ public:
     llvm::EquivalenceClasses<Value> classes;
     llvm::SetVector<TmaCopyOp> copies;
     llvm::DenseMap<TmaCopyOp, llvm::SetVector<Value>> copyBuffers;
+    llvm::SetVector<DmaAnyOp> placeholders;
     auto join = [&](const llvm::SetVector<Value> &buffers) {
       for (Value b : buffers) {
         classes.insert(b);
@@ -208,6 +209,7 @@ public:
         if (failed(checkWaitable(wait, from)))
           return failure();
         join(futureBuffers(from));
+        placeholders.insert(from.placeholders.begin(), from.placeholders.end());
         for (TmaCopyOp copy : from.copies) {
           if (!copies.insert(copy))
             continue;
@@ -217,11 +219,17 @@ public:
       }
     }
 
-    // One event per class, at the top of the kernel of its first copy.
+    // One event per class, at the top of the kernel of its first copy or
+    // placeholder.
     llvm::DenseMap<Value, BufferGroup *> groupOf;
     SmallVector<std::unique_ptr<BufferGroup>> groups;
-    for (TmaCopyOp copy : copies) {
-      Value leader = classes.getLeaderValue(copyBuffers[copy].front());
+    SmallVector<std::pair<Operation *, Value>> members;
+    for (TmaCopyOp copy : copies)
+      members.push_back({copy, copyBuffers[copy].front()});
+    for (DmaAnyOp any : placeholders)
+      members.push_back({any, any.getBuffer()});
+    for (auto [copy, member] : members) {
+      Value leader = classes.getLeaderValue(member);
       if (groupOf.count(leader))
         continue;
       auto group = std::make_unique<BufferGroup>();
@@ -236,7 +244,7 @@ public:
       while (kernel && kernel.getLevel() != Level::Block)
         kernel = kernel.getParentParallel();
       if (!kernel)
-        return copy.emitOpError("is a TMA copy outside any kernel");
+        return copy->emitOpError("makes a TMA future outside any kernel");
       OpBuilder b(copy->getContext());
       b.setInsertionPointToStart(&kernel.getBody().front());
       SmallVector<int64_t> shape;
@@ -244,19 +252,19 @@ public:
         shape.push_back(group->buffers.size());
       auto type = EventType::get(copy->getContext(), MemoryKind::Shared, shape);
       group->event =
-          EventAllocOp::create(b, copy.getLoc(), type, UnitAttr(), IntegerAttr())
+          EventAllocOp::create(b, copy->getLoc(), type, UnitAttr(), IntegerAttr())
               .getEvent();
       auto counts = MemRefType::get(
           {static_cast<int64_t>(group->buffers.size())}, b.getI32Type(),
           MemRefLayoutAttrInterface(),
           gpu::AddressSpaceAttr::get(b.getContext(),
                                      gpu::AddressSpace::Private));
-      group->issued = memref::AllocaOp::create(b, copy.getLoc(), counts);
-      Value zero = arith::ConstantIntOp::create(b, copy.getLoc(), 0, 32);
+      group->issued = memref::AllocaOp::create(b, copy->getLoc(), counts);
+      Value zero = arith::ConstantIntOp::create(b, copy->getLoc(), 0, 32);
       for (int64_t i = 0, e = group->buffers.size(); i < e; ++i)
         memref::StoreOp::create(
-            b, copy.getLoc(), zero, group->issued,
-            ValueRange{arith::ConstantIndexOp::create(b, copy.getLoc(), i)});
+            b, copy->getLoc(), zero, group->issued,
+            ValueRange{arith::ConstantIndexOp::create(b, copy->getLoc(), i)});
       groupOf[leader] = group.get();
       groups.push_back(std::move(group));
     }
@@ -273,16 +281,22 @@ public:
           slotOf(b, copy.getLoc(), *group, copyBuffers[copy], copy.getTarget(), copy);
       if (failed(slot))
         return failure();
-      EventTriggerOp::create(b, copy.getLoc(), group->event, *slot, Value(),
-                             ValueRange{copy.getFuture()},
-                             /*expectTx=*/IntegerAttr(),
-                             /*issuer=*/IssuerAttr());
-      Value at = countIndex(b, copy.getLoc(), *slot);
-      Value count = memref::LoadOp::create(b, copy.getLoc(), group->issued, at);
-      Value one = arith::ConstantIntOp::create(b, copy.getLoc(), 1, 32);
-      memref::StoreOp::create(b, copy.getLoc(),
-                              arith::AddIOp::create(b, copy.getLoc(), count, one),
-                              group->issued, at);
+      complete(b, copy.getLoc(), *group, *slot, copy.getFuture());
+    }
+
+    // Each placeholder completes a phase of its buffer's slot at once, so
+    // that a wait that receives it returns (as a wait on a dma.any does).
+    for (DmaAnyOp any : placeholders) {
+      OpBuilder b(any->getContext());
+      b.setInsertionPointAfter(any);
+      BufferGroup *group = groupFor(any.getBuffer());
+      llvm::SetVector<Value> buffer;
+      buffer.insert(any.getBuffer());
+      FailureOr<SmallVector<Value>> slot =
+          slotOf(b, any.getLoc(), *group, buffer, any.getBuffer(), any);
+      if (failed(slot))
+        return failure();
+      complete(b, any.getLoc(), *group, *slot, Value());
     }
 
     // Each wait waits on the slots of its futures' buffers.
@@ -324,6 +338,20 @@ public:
   }
 
 private:
+  /// Arrives on `slot` of the group's event, bound to the copy of `future`
+  /// when there is one, and counts one more phase of the slot.
+  static void complete(OpBuilder &b, Location loc, const BufferGroup &group,
+                       ArrayRef<Value> slot, Value future) {
+    EventTriggerOp::create(b, loc, group.event, slot, Value(),
+                           future ? ValueRange{future} : ValueRange{},
+                           /*expectTx=*/IntegerAttr(), /*issuer=*/IssuerAttr());
+    Value at = countIndex(b, loc, slot);
+    Value count = memref::LoadOp::create(b, loc, group.issued, at);
+    Value one = arith::ConstantIntOp::create(b, loc, 1, 32);
+    memref::StoreOp::create(b, loc, arith::AddIOp::create(b, loc, count, one),
+                            group.issued, at);
+  }
+
   /// The buffers a TMA copy may write: its target, or, where the target is
   /// the data of an earlier future (`f = tma.copy ... => shared` with `f`
   /// declared), the buffers of that future's origins.
@@ -354,6 +382,8 @@ private:
     llvm::SetVector<Value> buffers;
     for (TmaCopyOp copy : from.copies)
       targetBuffers(copy, buffers);
+    for (DmaAnyOp any : from.placeholders)
+      buffers.insert(any.getBuffer());
     return buffers;
   }
 
@@ -366,16 +396,6 @@ private:
       diag.attachNote()
           << "hint: wait where the tma.copy.async is, or bind the copy to an "
              "event (`trigger e after f;`) and wait on the event";
-      return diag;
-    }
-    if (!from.placeholders.empty()) {
-      InFlightDiagnostic diag = wait.emitOpError(
-          "may wait on the placeholder of a tma.any, which no copy completes");
-      diag.attachNote(from.placeholders.front()->getLoc())
-          << "the placeholder is made here";
-      diag.attachNote() << "hint: copy into the placeholder before the wait "
-                           "can reach it, e.g. start the pipeline with a "
-                           "tma.copy.async into it";
       return diag;
     }
     for (TmaCopyOp copy : from.copies) {

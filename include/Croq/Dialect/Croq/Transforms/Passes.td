@@ -56,13 +56,15 @@ def CroqBindTmaFuturesPass : Pass<"croq-bind-tma-futures", "ModuleOp"> {
     future's data. Each thread counts the copies it issued into each slot
     (a private array beside the event), and a wait takes the parity of its
     slot's latest copy: a future waited twice, or a copy whose future is
-    never waited, does not put later waits out of step.
+    never waited, does not put later waits out of step. A `tma.any`
+    placeholder in such a group arrives on its buffer's slot where it is
+    made, completing a phase at once, so a wait that receives it returns,
+    as one on a `dma.any` does.
 
-    It fails at a wait that may receive the placeholder of a `tma.any`
-    (which no copy completes), on a future whose origin it cannot see (a
-    function argument), on the future of an asynchronous TMA store, and on
-    a future that a `croq.event.trigger ... after` already binds to an
-    event of the program's own.
+    It fails on a future whose origin it cannot see (a function argument),
+    on the future of an asynchronous TMA store, and on a future that a
+    `croq.event.trigger ... after` already binds to an event of the
+    program's own.
 
     ```mlir
     %f = croq.tma.copy async %src to %buf : ... -> !croq.future<tma, async, memref<64x64xf16, 3>>
