@@ -297,6 +297,9 @@ public:
       if (failed(slot))
         return failure();
       complete(b, any.getLoc(), *group, *slot, Value());
+      // Each thread waits for the phase it completed before it arrives on
+      // the slot again (compute-sanitizer's synccheck requires it).
+      waitLatest(b, any.getLoc(), *group, *slot);
     }
 
     // Each wait waits on the slots of its futures' buffers.
@@ -317,15 +320,7 @@ public:
             slotOf(b, wait.getLoc(), *group, buffers, data, wait);
         if (failed(slot))
           return failure();
-        // The latest copy into the slot completes the slot's phase number
-        // (issued - 1); its parity is that number's low bit.
-        Location l = wait.getLoc();
-        Value count = memref::LoadOp::create(b, l, group->issued,
-                                             countIndex(b, l, *slot));
-        Value one = arith::ConstantIntOp::create(b, l, 1, 32);
-        Value phase = arith::SubIOp::create(b, l, count, one);
-        Value parity = arith::TruncIOp::create(b, l, b.getI1Type(), phase);
-        EventWaitOp::create(b, l, group->event, *slot, Value(), parity);
+        waitLatest(b, wait.getLoc(), *group, *slot);
         if (data.use_empty())
           data.getDefiningOp()->erase();
       }
@@ -350,6 +345,18 @@ private:
     Value one = arith::ConstantIntOp::create(b, loc, 1, 32);
     memref::StoreOp::create(b, loc, arith::AddIOp::create(b, loc, count, one),
                             group.issued, at);
+  }
+
+  /// Waits for the phase of `slot` that the latest arrival counted: phase
+  /// number (issued - 1), whose parity is that number's low bit.
+  static void waitLatest(OpBuilder &b, Location loc, const BufferGroup &group,
+                         ArrayRef<Value> slot) {
+    Value count =
+        memref::LoadOp::create(b, loc, group.issued, countIndex(b, loc, slot));
+    Value one = arith::ConstantIntOp::create(b, loc, 1, 32);
+    Value phase = arith::SubIOp::create(b, loc, count, one);
+    Value parity = arith::TruncIOp::create(b, loc, b.getI1Type(), phase);
+    EventWaitOp::create(b, loc, group.event, slot, Value(), parity);
   }
 
   /// The buffers a TMA copy may write: its target, or, where the target is

@@ -58,8 +58,8 @@ def CroqBindTmaFuturesPass : Pass<"croq-bind-tma-futures", "ModuleOp"> {
     slot's latest copy: a future waited twice, or a copy whose future is
     never waited, does not put later waits out of step. A `tma.any`
     placeholder in such a group arrives on its buffer's slot where it is
-    made, completing a phase at once, so a wait that receives it returns,
-    as one on a `dma.any` does.
+    made and waits for that phase, so a later wait that receives it
+    returns, as one on a `dma.any` does.
 
     It fails on a future whose origin it cannot see (a function argument),
     on the future of an asynchronous TMA store, and on a future that a
