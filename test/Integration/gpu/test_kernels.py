@@ -1306,17 +1306,25 @@ def tma_load_waited_through_its_future():
         expect_equal(y, x, f"tma_future_co, M = {m}")
 
 
+def sweep_tma_pipeline(name, full, small, ref):
+    """Runs the elementwise TMA pipeline kernel `name` over [M, K] f32
+    shapes and compares its output with ref(input) exactly."""
+    kernel = getattr(K, name)
+    for m, k in sweep(full, small):
+        x = torch.randn(m, k, device="cuda")
+        y = poisoned((m, k), torch.float32)
+        kernel(x, y)
+        expect_equal(y, ref(x), f"{name}, M = {m}, K = {k}")
+
+
 @test
 def tma_pipeline_of_swapped_futures():
     # Two buffers whose futures swap each K step; which slot a wait takes is
     # known only at run time. One K tile (the loop never runs), an odd tile
     # count, a ragged last tile in M and in K (TMA clips both), 600+ blocks.
-    for m, k in sweep(((16, 32), (48, 96), (40, 200), (16 * 600, 160)),
-                      ((16, 32), (40, 200))):
-        x = torch.randn(m, k, device="cuda")
-        y = poisoned((m, k), torch.float32)
-        K.tma_swap_co(x, y)
-        expect_equal(y, x * 2, f"tma_swap_co, M = {m}, K = {k}")
+    sweep_tma_pipeline("tma_swap_co",
+                       ((16, 32), (48, 96), (40, 200), (16 * 600, 160)),
+                       ((16, 32), (40, 200)), lambda x: x * 2)
 
 
 @test
@@ -1324,12 +1332,9 @@ def tma_pipeline_of_rotated_futures():
     # Three buffers rotated, two loads ahead of the consumed tile; at least
     # two K tiles. Two tiles (the loop never runs), an odd count, ragged
     # tails, 1000+ blocks.
-    for m, k in sweep(((8, 64), (24, 96), (13, 232), (8 * 1200, 160)),
-                      ((8, 64), (13, 232))):
-        x = torch.randn(m, k, device="cuda")
-        y = poisoned((m, k), torch.float32)
-        K.tma_rotate_co(x, y)
-        expect_equal(y, x + 1, f"tma_rotate_co, M = {m}, K = {k}")
+    sweep_tma_pipeline("tma_rotate_co",
+                       ((8, 64), (24, 96), (13, 232), (8 * 1200, 160)),
+                       ((8, 64), (13, 232)), lambda x: x + 1)
 
 
 @test
@@ -1337,24 +1342,18 @@ def tma_pipeline_with_a_guarded_prefetch():
     # The prefetch of tile k + 1 is under an if; the placeholder arrives on
     # its slot where it is made. One tile (no prefetch at all), two, an odd
     # count, ragged tails, 600+ blocks.
-    for m, k in sweep(((16, 32), (16, 64), (40, 200), (16 * 600, 160)),
-                      ((16, 32), (40, 200))):
-        x = torch.randn(m, k, device="cuda")
-        y = poisoned((m, k), torch.float32)
-        K.tma_guarded_co(x, y)
-        expect_equal(y, x - 1, f"tma_guarded_co, M = {m}, K = {k}")
+    sweep_tma_pipeline("tma_guarded_co",
+                       ((16, 32), (16, 64), (40, 200), (16 * 600, 160)),
+                       ((16, 32), (40, 200)), lambda x: x - 1)
 
 
 @test
 def tma_waits_not_paired_with_copies():
     # A future waited three times; in the K loop each tile waited once or
     # twice. One tile, two, an odd count, a ragged M, 600+ blocks.
-    for m, k in sweep(((16, 32), (16, 64), (40, 224), (16 * 600, 160)),
-                      ((16, 32), (40, 224))):
-        x = torch.randn(m, k, device="cuda")
-        y = poisoned((m, k), torch.float32)
-        K.tma_rewait_co(x, y)
-        expect_equal(y, x, f"tma_rewait_co, M = {m}, K = {k}")
+    sweep_tma_pipeline("tma_rewait_co",
+                       ((16, 32), (16, 64), (40, 224), (16 * 600, 160)),
+                       ((16, 32), (40, 224)), lambda x: x)
 
 
 @test
