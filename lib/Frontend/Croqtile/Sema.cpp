@@ -117,6 +117,18 @@ private:
     scopes.back()[name] = &decls.back();
     return &decls.back();
   }
+  /// Declares a name that a declaration statement writes (`int x = 1;`,
+  /// `shared f32 [..] b;`, `event e;`, `frag ...`, a shape): a second one in
+  /// the same scope is an error. Assignments that bind names declare them
+  /// again instead (as IRGen does).
+  Decl *declareNew(StringRef name, SMLoc at, Decl decl) {
+    if (scopes.back().count(name)) {
+      fail(at, "'" + name + "' is already declared in this scope",
+           "pick another name, or assign to a mutable variable");
+      return nullptr;
+    }
+    return declare(name, std::move(decl));
+  }
   Decl *declareScalar(StringRef name, Scalar value) {
     Decl d;
     d.kind = Decl::Kind::Scalar;
@@ -652,7 +664,7 @@ private:
         b.shape.push_back(staticOf(s));
       d.buffer = std::move(b);
     }
-    declare(stmt.name, std::move(d));
+    declareNew(stmt.name, stmt.nameLoc, std::move(d));
   }
 
   /// The buffer a copy writes: its destination, or a new one of the
@@ -1399,10 +1411,13 @@ private:
     case Stmt::Kind::ScalarDecl: {
       // A typed scalar is mutable: its value counts only when nothing
       // assigns it.
-      Scalar value;
+      Decl scalarDecl;
+      scalarDecl.kind = Decl::Kind::Scalar;
       if (stmt.value && !reassigned.contains(stmt.name))
-        value = scalar(*stmt.value);
-      Decl *d = declareScalar(stmt.name, value);
+        scalarDecl.scalar = scalar(*stmt.value);
+      Decl *d = declareNew(stmt.name, stmt.nameLoc, std::move(scalarDecl));
+      if (!d)
+        return;
       d->isMutable = true;
       d->threadIndex = stmt.value && mentionsThreadIndex(*stmt.value);
       for (const StmtPtr &more : stmt.moreDecls)
@@ -1415,7 +1430,7 @@ private:
       if (stmt.value)
         if (std::optional<SmallVector<Scalar>> elems = shapeOf(*stmt.value))
           d.elems = *elems;
-      declare(stmt.name, std::move(d));
+      declareNew(stmt.name, stmt.nameLoc, std::move(d));
       return;
     }
     case Stmt::Kind::TensorDecl:
@@ -1427,7 +1442,8 @@ private:
     case Stmt::Kind::StreamDecl: {
       Decl d;
       d.stmt = &stmt;
-      declare(stmt.name, std::move(d));
+      if (!declareNew(stmt.name, stmt.nameLoc, std::move(d)))
+        return;
       for (const StmtPtr &more : stmt.moreDecls)
         statement(*more);
       return;
@@ -1445,6 +1461,19 @@ private:
           existing->threadIndex |= mentionsThreadIndex(*stmt.value);
         }
         return;
+      }
+      // `b = {6, 8};`: the first assignment names a shape; shapes are
+      // immutable.
+      if (isShapeValued(*stmt.value) && existing) {
+        if (existing->kind != Decl::Kind::Shape)
+          return fail(stmt.target->loc,
+                      "'" + name + "' is not a shape; a shape cannot be "
+                      "assigned to it");
+        if (scopes.back().lookup(name) == existing)
+          return fail(stmt.target->loc,
+                      "the shape '" + name +
+                          "' is already defined in this scope",
+                      "shapes are immutable; give the new one its own name");
       }
       // As IRGen: a mutable scalar is reassigned; any other name is
       // declared again (an immutable scalar, a shape, a view), shadowing an
