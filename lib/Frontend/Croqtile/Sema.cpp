@@ -52,6 +52,9 @@ struct Decl {
   bool threadIndex = false;
   /// Scalar: declared with a type (`int x = 4;`), so assignable.
   bool isMutable = false;
+  /// Declared by a declaration statement (declareNew), not bound as an
+  /// index, a parameter or by an assignment.
+  bool fromStatement = false;
 };
 
 class Sema {
@@ -118,15 +121,20 @@ private:
     return &decls.back();
   }
   /// Declares a name that a declaration statement writes (`int x = 1;`,
-  /// `shared f32 [..] b;`, `event e;`, `frag ...`, a shape): a second one in
-  /// the same scope is an error. Assignments that bind names declare them
+  /// `shared f32 [..] b;`, `event e;`, `frag ...`, a shape): a second such
+  /// statement in the same scope is an error. Assignments that bind names declare them
   /// again instead (as IRGen does).
   Decl *declareNew(StringRef name, SMLoc at, Decl decl) {
-    if (scopes.back().count(name)) {
+    // Indices share Sema's scope with the body of their parallel or loop,
+    // but IRGen's body scope is inside theirs: only a second declaration
+    // statement conflicts.
+    if (Decl *existing = scopes.back().lookup(name);
+        existing && existing->fromStatement) {
       fail(at, "'" + name + "' is already declared in this scope",
            "pick another name, or assign to a mutable variable");
       return nullptr;
     }
+    decl.fromStatement = true;
     return declare(name, std::move(decl));
   }
   Decl *declareScalar(StringRef name, Scalar value) {
