@@ -122,8 +122,8 @@ private:
   }
   /// Declares a name that a declaration statement writes (`int x = 1;`,
   /// `shared f32 [..] b;`, `event e;`, `frag ...`, a shape): a second such
-  /// statement in the same scope is an error. Assignments that bind names declare them
-  /// again instead (as IRGen does).
+  /// statement in the same scope is an error. Assignments that bind names
+  /// declare them again instead (as IRGen does).
   Decl *declareNew(StringRef name, SMLoc at, Decl decl) {
     // Indices share Sema's scope with the body of their parallel or loop,
     // but IRGen's body scope is inside theirs: only a second declaration
@@ -1477,7 +1477,10 @@ private:
           return fail(stmt.target->loc,
                       "'" + name + "' is not a shape; a shape cannot be "
                       "assigned to it");
-        if (scopes.back().lookup(name) == existing)
+        // A tuple of indices is not in the body's scope in IRGen (see
+        // declareNew): only a shape a statement made conflicts.
+        if (scopes.back().lookup(name) == existing &&
+            (existing->fromStatement || existing->stmt))
           return fail(stmt.target->loc,
                       "the shape '" + name +
                           "' is already defined in this scope",
