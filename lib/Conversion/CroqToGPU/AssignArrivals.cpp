@@ -20,15 +20,21 @@ using namespace mlir::croq::detail;
 
 /// Gives every event without `event<N>` its arrival count: the threads of
 /// the role (croq.inthreads region) that triggers it, or the whole block.
+/// Fails where triggers of one event run on different numbers of threads.
 static LogicalResult assignArrivals(ModuleOp module,
                                     const LaunchAnalysis &analysis) {
   WalkResult result = module.walk([&](EventAllocOp alloc) {
     if (alloc.getArrivals() || !analysis.hasScope(alloc))
       return WalkResult::advance();
     std::optional<int64_t> count;
-    for (Operation *user : alloc.getEvent().getUsers()) {
-      if (!isa<EventTriggerOp>(user))
-        continue;
+    Operation *first = nullptr;
+    // The triggers in program order, so that errors name them in order.
+    SmallVector<Operation *> triggers;
+    alloc->getParentOp()->walk([&](EventTriggerOp trigger) {
+      if (trigger.getEvent() == alloc.getEvent())
+        triggers.push_back(trigger);
+    });
+    for (Operation *user : triggers) {
       // The threads that run the trigger: those of its innermost region
       // (whose count includes the regions around it).
       InThreadsOp role = user->getParentOfType<InThreadsOp>();
@@ -48,7 +54,29 @@ static LogicalResult assignArrivals(ModuleOp module,
         diag.attachNote(user->getLoc()) << "the trigger";
         return WalkResult::interrupt();
       }
-      count = count ? count : threads;
+      if (count && *count != *threads) {
+        // A phase completes when a fixed number of threads arrive: triggers
+        // by regions of different sizes would leave one of them waiting for
+        // arrivals that never come.
+        InFlightDiagnostic diag = alloc.emitOpError()
+                                  << "is triggered by " << *count
+                                  << " threads in one place and by "
+                                  << *threads
+                                  << " in another, so no one arrival count "
+                                     "completes its phases";
+        diag.attachNote(first->getLoc())
+            << "triggered here by " << *count << " threads";
+        diag.attachNote(user->getLoc())
+            << "triggered here by " << *threads << " threads";
+        diag.attachNote() << "hint: trigger it from regions of the same "
+                             "threads, or declare it with the count that "
+                             "each phase's arrivals add up to (event<N>)";
+        return WalkResult::interrupt();
+      }
+      if (!count) {
+        count = threads;
+        first = user;
+      }
     }
     alloc.setArrivals(count.value_or(1));
     return WalkResult::advance();

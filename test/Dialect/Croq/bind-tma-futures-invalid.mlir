@@ -31,3 +31,33 @@ func.func @from_argument(%f: !croq.future<tma, async, memref<16x32xf32, #gpu.add
   }
   return
 }
+
+// -----
+
+// A copy that only thread 0 issues, waited by every thread: the others
+// would count no copy and not wait.
+func.func @copy_under_thread_branch(%src: memref<?x64xf32>) {
+  %c1 = arith.constant 1 : index
+  %c128 = arith.constant 128 : index
+  croq.parallel (%b) by [%c1] : block {
+    %c0 = arith.constant 0 : index
+    %tile = croq.subspan %src[16, 32] at [%b, %c0] : memref<?x64xf32> -> memref<16x32xf32, strided<[64, 1], offset: ?>>
+    %buf = memref.alloc() : memref<16x32xf32, #gpu.address_space<workgroup>>
+    croq.parallel (%t) by [%c128] : thread {
+      %first = arith.cmpi eq, %t, %c0 : index
+      %any = croq.dma.any %buf : memref<16x32xf32, #gpu.address_space<workgroup>> -> !croq.future<tma, async, memref<16x32xf32, #gpu.address_space<workgroup>>>
+      // expected-note @below {{only some threads of the block run this branch}}
+      %f = scf.if %first -> (!croq.future<tma, async, memref<16x32xf32, #gpu.address_space<workgroup>>>) {
+        // expected-note @below {{the future is made here}}
+        %g = croq.tma.copy async %tile to %buf : memref<16x32xf32, strided<[64, 1], offset: ?>> to memref<16x32xf32, #gpu.address_space<workgroup>> -> !croq.future<tma, async, memref<16x32xf32, #gpu.address_space<workgroup>>>
+        scf.yield %g : !croq.future<tma, async, memref<16x32xf32, #gpu.address_space<workgroup>>>
+      } else {
+        scf.yield %any : !croq.future<tma, async, memref<16x32xf32, #gpu.address_space<workgroup>>>
+      }
+      // expected-error @below {{waits on a TMA future that some of the waiting threads did not make}}
+      // expected-note @below {{hint: make the future where every thread that waits on it runs}}
+      croq.wait %f : !croq.future<tma, async, memref<16x32xf32, #gpu.address_space<workgroup>>>
+    }
+  }
+  return
+}

@@ -1,4 +1,5 @@
 // RUN: croq-opt --croq-bind-tma-futures %s | FileCheck %s
+// RUN: croq-opt --croq-bind-tma-futures --croq-assign-arrivals %s | FileCheck %s --check-prefix=ARRIVALS
 
 // One copy, one buffer: a one-slot event at the top of the kernel with each
 // thread's count of copies into it, the trigger right after the copy and
@@ -63,6 +64,55 @@ func.func @selected(%src: memref<?x64xf32>, %c: i1) {
     %b2 = croq.tma.copy async %tile to %buf1 : memref<16x32xf32, strided<[64, 1], offset: ?>> to memref<16x32xf32, #gpu.address_space<workgroup>> -> !croq.future<tma, async, memref<16x32xf32, #gpu.address_space<workgroup>>>
     %f = arith.select %c, %a, %b2 : !croq.future<tma, async, memref<16x32xf32, #gpu.address_space<workgroup>>>
     croq.wait %f : !croq.future<tma, async, memref<16x32xf32, #gpu.address_space<workgroup>>>
+  }
+  return
+}
+
+// A placeholder made by the whole block, refilled and waited inside a
+// one-thread role: the placeholder does not arrive (it marks its slot), so
+// the event's only trigger is the role's copy, and a wait on a marked slot
+// returns at once.
+// CHECK-LABEL: func.func @placeholder_then_role
+// CHECK: %[[E:.*]] = croq.event.alloc : <shared>
+// CHECK: %[[N:.*]] = memref.alloca() : memref<1xi32, #gpu.address_space<private>>
+// CHECK: %[[MARK:.*]] = memref.alloca() : memref<1xi8, #gpu.address_space<private>>
+// CHECK: croq.dma.any
+// CHECK-NOT: croq.event.trigger
+// CHECK: %[[ONE:.*]] = arith.constant 1 : i8
+// CHECK: memref.store %[[ONE]], %[[MARK]]
+// CHECK: croq.inthreads
+// CHECK: %[[F:.*]] = croq.tma.copy async
+// CHECK-NEXT: croq.event.trigger %[[E]] after %[[F]] : <shared>
+// CHECK: %[[ZERO:.*]] = arith.constant 0 : i8
+// CHECK: memref.store %[[ZERO]], %[[MARK]]
+// CHECK: %[[M:.*]] = memref.load %[[MARK]]
+// CHECK: %[[PENDING:.*]] = arith.cmpi eq, %[[M]]
+// CHECK: scf.if %[[PENDING]] {
+// CHECK: croq.event.wait %[[E]] parity
+// CHECK-NOT: croq.wait
+// ARRIVALS-LABEL: func.func @placeholder_then_role
+// ARRIVALS: croq.event.alloc arrivals 1 : <shared>
+func.func @placeholder_then_role(%src: memref<?x64xf32>, %refill: i1) {
+  %c1 = arith.constant 1 : index
+  %c128 = arith.constant 128 : index
+  croq.parallel (%b) by [%c1] : block {
+    %c0 = arith.constant 0 : index
+    %tile = croq.subspan %src[16, 32] at [%b, %c0] : memref<?x64xf32> -> memref<16x32xf32, strided<[64, 1], offset: ?>>
+    %buf = memref.alloc() : memref<16x32xf32, #gpu.address_space<workgroup>>
+    %any = croq.dma.any %buf : memref<16x32xf32, #gpu.address_space<workgroup>> -> !croq.future<tma, async, memref<16x32xf32, #gpu.address_space<workgroup>>>
+    croq.parallel (%t) by [%c128] : thread {
+      %first = arith.cmpi eq, %t, %c0 : index
+      croq.inthreads (%first) {
+        %data = croq.future.data %any : !croq.future<tma, async, memref<16x32xf32, #gpu.address_space<workgroup>>> -> memref<16x32xf32, #gpu.address_space<workgroup>>
+        %h = scf.if %refill -> (!croq.future<tma, async, memref<16x32xf32, #gpu.address_space<workgroup>>>) {
+          %g = croq.tma.copy async %tile to %data : memref<16x32xf32, strided<[64, 1], offset: ?>> to memref<16x32xf32, #gpu.address_space<workgroup>> -> !croq.future<tma, async, memref<16x32xf32, #gpu.address_space<workgroup>>>
+          scf.yield %g : !croq.future<tma, async, memref<16x32xf32, #gpu.address_space<workgroup>>>
+        } else {
+          scf.yield %any : !croq.future<tma, async, memref<16x32xf32, #gpu.address_space<workgroup>>>
+        }
+        croq.wait %h : !croq.future<tma, async, memref<16x32xf32, #gpu.address_space<workgroup>>>
+      }
+    }
   }
   return
 }

@@ -16,6 +16,7 @@
 
 #include "Croq/Dialect/Croq/Transforms/Passes.h"
 
+#include "Croq/Analysis/DivergenceAnalysis.h"
 #include "Croq/Dialect/Croq/IR/CroqOps.h"
 #include "Croq/Dialect/Croq/IR/CroqTypes.h"
 
@@ -177,12 +178,18 @@ struct BufferGroup {
   /// for the completion of its slot's latest copy, whatever the number of
   /// waits before it.
   Value issued;
+  /// Where a `tma.any` may name one of the buffers: per thread and slot,
+  /// whether the slot's latest future is a placeholder (then a wait on it
+  /// returns at once). A placeholder does not arrive on the event, so every
+  /// phase of a slot is a copy's, with the copy's arrival count.
+  Value placeholder;
 };
 
 /// Binds the TMA futures that `waits` wait on, in one module.
 class Binder {
 public:
-  Binder(ModuleOp module, DominanceInfo &dominance) : dominance(dominance) {
+  Binder(ModuleOp module, DominanceInfo &dominance, DataFlowSolver &solver)
+      : dominance(dominance), solver(solver) {
     unsigned next = 0;
     module.walk<WalkOrder::PreOrder>([&](Operation *op) { order[op] = next++; });
   }
@@ -226,9 +233,12 @@ public:
     SmallVector<std::pair<Operation *, Value>> members;
     for (TmaCopyOp copy : copies)
       members.push_back({copy, copyBuffers[copy].front()});
-    for (DmaAnyOp any : placeholders)
+    llvm::DenseSet<Value> withPlaceholders;
+    for (DmaAnyOp any : placeholders) {
       members.push_back({any, any.getBuffer()});
-    for (auto [copy, member] : members) {
+      withPlaceholders.insert(classes.getLeaderValue(any.getBuffer()));
+    }
+    for (auto [origin, member] : members) {
       Value leader = classes.getLeaderValue(member);
       if (groupOf.count(leader))
         continue;
@@ -240,31 +250,40 @@ public:
       llvm::sort(group->buffers, [&](Value a, Value b) {
         return position(a) < position(b);
       });
-      ParallelOp kernel = copy->getParentOfType<ParallelOp>();
+      ParallelOp kernel = origin->getParentOfType<ParallelOp>();
       while (kernel && kernel.getLevel() != Level::Block)
         kernel = kernel.getParentParallel();
       if (!kernel)
-        return copy->emitOpError("makes a TMA future outside any kernel");
-      OpBuilder b(copy->getContext());
+        return origin->emitOpError("makes a TMA future outside any kernel");
+      OpBuilder b(origin->getContext());
       b.setInsertionPointToStart(&kernel.getBody().front());
       SmallVector<int64_t> shape;
       if (group->buffers.size() > 1)
         shape.push_back(group->buffers.size());
-      auto type = EventType::get(copy->getContext(), MemoryKind::Shared, shape);
+      auto type = EventType::get(origin->getContext(), MemoryKind::Shared, shape);
       group->event =
-          EventAllocOp::create(b, copy->getLoc(), type, UnitAttr(), IntegerAttr())
+          EventAllocOp::create(b, origin->getLoc(), type, UnitAttr(), IntegerAttr())
               .getEvent();
-      auto counts = MemRefType::get(
-          {static_cast<int64_t>(group->buffers.size())}, b.getI32Type(),
-          MemRefLayoutAttrInterface(),
-          gpu::AddressSpaceAttr::get(b.getContext(),
-                                     gpu::AddressSpace::Private));
-      group->issued = memref::AllocaOp::create(b, copy->getLoc(), counts);
-      Value zero = arith::ConstantIntOp::create(b, copy->getLoc(), 0, 32);
-      for (int64_t i = 0, e = group->buffers.size(); i < e; ++i)
-        memref::StoreOp::create(
-            b, copy->getLoc(), zero, group->issued,
-            ValueRange{arith::ConstantIndexOp::create(b, copy->getLoc(), i)});
+      // Private arrays of one element per slot, all zero.
+      Location loc = origin->getLoc();
+      auto perSlot = [&](Type element) -> Value {
+        auto type = MemRefType::get(
+            {static_cast<int64_t>(group->buffers.size())}, element,
+            MemRefLayoutAttrInterface(),
+            gpu::AddressSpaceAttr::get(b.getContext(),
+                                       gpu::AddressSpace::Private));
+        Value array = memref::AllocaOp::create(b, loc, type);
+        Value zero = arith::ConstantIntOp::create(
+            b, loc, 0, element.getIntOrFloatBitWidth());
+        for (int64_t i = 0, e = group->buffers.size(); i < e; ++i)
+          memref::StoreOp::create(
+              b, loc, zero, array,
+              ValueRange{arith::ConstantIndexOp::create(b, loc, i)});
+        return array;
+      };
+      group->issued = perSlot(b.getI32Type());
+      if (withPlaceholders.contains(leader))
+        group->placeholder = perSlot(b.getI8Type());
       groupOf[leader] = group.get();
       groups.push_back(std::move(group));
     }
@@ -284,8 +303,8 @@ public:
       complete(b, copy.getLoc(), *group, *slot, copy.getFuture());
     }
 
-    // Each placeholder completes a phase of its buffer's slot at once, so
-    // that a wait that receives it returns (as a wait on a dma.any does).
+    // Each placeholder marks its buffer's slot, so that a wait that
+    // receives it returns (as a wait on a dma.any does).
     for (DmaAnyOp any : placeholders) {
       OpBuilder b(any->getContext());
       b.setInsertionPointAfter(any);
@@ -296,10 +315,7 @@ public:
           slotOf(b, any.getLoc(), *group, buffer, any.getBuffer(), any);
       if (failed(slot))
         return failure();
-      complete(b, any.getLoc(), *group, *slot, Value());
-      // Each thread waits for the phase it completed before it arrives on
-      // the slot again (compute-sanitizer's synccheck requires it).
-      waitLatest(b, any.getLoc(), *group, *slot);
+      markPlaceholder(b, any.getLoc(), *group, *slot, true);
     }
 
     // Each wait waits on the slots of its futures' buffers.
@@ -333,24 +349,48 @@ public:
   }
 
 private:
-  /// Arrives on `slot` of the group's event, bound to the copy of `future`
-  /// when there is one, and counts one more phase of the slot.
+  /// Arrives on `slot` of the group's event, bound to the copy of
+  /// `future`, and counts one more phase of the slot.
   static void complete(OpBuilder &b, Location loc, const BufferGroup &group,
                        ArrayRef<Value> slot, Value future) {
     EventTriggerOp::create(b, loc, group.event, slot, Value(),
-                           future ? ValueRange{future} : ValueRange{},
+                           ValueRange{future},
                            /*expectTx=*/IntegerAttr(), /*issuer=*/IssuerAttr());
     Value at = countIndex(b, loc, slot);
     Value count = memref::LoadOp::create(b, loc, group.issued, at);
     Value one = arith::ConstantIntOp::create(b, loc, 1, 32);
     memref::StoreOp::create(b, loc, arith::AddIOp::create(b, loc, count, one),
                             group.issued, at);
+    markPlaceholder(b, loc, group, slot, false);
   }
 
-  /// Waits for the phase of `slot` that the latest arrival counted: phase
-  /// number (issued - 1), whose parity is that number's low bit.
+  /// Records whether the latest future of `slot` is a placeholder, where
+  /// the group has placeholders.
+  static void markPlaceholder(OpBuilder &b, Location loc,
+                              const BufferGroup &group, ArrayRef<Value> slot,
+                              bool isPlaceholder) {
+    if (!group.placeholder)
+      return;
+    memref::StoreOp::create(
+        b, loc, arith::ConstantIntOp::create(b, loc, isPlaceholder, 8),
+        group.placeholder, countIndex(b, loc, slot));
+  }
+
+  /// Waits for the phase of `slot` that its latest copy completes: phase
+  /// number (issued - 1), whose parity is that number's low bit. Where the
+  /// slot's latest future is a placeholder, returns at once.
   static void waitLatest(OpBuilder &b, Location loc, const BufferGroup &group,
                          ArrayRef<Value> slot) {
+    OpBuilder::InsertionGuard guard(b);
+    if (group.placeholder) {
+      Value marked = memref::LoadOp::create(b, loc, group.placeholder,
+                                            countIndex(b, loc, slot));
+      Value pending = arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::eq, marked,
+          arith::ConstantIntOp::create(b, loc, 0, 8));
+      auto branch = scf::IfOp::create(b, loc, pending, /*withElseRegion=*/false);
+      b.setInsertionPointToStart(branch.thenBlock());
+    }
     Value count =
         memref::LoadOp::create(b, loc, group.issued, countIndex(b, loc, slot));
     Value one = arith::ConstantIntOp::create(b, loc, 1, 32);
@@ -395,6 +435,47 @@ private:
   }
 
   /// The error for a waited future that cannot be bound, or success.
+  /// The op between `origin` and the region it shares with `wait` that may
+  /// run `origin` on only some of the threads that run `wait`: an inthreads
+  /// role, or a branch or loop whose condition or trip count varies within
+  /// the block. Null where every thread that waits made the future (each
+  /// thread counts its own copies, so one that did not would not wait).
+  Operation *narrowingParent(Operation *origin, WaitOp wait) {
+    for (Operation *parent = origin->getParentOp(); parent;
+         parent = parent->getParentOp()) {
+      if (parent->isProperAncestor(wait))
+        return nullptr;
+      if (auto parallel = dyn_cast<ParallelOp>(parent)) {
+        if (parallel.getLevel() == Level::Block)
+          return nullptr;
+        continue; // Every instance runs its body.
+      }
+      std::optional<UniformScope> control = getControlScope(solver, parent);
+      if (isa<InThreadsOp>(parent) && !control)
+        return parent;
+      if (control && *control < UniformScope::Block)
+        return parent;
+    }
+    return nullptr;
+  }
+
+  LogicalResult checkThreads(WaitOp wait, Operation *origin) {
+    Operation *narrowing = narrowingParent(origin, wait);
+    if (!narrowing)
+      return success();
+    InFlightDiagnostic diag = wait.emitOpError(
+        "waits on a TMA future that some of the waiting threads did not make");
+    diag.attachNote(origin->getLoc()) << "the future is made here";
+    diag.attachNote(narrowing->getLoc())
+        << "only some threads of the block run this "
+        << (isa<InThreadsOp>(narrowing) ? "role" : "branch");
+    diag.attachNote()
+        << "hint: make the future where every thread that waits on it runs "
+           "(croq elects the one thread that issues a TMA copy, so the copy "
+           "needs no thread guard), or wait inside the same role or branch";
+    return diag;
+  }
+
   LogicalResult checkWaitable(WaitOp wait, const Origins &from) {
     if (from.unknown) {
       InFlightDiagnostic diag = wait.emitOpError(
@@ -405,7 +486,12 @@ private:
              "event (`trigger e after f;`) and wait on the event";
       return diag;
     }
+    for (DmaAnyOp any : from.placeholders)
+      if (failed(checkThreads(wait, any)))
+        return failure();
     for (TmaCopyOp copy : from.copies) {
+      if (failed(checkThreads(wait, copy)))
+        return failure();
       if (!copy.isLoad()) {
         InFlightDiagnostic diag = wait.emitOpError(
             "waits on the future of an asynchronous TMA store; croq waits "
@@ -489,6 +575,7 @@ private:
   FutureTracer tracer;
   llvm::DenseMap<Operation *, unsigned> order;
   DominanceInfo &dominance;
+  DataFlowSolver &solver;
 };
 
 struct BindTmaFutures
@@ -501,7 +588,11 @@ struct BindTmaFutures
     });
     if (waits.empty())
       return;
-    Binder binder(getOperation(), getAnalysis<DominanceInfo>());
+    auto &uniformity = getAnalysis<UniformityInfo>();
+    if (!uniformity.isValid())
+      return signalPassFailure();
+    Binder binder(getOperation(), getAnalysis<DominanceInfo>(),
+                  uniformity.getSolver());
     if (failed(binder.bind(waits)))
       signalPassFailure();
   }

@@ -57,14 +57,17 @@ def CroqBindTmaFuturesPass : Pass<"croq-bind-tma-futures", "ModuleOp"> {
     (a private array beside the event), and a wait takes the parity of its
     slot's latest copy: a future waited twice, or a copy whose future is
     never waited, does not put later waits out of step. A `tma.any`
-    placeholder in such a group arrives on its buffer's slot where it is
-    made and waits for that phase, so a later wait that receives it
-    returns, as one on a `dma.any` does.
+    placeholder in such a group marks its buffer's slot in a second private
+    array, and a wait whose slot is marked returns at once, as one on a
+    `dma.any` does; the placeholder does not arrive, so every phase of an
+    event is a copy's and has the copy's arrival count.
 
     It fails on a future whose origin it cannot see (a function argument),
-    on the future of an asynchronous TMA store, and on a future that a
+    on the future of an asynchronous TMA store, on a future that a
     `croq.event.trigger ... after` already binds to an event of the
-    program's own.
+    program's own, and on a future made under an inthreads role, a branch
+    or a loop that only some of the waiting threads run (a thread counts
+    only its own copies, so one that made none would not wait).
 
     ```mlir
     %f = croq.tma.copy async %src to %buf : ... -> !croq.future<tma, async, memref<64x64xf16, 3>>
@@ -78,7 +81,7 @@ def CroqBindTmaFuturesPass : Pass<"croq-bind-tma-futures", "ModuleOp"> {
     ```
   }];
   let dependentDialects = ["arith::ArithDialect", "gpu::GPUDialect",
-                           "memref::MemRefDialect"];
+                           "memref::MemRefDialect", "scf::SCFDialect"];
 }
 
 def CroqVerifyProtocolPass : Pass<"croq-verify-protocol"> {
