@@ -289,8 +289,21 @@ LogicalResult IRGen::apply(const Stmt &stmt) {
       }
       return success();
     };
-    if (namesWarpgroupThreads(enclosingParallel()))
+    ParallelOp enclosing = enclosingParallel();
+    if (namesWarpgroupThreads(enclosing))
       return eachRegister();
+    // Inside a warp or a thread parallel of some other size, the threads
+    // that hold the registers are not this region's.
+    if (enclosing && (enclosing.getLevel() == Level::Thread ||
+                      enclosing.getLevel() == Level::Warp))
+      return fail(stmt.loc,
+                  "this apply runs over '" + span.base->name +
+                      "', whose elements the 128 threads of a warpgroup "
+                      "hold, but it is inside a " +
+                      stringifyLevel(enclosing.getLevel()) +
+                      "-level parallel that is not those threads",
+                  "write the apply in the warpgroup's body (or in a "
+                  "`parallel t by 128 : thread` directly in it)");
     SmallVector<Carried> carriedNames = carriedOutOfParallel(stmt.body);
     auto threads = ParallelOp::create(builder, l, Level::Thread,
                                       ValueRange{constIndex(128, l)},

@@ -463,8 +463,9 @@ private:
                                 function_ref<LogicalResult()> build);
   /// True when `body` (nested statements included) holds an MMA statement.
   static bool bodyHasMma(ArrayRef<StmtPtr> body);
-  /// Whether the parallels directly in a block's body make one warpgroup
-  /// (`parallel by 1 : group-4`): the block's threads are that warpgroup's.
+  /// Whether the parallels in a block's body, also those inside its loops
+  /// and branches, are all one warpgroup (`parallel by 1 : group-4`): the
+  /// block's threads are that warpgroup's.
   bool bodyIsOneWarpgroup(ArrayRef<StmtPtr> body) const;
   /// Thread-level parallels of the comma form `group-4, t by 128 : thread`
   /// whose bodies hold MMAs, and blocks whose threads are one warpgroup:

@@ -63,23 +63,32 @@ LogicalResult IRGen::applyLaunchBounds(const Stmt &stmt, ParallelOp kernel) {
 }
 
 bool IRGen::bodyIsOneWarpgroup(ArrayRef<StmtPtr> body) const {
+  // Every parallel the body runs, through blocks, loops and branches (a
+  // warpgroup inside `foreach k` is still the block's one warpgroup), must
+  // be one warpgroup; and there must be one.
   bool any = false;
-  for (const StmtPtr &inner : body) {
-    if (inner->kind != Stmt::Kind::Parallel)
-      continue;
-    auto planned = sema.levelPlans.find(inner.get());
-    if (planned == sema.levelPlans.end() || planned->second.empty())
-      return false;
-    const LevelPlan &first = planned->second.front();
-    if (first.level != Level::Warpgroup)
-      return false;
-    if (first.source)
-      for (const ExprPtr &bound : first.source->bounds)
-        if (foldConstant(*bound) != std::optional<int64_t>(1))
+  std::function<bool(ArrayRef<StmtPtr>)> scan = [&](ArrayRef<StmtPtr> stmts) {
+    for (const StmtPtr &inner : stmts) {
+      if (inner->kind != Stmt::Kind::Parallel) {
+        if (!scan(inner->body) || !scan(inner->elseBody))
           return false;
-    any = true;
-  }
-  return any;
+        continue;
+      }
+      auto planned = sema.levelPlans.find(inner.get());
+      if (planned == sema.levelPlans.end() || planned->second.empty())
+        return false;
+      const LevelPlan &first = planned->second.front();
+      if (first.level != Level::Warpgroup)
+        return false;
+      if (first.source)
+        for (const ExprPtr &bound : first.source->bounds)
+          if (foldConstant(*bound) != std::optional<int64_t>(1))
+            return false;
+      any = true;
+    }
+    return true;
+  };
+  return scan(body) && any;
 }
 
 LogicalResult IRGen::parallel(const Stmt &stmt) {

@@ -83,6 +83,7 @@ SIGNATURES = {
     "tma_rewait_co": [_TENSOR, _TENSOR],
     "tma_guarded_co": [_TENSOR, _TENSOR],
     "wgmma_block_frag_co": [_TENSOR, _TENSOR],
+    "wgmma_block_frag_k_co": [_TENSOR, _TENSOR],
     "matmul_1p1c_swiz_co": [_TENSOR, _TENSOR, _TENSOR],
     "shifted_chunks_co": [_TENSOR, _TENSOR],
     "ch6_as_printed_co": [_TENSOR, _TENSOR, _TENSOR],

@@ -1372,6 +1372,25 @@ def wgmma_a_from_a_block_level_frag():
 
 
 @test
+def wgmma_a_from_a_block_level_frag_in_a_k_loop():
+    # The same frag with the warpgroup inside `foreach k`: an odd K-tile
+    # count, one tile, a ragged last tile (TMA fills zeros), 300 blocks.
+    for n, k in sweep(((64, 16), (64 * 7, 48), (64 * 300, 200), (64, 8)),
+                      ((64, 8), (64 * 7, 40))):
+        b = torch.randn(n, k, device="cuda").half()
+        c = poisoned((64, n), torch.float32)
+        K.wgmma_block_frag_k_co(b, c)
+        scale = (torch.arange(n, device="cuda") // 64 + 1).float()
+        ref = (b.float().sum(dim=1) * scale).expand(64, n)
+        torch.testing.assert_close(c, ref, rtol=1e-3, atol=5e-2,
+                                   msg=lambda m: f"wgmma_block_frag_k_co, N = {n}, K = {k}: {m}")
+    # Rows of 13 halves are 26 bytes apart; TMA needs a multiple of 16.
+    rejects(K.wgmma_block_frag_k_co,
+            [torch.randn(64, 13, device="cuda").half(), poisoned((64, 64), torch.float32)],
+            "wgmma_block_frag_k_co", "multiple of 16 bytes", what="K = 13")
+
+
+@test
 def shifted_bounded_chunk_indices():
     # Eight chunks; N must divide by 8 (refused otherwise).
     for n in sweep((8, 8 * 1000, 8 * 100000), (8, 64)):
