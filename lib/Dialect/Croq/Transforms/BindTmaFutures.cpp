@@ -48,11 +48,8 @@ bool isTmaFuture(Value v) {
 /// Whether the body of `loop` runs at least once: then its results come
 /// from its yield only.
 bool runsAtLeastOnce(scf::ForOp loop) {
-  APInt lb, ub, step;
-  if (!matchPattern(loop.getLowerBound(), m_ConstantInt(&lb)) ||
-      !matchPattern(loop.getUpperBound(), m_ConstantInt(&ub)))
-    return false;
-  return lb.slt(ub);
+  std::optional<APInt> trips = loop.getStaticTripCount();
+  return trips && !trips->isZero();
 }
 
 /// What a future may have come from: the async TMA copies and the

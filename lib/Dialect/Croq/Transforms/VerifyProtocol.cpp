@@ -41,10 +41,10 @@ struct Role {
 /// True for an scf.for whose constant bounds give it no iteration.
 static bool neverRuns(Operation *op) {
   auto forOp = dyn_cast<scf::ForOp>(op);
-  APInt lb, ub;
-  return forOp && matchPattern(forOp.getLowerBound(), m_ConstantInt(&lb)) &&
-         matchPattern(forOp.getUpperBound(), m_ConstantInt(&ub)) &&
-         lb.sge(ub);
+  if (!forOp)
+    return false;
+  std::optional<APInt> trips = forOp.getStaticTripCount();
+  return trips && trips->isZero();
 }
 
 /// The loop that never runs around `op`, if any (below `stop`).
