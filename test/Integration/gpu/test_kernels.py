@@ -1356,34 +1356,36 @@ def tma_waits_not_paired_with_copies():
                        ((16, 32), (40, 224)), lambda x: x)
 
 
+def sweep_block_frag(kernel, name, shapes, atol):
+    """Runs a block-level-frag kernel over [N, K] shapes of B: block bn's
+    A is all (bn + 1), so C[m, n] is (bn + 1) times the sum of row n of B."""
+    for n, k in shapes:
+        b = torch.randn(n, k, device="cuda").half()
+        c = poisoned((64, n), torch.float32)
+        kernel(b, c)
+        scale = (torch.arange(n, device="cuda") // 64 + 1).float()
+        ref = (b.float().sum(dim=1) * scale).expand(64, n)
+        torch.testing.assert_close(c, ref, rtol=1e-3, atol=atol,
+                                   msg=lambda m: f"{name}, N = {n}, K = {k}: {m}")
+
+
 @test
 def wgmma_a_from_a_block_level_frag():
     # A frag declared in a block of one warpgroup is wgmma's A from
     # registers; block bn's A is all (bn + 1). 300 blocks, one, seven (N a
     # multiple of the 64-wide tile: the kernel stores whole tiles).
-    for n in sweep((64, 64 * 7, 64 * 300), (64, 64 * 7)):
-        b = torch.randn(n, 16, device="cuda").half()
-        c = poisoned((64, n), torch.float32)
-        K.wgmma_block_frag_co(b, c)
-        scale = (torch.arange(n, device="cuda") // 64 + 1).float()
-        ref = (b.float().sum(dim=1) * scale).expand(64, n)
-        torch.testing.assert_close(c, ref, rtol=1e-3, atol=1e-2,
-                                   msg=lambda m: f"wgmma_block_frag_co, N = {n}: {m}")
+    ns = sweep((64, 64 * 7, 64 * 300), (64, 64 * 7))
+    sweep_block_frag(K.wgmma_block_frag_co, "wgmma_block_frag_co",
+                     [(n, 16) for n in ns], atol=1e-2)
 
 
 @test
 def wgmma_a_from_a_block_level_frag_in_a_k_loop():
     # The same frag with the warpgroup inside `foreach k`: an odd K-tile
     # count, one tile, a ragged last tile (TMA fills zeros), 300 blocks.
-    for n, k in sweep(((64, 16), (64 * 7, 48), (64 * 300, 200), (64, 8)),
-                      ((64, 8), (64 * 7, 40))):
-        b = torch.randn(n, k, device="cuda").half()
-        c = poisoned((64, n), torch.float32)
-        K.wgmma_block_frag_k_co(b, c)
-        scale = (torch.arange(n, device="cuda") // 64 + 1).float()
-        ref = (b.float().sum(dim=1) * scale).expand(64, n)
-        torch.testing.assert_close(c, ref, rtol=1e-3, atol=5e-2,
-                                   msg=lambda m: f"wgmma_block_frag_k_co, N = {n}, K = {k}: {m}")
+    sweep_block_frag(K.wgmma_block_frag_k_co, "wgmma_block_frag_k_co",
+                     sweep(((64, 16), (64 * 7, 48), (64 * 300, 200), (64, 8)),
+                           ((64, 8), (64 * 7, 40))), atol=5e-2)
     # Rows of 13 halves are 26 bytes apart; TMA needs a multiple of 16.
     rejects(K.wgmma_block_frag_k_co,
             [torch.randn(64, 13, device="cuda").half(), poisoned((64, 64), torch.float32)],

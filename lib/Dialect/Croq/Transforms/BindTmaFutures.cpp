@@ -431,7 +431,6 @@ private:
     return buffers;
   }
 
-  /// The error for a waited future that cannot be bound, or success.
   /// The op between `origin` and the region it shares with `wait` that may
   /// run `origin` on only some of the threads that run `wait`: an inthreads
   /// role, or a branch or loop whose condition or trip count varies within
@@ -447,10 +446,9 @@ private:
           return nullptr;
         continue; // Every instance runs its body.
       }
+      // A role whose predicate the analysis cannot scope counts as narrow.
       std::optional<UniformScope> control = getControlScope(solver, parent);
-      if (isa<InThreadsOp>(parent) && !control)
-        return parent;
-      if (control && *control < UniformScope::Block)
+      if (control ? *control < UniformScope::Block : isa<InThreadsOp>(parent))
         return parent;
     }
     return nullptr;
@@ -473,6 +471,7 @@ private:
     return diag;
   }
 
+  /// The error for a waited future that cannot be bound, or success.
   LogicalResult checkWaitable(WaitOp wait, const Origins &from) {
     if (from.unknown) {
       InFlightDiagnostic diag = wait.emitOpError(
