@@ -141,7 +141,8 @@ bool isHostComputable(Value value, Operation *kernel);
 bool accumulatesInto(Type operand, Type acc);
 /// Register type of a warp fragment, or null (WarpMma.cpp).
 VectorType fragVectorType(FragType type);
-/// Checks that a warp executes `op` and that `type` fits mma.sync.
+/// Checks that a warp executes `op` and that `type` fits mma.sync; of a
+/// croq.mma, also that its shape is one of an instruction's.
 LogicalResult checkWarpFragment(Operation *op, const LaunchAnalysis &analysis,
                                 FragType type);
 /// The MMA layout of the croq.mma ops that consume an operand fragment.

@@ -91,6 +91,38 @@ bool accumulatesInto(Type operand, Type acc) {
   return operand.isInteger(8) && acc.isInteger(32);
 }
 
+namespace {
+/// An (M, N, K) instruction shape.
+struct WarpShape {
+  int64_t m, n, k;
+  bool operator==(const WarpShape &) const = default;
+};
+} // namespace
+
+/// The warp MMA shapes of the language for operands of type `operand`:
+/// those of PTX's mma.sync and wmma that sm_80 and newer have (croq lowers
+/// each to m16n8 tiles, padding the smaller ones).
+static ArrayRef<WarpShape> warpMmaShapes(Type operand) {
+  static constexpr WarpShape half[] = {{16, 8, 16}, {16, 8, 8},  {16, 8, 32},
+                                       {16, 16, 16}, {32, 8, 16}, {8, 32, 16},
+                                       {8, 8, 4}};
+  static constexpr WarpShape bf16[] = {{16, 8, 16}, {16, 8, 8}, {16, 8, 32},
+                                       {16, 16, 16}, {32, 8, 16},
+                                       {8, 32, 16}};
+  static constexpr WarpShape tf32[] = {{16, 8, 8}, {16, 8, 4}, {16, 16, 8}};
+  static constexpr WarpShape s8[] = {{16, 8, 16}, {16, 8, 32}, {8, 8, 16},
+                                     {16, 16, 16}, {32, 8, 16}, {8, 32, 16}};
+  if (operand.isF16())
+    return half;
+  if (operand.isBF16())
+    return bf16;
+  if (operand.isF32())
+    return tf32;
+  if (operand.isInteger(8))
+    return s8;
+  return {};
+}
+
 /// Checks that a warp executes `op` and that `type` has an mma.sync form.
 LogicalResult checkWarpFragment(Operation *op,
                                        const LaunchAnalysis &analysis,
@@ -112,15 +144,41 @@ LogicalResult checkWarpFragment(Operation *op,
       !element.isF32() && !element.isInteger(32))
     return op->emitOpError("mma.sync accumulates in f16, f32 or s32, got ")
            << element;
-  if (auto mma = dyn_cast<MmaOp>(op);
-      mma && !accumulatesInto(mma.getA().getType().getElementType(),
-                              mma.getAcc().getType().getElementType()))
+  auto mma = dyn_cast<MmaOp>(op);
+  if (!mma)
+    return success();
+  Type operand = mma.getA().getType().getElementType();
+  if (!accumulatesInto(operand, mma.getAcc().getType().getElementType()))
     return op->emitOpError("mma.sync cannot accumulate ")
-           << mma.getA().getType().getElementType() << " products in "
+           << operand << " products in "
            << mma.getAcc().getType().getElementType()
            << "; f16 accumulates in f16 or f32, bf16 and f32 (tf32) in f32, "
               "s8 in s32";
-  return success();
+  // A warp MMA has the shape of one mma.sync or wmma instruction or, as
+  // croq extends the language, covers an accumulator of several m16n8
+  // instruction tiles, each over one instruction's K. A deeper K is split
+  // by the program (a loop of MMAs), as the language has it.
+  OperandGeometry a = operandGeometry(mma.getA().getType(), mma.getLayout());
+  OperandGeometry b = operandGeometry(mma.getB().getType(), mma.getLayout());
+  WarpShape shape{a.outer, b.outer, a.k};
+  ArrayRef<WarpShape> shapes = warpMmaShapes(operand);
+  int64_t deepest = warpTile(operand).k;
+  bool tiled = shape.m % kTileM == 0 && shape.n % kTileN == 0 &&
+               (shape.k == deepest || shape.k == deepest / 2);
+  if (a.k == b.k && (tiled || llvm::is_contained(shapes, shape)))
+    return success();
+  InFlightDiagnostic diag = op->emitOpError("is a warp MMA of shape m")
+                            << shape.m << "n" << b.outer << "k" << a.k
+                            << ", which is neither an mma.sync or wmma shape "
+                               "for "
+                            << operand << " operands (";
+  llvm::interleaveComma(shapes, diag, [&](const WarpShape &s) {
+    diag << "m" << s.m << "n" << s.n << "k" << s.k;
+  });
+  diag << ") nor a tile of whole m16n8 instruction tiles over K = " << deepest
+       << " or " << deepest / 2
+       << "; split K into several MMAs (a foreach over K slices)";
+  return diag;
 }
 
 /// Logical (M or N, K) extents of an operand fragment and whether its

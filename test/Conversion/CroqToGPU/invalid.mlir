@@ -236,6 +236,25 @@ func.func @negative_warp_mma_f64(%a: memref<16x16xf64>) {
 
 // -----
 
+// A warp MMA is one instruction's shape, or whole m16n8 tiles over one
+// instruction's K: m32n32k32 of f16 is neither (K = 32 is two MMAs).
+func.func @negative_warp_mma_deep_k(%a: memref<32x32xf16>) {
+  %c1 = arith.constant 1 : index
+  croq.parallel (%b) by [%c1] : block {
+    croq.parallel (%w) by [%c1] : warp {
+      %fa = croq.mma.load %a : memref<32x32xf16> -> !croq.frag<a, 32x32xf16>
+      %zero = arith.constant 0.0 : f32
+      %acc = croq.mma.fill %zero : f32 -> !croq.frag<acc, 32x32xf32>
+      %fb = croq.mma.load %a : memref<32x32xf16> -> !croq.frag<b, 32x32xf16>
+      // expected-error @below {{is a warp MMA of shape m32n32k32, which is neither an mma.sync or wmma shape for 'f16' operands (m16n8k16, m16n8k8, m16n8k32, m16n16k16, m32n8k16, m8n32k16, m8n8k4) nor a tile of whole m16n8 instruction tiles over K = 16 or 8; split K into several MMAs (a foreach over K slices)}}
+      %r = croq.mma row_row %acc, %fa, %fb : !croq.frag<acc, 32x32xf32>, !croq.frag<a, 32x32xf16>, !croq.frag<b, 32x32xf16> -> !croq.frag<acc, 32x32xf32>
+    }
+  }
+  return
+}
+
+// -----
+
 // bf16 products accumulate in f32 only.
 func.func @negative_warp_mma_bf16_into_f16(%a: memref<16x16xbf16>) {
   %c1 = arith.constant 1 : index
