@@ -272,12 +272,16 @@ private:
     symbol.scope = scopes.size();
     scopes.back()[name] = symbol;
   }
-  /// Declares a name written in the source: a second declaration in one
-  /// scope is an error.
+  /// Declares a name written in the source. Sema rejects a second
+  /// declaration in one scope, and its scopes hold IRGen's (a function's
+  /// parameters and body share one, a construct's indices and its body
+  /// another), so finding one here is croq's bug. A copy that shadow()
+  /// made of an outer symbol keeps that symbol's scope and does not count.
   LogicalResult declareNew(StringRef name, SMLoc at, Symbol symbol) {
-    if (scopes.back().count(name))
-      return fail(at, "'" + name + "' is already declared in this scope",
-                  "pick another name, or assign to a mutable variable");
+    if (auto it = scopes.back().find(name);
+        it != scopes.back().end() && it->second.scope == scopes.size())
+      return internalError(at, "'" + name + "' declared twice in one scope, "
+                               "which Sema should have rejected");
     declare(name, symbol);
     return success();
   }

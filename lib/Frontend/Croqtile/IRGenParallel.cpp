@@ -301,8 +301,8 @@ FailureOr<SmallVector<Value>> IRGen::withinBounds(const Within &w) {
   if (bounds->size() != w.names.size())
     return fail(w.loc, "declares " + Twine(w.names.size()) + " indices but " +
                            Twine(bounds->size()) + " bounds",
-                "give one bound per index; x.span counts as one per "
-                "dimension of x");
+                "give one bound per index (x.span counts as one per "
+                "dimension of x), or one name for the whole index tuple");
   SmallVector<Value> out;
   for (const EVal &b : *bounds)
     out.push_back(b.value);

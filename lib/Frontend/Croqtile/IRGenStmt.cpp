@@ -929,9 +929,9 @@ LogicalResult IRGen::assignment(const Stmt &stmt) {
     if (failed(elems))
       return failure();
     if (existing && existing->scope == scopes.size())
-      return fail(target.loc, "the shape '" + target.name +
-                                  "' is already defined in this scope",
-                  "shapes are immutable; give the new one its own name");
+      return internalError(target.loc, "the shape '" + target.name +
+                                           "' defined twice in one scope, "
+                                           "which Sema should have rejected");
     Symbol s{Symbol::Kind::Shape, Value()};
     s.elems = std::move(*elems);
     declare(target.name, s);
@@ -1032,10 +1032,10 @@ LogicalResult IRGen::assignment(const Stmt &stmt) {
         return success();
       }
       if (s && s->scope == scopes.size() && s->kind == Symbol::Kind::Scalar)
-        return fail(target.loc, "'" + target.name +
-                                    "' is immutable and already defined in "
-                                    "this scope",
-                    "declare it as `mutable int " + target.name + " = ...;`");
+        return internalError(target.loc,
+                             "the immutable '" + target.name +
+                                 "' assigned twice in one scope, which Sema "
+                                 "should have rejected");
       // The first assignment declares an immutable scalar.
       declare(target.name, Symbol{Symbol::Kind::Scalar, rhs->value, rhs->bound});
       return success();

@@ -15,6 +15,7 @@
 #include "llvm/ADT/StringSet.h"
 
 #include <deque>
+#include <functional>
 #include <limits>
 
 using namespace mlir;
@@ -45,16 +46,18 @@ struct Decl {
   Scalar scalar;
   /// Shape: the elements of an mdspan or ituple.
   SmallVector<Scalar> elems;
-  /// Future: a dma.any / tma.any placeholder.
+  /// Future: a dma.any / tma.any placeholder, and whether a copy or a swap
+  /// has given it a future, in program order.
   bool placeholder = false;
+  bool holdsFuture = false;
   /// Scalar or index tuple: differs between the threads of a thread-level
   /// parallel (one of its indices, or computed from one).
   bool threadIndex = false;
   /// Scalar: declared with a type (`int x = 4;`), so assignable.
   bool isMutable = false;
-  /// Declared by a declaration statement (declareNew), not bound as an
-  /// index, a parameter or by an assignment.
-  bool fromStatement = false;
+  /// What made the name, for the messages of a second declaration.
+  enum class Origin { Parameter, Index, Declaration, Assignment };
+  Origin origin = Origin::Declaration;
 };
 
 class Sema {
@@ -120,21 +123,35 @@ private:
     scopes.back()[name] = &decls.back();
     return &decls.back();
   }
-  /// Declares a name that a declaration statement writes (`int x = 1;`,
-  /// `shared f32 [..] b;`, `event e;`, `frag ...`, a shape): a second such
-  /// statement in the same scope is an error. Assignments that bind names
-  /// declare them again instead (as IRGen does).
-  Decl *declareNew(StringRef name, SMLoc at, Decl decl) {
-    // Indices share Sema's scope with the body of their parallel or loop,
-    // but IRGen's body scope is inside theirs: only a second declaration
-    // statement conflicts.
-    if (Decl *existing = scopes.back().lookup(name);
-        existing && existing->fromStatement) {
-      fail(at, "'" + name + "' is already declared in this scope",
+  /// The declaration of `name` in the innermost scope, if any.
+  Decl *inThisScope(StringRef name) { return scopes.back().lookup(name); }
+  /// What a name already declared in this scope is, for messages.
+  static StringRef describe(const Decl &d) {
+    switch (d.origin) {
+    case Decl::Origin::Parameter:
+      return "a parameter of this function";
+    case Decl::Origin::Index:
+      return "an index of the parallel, loop or apply this code is in";
+    case Decl::Origin::Declaration:
+    case Decl::Origin::Assignment:
+      return "declared in this scope";
+    }
+    llvm_unreachable("unknown origin");
+  }
+  /// Declares a name that a declaration statement, an index or a parameter
+  /// introduces (`int x = 1;`, `shared f32 [..] b;`, `event e;`, a shape,
+  /// `parallel p by 4`): any other declaration of the name in the same scope
+  /// is an error. A function's parameters share the scope of its body, and
+  /// the indices of a parallel, foreach, with or apply the scope of theirs,
+  /// so a body's declaration may not reuse them; an inner block may.
+  Decl *declareNew(StringRef name, SMLoc at, Decl decl,
+                   Decl::Origin origin = Decl::Origin::Declaration) {
+    if (Decl *existing = inThisScope(name)) {
+      fail(at, "'" + name + "' is already " + describe(*existing),
            "pick another name, or assign to a mutable variable");
       return nullptr;
     }
-    decl.fromStatement = true;
+    decl.origin = origin;
     return declare(name, std::move(decl));
   }
   Decl *declareScalar(StringRef name, Scalar value) {
@@ -576,8 +593,13 @@ private:
     scopes.clear();
     push();
     for (const Param &p : fn.params) {
+      if (p.name.empty())
+        continue;
       if (p.kind != "tensor") {
-        declareScalar(p.name, {});
+        Decl d;
+        d.kind = Decl::Kind::Scalar;
+        if (!declareNew(p.name, p.loc, std::move(d), Decl::Origin::Parameter))
+          return;
         continue;
       }
       Decl d;
@@ -590,17 +612,16 @@ private:
         if (dim->kind == Expr::Kind::Name) {
           b.shape.push_back(kDynamic);
           if (dim->name != "?" && !lookup(dim->name))
-            declareScalar(dim->name, {});
+            declareScalar(dim->name, {})->origin = Decl::Origin::Parameter;
           continue;
         }
         b.shape.push_back(staticOf(scalar(*dim)));
       }
       d.buffer = std::move(b);
-      declare(p.name, std::move(d));
+      if (!declareNew(p.name, p.loc, std::move(d), Decl::Origin::Parameter))
+        return;
     }
-    push();
     statements(fn.body);
-    pop();
     pop();
   }
 
@@ -626,34 +647,52 @@ private:
   }
 
   /// Declares bounded indices `names` over `bounds` (and the tuple of them
-  /// as `tupleName`).
+  /// as `tupleName`), written at `at` (`nameLocs` where known): a name that
+  /// is already an index of the same construct is an error.
   void indices(ArrayRef<std::string> names, ArrayRef<ExprPtr> boundExprs,
-               StringRef tupleName, bool threadLevel = false) {
+               StringRef tupleName, SMLoc at, ArrayRef<SMLoc> nameLocs = {},
+               SMLoc tupleLoc = {}, bool threadLevel = false) {
     std::optional<SmallVector<Scalar>> bounds = splice(boundExprs);
     SmallVector<Scalar> elems;
     for (size_t i = 0; bounds && i < bounds->size(); ++i)
       elems.push_back(Scalar{std::nullopt, (*bounds)[i].value, true});
-    if (names.size() == 1 && bounds && bounds->size() > 1) {
-      // `index in [3, 2, 1]`: the one name is the whole index tuple.
-      Decl d;
-      d.kind = Decl::Kind::Shape;
-      d.elems = elems;
+    auto index = [&](StringRef name, SMLoc loc, Decl d) {
       d.threadIndex = threadLevel;
-      declare(names[0], std::move(d));
+      if (name.empty() || name == "_")
+        return true;
+      return declareNew(name, loc.isValid() ? loc : at, std::move(d),
+                        Decl::Origin::Index) != nullptr;
+    };
+    // `{x, y} in a.span`: one index per dimension (one name alone is the
+    // whole index tuple).
+    if (bounds && (names.size() > 1 || !tupleName.empty()) &&
+        names.size() != bounds->size()) {
+      fail(at, "declares " + Twine(names.size()) + " indices but " +
+                   Twine(bounds->size()) +
+                   (bounds->size() == 1 ? " bound" : " bounds"),
+           "give one bound per index (x.span counts as one per dimension of "
+           "x), or one name for the whole index tuple");
       return;
     }
-    for (auto [i, name] : llvm::enumerate(names))
-      declareScalar(name, bounds && i < elems.size()
-                              ? elems[i]
-                              : Scalar{std::nullopt, std::nullopt, true})
-          ->threadIndex = threadLevel;
-    if (!tupleName.empty()) {
-      Decl d;
-      d.kind = Decl::Kind::Shape;
-      d.elems = elems;
-      d.threadIndex = threadLevel;
-      declare(tupleName, std::move(d));
+    Decl tuple;
+    tuple.kind = Decl::Kind::Shape;
+    tuple.elems = elems;
+    if (names.size() == 1 && bounds && bounds->size() > 1) {
+      // `index in [3, 2, 1]`: the one name is the whole index tuple.
+      index(names[0], nameLocs.empty() ? at : nameLocs[0], std::move(tuple));
+      return;
     }
+    for (auto [i, name] : llvm::enumerate(names)) {
+      Decl d;
+      d.kind = Decl::Kind::Scalar;
+      d.scalar = bounds && i < elems.size()
+                     ? elems[i]
+                     : Scalar{std::nullopt, std::nullopt, true};
+      if (!index(name, i < nameLocs.size() ? nameLocs[i] : at, std::move(d)))
+        return;
+    }
+    if (!tupleName.empty())
+      index(tupleName, tupleLoc, std::move(tuple));
   }
 
   void tensorDecl(const Stmt &stmt) {
@@ -750,6 +789,7 @@ private:
     if (existing && existing->kind == Decl::Kind::Future) {
       if (!existing->buffer)
         existing->buffer = buffer;
+      existing->holdsFuture = true;
       // A copy assigned to a placeholder tells what it stands for.
       if (existing->placeholder && existing->stmt) {
         PlaceholderFacts &facts = result.placeholders[existing->stmt];
@@ -776,6 +816,8 @@ private:
         return;
       futures.emplace_back(d, operand.get());
     }
+    for (auto [d, e] : futures)
+      d->holdsFuture = true;
     for (auto [d, e] : futures) {
       if (!d->placeholder || !d->stmt)
         continue;
@@ -1408,8 +1450,89 @@ private:
     analyzeStatement(stmt);
   }
 
+  /// Reports the first name that `stmt`'s own expressions use and no
+  /// scope declares, with a hint for what the place of the name expects.
+  /// Not resolved here: a foreach's `if` mask and vectorize index, which
+  /// name the loop's indices, an apply's operands, which it declares, and
+  /// the operands of inline assembly and attributes, which IRGen reads.
+  void resolveNames(const Stmt &stmt) {
+    enum class Expects { Value, View, Event };
+    std::function<bool(const Expr &, Expects)> resolve = [&](const Expr &e,
+                                                             Expects what) {
+      if (e.kind == Expr::Kind::Name && e.name != "_" && e.name != "inf" &&
+          !lookup(e.name)) {
+        std::string hint =
+            what == Expects::Event ? "declare the event (`shared event e;`) "
+                                     "or name the future"
+            : what == Expects::View
+                ? "declare the tensor or name the future first"
+                : "declare it (`int " + e.name + " = ...;`), bind it in a "
+                  "parallel, foreach or with, or #define it";
+        fail(e.loc, "use of undeclared name '" + e.name + "'", hint);
+        return false;
+      }
+      // The base of `x.at(i)` or `e[i]` is what the place expects; the
+      // arguments are values.
+      if (e.base && !resolve(*e.base, what))
+        return false;
+      for (const ExprPtr &arg : e.args)
+        if (arg && !resolve(*arg, Expects::Value))
+          return false;
+      return true;
+    };
+    auto one = [&](const Expr *e, Expects what = Expects::Value) {
+      return !e || resolve(*e, what);
+    };
+    auto all = [&](ArrayRef<ExprPtr> es, Expects what = Expects::Value) {
+      return llvm::all_of(es,
+                          [&](const ExprPtr &e) { return one(e.get(), what); });
+    };
+    // `x = v;` declares x; `x += v` and `x.at(i) = v` use it.
+    bool declares = stmt.kind == Stmt::Kind::Assign && stmt.op == "=" &&
+                    stmt.target && stmt.target->kind == Expr::Kind::Name;
+    bool views = stmt.kind == Stmt::Kind::Dma ||
+                 stmt.kind == Stmt::Kind::MmaLoad ||
+                 stmt.kind == Stmt::Kind::MmaStore || stmt.kind == Stmt::Kind::Mma;
+    if ((!declares && !one(stmt.target.get())) ||
+        !one(stmt.value.get(), views ? Expects::View : Expects::Value) ||
+        !one(stmt.source.get(), Expects::View) ||
+        !one(stmt.dest.get(), Expects::View) || !one(stmt.padValue.get()) ||
+        !one(stmt.boundEvent.get(), Expects::Event) || !all(stmt.dims) ||
+        !all(stmt.arrayDims))
+      return;
+    switch (stmt.kind) {
+    case Stmt::Kind::Apply:
+    case Stmt::Kind::Foreach:
+    case Stmt::Kind::Asm:
+      break;
+    case Stmt::Kind::Wait:
+    case Stmt::Kind::Trigger:
+      if (!all(stmt.operands, Expects::Event))
+        return;
+      break;
+    case Stmt::Kind::Mma:
+    case Stmt::Kind::MmaStore:
+    case Stmt::Kind::Swap:
+      if (!all(stmt.operands, Expects::View))
+        return;
+      break;
+    default:
+      if (!all(stmt.operands))
+        return;
+    }
+    for (const ParallelLevel &level : stmt.levels)
+      if (!all(level.bounds))
+        return;
+    for (const Within &w : stmt.withins)
+      if (!all(w.bounds))
+        return;
+  }
+
   void analyzeStatement(const Stmt &stmt) {
     check(stmt);
+    if (hadError)
+      return;
+    resolveNames(stmt);
     if (hadError)
       return;
     switch (stmt.kind) {
@@ -1472,22 +1595,21 @@ private:
       }
       // `b = {6, 8};`: the first assignment names a shape; shapes are
       // immutable.
+      bool here = existing && inThisScope(name) == existing;
       if (isShapeValued(*stmt.value) && existing) {
         if (existing->kind != Decl::Kind::Shape)
           return fail(stmt.target->loc,
                       "'" + name + "' is not a shape; a shape cannot be "
                       "assigned to it");
-        // A tuple of indices is not in the body's scope in IRGen (see
-        // declareNew): only a shape a statement made conflicts.
-        if (scopes.back().lookup(name) == existing &&
-            (existing->fromStatement || existing->stmt))
+        if (here)
           return fail(stmt.target->loc,
                       "the shape '" + name +
                           "' is already defined in this scope",
                       "shapes are immutable; give the new one its own name");
       }
-      // As IRGen: a mutable scalar is reassigned; any other name is
-      // declared again (an immutable scalar, a shape, a view), shadowing an
+      // A mutable scalar is reassigned and a future rebound. An immutable
+      // scalar of this scope (a parameter, an index, a name an assignment
+      // made) cannot be; any other name is declared again, shadowing an
       // outer one.
       if (existing && existing->kind == Decl::Kind::Scalar &&
           existing->isMutable) {
@@ -1497,6 +1619,24 @@ private:
       }
       if (existing && existing->kind == Decl::Kind::Future)
         return;
+      // `f2 = f;` of a placeholder that no copy or swap has filled: there
+      // is no future to name yet.
+      if (stmt.value->kind == Expr::Kind::Name)
+        if (Decl *source = lookup(stmt.value->name);
+            source && source->kind == Decl::Kind::Future &&
+            source->placeholder && !source->holdsFuture)
+          return fail(stmt.target->loc,
+                      "'" + name + "' cannot be initialised with the "
+                      "placeholder '" + stmt.value->name +
+                          "', which no copy or swap has given a future yet",
+                      "declare another placeholder (`" + name +
+                          " = dma.any;`), or assign a copy to '" +
+                          stmt.value->name + "' first");
+      if (here && existing->kind == Decl::Kind::Scalar)
+        return fail(stmt.target->loc,
+                    "'" + name + "' is immutable and already defined in "
+                    "this scope",
+                    "declare it as `mutable int " + name + " = ...;`");
       Decl d;
       d.stmt = &stmt;
       if (isShapeValued(*stmt.value)) {
@@ -1514,6 +1654,7 @@ private:
         d.scalar = scalar(*stmt.value);
         d.threadIndex = mentionsThreadIndex(*stmt.value);
       }
+      d.origin = Decl::Origin::Assignment;
       declare(name, std::move(d));
       return;
     }
@@ -1572,7 +1713,8 @@ private:
         for (const LevelPlan &planned : *plan)
           if (planned.source == &level)
             threadLevel = planned.level == Level::Thread;
-        indices(level.names, level.bounds, level.tupleName, threadLevel);
+        indices(level.names, level.bounds, level.tupleName, level.loc,
+                level.nameLocs, level.tupleLoc, threadLevel);
       }
       result.levelPlans[&stmt] = std::move(*plan);
       inRegion(Region::Parallel, [&] { statements(stmt.body); });
@@ -1593,18 +1735,25 @@ private:
           Decl tuple = *d;
           for (Scalar &elem : tuple.elems)
             elem = Scalar{std::nullopt, elem.bound, true};
-          declare(name, std::move(tuple));
+          tuple.threadIndex = false;
+          if (!declareNew(name, range->loc, std::move(tuple),
+                          Decl::Origin::Index))
+            return;
           continue;
         }
-        Scalar index = d && d->kind == Decl::Kind::Scalar
+        Decl index;
+        index.kind = Decl::Kind::Scalar;
+        index.scalar = d && d->kind == Decl::Kind::Scalar
                            ? Scalar{std::nullopt, d->scalar.bound, true}
                            : Scalar{std::nullopt, std::nullopt, true};
         // A loop over the range of a thread index runs the same
         // iterations in every thread.
-        declareScalar(name, index);
+        if (!declareNew(name, range->loc, std::move(index),
+                        Decl::Origin::Index))
+          return;
       }
       for (const Within &w : stmt.withins)
-        indices(w.names, w.bounds, w.tupleName);
+        indices(w.names, w.bounds, w.tupleName, w.loc, {}, w.tupleLoc);
       for (const WhereBinding &binding : stmt.whereBindings)
         if (Decl *target = lookup(binding.target))
           scopes.back()[binding.alias] = target;
@@ -1624,12 +1773,17 @@ private:
           stmt.source->base && stmt.source->base->kind == Expr::Kind::Name)
         if (Decl *d = lookup(stmt.source->base->name); d && d->buffer)
           bounds = extents(d->buffer->shape);
-      for (auto [i, name] : llvm::enumerate(stmt.operands))
-        declareScalar(name->name,
-                      Scalar{std::nullopt,
-                             bounds && i < bounds->size() ? (*bounds)[i].value
-                                                          : std::nullopt,
-                             true});
+      for (auto [i, name] : llvm::enumerate(stmt.operands)) {
+        Decl index;
+        index.kind = Decl::Kind::Scalar;
+        index.scalar = Scalar{std::nullopt,
+                              bounds && i < bounds->size() ? (*bounds)[i].value
+                                                           : std::nullopt,
+                              true};
+        if (!declareNew(name->name, name->loc, std::move(index),
+                        Decl::Origin::Index))
+          return;
+      }
       // Each thread runs the body for its own elements: IRGen puts a thread
       // level around it where there is none.
       bool threads = !levels.empty() && levels.back() != Level::Thread;
