@@ -99,6 +99,8 @@ void mlir::croq::buildCroqGPUToNVVMPipeline(
   // Constants stay inside kernels rather than becoming kernel arguments.
   pm.addPass(createGpuLaunchSinkIndexComputationsPass());
   pm.addPass(createGpuKernelOutliningPass());
+  // One module for all kernels: one PTX file, one image.
+  pm.addPass(createCroqMergeKernelModulesPass());
   pm.addPass(createCroqPassTensorMapsByPointerPass());
   pm.addNestedPass<gpu::GPUModuleOp>(createCroqBoundKernelRegistersPass());
   pm.addPass(createCroqMarkCooperativeLaunchesPass());

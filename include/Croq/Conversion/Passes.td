@@ -413,6 +413,39 @@ def CroqPassTensorMapsByPointerPass
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
+def CroqMergeKernelModulesPass
+    : Pass<"croq-merge-kernel-modules", "::mlir::ModuleOp"> {
+  let summary = "Put every outlined kernel in one gpu.module";
+  let description = [{
+    `gpu-kernel-outlining` gives each kernel a `gpu.module` of its own, and
+    each module serializes to a PTX or cubin image of its own. A source
+    file with several kernels should give one PTX file, as nvcc does for a
+    `.cu` file, that ptxas assembles as it is, and one image for the host
+    to load. This pass moves the contents of all the kernel modules into
+    the first one, renamed `croq_kernels`, and points each
+    `gpu.launch_func` at it. A symbol that two modules define (a helper
+    function, a shared-memory global) is renamed uniquely in the module it
+    comes from first; external declarations of one type are kept once.
+    A module with a single kernel module is left as it is.
+
+    ```mlir
+    gpu.module @a_kernel { gpu.func @a_kernel() kernel { ... } }
+    gpu.module @b_kernel { gpu.func @b_kernel() kernel { ... } }
+    gpu.launch_func @a_kernel::@a_kernel ...
+    // becomes
+    gpu.module @croq_kernels {
+      gpu.func @a_kernel() kernel { ... }
+      gpu.func @b_kernel() kernel { ... }
+    }
+    gpu.launch_func @croq_kernels::@a_kernel ...
+    ```
+
+    It fails when the modules carry different attributes (targets, data
+    layouts): their code could not share one image.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
 def CroqMarkCooperativeLaunchesPass
     : Pass<"croq-mark-cooperative-launches", "::mlir::ModuleOp"> {
   let summary = "Mark the host launches of cooperative kernels";

@@ -434,9 +434,6 @@ struct CroqLinkDeviceCodePass
     gpu::GPUModuleOp module = getOperation();
     LLVM::LLVMFuncOp first = shims.front();
     OpBuilder builder(module.getBodyRegion());
-    unsigned kernelModules = 0;
-    if (auto top = module->getParentOfType<ModuleOp>())
-      kernelModules = llvm::range_size(top.getOps<gpu::GPUModuleOp>());
     for (Operation &op : llvm::make_early_inc_range(*device.getBody())) {
       // NVPTX has no comdats or module flags.
       if (!isa<LLVM::LLVMFuncOp, LLVM::GlobalOp>(op))
@@ -468,17 +465,8 @@ struct CroqLinkDeviceCodePass
       }
       // (The insertion point may have been the erased declaration.)
       builder.setInsertionPointToStart(module.getBody());
-      // A __device__ variable is per module: kernels in other modules have
-      // their own.
-      if (global && definition && !global.getConstant() &&
-          global.getAddrSpace() ==
-              static_cast<unsigned>(NVVM::NVVMMemorySpace::Global) &&
-          kernelModules > 1)
-        first.emitWarning("device variable '")
-            << name.getValue()
-            << "' is compiled into each kernel module that calls device "
-               "code, so the module's kernels do not share it with the "
-               "other modules' kernels; pass a tensor to share data";
+      // A __device__ variable is the module's, so all its kernels (croq
+      // puts every kernel in one module) share it, as in CUDA.
       Operation *copy = builder.clone(op);
       copy->removeAttr("comdat");
       // Only this module's kernels call them: internal, so that the

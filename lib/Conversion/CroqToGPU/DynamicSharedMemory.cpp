@@ -86,10 +86,33 @@ struct CroqCheckSharedMemoryPass
           launch, launch.getKernelModuleName());
       if (!kernels)
         return WalkResult::advance();
+      // The kernel's shared globals: those it or a function it calls
+      // addresses (the module holds other kernels' too).
+      llvm::DenseSet<StringAttr> used;
+      SmallVector<Operation *> work;
+      llvm::DenseSet<Operation *> seen;
+      if (Operation *kernel =
+              SymbolTable::lookupSymbolIn(kernels, launch.getKernelName()))
+        work.push_back(kernel);
+      while (!work.empty()) {
+        Operation *fn = work.pop_back_val();
+        if (!seen.insert(fn).second)
+          continue;
+        fn->walk([&](Operation *op) {
+          if (auto address = dyn_cast<LLVM::AddressOfOp>(op))
+            used.insert(address.getGlobalNameAttr().getAttr());
+          if (auto call = dyn_cast<LLVM::CallOp>(op))
+            if (FlatSymbolRefAttr callee = call.getCalleeAttr())
+              if (Operation *target =
+                      SymbolTable::lookupSymbolIn(kernels, callee.getAttr()))
+                work.push_back(target);
+        });
+      }
       uint64_t fixed = 0, align = 1;
       for (auto global : kernels.getOps<LLVM::GlobalOp>()) {
         if (global.getAddrSpace() !=
-            static_cast<unsigned>(NVVM::NVVMMemorySpace::Shared))
+                static_cast<unsigned>(NVVM::NVVMMemorySpace::Shared) ||
+            !used.contains(global.getSymNameAttr()))
           continue;
         uint64_t alignment = global.getAlignment().value_or(1);
         if (uint64_t bytes = staticBytes(global))
