@@ -103,12 +103,11 @@ struct WarpShape {
 /// those of PTX's mma.sync and wmma that sm_80 and newer have (croq lowers
 /// each to m16n8 tiles, padding the smaller ones).
 static ArrayRef<WarpShape> warpMmaShapes(Type operand) {
-  static constexpr WarpShape half[] = {{16, 8, 16}, {16, 8, 8},  {16, 8, 32},
-                                       {16, 16, 16}, {32, 8, 16}, {8, 32, 16},
-                                       {8, 8, 4}};
-  static constexpr WarpShape bf16[] = {{16, 8, 16}, {16, 8, 8}, {16, 8, 32},
+  static constexpr WarpShape half[] = {{16, 8, 16}, {16, 8, 8},
                                        {16, 16, 16}, {32, 8, 16},
-                                       {8, 32, 16}};
+                                       {8, 32, 16},  {8, 8, 4}};
+  static constexpr WarpShape bf16[] = {{16, 8, 16}, {16, 8, 8}, {16, 16, 16},
+                                       {32, 8, 16}, {8, 32, 16}};
   static constexpr WarpShape tf32[] = {{16, 8, 8}, {16, 8, 4}, {16, 16, 8}};
   static constexpr WarpShape s8[] = {{16, 8, 16}, {16, 8, 32}, {8, 8, 16},
                                      {16, 16, 16}, {32, 8, 16}, {8, 32, 16}};
@@ -163,21 +162,26 @@ LogicalResult checkWarpFragment(Operation *op,
   WarpShape shape{a.outer, b.outer, a.k};
   ArrayRef<WarpShape> shapes = warpMmaShapes(operand);
   int64_t deepest = warpTile(operand).k;
-  bool tiled = shape.m % kTileM == 0 && shape.n % kTileN == 0 &&
-               (shape.k == deepest || shape.k == deepest / 2);
-  if (a.k == b.k && (tiled || llvm::is_contained(shapes, shape)))
+  bool wholeTiles = shape.m % kTileM == 0 && shape.n % kTileN == 0;
+  bool oneK = shape.k == deepest || shape.k == deepest / 2;
+  if (a.k == b.k && ((wholeTiles && oneK) || llvm::is_contained(shapes, shape)))
     return success();
   InFlightDiagnostic diag = op->emitOpError("is a warp MMA of shape m")
-                            << shape.m << "n" << b.outer << "k" << a.k
+                            << shape.m << "n" << shape.n << "k" << a.k
                             << ", which is neither an mma.sync or wmma shape "
                                "for "
                             << operand << " operands (";
   llvm::interleaveComma(shapes, diag, [&](const WarpShape &s) {
     diag << "m" << s.m << "n" << s.n << "k" << s.k;
   });
-  diag << ") nor a tile of whole m16n8 instruction tiles over K = " << deepest
-       << " or " << deepest / 2
-       << "; split K into several MMAs (a foreach over K slices)";
+  diag << ") nor whole m16n8 instruction tiles over K = " << deepest << " or "
+       << deepest / 2;
+  if (wholeTiles)
+    diag << "; split K into several MMAs (a foreach over K slices)";
+  else if (oneK)
+    diag << "; make M a multiple of 16 and N one of 8, or use a shape listed";
+  else
+    diag << "; use a shape listed, or whole m16n8 tiles over one of those K";
   return diag;
 }
 

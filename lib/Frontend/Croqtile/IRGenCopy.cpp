@@ -194,9 +194,11 @@ LogicalResult IRGen::padCopy(const Stmt &stmt, Value source) {
   DmaCopyOp::create(builder, l, TypeRange{}, source, interior, ValueRange{},
                     /*async=*/false, IntegerAttr(), /*partial=*/false);
   if (!stmt.name.empty()) {
+    // As a copy's future, the name is bound again by each padded copy.
     Symbol padded{Symbol::Kind::Tensor, target};
     padded.origin = &stmt;
-    return declareNew(stmt.name, stmt.nameLoc, padded);
+    declare(stmt.name, padded);
+    return success();
   }
   return success();
 }

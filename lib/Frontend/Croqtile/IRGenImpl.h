@@ -280,8 +280,7 @@ private:
   LogicalResult declareNew(StringRef name, SMLoc at, Symbol symbol) {
     if (auto it = scopes.back().find(name);
         it != scopes.back().end() && it->second.scope == scopes.size())
-      return internalError(at, "'" + name + "' declared twice in one scope, "
-                               "which Sema should have rejected");
+      return internalError(at, "'" + name + "' declared twice in one scope");
     declare(name, symbol);
     return success();
   }

@@ -930,8 +930,7 @@ LogicalResult IRGen::assignment(const Stmt &stmt) {
       return failure();
     if (existing && existing->scope == scopes.size())
       return internalError(target.loc, "the shape '" + target.name +
-                                           "' defined twice in one scope, "
-                                           "which Sema should have rejected");
+                                           "' defined twice in one scope");
     Symbol s{Symbol::Kind::Shape, Value()};
     s.elems = std::move(*elems);
     declare(target.name, s);
@@ -1032,10 +1031,8 @@ LogicalResult IRGen::assignment(const Stmt &stmt) {
         return success();
       }
       if (s && s->scope == scopes.size() && s->kind == Symbol::Kind::Scalar)
-        return internalError(target.loc,
-                             "the immutable '" + target.name +
-                                 "' assigned twice in one scope, which Sema "
-                                 "should have rejected");
+        return internalError(target.loc, "the immutable '" + target.name +
+                                             "' assigned twice in one scope");
       // The first assignment declares an immutable scalar.
       declare(target.name, Symbol{Symbol::Kind::Scalar, rhs->value, rhs->bound});
       return success();

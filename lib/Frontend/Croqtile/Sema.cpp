@@ -44,8 +44,12 @@ struct Decl {
   std::optional<BufferFacts> buffer;
   /// Scalar: what is known of it.
   Scalar scalar;
-  /// Shape: the elements of an mdspan or ituple.
+  /// Shape: the elements of an mdspan or ituple, unless Sema cannot tell
+  /// how many there are (`rankUnknown`, also of an index over such a
+  /// shape); the names of a tuple of indices' elements.
   SmallVector<Scalar> elems;
+  bool rankUnknown = false;
+  SmallVector<std::string> elemNames;
   /// Future: a dma.any / tma.any placeholder, and whether a copy or a swap
   /// has given it a future, in program order.
   bool placeholder = false;
@@ -328,6 +332,9 @@ private:
                                             bool wildcards = false) {
     SmallVector<Scalar> out;
     for (const ExprPtr &arg : args) {
+      if (arg->kind == Expr::Kind::Name)
+        if (Decl *d = lookup(arg->name); d && d->rankUnknown)
+          return std::nullopt;
       if (wildcards && isWildcard(*arg)) {
         out.push_back(Scalar{kWildcardMark, std::nullopt, false});
         continue;
@@ -351,7 +358,7 @@ private:
       return splice(e.args);
     case Expr::Kind::Name: {
       Decl *d = lookup(e.name);
-      if (!d || d->kind != Decl::Kind::Shape)
+      if (!d || d->kind != Decl::Kind::Shape || d->rankUnknown)
         return std::nullopt;
       return d->elems;
     }
@@ -648,36 +655,47 @@ private:
 
   /// Declares bounded indices `names` over `bounds` (and the tuple of them
   /// as `tupleName`), written at `at` (`nameLocs` where known): a name that
-  /// is already an index of the same construct is an error.
+  /// is already an index of the same construct is an error. One name over
+  /// several bounds is the whole index tuple, except in a parallel.
   void indices(ArrayRef<std::string> names, ArrayRef<ExprPtr> boundExprs,
                StringRef tupleName, SMLoc at, ArrayRef<SMLoc> nameLocs = {},
-               SMLoc tupleLoc = {}, bool threadLevel = false) {
+               SMLoc tupleLoc = {}, bool threadLevel = false,
+               bool parallel = false) {
+    for (const ExprPtr &bound : boundExprs)
+      if (!resolved(*bound))
+        return;
     std::optional<SmallVector<Scalar>> bounds = splice(boundExprs);
     SmallVector<Scalar> elems;
     for (size_t i = 0; bounds && i < bounds->size(); ++i)
       elems.push_back(Scalar{std::nullopt, (*bounds)[i].value, true});
     auto index = [&](StringRef name, SMLoc loc, Decl d) {
       d.threadIndex = threadLevel;
+      d.rankUnknown |= !bounds;
       if (name.empty() || name == "_")
         return true;
       return declareNew(name, loc.isValid() ? loc : at, std::move(d),
                         Decl::Origin::Index) != nullptr;
     };
-    // `{x, y} in a.span`: one index per dimension (one name alone is the
-    // whole index tuple).
-    if (bounds && (names.size() > 1 || !tupleName.empty()) &&
+    // `{x, y} in a.span`: one index per dimension.
+    bool wholeTuple = names.size() == 1 && tupleName.empty();
+    if (bounds && !names.empty() && (!wholeTuple || parallel) &&
         names.size() != bounds->size()) {
-      fail(at, "declares " + Twine(names.size()) + " indices but " +
+      fail(at, Twine(parallel ? "parallel declares " : "declares ") +
+                   Twine(names.size()) + " indices but " +
                    Twine(bounds->size()) +
                    (bounds->size() == 1 ? " bound" : " bounds"),
-           "give one bound per index (x.span counts as one per dimension of "
-           "x), or one name for the whole index tuple");
+           parallel ? "give one name per bound (`parallel {a, b} by [m, "
+                      "n]`), and name their tuple too if you need it "
+                      "(`parallel p = {a, b} by [m, n]`)"
+                    : "give one bound per index (x.span counts as one per "
+                      "dimension of x), or one name for the whole index "
+                      "tuple");
       return;
     }
     Decl tuple;
     tuple.kind = Decl::Kind::Shape;
     tuple.elems = elems;
-    if (names.size() == 1 && bounds && bounds->size() > 1) {
+    if (wholeTuple && bounds && bounds->size() > 1) {
       // `index in [3, 2, 1]`: the one name is the whole index tuple.
       index(names[0], nameLocs.empty() ? at : nameLocs[0], std::move(tuple));
       return;
@@ -691,8 +709,10 @@ private:
       if (!index(name, i < nameLocs.size() ? nameLocs[i] : at, std::move(d)))
         return;
     }
-    if (!tupleName.empty())
+    if (!tupleName.empty()) {
+      tuple.elemNames.assign(names.begin(), names.end());
       index(tupleName, tupleLoc, std::move(tuple));
+    }
   }
 
   void tensorDecl(const Stmt &stmt) {
@@ -1450,38 +1470,63 @@ private:
     analyzeStatement(stmt);
   }
 
+  /// The loops (foreach, while) around the current statement, outermost
+  /// first.
+  SmallVector<const Stmt *> loops;
+
+  /// Whether a statement of `body` gives the future `name` a value: a copy
+  /// or an assignment to it, or a swap or rotate of it.
+  static bool fills(ArrayRef<StmtPtr> body, StringRef name) {
+    return llvm::any_of(body, [&](const StmtPtr &s) {
+      if ((s->kind == Stmt::Kind::Dma && s->name == name) ||
+          (s->kind == Stmt::Kind::Assign && s->target &&
+           s->target->kind == Expr::Kind::Name && s->target->name == name))
+        return true;
+      if (s->kind == Stmt::Kind::Swap &&
+          llvm::any_of(s->operands, [&](const ExprPtr &e) {
+            return e->kind == Expr::Kind::Name && e->name == name;
+          }))
+        return true;
+      return fills(s->body, name) || fills(s->elseBody, name);
+    });
+  }
+
+  /// What the place of a name expects, for the hint of an undeclared one.
+  enum class Expects { Value, View, Event };
+
+  /// False, after reporting it, when `e` uses a name no scope declares.
+  bool resolved(const Expr &e, Expects what = Expects::Value) {
+    if (e.kind == Expr::Kind::Name && e.name != "_" && e.name != "inf" &&
+        !lookup(e.name)) {
+      std::string hint =
+          what == Expects::Event ? "declare the event (`shared event e;`) or "
+                                   "name the future"
+          : what == Expects::View
+              ? "declare the tensor or name the future first"
+              : "declare it (`int " + e.name + " = ...;`), bind it in a "
+                "parallel, foreach or with, or #define it";
+      fail(e.loc, "use of undeclared name '" + e.name + "'", hint);
+      return false;
+    }
+    // The base of `x.at(i)` or `e[i]` is what the place expects; the
+    // arguments are values.
+    if (e.base && !resolved(*e.base, what))
+      return false;
+    return llvm::all_of(e.args, [&](const ExprPtr &arg) {
+      return !arg || resolved(*arg, Expects::Value);
+    });
+  }
+
   /// Reports the first name that `stmt`'s own expressions use and no
-  /// scope declares, with a hint for what the place of the name expects.
-  /// Not resolved here: a foreach's `if` mask and vectorize index, which
-  /// name the loop's indices, an apply's operands, which it declares, and
-  /// the operands of inline assembly and attributes, which IRGen reads.
+  /// scope declares. Not resolved here: the bounds of parallel levels and
+  /// withins, which indices() resolves level by level (a bound may use an
+  /// earlier level's index), a foreach's `if` mask and vectorize index,
+  /// which name the loop's indices, an apply's operands, which it
+  /// declares, and the operands of inline assembly and attributes, which
+  /// IRGen reads.
   void resolveNames(const Stmt &stmt) {
-    enum class Expects { Value, View, Event };
-    std::function<bool(const Expr &, Expects)> resolve = [&](const Expr &e,
-                                                             Expects what) {
-      if (e.kind == Expr::Kind::Name && e.name != "_" && e.name != "inf" &&
-          !lookup(e.name)) {
-        std::string hint =
-            what == Expects::Event ? "declare the event (`shared event e;`) "
-                                     "or name the future"
-            : what == Expects::View
-                ? "declare the tensor or name the future first"
-                : "declare it (`int " + e.name + " = ...;`), bind it in a "
-                  "parallel, foreach or with, or #define it";
-        fail(e.loc, "use of undeclared name '" + e.name + "'", hint);
-        return false;
-      }
-      // The base of `x.at(i)` or `e[i]` is what the place expects; the
-      // arguments are values.
-      if (e.base && !resolve(*e.base, what))
-        return false;
-      for (const ExprPtr &arg : e.args)
-        if (arg && !resolve(*arg, Expects::Value))
-          return false;
-      return true;
-    };
     auto one = [&](const Expr *e, Expects what = Expects::Value) {
-      return !e || resolve(*e, what);
+      return !e || resolved(*e, what);
     };
     auto all = [&](ArrayRef<ExprPtr> es, Expects what = Expects::Value) {
       return llvm::all_of(es,
@@ -1504,28 +1549,20 @@ private:
     case Stmt::Kind::Apply:
     case Stmt::Kind::Foreach:
     case Stmt::Kind::Asm:
-      break;
+      return;
     case Stmt::Kind::Wait:
     case Stmt::Kind::Trigger:
-      if (!all(stmt.operands, Expects::Event))
-        return;
-      break;
+      all(stmt.operands, Expects::Event);
+      return;
     case Stmt::Kind::Mma:
     case Stmt::Kind::MmaStore:
     case Stmt::Kind::Swap:
-      if (!all(stmt.operands, Expects::View))
-        return;
-      break;
+      all(stmt.operands, Expects::View);
+      return;
     default:
-      if (!all(stmt.operands))
-        return;
+      all(stmt.operands);
+      return;
     }
-    for (const ParallelLevel &level : stmt.levels)
-      if (!all(level.bounds))
-        return;
-    for (const Within &w : stmt.withins)
-      if (!all(w.bounds))
-        return;
   }
 
   void analyzeStatement(const Stmt &stmt) {
@@ -1558,9 +1595,12 @@ private:
     case Stmt::Kind::ShapeDecl: {
       Decl d;
       d.kind = Decl::Kind::Shape;
+      d.rankUnknown = true;
       if (stmt.value)
-        if (std::optional<SmallVector<Scalar>> elems = shapeOf(*stmt.value))
+        if (std::optional<SmallVector<Scalar>> elems = shapeOf(*stmt.value)) {
           d.elems = *elems;
+          d.rankUnknown = false;
+        }
       declareNew(stmt.name, stmt.nameLoc, std::move(d));
       return;
     }
@@ -1617,14 +1657,25 @@ private:
         existing->threadIndex |= mentionsThreadIndex(*stmt.value);
         return;
       }
-      if (existing && existing->kind == Decl::Kind::Future)
+      if (existing && existing->kind == Decl::Kind::Future) {
+        existing->holdsFuture = true;
         return;
-      // `f2 = f;` of a placeholder that no copy or swap has filled: there
-      // is no future to name yet.
+      }
+      // `v = select(k, f0, f1);` names a future: not a name this scope
+      // has for something else.
+      if (here && selectedFuture(*stmt.value))
+        return fail(stmt.target->loc,
+                    "'" + name + "' is already " + describe(*existing),
+                    "give the selected future its own name");
+      // `f2 = f;` of a placeholder that no copy or swap has filled, before
+      // here or later in a loop around here: there is no future to name.
       if (stmt.value->kind == Expr::Kind::Name)
         if (Decl *source = lookup(stmt.value->name);
             source && source->kind == Decl::Kind::Future &&
-            source->placeholder && !source->holdsFuture)
+            source->placeholder && !source->holdsFuture &&
+            llvm::none_of(loops, [&](const Stmt *loop) {
+              return fills(loop->body, stmt.value->name);
+            }))
           return fail(stmt.target->loc,
                       "'" + name + "' cannot be initialised with the "
                       "placeholder '" + stmt.value->name +
@@ -1641,8 +1692,11 @@ private:
       d.stmt = &stmt;
       if (isShapeValued(*stmt.value)) {
         d.kind = Decl::Kind::Shape;
-        if (std::optional<SmallVector<Scalar>> elems = shapeOf(*stmt.value))
+        d.rankUnknown = true;
+        if (std::optional<SmallVector<Scalar>> elems = shapeOf(*stmt.value)) {
           d.elems = *elems;
+          d.rankUnknown = false;
+        }
       } else if (Decl *future = selectedFuture(*stmt.value)) {
         d.kind = Decl::Kind::Future;
         d.buffer = future->buffer;
@@ -1714,7 +1768,10 @@ private:
           if (planned.source == &level)
             threadLevel = planned.level == Level::Thread;
         indices(level.names, level.bounds, level.tupleName, level.loc,
-                level.nameLocs, level.tupleLoc, threadLevel);
+                level.nameLocs, level.tupleLoc, threadLevel,
+                /*parallel=*/true);
+        if (hadError)
+          return;
       }
       result.levelPlans[&stmt] = std::move(*plan);
       inRegion(Region::Parallel, [&] { statements(stmt.body); });
@@ -1729,6 +1786,33 @@ private:
         Decl *d = lookup(range->name);
         StringRef name = range->alias.empty() ? StringRef(range->name)
                                               : StringRef(range->alias);
+        // `foreach x` runs over the range of a bounded variable, or over
+        // each index of a tuple of them.
+        bool bounded =
+            d && ((d->kind == Decl::Kind::Scalar && d->scalar.bounded) ||
+                  (d->kind == Decl::Kind::Shape &&
+                   (d->rankUnknown ||
+                    llvm::all_of(d->elems,
+                                 [](const Scalar &e) { return e.bounded; }))));
+        if (!bounded) {
+          std::string hint = "write `with " + range->name + " in N { foreach " +
+                             range->name + " ... }` or `foreach " +
+                             range->name + " in N`";
+          if (d && d->kind == Decl::Kind::Shape)
+            return fail(range->loc, "foreach " + range->name +
+                                        " needs an index tuple of bounded "
+                                        "variables",
+                        hint);
+          return fail(range->loc,
+                      d ? "foreach " + range->name +
+                              " needs a bounded variable declared by with or "
+                              "an enclosing foreach"
+                        : "use of undeclared name '" + range->name + "'",
+                      hint);
+        }
+        for (const ExprPtr &arg : range->args)
+          if (arg && !resolved(*arg))
+            return;
         // `foreach index` over an index tuple runs over its elements: the
         // name stays the tuple, its elements keep their bounds.
         if (d && d->kind == Decl::Kind::Shape) {
@@ -1736,9 +1820,20 @@ private:
           for (Scalar &elem : tuple.elems)
             elem = Scalar{std::nullopt, elem.bound, true};
           tuple.threadIndex = false;
+          SmallVector<std::string> elemNames = tuple.elemNames;
+          SmallVector<Scalar> elems = tuple.elems;
           if (!declareNew(name, range->loc, std::move(tuple),
                           Decl::Origin::Index))
             return;
+          // The loops bind the tuple's element names too.
+          for (auto [i, elemName] : llvm::enumerate(elemNames)) {
+            Decl elem;
+            elem.kind = Decl::Kind::Scalar;
+            elem.scalar = i < elems.size() ? elems[i] : Scalar{};
+            if (!declareNew(elemName, range->loc, std::move(elem),
+                            Decl::Origin::Index))
+              return;
+          }
           continue;
         }
         Decl index;
@@ -1752,15 +1847,21 @@ private:
                         Decl::Origin::Index))
           return;
       }
-      for (const Within &w : stmt.withins)
+      for (const Within &w : stmt.withins) {
         indices(w.names, w.bounds, w.tupleName, w.loc, {}, w.tupleLoc);
+        if (hadError)
+          return;
+      }
       for (const WhereBinding &binding : stmt.whereBindings)
         if (Decl *target = lookup(binding.target))
           scopes.back()[binding.alias] = target;
-      if (stmt.kind == Stmt::Kind::Foreach)
+      if (stmt.kind == Stmt::Kind::Foreach) {
+        loops.push_back(&stmt);
         inRegion(Region::Loop, [&] { statements(stmt.body); });
-      else
+        loops.pop_back();
+      } else {
         statements(stmt.body);
+      }
       pop();
       return;
     case Stmt::Kind::Apply: {
@@ -1802,7 +1903,9 @@ private:
       });
       return;
     case Stmt::Kind::While:
+      loops.push_back(&stmt);
       inRegion(Region::Loop, [&] { scoped(stmt.body); });
+      loops.pop_back();
       return;
     case Stmt::Kind::InThreads:
       inRegion(stmt.async ? Region::Role : Region::InThreads,
