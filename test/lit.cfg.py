@@ -22,7 +22,7 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 config.environment["FILECHECK_OPTS"] = "-enable-var-scope --allow-unused-prefixes=false"
 
 tool_dirs = [config.croq_tools_dir, config.llvm_tools_dir]
-tools = ["croq-opt", "croq-translate", "croq-pattern-embedder"]
+tools = ["croq-opt", "croq-translate", "croqc", "croq-pattern-embedder"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
 # ptxas from the CUDA toolkit assembles the PTX tests produce.
@@ -30,6 +30,10 @@ ptxas = os.environ.get("CROQ_PTXAS", "/usr/local/cuda/bin/ptxas")
 if os.path.exists(ptxas):
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", ptxas))
+
+# croqc builds host libraries against the toolkit's cuda.h and libcuda.
+if os.path.exists("/usr/local/cuda/include/cuda.h"):
+    config.available_features.add("cuda-toolkit")
 
 # croq-link-device-code compiles C++ device functions with LLVM's clang++
 # against the CUDA toolkit's headers.
@@ -59,4 +63,11 @@ config.substitutions.append(("%cmake_configure",
         config.cmake_command, config.cmake_generator,
         config.cmake_make_program, config.cxx_compiler,
         config.cmake_build_type or "Release", config.croq_obj_root)))
+# The same without Croq_DIR, for a project given its own (an install).
+config.substitutions.append(("%configure_project",
+    '"%s" -G "%s" -DCMAKE_MAKE_PROGRAM="%s" -DCMAKE_CXX_COMPILER="%s" '
+    '-DCMAKE_BUILD_TYPE="%s"' % (
+        config.cmake_command, config.cmake_generator,
+        config.cmake_make_program, config.cxx_compiler,
+        config.cmake_build_type or "Release")))
 config.substitutions.append(("%cmake", '"%s"' % config.cmake_command))

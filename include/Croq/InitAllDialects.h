@@ -22,6 +22,10 @@ namespace croq {
 /// Registers `croq` and the upstream dialects croq IR uses (func, arith,
 /// scf, memref, gpu, nvgpu, nvvm, llvm, cf, math, vector) and the NVVM
 /// target that serializes kernels.
+/// Registers the croq dialect, the upstream dialects croq IR and its
+/// lowering use, and every interface and translation the croq-to-nvvm
+/// pipeline needs (upstream's extensions and LLVM IR translations
+/// included): the one call an embedder makes before running croq's passes.
 void registerCroqDialects(DialectRegistry &registry);
 
 } // namespace croq

@@ -22,6 +22,8 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Target/LLVM/NVVM/Target.h"
 
 void mlir::croq::registerCroqDialects(DialectRegistry &registry) {
@@ -36,4 +38,10 @@ void mlir::croq::registerCroqDialects(DialectRegistry &registry) {
   croq::registerConvertCroqToLLVMInterface(registry);
   // gpu-module-to-binary serializes kernels through the NVVM target.
   NVVM::registerNVVMTargetInterfaceExternalModels(registry);
+  // What the pipeline's upstream passes need: the conversions to LLVM of
+  // each dialect (convert-to-llvm's interfaces) and the translations of
+  // the LLVM and NVVM dialects to LLVM IR, which serialize the kernels. An
+  // embedder calls this one function.
+  registerAllExtensions(registry);
+  registerAllToLLVMIRTranslations(registry);
 }

@@ -37,6 +37,7 @@
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -49,8 +50,18 @@ public:
   explicit HostEmitter(raw_ostream &os) : os(os) {}
 
   LogicalResult emitModule(ModuleOp module);
+  /// The C prototypes of the module's entry points.
+  LogicalResult emitHeader(ModuleOp module);
 
 private:
+  /// The parameters of `func`'s entry point, and the checks of their
+  /// values that start its body; names each argument.
+  LogicalResult signature(func::FuncOp func, SmallVector<std::string> &params,
+                          std::string &checks);
+  /// The C name of each argument of `func`: its Croqtile name (`croq.name`)
+  /// where that is a C identifier no other parameter or generated name
+  /// takes, else `argN`.
+  static SmallVector<std::string> argumentNames(func::FuncOp func);
   LogicalResult emitBinary(gpu::BinaryOp binary);
   LogicalResult emitFunction(func::FuncOp func);
   LogicalResult emitOp(Operation &op);
@@ -132,24 +143,85 @@ LogicalResult HostEmitter::emitBinary(gpu::BinaryOp binary) {
   return success();
 }
 
-LogicalResult HostEmitter::emitFunction(func::FuncOp func) {
-  if (func.isExternal())
-    return success();
-  for (Type t : func.getResultTypes())
-    if (isa<MemRefType>(t))
-      return func.emitError("a host entry point cannot return a tensor: run "
-                            "croq-results-to-outputs first");
-  names.clear();
-  extents.clear();
-  ownedStreams.clear();
-  counter = 0;
-  function = func.getSymName().str();
+/// C and C++ keywords, which cannot name a parameter.
+static bool isKeyword(StringRef name) {
+  static const llvm::StringSet<> keywords = {
+      "alignas", "alignof", "and", "asm", "auto", "bool", "break", "case",
+      "catch", "char", "class", "const", "constexpr", "continue", "default",
+      "delete", "do", "double", "else", "enum", "explicit", "export", "extern",
+      "false", "float", "for", "friend", "goto", "if", "inline", "int", "long",
+      "mutable", "namespace", "new", "noexcept", "not", "nullptr", "operator",
+      "or", "private", "protected", "public", "register", "return", "short",
+      "signed", "sizeof", "static", "struct", "switch", "template", "this",
+      "throw", "true", "try", "typedef", "typename", "union", "unsigned",
+      "using", "virtual", "void", "volatile", "while", "xor"};
+  return keywords.contains(name);
+}
 
-  SmallVector<std::string> params;
-  std::string checks;
+/// Names the emitted code uses itself: values (v0), kernel parameters (p0),
+/// the launch's locals, results and the runtime's names.
+static bool isGenerated(StringRef name) {
+  auto numbered = [&](StringRef prefix) {
+    StringRef rest = name;
+    return rest.consume_front(prefix) &&
+           (rest.empty() || llvm::all_of(rest, llvm::isDigit));
+  };
+  return (numbered("v") && name.size() > 1) ||
+         (numbered("p") && name.size() > 1) ||
+         numbered("arg") || name == "params" || name == "err" ||
+         name == "dims" || name == "box" || name.starts_with("croq_") ||
+         name.starts_with("__");
+}
+
+SmallVector<std::string> HostEmitter::argumentNames(func::FuncOp func) {
+  unsigned count = func.getNumArguments();
+  SmallVector<std::string> out;
+  for (unsigned i = 0; i < count; ++i)
+    out.push_back("arg" + std::to_string(i));
+  // Every name a candidate would bring: itself and its extents.
+  auto namesOf = [&](unsigned i, StringRef base) {
+    SmallVector<std::string> all{base.str()};
+    if (auto memref = dyn_cast<MemRefType>(func.getArgumentTypes()[i]))
+      for (int64_t d = 0; d < memref.getRank(); ++d)
+        all.push_back((base + "_size" + Twine(d)).str());
+    return all;
+  };
+  llvm::StringMap<unsigned> uses;
+  SmallVector<std::string> wanted(count);
+  for (unsigned i = 0; i < count; ++i) {
+    auto name = func.getArgAttrOfType<StringAttr>(i, "croq.name");
+    if (!name || name.getValue().empty() || isKeyword(name.getValue()) ||
+        isGenerated(name.getValue()) ||
+        !(llvm::isAlpha(name.getValue().front()) ||
+          name.getValue().front() == '_') ||
+        !llvm::all_of(name.getValue(), [](char c) {
+          return llvm::isAlnum(c) || c == '_';
+        }))
+      continue;
+    wanted[i] = name.getValue().str();
+    for (const std::string &n : namesOf(i, wanted[i]))
+      ++uses[n];
+  }
+  for (unsigned i = 0; i < count; ++i) {
+    if (wanted[i].empty())
+      continue;
+    SmallVector<std::string> all = namesOf(i, wanted[i]);
+    if (llvm::all_of(all, [&](const std::string &n) {
+          return uses.lookup(n) == 1 && !isGenerated(n) &&
+                 n != func.getSymName();
+        }))
+      out[i] = wanted[i];
+  }
+  return out;
+}
+
+LogicalResult HostEmitter::signature(func::FuncOp func,
+                                     SmallVector<std::string> &params,
+                                     std::string &checks) {
   llvm::raw_string_ostream checkOs(checks);
+  SmallVector<std::string> argNames = argumentNames(func);
   for (BlockArgument arg : func.getArguments()) {
-    std::string name = "arg" + std::to_string(arg.getArgNumber());
+    std::string name = argNames[arg.getArgNumber()];
     names[arg] = name;
     if (auto memref = dyn_cast<MemRefType>(arg.getType())) {
       if (croq::getStorage(memref) != croq::Storage::Global ||
@@ -195,8 +267,28 @@ LogicalResult HostEmitter::emitFunction(func::FuncOp func) {
     FailureOr<std::string> type = cType(func, t);
     if (failed(type))
       return failure();
-    params.push_back(*type + " *result" + std::to_string(i));
+    params.push_back(*type + " *croq_result" + std::to_string(i));
   }
+  return success();
+}
+
+LogicalResult HostEmitter::emitFunction(func::FuncOp func) {
+  if (func.isExternal())
+    return success();
+  for (Type t : func.getResultTypes())
+    if (isa<MemRefType>(t))
+      return func.emitError("a host entry point cannot return a tensor: run "
+                            "croq-results-to-outputs first");
+  names.clear();
+  extents.clear();
+  ownedStreams.clear();
+  counter = 0;
+  function = func.getSymName().str();
+
+  SmallVector<std::string> params;
+  std::string checks;
+  if (failed(signature(func, params, checks)))
+    return failure();
   os << "extern \"C\" int " << function << "(" << llvm::join(params, ", ")
      << ") {\n"
      << checks;
@@ -415,7 +507,8 @@ LogicalResult HostEmitter::emitOp(Operation &op) {
   }
   if (auto ret = dyn_cast<func::ReturnOp>(op)) {
     for (auto [i, v] : llvm::enumerate(ret.getOperands()))
-      os << "  if (result" << i << ") *result" << i << " = " << use(v) << ";\n";
+      os << "  if (croq_result" << i << ") *croq_result" << i << " = "
+         << use(v) << ";\n";
     for (const std::string &stream : ownedStreams)
       os << "  if (int err = croq_rt_stream_join(" << stream << ", \""
          << function << "\")) return err;\n";
@@ -578,6 +671,70 @@ LogicalResult HostEmitter::emitModule(ModuleOp module) {
   return success();
 }
 
+/// `element` as Croqtile spells it, for the header's comments.
+static std::string elementName(Type element) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  if (auto integer = dyn_cast<IntegerType>(element))
+    os << (integer.isUnsigned() ? "u" : "s") << integer.getWidth();
+  else
+    os << element;
+  return text;
+}
+
+LogicalResult HostEmitter::emitHeader(ModuleOp module) {
+  std::string body;
+  llvm::raw_string_ostream bodyOs(body);
+  bool streams = false;
+  for (auto func : module.getOps<func::FuncOp>()) {
+    if (func.isExternal())
+      continue;
+    SmallVector<std::string> params;
+    std::string checks;
+    names.clear();
+    extents.clear();
+    function = func.getSymName().str();
+    if (failed(signature(func, params, checks)))
+      return failure();
+    bodyOs << "/// " << function << ": returns 0, or a CUresult after "
+           << "printing what failed.\n";
+    for (BlockArgument arg : func.getArguments()) {
+      std::string name = names.lookup(arg);
+      if (auto memref = dyn_cast<MemRefType>(arg.getType())) {
+        bodyOs << "///   " << name << ": device pointer to a dense "
+               << elementName(memref.getElementType()) << " [";
+        for (int64_t d = 0; d < memref.getRank(); ++d) {
+          if (d)
+            bodyOs << ", ";
+          if (memref.isDynamicDim(d))
+            bodyOs << name << "_size" << d;
+          else
+            bodyOs << memref.getDimSize(d);
+        }
+        bodyOs << "] tensor (row-major)\n";
+      }
+      streams |= isa<gpu::AsyncTokenType>(arg.getType());
+    }
+    if (func.getNumResults())
+      bodyOs << "///   croq_resultN: where result N is written (null: "
+                "dropped)\n";
+    bodyOs << "int " << function << "(" << llvm::join(params, ", ")
+           << ");\n\n";
+  }
+  os << "// Generated by croq. Do not edit.\n"
+     << "#pragma once\n"
+     << "#include <stdint.h>\n";
+  if (streams)
+    os << "#include <cuda.h>\n";
+  os << "\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"
+     << body << "#ifdef __cplusplus\n}\n#endif\n";
+  return success();
+}
+
 LogicalResult mlir::croq::emitHostCode(ModuleOp module, raw_ostream &os) {
   return HostEmitter(os).emitModule(module);
+}
+
+LogicalResult mlir::croq::emitHostHeader(ModuleOp module, raw_ostream &os) {
+  return HostEmitter(os).emitHeader(module);
 }

@@ -11,9 +11,7 @@
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "mlir/InitAllExtensions.h"
 #include "mlir/Pass/PassManager.h"
-#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
 #include "llvm/Support/CommandLine.h"
 
@@ -47,8 +45,6 @@ static TranslateOptions &options() {
 
 static void registerDialects(DialectRegistry &registry) {
   croq::registerCroqDialects(registry);
-  registerAllExtensions(registry);
-  registerAllToLLVMIRTranslations(registry);
 }
 
 /// Runs croq-to-nvvm with `format` on `op`, which must be a module.
@@ -121,6 +117,17 @@ void mlir::croq::registerCroqTranslations() {
         if (failed(module))
           return failure();
         return emitHostCode(*module, os);
+      },
+      registerDialects);
+
+  TranslateFromMLIRRegistration header(
+      "croq-to-host-header",
+      "lower croq IR and print the C header of --croq-to-host's entry points",
+      [](Operation *op, raw_ostream &os) -> LogicalResult {
+        FailureOr<ModuleOp> module = lower(op, "isa");
+        if (failed(module))
+          return failure();
+        return emitHostHeader(*module, os);
       },
       registerDialects);
 }

@@ -17,9 +17,7 @@
 #include "Croq/InitAllPasses.h"
 
 #include "mlir/IR/DialectRegistry.h"
-#include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
-#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
 int main(int argc, char **argv) {
@@ -29,8 +27,6 @@ int main(int argc, char **argv) {
 
   mlir::DialectRegistry registry;
   mlir::croq::registerCroqDialects(registry);
-  mlir::registerAllExtensions(registry);
-  mlir::registerAllToLLVMIRTranslations(registry);
 
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "croq optimizer driver\n", registry));

@@ -19,7 +19,13 @@ namespace croq {
 /// (with serialized gpu.binary ops): the kernel images, and one
 /// `extern "C" int f(...)` entry point per host function that checks its
 /// arguments and launches the kernels through the croq runtime.
+/// C++ host code with the module's serialized kernels embedded: one
+/// `extern "C"` entry point per host function.
 LogicalResult emitHostCode(ModuleOp module, raw_ostream &os);
+
+/// The C prototypes of emitHostCode's entry points, with their parameters'
+/// Croqtile names.
+LogicalResult emitHostHeader(ModuleOp module, raw_ostream &os);
 
 /// Registers `--croq-to-ptx`, `--croq-to-cubin` and `--croq-to-host`.
 void registerCroqTranslations();

@@ -73,6 +73,8 @@ LogicalResult IRGen::function(const Function &fn) {
         func.setArgAttr(i, "croq.name", builder.getStringAttr("arg" + Twine(i)));
       continue;
     }
+    // The host entry point's parameter takes the Croqtile name.
+    func.setArgAttr(i, "croq.name", builder.getStringAttr(p.name));
     if (p.kind == "stream") {
       declare(p.name, Symbol{Symbol::Kind::Stream, arg});
       continue;
@@ -84,8 +86,6 @@ LogicalResult IRGen::function(const Function &fn) {
       declare(p.name, Symbol{Symbol::Kind::Scalar, v});
       continue;
     }
-    // The host entry point names the tensor in its run-time errors.
-    func.setArgAttr(i, "croq.name", builder.getStringAttr(p.name));
     if (isUnsignedName(p.elemType))
       unsignedTensors.insert(arg);
     declare(p.name, Symbol{Symbol::Kind::Tensor, arg});

@@ -1,0 +1,387 @@
+//===- croqc.cpp - Croqtile to a shared library in one command ------------===//
+//
+// Part of the croq project: an MLIR dialect for the Croqtile GPU kernel
+// language.
+//
+//===----------------------------------------------------------------------===//
+//
+// `croqc kernel.co -o libkernel.so` imports Croqtile source (or reads croq
+// IR), lowers it through croq-to-nvvm, and writes what --emit asks for: the
+// croq IR, PTX, a cubin, the C++ host code, its C header, or (the default)
+// a shared library of the host entry points with the kernels embedded,
+// built with the croq runtime by nvcc or a C++ compiler, plus its header.
+// Diagnostics of every stage carry the source's locations; MLIR's
+// debugging flags (--mlir-print-ir-after-all, --mlir-timing, ...) apply to
+// the pipeline.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Croq/Frontend/Croqtile/Importer.h"
+#include "Croq/InitAllDialects.h"
+#include "Croq/InitAllPasses.h"
+#include "Croq/Pipelines/Pipelines.h"
+#include "Croq/Target/Translations.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/Timing.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/WithColor.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <optional>
+#include <string>
+
+using namespace mlir;
+using namespace llvm;
+
+#ifndef CROQ_RUNTIME_SOURCE_DIR
+#define CROQ_RUNTIME_SOURCE_DIR ""
+#endif
+
+namespace {
+enum class Emit { Library, Mlir, Ptx, Cubin, Host, Header };
+
+cl::OptionCategory category("croqc options");
+
+cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input .co or .mlir>"),
+                               cl::Required, cl::cat(category));
+cl::opt<std::string> outputFile("o", cl::desc("Output file (default: from "
+                                              "the input's name and --emit; "
+                                              "'-' for stdout)"),
+                                cl::value_desc("path"), cl::cat(category));
+cl::opt<Emit> emit(
+    "emit", cl::desc("What to write"), cl::init(Emit::Library),
+    cl::values(
+        clEnumValN(Emit::Library, "lib",
+                   "a shared library of the entry points, and its C header "
+                   "(default)"),
+        clEnumValN(Emit::Mlir, "mlir", "the croq IR the importer builds"),
+        clEnumValN(Emit::Ptx, "ptx", "one PTX file with every kernel"),
+        clEnumValN(Emit::Cubin, "cubin", "one cubin with every kernel (ptxas)"),
+        clEnumValN(Emit::Host, "host",
+                   "C++ host code with the kernels' cubins embedded"),
+        clEnumValN(Emit::Header, "header", "the C header of the entry points")),
+    cl::cat(category));
+cl::list<std::string> defines("D", cl::Prefix,
+                              cl::desc("Define a macro, as NAME or NAME=VALUE"),
+                              cl::value_desc("macro"), cl::cat(category));
+cl::list<std::string> includeDirs("I", cl::Prefix,
+                                  cl::desc("Add an #include directory"),
+                                  cl::value_desc("dir"), cl::cat(category));
+cl::opt<std::string> arch("arch", cl::desc("Target GPU"), cl::init("sm_90a"),
+                          cl::cat(category));
+cl::opt<std::string> features("features",
+                              cl::desc("PTX features (e.g. +ptx80)"),
+                              cl::init("+ptx80"), cl::cat(category));
+cl::opt<std::string> headerFile(
+    "header", cl::desc("Where --emit=lib writes the C header (default: the "
+                       "library's path with .h)"),
+    cl::value_desc("path"), cl::cat(category));
+cl::opt<std::string> cudaPath(
+    "cuda-path",
+    cl::desc("CUDA toolkit (default: $CUDA_PATH, $CUDA_HOME, /usr/local/cuda)"),
+    cl::value_desc("dir"), cl::cat(category));
+cl::opt<std::string> hostCompiler(
+    "cxx",
+    cl::desc("Compiler of the host library (default: the toolkit's nvcc, "
+             "else clang++ or c++ on PATH)"),
+    cl::value_desc("path"), cl::cat(category));
+cl::opt<std::string> clangPath(
+    "clang",
+    cl::desc("clang++ that compiles the C++ device functions kernels call"),
+    cl::init(croq::getDefaultClangPath()), cl::cat(category));
+cl::opt<std::string> runtimeDir(
+    "runtime-dir",
+    cl::desc("croq runtime sources (include/croq_runtime.h, "
+             "lib/croq_runtime.cpp); default: the install's or the source "
+             "tree's"),
+    cl::value_desc("dir"), cl::cat(category));
+cl::opt<bool> verbose("v", cl::desc("Print the commands croqc runs"),
+                      cl::cat(category));
+cl::opt<bool> keepTemps("keep-temps",
+                        cl::desc("Keep the generated host code"),
+                        cl::cat(category));
+} // namespace
+
+/// Reports a driver error (not one of the program's) and fails.
+static LogicalResult error(const Twine &message) {
+  WithColor::error(errs(), "croqc") << message << "\n";
+  return failure();
+}
+
+/// The CUDA toolkit directory, from --cuda-path, the environment or the
+/// default install.
+static std::string toolkitDir() {
+  if (!cudaPath.empty())
+    return cudaPath;
+  for (const char *var : {"CUDA_PATH", "CUDA_HOME"})
+    if (std::optional<std::string> dir = sys::Process::GetEnv(var))
+      return *dir;
+  return "/usr/local/cuda";
+}
+
+static bool exists(const Twine &path) { return sys::fs::exists(path); }
+
+/// The default output for `emit`, beside the input.
+static std::string defaultOutput() {
+  StringRef stem = sys::path::stem(inputFile);
+  switch (emit) {
+  case Emit::Library:
+    return ("lib" + stem + ".so").str();
+  case Emit::Mlir:
+    return "-";
+  case Emit::Ptx:
+    return (stem + ".ptx").str();
+  case Emit::Cubin:
+    return (stem + ".cubin").str();
+  case Emit::Host:
+    return (stem + ".cpp").str();
+  case Emit::Header:
+    return (stem + ".h").str();
+  }
+  llvm_unreachable("unknown emit kind");
+}
+
+/// Writes `text` to `path` ('-' is stdout).
+static LogicalResult writeFile(StringRef path, StringRef text) {
+  std::string message;
+  std::unique_ptr<ToolOutputFile> out = openOutputFile(path, &message);
+  if (!out)
+    return error("cannot write " + path + ": " + message);
+  out->os() << text;
+  out->keep();
+  return success();
+}
+
+/// The runtime sources: --runtime-dir, the install's share/croq/runtime
+/// beside this executable, or the source tree croqc was built from.
+static FailureOr<std::string> findRuntime(const char *argv0) {
+  SmallVector<std::string> candidates;
+  if (!runtimeDir.empty())
+    candidates.push_back(runtimeDir);
+  std::string self =
+      sys::fs::getMainExecutable(argv0, reinterpret_cast<void *>(&findRuntime));
+  if (!self.empty()) {
+    SmallString<256> installed(sys::path::parent_path(
+        sys::path::parent_path(self)));
+    sys::path::append(installed, "share", "croq", "runtime");
+    candidates.push_back(std::string(installed));
+  }
+  candidates.push_back(CROQ_RUNTIME_SOURCE_DIR);
+  for (const std::string &dir : candidates)
+    if (!dir.empty() && exists(dir + "/include/croq_runtime.h") &&
+        exists(dir + "/lib/croq_runtime.cpp"))
+      return dir;
+  return error("cannot find the croq runtime (include/croq_runtime.h and "
+               "lib/croq_runtime.cpp): pass --runtime-dir=DIR");
+}
+
+/// Runs `args` (args[0] is the program), printing it under -v.
+static LogicalResult run(ArrayRef<std::string> args) {
+  SmallVector<StringRef> refs(args.begin(), args.end());
+  if (verbose) {
+    for (StringRef a : refs)
+      errs() << a << " ";
+    errs() << "\n";
+  }
+  std::string message;
+  int rc = sys::ExecuteAndWait(refs.front(), refs, std::nullopt, {}, 0, 0,
+                               &message);
+  if (rc != 0)
+    return error(Twine(sys::path::filename(refs.front())) + " failed" +
+                 (message.empty() ? Twine(" (exit ") + Twine(rc) + ")"
+                                  : Twine(": ") + message));
+  return success();
+}
+
+/// Compiles the host code `host` into the shared library `output` with
+/// the runtime.
+static LogicalResult buildLibrary(StringRef host, StringRef output,
+                                  const char *argv0) {
+  std::string toolkit = toolkitDir();
+  if (!exists(toolkit + "/include/cuda.h"))
+    return error("no CUDA toolkit at " + toolkit +
+                 " (no include/cuda.h); pass --cuda-path=DIR or set "
+                 "CUDA_PATH");
+  FailureOr<std::string> runtime = findRuntime(argv0);
+  if (failed(runtime))
+    return failure();
+  // The compiler: --cxx, else the toolkit's nvcc, else a C++ compiler.
+  std::string compiler = hostCompiler;
+  if (compiler.empty() && exists(toolkit + "/bin/nvcc"))
+    compiler = toolkit + "/bin/nvcc";
+  if (compiler.empty())
+    for (StringRef name : {"clang++", "clang++-22", "c++", "g++"})
+      if (ErrorOr<std::string> found = sys::findProgramByName(name)) {
+        compiler = *found;
+        break;
+      }
+  if (compiler.empty())
+    return error("no compiler for the host library: neither " + toolkit +
+                 "/bin/nvcc nor clang++, c++ or g++ on PATH; pass "
+                 "--cxx=PATH");
+  if (!sys::fs::can_execute(compiler))
+    if (ErrorOr<std::string> found = sys::findProgramByName(compiler))
+      compiler = *found;
+  if (!sys::fs::can_execute(compiler))
+    return error("the host compiler '" + compiler + "' is not an executable");
+
+  SmallString<128> dir;
+  if (std::error_code ec = sys::fs::createUniqueDirectory("croqc", dir))
+    return error("cannot create a temporary directory: " + ec.message());
+  std::string source = (dir + "/host.cpp").str();
+  if (failed(writeFile(source, host)))
+    return failure();
+  bool nvcc = sys::path::stem(compiler) == "nvcc";
+  std::vector<std::string> args{compiler, "-O2", "-std=c++17", "-shared"};
+  if (nvcc) {
+    args.insert(args.end(), {"-Xcompiler", "-fPIC"});
+  } else {
+    args.insert(args.end(), {"-fPIC", "-I" + toolkit + "/include"});
+  }
+  args.insert(args.end(), {"-I" + *runtime + "/include", source,
+                           *runtime + "/lib/croq_runtime.cpp"});
+  if (!nvcc)
+    args.insert(args.end(), {"-L" + toolkit + "/lib64",
+                             "-L" + toolkit + "/lib64/stubs"});
+  args.insert(args.end(), {"-lcuda", "-o", output.str()});
+  LogicalResult built = run(args);
+  if (keepTemps)
+    errs() << "croqc: host code kept in " << source << "\n";
+  else
+    sys::fs::remove_directories(dir);
+  return built;
+}
+
+int main(int argc, char **argv) {
+  InitLLVM init(argc, argv);
+  // Pass names for --mlir-print-ir-after=... and the other debugging flags.
+  registerAllPasses();
+  croq::registerCroqPasses();
+  registerAsmPrinterCLOptions();
+  registerMLIRContextCLOptions();
+  registerPassManagerCLOptions();
+  registerDefaultTimingManagerCLOptions();
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "croqc: Croqtile source to a shared library, PTX, a cubin or host code\n");
+
+  DialectRegistry registry;
+  croq::registerCroqDialects(registry);
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+
+  SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  std::string message;
+  std::unique_ptr<MemoryBuffer> input = openInputFile(inputFile, &message);
+  if (!input)
+    return failed(error("cannot read " + inputFile + ": " + message));
+  sourceMgr.AddNewSourceBuffer(std::move(input), SMLoc());
+
+  OwningOpRef<ModuleOp> module;
+  if (StringRef(inputFile).ends_with(".mlir")) {
+    module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  } else {
+    croq::CroqtileImportOptions options;
+    options.defines.assign(defines.begin(), defines.end());
+    options.includeDirs.assign(includeDirs.begin(), includeDirs.end());
+    module = croq::importCroqtile(sourceMgr, &context, options);
+  }
+  if (!module)
+    return 1;
+
+  std::string output = outputFile.empty() ? defaultOutput() : outputFile;
+  if (emit == Emit::Mlir) {
+    std::string text;
+    raw_string_ostream os(text);
+    module->print(os);
+    return failed(writeFile(output, text));
+  }
+
+  std::string toolkit = toolkitDir();
+  bool cubins = emit != Emit::Ptx && emit != Emit::Header;
+  if (cubins && !exists(toolkit + "/bin/ptxas"))
+    return failed(error("ptxas is not in " + toolkit +
+                        "/bin, and cubins need it; pass --cuda-path=DIR, "
+                        "set CUDA_PATH, or use --emit=ptx"));
+  PassManager pm(&context);
+  if (failed(applyPassManagerCLOptions(pm)))
+    return 1;
+  DefaultTimingManager timing;
+  applyDefaultTimingManagerCLOptions(timing);
+  TimingScope timingScope = timing.getRootScope();
+  pm.enableTiming(timingScope);
+  croq::CroqToNVVMPipelineOptions pipeline;
+  pipeline.chip = arch;
+  pipeline.features = features;
+  pipeline.toolkit = toolkit;
+  pipeline.clang = clangPath;
+  pipeline.format = cubins ? "bin" : "isa";
+  croq::buildCroqToNVVMPipeline(pm, pipeline);
+  if (failed(pm.run(*module)))
+    return 1;
+
+  SmallVector<StringRef> objects;
+  for (auto binary : module->getOps<gpu::BinaryOp>())
+    for (mlir::Attribute object : binary.getObjects())
+      objects.push_back(cast<gpu::ObjectAttr>(object).getObject().getValue());
+
+  std::string text;
+  raw_string_ostream os(text);
+  switch (emit) {
+  case Emit::Mlir:
+    break;
+  case Emit::Ptx:
+  case Emit::Cubin:
+    if (objects.size() > 1)
+      return failed(error("expected one kernel image, got " +
+                          Twine(objects.size())));
+    if (!objects.empty())
+      os << objects.front();
+    return failed(writeFile(output, text));
+  case Emit::Host:
+    if (failed(croq::emitHostCode(*module, os)))
+      return 1;
+    return failed(writeFile(output, text));
+  case Emit::Header:
+    if (failed(croq::emitHostHeader(*module, os)))
+      return 1;
+    return failed(writeFile(output, text));
+  case Emit::Library: {
+    if (output == "-")
+      return failed(error("a shared library cannot go to stdout; give -o"));
+    std::string header;
+    raw_string_ostream headerOs(header);
+    if (failed(croq::emitHostCode(*module, os)) ||
+        failed(croq::emitHostHeader(*module, headerOs)))
+      return 1;
+    std::string headerPath = headerFile;
+    if (headerPath.empty()) {
+      SmallString<256> path(output);
+      sys::path::replace_extension(path, ".h");
+      headerPath = std::string(path);
+    }
+    if (failed(writeFile(headerPath, header)) ||
+        failed(buildLibrary(text, output, argv[0])))
+      return 1;
+    return 0;
+  }
+  }
+  return 0;
+}
