@@ -39,6 +39,7 @@
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
@@ -52,6 +53,8 @@ public:
   LogicalResult emitModule(ModuleOp module);
   /// The C prototypes of the module's entry points.
   LogicalResult emitHeader(ModuleOp module);
+  /// The entry points' parameters, as JSON.
+  LogicalResult emitDescription(ModuleOp module);
 
 private:
   /// The parameters of `func`'s entry point, and the checks of their
@@ -729,6 +732,87 @@ LogicalResult HostEmitter::emitHeader(ModuleOp module) {
   os << "\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"
      << body << "#ifdef __cplusplus\n}\n#endif\n";
   return success();
+}
+
+/// A tensor element's name as DLPack and the frameworks spell it.
+static std::string dtypeName(Type element) {
+  if (element.isF16())
+    return "float16";
+  if (element.isBF16())
+    return "bfloat16";
+  if (element.isF32())
+    return "float32";
+  if (element.isF64())
+    return "float64";
+  if (isa<Float8E4M3FNType>(element))
+    return "float8_e4m3fn";
+  if (isa<Float8E5M2Type>(element))
+    return "float8_e5m2";
+  if (element.isInteger(1))
+    return "bool";
+  if (auto integer = dyn_cast<IntegerType>(element))
+    return (integer.isUnsigned() ? "uint" : "int") +
+           std::to_string(integer.getWidth());
+  return elementName(element);
+}
+
+LogicalResult HostEmitter::emitDescription(ModuleOp module) {
+  llvm::json::Array functions;
+  for (auto func : module.getOps<func::FuncOp>()) {
+    if (func.isExternal())
+      continue;
+    SmallVector<std::string> params;
+    std::string checks;
+    names.clear();
+    extents.clear();
+    function = func.getSymName().str();
+    if (failed(signature(func, params, checks)))
+      return failure();
+    llvm::json::Array args;
+    for (BlockArgument arg : func.getArguments()) {
+      llvm::json::Object entry;
+      entry["name"] = names.lookup(arg);
+      if (auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                        "croq.name"))
+        entry["source_name"] = name.getValue();
+      if (auto memref = dyn_cast<MemRefType>(arg.getType())) {
+        entry["kind"] = "tensor";
+        entry["dtype"] = dtypeName(memref.getElementType());
+        llvm::json::Array shape;
+        for (int64_t d : memref.getShape())
+          shape.push_back(ShapedType::isDynamic(d) ? int64_t(-1) : d);
+        entry["shape"] = std::move(shape);
+      } else if (isa<gpu::AsyncTokenType>(arg.getType())) {
+        entry["kind"] = "stream";
+      } else {
+        FailureOr<std::string> type = cType(func, arg.getType());
+        if (failed(type))
+          return failure();
+        entry["kind"] = "scalar";
+        entry["ctype"] = *type;
+      }
+      args.push_back(std::move(entry));
+    }
+    llvm::json::Array results;
+    for (Type t : func.getResultTypes()) {
+      FailureOr<std::string> type = cType(func, t);
+      if (failed(type))
+        return failure();
+      results.push_back(*type);
+    }
+    functions.push_back(llvm::json::Object{{"name", function},
+                                           {"params", std::move(args)},
+                                           {"results", std::move(results)}});
+  }
+  os << llvm::formatv("{0:2}", llvm::json::Value(llvm::json::Object{
+                                   {"functions", std::move(functions)}}))
+     << "\n";
+  return success();
+}
+
+LogicalResult mlir::croq::describeEntryPoints(ModuleOp module,
+                                              raw_ostream &os) {
+  return HostEmitter(os).emitDescription(module);
 }
 
 LogicalResult mlir::croq::emitHostCode(ModuleOp module, raw_ostream &os) {

@@ -71,6 +71,15 @@ extern "C" int croq_rt_tensor_map(void **map, void *data, int rank,
 /// Prints `croq: caller: <message>` and returns CUDA_ERROR_INVALID_VALUE.
 extern "C" int croq_rt_fail(const char *caller, const char *format, ...);
 
+/// The last error this thread's calls printed (empty if none), for callers
+/// that report errors their own way (the Python package raises it).
+extern "C" const char *croq_rt_last_error(void);
+
+/// The stream that launches and waits on the null stream use in this
+/// thread from now on (nullptr: the CUDA default stream): a framework's
+/// current stream, so that kernels order with its work.
+extern "C" void croq_rt_set_default_stream(CUstream stream);
+
 /// Signed ceiling division, as arith.ceildivsi.
 static inline int64_t croq_rt_ceildiv(int64_t a, int64_t b) {
   return a / b + ((a % b != 0) && ((a < 0) == (b < 0)));

@@ -22,6 +22,26 @@ std::mutex &runtimeMutex() {
   return mutex;
 }
 
+/// This thread's last error message, and the stream host code's null
+/// stream stands for.
+thread_local char lastError[1024];
+thread_local CUstream defaultStream = nullptr;
+
+/// Prints `croq: <message>` and keeps it as this thread's last error.
+void printError(const char *format, va_list args) {
+  char message[sizeof(lastError) - 8];
+  std::vsnprintf(message, sizeof(message), format, args);
+  std::snprintf(lastError, sizeof(lastError), "croq: %s", message);
+  std::fprintf(stderr, "%s\n", lastError);
+}
+
+void printError(const char *format, ...) {
+  va_list args;
+  va_start(args, format);
+  printError(format, args);
+  va_end(args);
+}
+
 int report(CUresult result, const char *caller, const char *what,
            const char *kernel) {
   const char *name = "unknown";
@@ -29,11 +49,10 @@ int report(CUresult result, const char *caller, const char *what,
   cuGetErrorName(result, &name);
   cuGetErrorString(result, &text);
   if (kernel)
-    std::fprintf(stderr, "croq: %s: %s kernel '%s' failed: %s (%s)\n", caller,
-                 what, kernel, name, text);
+    printError("%s: %s kernel '%s' failed: %s (%s)", caller, what, kernel,
+               name, text);
   else
-    std::fprintf(stderr, "croq: %s: %s failed: %s (%s)\n", caller, what, name,
-                 text);
+    printError("%s: %s failed: %s (%s)", caller, what, name, text);
   return static_cast<int>(result);
 }
 
@@ -85,6 +104,8 @@ extern "C" int croq_rt_launch(croq_module *module, const char *kernel,
                               int64_t blockZ, int32_t sharedBytes,
                               CUstream stream, void **params, int sync,
                               int cooperative) {
+  if (!stream)
+    stream = defaultStream;
   if (gridX <= 0 || gridY <= 0 || gridZ <= 0) {
     if (gridX == 0 || gridY == 0 || gridZ == 0)
       return 0; // An empty grid launches nothing.
@@ -167,7 +188,7 @@ extern "C" int croq_rt_stream_create(CUstream *stream, const char *caller) {
 }
 
 extern "C" int croq_rt_stream_sync(CUstream stream, const char *caller) {
-  CUresult result = cuStreamSynchronize(stream);
+  CUresult result = cuStreamSynchronize(stream ? stream : defaultStream);
   return result == CUDA_SUCCESS
              ? 0
              : report(result, caller, "waiting for a stream", nullptr);
@@ -257,11 +278,17 @@ extern "C" int croq_rt_tensor_map(void **map, void *data, int rank,
 }
 
 extern "C" int croq_rt_fail(const char *caller, const char *format, ...) {
-  std::fprintf(stderr, "croq: %s: ", caller);
+  char message[sizeof(lastError) - 8];
   va_list args;
   va_start(args, format);
-  std::vfprintf(stderr, format, args);
+  std::vsnprintf(message, sizeof(message), format, args);
   va_end(args);
-  std::fputc('\n', stderr);
+  printError("%s: %s", caller, message);
   return static_cast<int>(CUDA_ERROR_INVALID_VALUE);
+}
+
+extern "C" const char *croq_rt_last_error(void) { return lastError; }
+
+extern "C" void croq_rt_set_default_stream(CUstream stream) {
+  defaultStream = stream;
 }

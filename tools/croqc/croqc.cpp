@@ -20,6 +20,7 @@
 #include "Croq/InitAllDialects.h"
 #include "Croq/InitAllPasses.h"
 #include "Croq/Pipelines/Pipelines.h"
+#include "Croq/Target/HostLibrary.h"
 #include "Croq/Target/Translations.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -49,12 +50,8 @@
 using namespace mlir;
 using namespace llvm;
 
-#ifndef CROQ_RUNTIME_SOURCE_DIR
-#define CROQ_RUNTIME_SOURCE_DIR ""
-#endif
-
 namespace {
-enum class Emit { Library, Mlir, Ptx, Cubin, Host, Header };
+enum class Emit { Library, Mlir, Ptx, Cubin, Host, Header, Signatures };
 
 cl::OptionCategory category("croqc options");
 
@@ -75,7 +72,9 @@ cl::opt<Emit> emit(
         clEnumValN(Emit::Cubin, "cubin", "one cubin with every kernel (ptxas)"),
         clEnumValN(Emit::Host, "host",
                    "C++ host code with the kernels' cubins embedded"),
-        clEnumValN(Emit::Header, "header", "the C header of the entry points")),
+        clEnumValN(Emit::Header, "header", "the C header of the entry points"),
+        clEnumValN(Emit::Signatures, "signatures",
+                   "the entry points' parameters as JSON (for bindings)")),
     cl::cat(category));
 cl::list<std::string> defines("D", cl::Prefix,
                               cl::desc("Define a macro, as NAME or NAME=VALUE"),
@@ -124,17 +123,6 @@ static LogicalResult error(const Twine &message) {
   return failure();
 }
 
-/// The CUDA toolkit directory, from --cuda-path, the environment or the
-/// default install.
-static std::string toolkitDir() {
-  if (!cudaPath.empty())
-    return cudaPath;
-  for (const char *var : {"CUDA_PATH", "CUDA_HOME"})
-    if (std::optional<std::string> dir = sys::Process::GetEnv(var))
-      return *dir;
-  return "/usr/local/cuda";
-}
-
 static bool exists(const Twine &path) { return sys::fs::exists(path); }
 
 /// The default output for `emit`, beside the input.
@@ -153,6 +141,8 @@ static std::string defaultOutput() {
     return (stem + ".cpp").str();
   case Emit::Header:
     return (stem + ".h").str();
+  case Emit::Signatures:
+    return "-";
   }
   llvm_unreachable("unknown emit kind");
 }
@@ -166,106 +156,6 @@ static LogicalResult writeFile(StringRef path, StringRef text) {
   out->os() << text;
   out->keep();
   return success();
-}
-
-/// The runtime sources: --runtime-dir, the install's share/croq/runtime
-/// beside this executable, or the source tree croqc was built from.
-static FailureOr<std::string> findRuntime(const char *argv0) {
-  SmallVector<std::string> candidates;
-  if (!runtimeDir.empty())
-    candidates.push_back(runtimeDir);
-  std::string self =
-      sys::fs::getMainExecutable(argv0, reinterpret_cast<void *>(&findRuntime));
-  if (!self.empty()) {
-    SmallString<256> installed(sys::path::parent_path(
-        sys::path::parent_path(self)));
-    sys::path::append(installed, "share", "croq", "runtime");
-    candidates.push_back(std::string(installed));
-  }
-  candidates.push_back(CROQ_RUNTIME_SOURCE_DIR);
-  for (const std::string &dir : candidates)
-    if (!dir.empty() && exists(dir + "/include/croq_runtime.h") &&
-        exists(dir + "/lib/croq_runtime.cpp"))
-      return dir;
-  return error("cannot find the croq runtime (include/croq_runtime.h and "
-               "lib/croq_runtime.cpp): pass --runtime-dir=DIR");
-}
-
-/// Runs `args` (args[0] is the program), printing it under -v.
-static LogicalResult run(ArrayRef<std::string> args) {
-  SmallVector<StringRef> refs(args.begin(), args.end());
-  if (verbose) {
-    for (StringRef a : refs)
-      errs() << a << " ";
-    errs() << "\n";
-  }
-  std::string message;
-  int rc = sys::ExecuteAndWait(refs.front(), refs, std::nullopt, {}, 0, 0,
-                               &message);
-  if (rc != 0)
-    return error(Twine(sys::path::filename(refs.front())) + " failed" +
-                 (message.empty() ? Twine(" (exit ") + Twine(rc) + ")"
-                                  : Twine(": ") + message));
-  return success();
-}
-
-/// Compiles the host code `host` into the shared library `output` with
-/// the runtime.
-static LogicalResult buildLibrary(StringRef host, StringRef output,
-                                  const char *argv0) {
-  std::string toolkit = toolkitDir();
-  if (!exists(toolkit + "/include/cuda.h"))
-    return error("no CUDA toolkit at " + toolkit +
-                 " (no include/cuda.h); pass --cuda-path=DIR or set "
-                 "CUDA_PATH");
-  FailureOr<std::string> runtime = findRuntime(argv0);
-  if (failed(runtime))
-    return failure();
-  // The compiler: --cxx, else the toolkit's nvcc, else a C++ compiler.
-  std::string compiler = hostCompiler;
-  if (compiler.empty() && exists(toolkit + "/bin/nvcc"))
-    compiler = toolkit + "/bin/nvcc";
-  if (compiler.empty())
-    for (StringRef name : {"clang++", "clang++-22", "c++", "g++"})
-      if (ErrorOr<std::string> found = sys::findProgramByName(name)) {
-        compiler = *found;
-        break;
-      }
-  if (compiler.empty())
-    return error("no compiler for the host library: neither " + toolkit +
-                 "/bin/nvcc nor clang++, c++ or g++ on PATH; pass "
-                 "--cxx=PATH");
-  if (!sys::fs::can_execute(compiler))
-    if (ErrorOr<std::string> found = sys::findProgramByName(compiler))
-      compiler = *found;
-  if (!sys::fs::can_execute(compiler))
-    return error("the host compiler '" + compiler + "' is not an executable");
-
-  SmallString<128> dir;
-  if (std::error_code ec = sys::fs::createUniqueDirectory("croqc", dir))
-    return error("cannot create a temporary directory: " + ec.message());
-  std::string source = (dir + "/host.cpp").str();
-  if (failed(writeFile(source, host)))
-    return failure();
-  bool nvcc = sys::path::stem(compiler) == "nvcc";
-  std::vector<std::string> args{compiler, "-O2", "-std=c++17", "-shared"};
-  if (nvcc) {
-    args.insert(args.end(), {"-Xcompiler", "-fPIC"});
-  } else {
-    args.insert(args.end(), {"-fPIC", "-I" + toolkit + "/include"});
-  }
-  args.insert(args.end(), {"-I" + *runtime + "/include", source,
-                           *runtime + "/lib/croq_runtime.cpp"});
-  if (!nvcc)
-    args.insert(args.end(), {"-L" + toolkit + "/lib64",
-                             "-L" + toolkit + "/lib64/stubs"});
-  args.insert(args.end(), {"-lcuda", "-o", output.str()});
-  LogicalResult built = run(args);
-  if (keepTemps)
-    errs() << "croqc: host code kept in " << source << "\n";
-  else
-    sys::fs::remove_directories(dir);
-  return built;
 }
 
 int main(int argc, char **argv) {
@@ -314,8 +204,9 @@ int main(int argc, char **argv) {
     return failed(writeFile(output, text));
   }
 
-  std::string toolkit = toolkitDir();
-  bool cubins = emit != Emit::Ptx && emit != Emit::Header;
+  std::string toolkit = croq::findCudaToolkit(cudaPath);
+  bool cubins =
+      emit != Emit::Ptx && emit != Emit::Header && emit != Emit::Signatures;
   if (cubins && !exists(toolkit + "/bin/ptxas"))
     return failed(error("ptxas is not in " + toolkit +
                         "/bin, and cubins need it; pass --cuda-path=DIR, "
@@ -363,6 +254,10 @@ int main(int argc, char **argv) {
     if (failed(croq::emitHostHeader(*module, os)))
       return 1;
     return failed(writeFile(output, text));
+  case Emit::Signatures:
+    if (failed(croq::describeEntryPoints(*module, os)))
+      return 1;
+    return failed(writeFile(output, text));
   case Emit::Library: {
     if (output == "-")
       return failed(error("a shared library cannot go to stdout; give -o"));
@@ -377,9 +272,19 @@ int main(int argc, char **argv) {
       sys::path::replace_extension(path, ".h");
       headerPath = std::string(path);
     }
-    if (failed(writeFile(headerPath, header)) ||
-        failed(buildLibrary(text, output, argv[0])))
+    if (failed(writeFile(headerPath, header)))
       return 1;
+    croq::HostLibraryOptions library;
+    library.toolkit = toolkit;
+    library.runtimeDir = runtimeDir;
+    library.compiler = hostCompiler;
+    library.executable = sys::fs::getMainExecutable(
+        argv[0], reinterpret_cast<void *>(&defaultOutput));
+    library.verbose = verbose;
+    library.keepTemps = keepTemps;
+    std::string message;
+    if (failed(croq::buildHostLibrary(text, output, library, message)))
+      return failed(error(message));
     return 0;
   }
   }

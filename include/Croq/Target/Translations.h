@@ -27,6 +27,12 @@ LogicalResult emitHostCode(ModuleOp module, raw_ostream &os);
 /// Croqtile names.
 LogicalResult emitHostHeader(ModuleOp module, raw_ostream &os);
 
+/// The entry points of emitHostCode as JSON: per function its name, its
+/// parameters in C order (a tensor's name, element dtype and static shape,
+/// -1 where the extent is passed; a scalar's C type; a stream) and its
+/// scalar results' C types. Bindings in other languages build calls from it.
+LogicalResult describeEntryPoints(ModuleOp module, raw_ostream &os);
+
 /// Registers `--croq-to-ptx`, `--croq-to-cubin` and `--croq-to-host`.
 void registerCroqTranslations();
 
