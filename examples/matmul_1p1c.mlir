@@ -49,25 +49,25 @@ func.func @matmul(%lhs: memref<?x?xf16>, %rhs: memref<?x?xf16>,
       }
       %consumer = arith.cmpi eq, %p1, %c1 : index
       croq.inthreads async (%consumer) {
-        %mc0 = croq.mma.fill %zero : f32 -> !croq.frag<acc, 64x64xf16>
-        %mc = scf.for %iv = %c0 to %kt step %c1 iter_args(%acc = %mc0) -> (!croq.frag<acc, 64x64xf16>) {
+        %mc0 = croq.mma.fill %zero : f32 -> !croq.frag<acc, 64x64xf16, warpgroup>
+        %mc = scf.for %iv = %c0 to %kt step %c1 iter_args(%acc = %mc0) -> (!croq.frag<acc, 64x64xf16, warpgroup>) {
           %stage = arith.remui %iv, %c2 : index
           croq.event.wait %full[%stage] : !croq.event<shared, 2>
           %a_s = memref.subview %lhs_s[%stage, 0, 0] [1, 64, 128] [1, 1, 1] : memref<2x64x128xf16, #smem> to memref<64x128xf16, strided<[128, 1], offset: ?>, #smem>
           %b_s = memref.subview %rhs_s[%stage, 0, 0] [1, 64, 128] [1, 1, 1] : memref<2x64x128xf16, #smem> to memref<64x128xf16, strided<[128, 1], offset: ?>, #smem>
-          %next = scf.for %w = %c0 to %c8 step %c1 iter_args(%acc_w = %acc) -> (!croq.frag<acc, 64x64xf16>) {
+          %next = scf.for %w = %c0 to %c8 step %c1 iter_args(%acc_w = %acc) -> (!croq.frag<acc, 64x64xf16, warpgroup>) {
             %a_w = croq.chunkat %a_s[_, %w by 8] : memref<64x128xf16, strided<[128, 1], offset: ?>, #smem> -> memref<64x16xf16, strided<[128, 1], offset: ?>, #smem>
             %b_w = croq.chunkat %b_s[_, %w by 8] : memref<64x128xf16, strided<[128, 1], offset: ?>, #smem> -> memref<64x16xf16, strided<[128, 1], offset: ?>, #smem>
-            %ma = croq.mma.load %a_w : memref<64x16xf16, strided<[128, 1], offset: ?>, #smem> -> !croq.frag<a, 64x16xf16>
-            %mb = croq.mma.load %b_w : memref<64x16xf16, strided<[128, 1], offset: ?>, #smem> -> !croq.frag<b, 64x16xf16>
-            %r = croq.mma row_row %acc_w, %ma, %mb : !croq.frag<acc, 64x64xf16>, !croq.frag<a, 64x16xf16>, !croq.frag<b, 64x16xf16> -> !croq.frag<acc, 64x64xf16>
-            scf.yield %r : !croq.frag<acc, 64x64xf16>
+            %ma = croq.mma.load %a_w : memref<64x16xf16, strided<[128, 1], offset: ?>, #smem> -> !croq.frag<a, 64x16xf16, warpgroup>
+            %mb = croq.mma.load %b_w : memref<64x16xf16, strided<[128, 1], offset: ?>, #smem> -> !croq.frag<b, 64x16xf16, warpgroup>
+            %r = croq.mma row_row %acc_w, %ma, %mb : !croq.frag<acc, 64x64xf16, warpgroup>, !croq.frag<a, 64x16xf16, warpgroup>, !croq.frag<b, 64x16xf16, warpgroup> -> !croq.frag<acc, 64x64xf16, warpgroup>
+            scf.yield %r : !croq.frag<acc, 64x64xf16, warpgroup>
           }
           croq.mma.commit
           croq.event.trigger %empty[%stage] : !croq.event<shared, 2>
-          scf.yield %next : !croq.frag<acc, 64x64xf16>
+          scf.yield %next : !croq.frag<acc, 64x64xf16, warpgroup>
         }
-        croq.mma.store %mc, %out_s : !croq.frag<acc, 64x64xf16>, memref<64x64xf16, #smem>
+        croq.mma.store %mc, %out_s : !croq.frag<acc, 64x64xf16, warpgroup>, memref<64x64xf16, #smem>
         %o = croq.subspan %out[64, 64] at [%bm, %bn] : memref<?x?xf16> -> memref<64x64xf16, strided<[?, 1], offset: ?>>
         croq.dma.copy %out_s to %o : memref<64x64xf16, #smem> to memref<64x64xf16, strided<[?, 1], offset: ?>>
       }

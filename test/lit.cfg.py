@@ -31,6 +31,13 @@ if os.path.exists(ptxas):
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", ptxas))
 
+# The Python package installs into a venv (test/Python).
+try:
+    import venv  # noqa: F401
+    config.available_features.add("python-venv")
+except ImportError:
+    pass
+
 # croqc builds host libraries against the toolkit's cuda.h and libcuda.
 if os.path.exists("/usr/local/cuda/include/cuda.h"):
     config.available_features.add("cuda-toolkit")

@@ -1,0 +1,104 @@
+//===- core.cpp - croq for the Python extension ---------------------------===//
+//
+// Part of the croq project: an MLIR dialect for the Croqtile GPU kernel
+// language.
+//
+//===----------------------------------------------------------------------===//
+
+#include "core.h"
+
+#include "Croq/Frontend/Croqtile/Importer.h"
+#include "Croq/InitAllDialects.h"
+#include "Croq/Pipelines/Pipelines.h"
+#include "Croq/Target/HostLibrary.h"
+#include "Croq/Target/Translations.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+
+namespace {
+/// Runs croq-to-nvvm on a copy of `module`, serializing to `format`.
+OwningOpRef<ModuleOp> lower(ModuleOp module, MLIRContext &context,
+                            const croq_python::CompileRequest &request,
+                            const char *format) {
+  OwningOpRef<ModuleOp> copy(module.clone());
+  PassManager pm(&context);
+  croq::CroqToNVVMPipelineOptions options;
+  options.chip = request.arch;
+  options.toolkit = croq::findCudaToolkit(request.toolkit);
+  options.format = format;
+  croq::buildCroqToNVVMPipeline(pm, options);
+  if (failed(pm.run(*copy)))
+    return nullptr;
+  return copy;
+}
+} // namespace
+
+croq_python::CompileResult
+croq_python::compile(const CompileRequest &request) {
+  CompileResult result;
+  DialectRegistry registry;
+  croq::registerCroqDialects(registry);
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(request.source, request.filename),
+      llvm::SMLoc());
+  llvm::raw_string_ostream diagnostics(result.diagnostics);
+  SourceMgrDiagnosticHandler handler(sourceMgr, &context, diagnostics);
+
+  OwningOpRef<ModuleOp> module;
+  if (request.isMlir) {
+    module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  } else {
+    croq::CroqtileImportOptions options;
+    options.defines = request.defines;
+    options.includeDirs = request.includeDirs;
+    module = croq::importCroqtile(sourceMgr, &context, options);
+  }
+  if (!module)
+    return result;
+  llvm::raw_string_ostream mlirOs(result.mlir);
+  module->print(mlirOs);
+
+  OwningOpRef<ModuleOp> ptx = lower(*module, context, request, "isa");
+  if (!ptx)
+    return result;
+  for (auto binary : ptx->getOps<gpu::BinaryOp>())
+    for (mlir::Attribute object : binary.getObjects())
+      result.ptx += cast<gpu::ObjectAttr>(object).getObject().getValue();
+  OwningOpRef<ModuleOp> cubins = lower(*module, context, request, "bin");
+  if (!cubins)
+    return result;
+  llvm::raw_string_ostream hostOs(result.host), headerOs(result.header),
+      signaturesOs(result.signatures);
+  if (failed(croq::emitHostCode(*cubins, hostOs)) ||
+      failed(croq::emitHostHeader(*cubins, headerOs)) ||
+      failed(croq::describeEntryPoints(*cubins, signaturesOs)))
+    return result;
+  result.ok = true;
+  return result;
+}
+
+std::string croq_python::buildLibrary(const std::string &host,
+                                      const std::string &output,
+                                      const std::string &runtimeDir,
+                                      const std::string &toolkit) {
+  croq::HostLibraryOptions options;
+  options.runtimeDir = runtimeDir;
+  options.toolkit = toolkit;
+  std::string error;
+  if (failed(croq::buildHostLibrary(host, output, options, error)))
+    return error.empty() ? "building the host library failed" : error;
+  return "";
+}

@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+"""The croq Python package on a GPU, through croq.load (the GPU machine has
+no LLVM): kernels compiled and saved here, called there on torch tensors
+against torch references, across shapes.
+
+  python_gpu.py prepare OUT   # here: croq.compile each kernel, Module.save
+  python_gpu.py run OUT       # there: croq.load, call, compare; prints
+                              # 'python package on the GPU: N passed, M failed'
+"""
+import os
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+KERNELS = {
+    # name: (source, defines)
+    "elementwise": ("""
+__co__ void scale(global f32 [N] a, f32 s) {
+  parallel p by cdiv(N, 256) : block, t by 256 : thread
+    if (p # t < N)
+      a.at(p # t) = a.at(p # t) * s;
+}
+__co__ int axpy(global f16 [N] x, global f32 [N] y, f32 alpha) {
+  parallel p by cdiv(N, 128) : block, t by 128 : thread
+    if (p # t < N)
+      y.at(p # t) = y.at(p # t) + alpha * x.at(p # t);
+  return N;
+}
+""", None),
+    "gemm_tma": (os.path.join(ROOT, "test/Integration/croqtile/gemm_tma_f16_co.co"), None),
+    "mma": (os.path.join(ROOT, "test/Integration/croqtile/mma_co.co"), None),
+    "results": (os.path.join(ROOT, "test/Integration/croqtile/results_co.co"), None),
+}
+
+
+def prepare(out):
+    import croq  # the installed package, with its compiler
+    os.makedirs(out, exist_ok=True)
+    for name, (source, defines) in KERNELS.items():
+        m = croq.compile(source, defines=defines)
+        m.save(os.path.join(out, name))
+        print(f"{name}: {' '.join(m.functions)}")
+
+
+def run(out):
+    sys.path.insert(0, os.path.join(ROOT, "python", "src"))
+    sys.modules["croq._croq"] = None  # the compiler is not there
+    import torch
+    import croq
+    passed = failed = 0
+
+    def check(what, ok, detail=""):
+        nonlocal passed, failed
+        if ok:
+            passed += 1
+        else:
+            failed += 1
+            print(f"FAIL {what} {detail}")
+
+    ew = croq.load(os.path.join(out, "elementwise"))
+    for n in (1, 127, 256, 257, 100003, (1 << 20) + 3):
+        a = torch.randn(n, device="cuda")
+        ref = a * 1.5
+        ew.scale(a, 1.5)
+        torch.cuda.synchronize()
+        check(f"scale n={n}", torch.equal(a, ref))
+        x = torch.randn(n, device="cuda").half()
+        y = torch.randn(n, device="cuda")
+        ref = y + 0.25 * x.float()
+        r = ew.axpy(x, y, 0.25)
+        check(f"axpy n={n}", r == n and torch.allclose(y, ref, atol=1e-5),
+              f"returned {r}")
+    # On a non-default stream: ordered with torch's work on it.
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        a = torch.ones(1 << 22, device="cuda")
+        a.mul_(3.0)
+        ew.scale(a, 2.0)
+        a.add_(1.0)
+    s.synchronize()
+    check("scale on a side stream", bool((a == 7.0).all()))
+    # Argument checks raise before any launch.
+    for bad, exc in ((lambda: ew.scale(torch.ones(4), 1.0), TypeError),
+                     (lambda: ew.scale(torch.ones(4, device="cuda").half(), 1.0), TypeError),
+                     (lambda: ew.scale(torch.ones(4, 4, device="cuda")[:, 0], 1.0), ValueError),
+                     (lambda: ew.axpy(torch.ones(8, device="cuda").half(),
+                                      torch.ones(9, device="cuda"), 1.0), croq.CroqError)):
+        try:
+            bad()
+            check(f"rejects {exc.__name__}", False, "accepted")
+        except exc as e:
+            check(f"rejects {exc.__name__}", True)
+            print(f"  {exc.__name__}: {e}")
+
+    g = croq.load(os.path.join(out, "gemm_tma"))
+    for m_, n_, k_ in ((128, 256, 64), (300, 200, 136), (4000, 4304, 320),
+                       (2048, 2048, 2048)):
+        a = torch.randn(m_, k_, device="cuda").half()
+        b = torch.randn(n_, k_, device="cuda").half()
+        c = torch.full((m_, n_), float("nan"), device="cuda").half()
+        g.gemm_tma_f16_co(a, b, c)
+        ref = (a.double() @ b.double().T)
+        err = ((c.double() - ref).abs() / (ref.abs() + 1)).max().item()
+        check(f"gemm {m_}x{n_}x{k_}", err < 2e-2, f"max rel err {err}")
+
+    mm = croq.load(os.path.join(out, "mma"))
+    for m_, n_, k_ in ((16, 16, 16), (64, 48, 128), (512, 512, 48)):
+        a = torch.randn(m_, k_, device="cuda").half()
+        b = torch.randn(n_, k_, device="cuda").half()
+        c = torch.full((m_, n_), float("nan"), device="cuda")
+        mm.mma_rr_co(a, b, c)
+        ref = a.double() @ b.double().T
+        err = (c.double() - ref).abs().max().item()
+        check(f"mma_rr {m_}x{n_}x{k_}", err < 1e-2, f"max err {err}")
+
+    res = croq.load(os.path.join(out, "results"))
+    x = torch.randn(37, 64, device="cuda")
+    y = torch.empty_like(x)
+    res.returns_co(x, y)
+    check("returns_co", torch.allclose(y, 2 + x.abs().sqrt(), atol=1e-5))
+    r = res.scalar_co(torch.zeros(5, 7, device="cuda"), 3)
+    check("scalar_co", r == 5 * 2 + 3 + 7, f"returned {r}")
+    print(f"python package on the GPU: {passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3 or sys.argv[1] not in ("prepare", "run"):
+        sys.exit(__doc__)
+    sys.exit(prepare(sys.argv[2]) if sys.argv[1] == "prepare" else run(sys.argv[2]))
