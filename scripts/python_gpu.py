@@ -29,6 +29,8 @@ __co__ int axpy(global f16 [N] x, global f32 [N] y, f32 alpha) {
     "gemm_tma": (os.path.join(ROOT, "test/Integration/croqtile/gemm_tma_f16_co.co"), None),
     "mma": (os.path.join(ROOT, "test/Integration/croqtile/mma_co.co"), None),
     "results": (os.path.join(ROOT, "test/Integration/croqtile/results_co.co"), None),
+    "streams": (os.path.join(ROOT, "test/Integration/croqtile/streams_co.co"), None),
+    "stream_param": (os.path.join(ROOT, "test/Integration/kernels/streams.mlir"), None),
 }
 
 
@@ -119,6 +121,33 @@ def run(out):
     check("returns_co", torch.allclose(y, 2 + x.abs().sqrt(), atol=1e-5))
     r = res.scalar_co(torch.zeros(5, 7, device="cuda"), 3)
     check("scalar_co", r == 5 * 2 + 3 + 7, f"returned {r}")
+    # The function's own streams start after torch's queued work: y is
+    # written (after a long sleep) before the kernel reads it.
+    st = croq.load(os.path.join(out, "streams"))
+    for trial in range(3):
+        x = torch.ones(32, device="cuda")
+        y = torch.zeros(32, device="cuda")
+        torch.cuda._sleep(200_000_000)
+        y.fill_(2.0)
+        st.spin_streams_co(x, y, 1)
+        torch.cuda.synchronize()
+        want = 2.0 * 0.999 + 0.001
+        check(f"owned streams after torch's work ({trial})",
+              torch.allclose(y, torch.full_like(y, want)), f"y[0]={y[0].item()}")
+    # A stream argument is the stream the kernel runs on: the call returns
+    # at once and the work is ordered on that stream.
+    sp = croq.load(os.path.join(out, "stream_param"))
+    mine = torch.cuda.Stream()
+    x = torch.zeros(32, device="cuda")
+    torch.cuda.synchronize()
+    with torch.cuda.stream(mine):
+        pass
+    sp.spin_on(x, 20_000_000, mine)
+    busy = not mine.query()
+    mine.synchronize()
+    want = 1.0 - 0.999 ** 20_000_000
+    check("stream argument", busy and torch.allclose(x, torch.full_like(x, want), atol=1e-3),
+          f"busy={busy} x[0]={x[0].item()}")
     print(f"python package on the GPU: {passed} passed, {failed} failed")
     return 1 if failed else 0
 

@@ -43,6 +43,7 @@ NB_MODULE(_croq, m) {
         out["host"] = result.host;
         out["header"] = result.header;
         out["signatures"] = result.signatures;
+        out["library_error"] = result.libraryError;
         return out;
       },
       nb::arg("source"), nb::arg("filename"), nb::arg("is_mlir"),

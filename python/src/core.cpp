@@ -19,6 +19,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
@@ -77,14 +78,27 @@ croq_python::compile(const CompileRequest &request) {
   for (auto binary : ptx->getOps<gpu::BinaryOp>())
     for (mlir::Attribute object : binary.getObjects())
       result.ptx += cast<gpu::ObjectAttr>(object).getObject().getValue();
+  // The entry points are the same whichever image the host code embeds.
+  llvm::raw_string_ostream headerOs(result.header),
+      signaturesOs(result.signatures);
+  if (failed(croq::emitHostHeader(*ptx, headerOs)) ||
+      failed(croq::describeEntryPoints(*ptx, signaturesOs)))
+    return result;
+  // The host code embeds cubins, which ptxas makes: without it the PTX
+  // and the IR are still the module's.
+  std::string toolkit = croq::findCudaToolkit(request.toolkit);
+  if (!llvm::sys::fs::exists(toolkit + "/bin/ptxas")) {
+    result.libraryError = "ptxas is not in " + toolkit +
+                          "/bin, and the kernels' cubins need it; install "
+                          "the CUDA toolkit or pass toolkit=DIR";
+    result.ok = true;
+    return result;
+  }
   OwningOpRef<ModuleOp> cubins = lower(*module, context, request, "bin");
   if (!cubins)
     return result;
-  llvm::raw_string_ostream hostOs(result.host), headerOs(result.header),
-      signaturesOs(result.signatures);
-  if (failed(croq::emitHostCode(*cubins, hostOs)) ||
-      failed(croq::emitHostHeader(*cubins, headerOs)) ||
-      failed(croq::describeEntryPoints(*cubins, signaturesOs)))
+  llvm::raw_string_ostream hostOs(result.host);
+  if (failed(croq::emitHostCode(*cubins, hostOs)))
     return result;
   result.ok = true;
   return result;

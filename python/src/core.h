@@ -36,6 +36,8 @@ struct CompileResult {
   /// The croq IR the importer built, the PTX of all kernels, the C++ host
   /// code with their cubins, its C header, and the entry points as JSON.
   std::string mlir, ptx, host, header, signatures;
+  /// Why there is no host code (cubins need the toolkit's ptxas), or empty.
+  std::string libraryError;
 };
 
 CompileResult compile(const CompileRequest &request);

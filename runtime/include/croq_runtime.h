@@ -48,7 +48,8 @@ extern "C" int croq_rt_launch(croq_module *module, const char *kernel,
                               CUstream stream, void **params, int sync,
                               int cooperative);
 
-/// A non-blocking stream owned by one call of `caller`.
+/// A non-blocking stream owned by one call of `caller`, whose work starts
+/// after the work queued so far on the default stream.
 extern "C" int croq_rt_stream_create(CUstream *stream, const char *caller);
 /// Waits until all work on `stream` (nullptr: the default stream) is done.
 extern "C" int croq_rt_stream_sync(CUstream stream, const char *caller);

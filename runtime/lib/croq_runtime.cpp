@@ -182,9 +182,25 @@ extern "C" int croq_rt_stream_create(CUstream *stream, const char *caller) {
   CUresult result = ensureContext();
   if (result == CUDA_SUCCESS)
     result = cuStreamCreate(stream, CU_STREAM_NON_BLOCKING);
-  return result == CUDA_SUCCESS ? 0
-                                : report(result, caller, "creating a stream",
-                                         nullptr);
+  if (result != CUDA_SUCCESS)
+    return report(result, caller, "creating a stream", nullptr);
+  // A non-blocking stream does not wait for the default stream: its work
+  // starts after what the caller queued there (a framework's stream, or
+  // CUDA's default one) so far, as a launch on that stream would.
+  {
+    CUevent ready;
+    result = cuEventCreate(&ready, CU_EVENT_DISABLE_TIMING);
+    if (result == CUDA_SUCCESS) {
+      result = cuEventRecord(ready, defaultStream);
+      if (result == CUDA_SUCCESS)
+        result = cuStreamWaitEvent(*stream, ready, 0);
+      cuEventDestroy(ready);
+    }
+    if (result != CUDA_SUCCESS)
+      return report(result, caller, "ordering a stream after the caller's",
+                    nullptr);
+  }
+  return 0;
 }
 
 extern "C" int croq_rt_stream_sync(CUstream stream, const char *caller) {

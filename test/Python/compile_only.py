@@ -57,6 +57,22 @@ src = ("__co__ void fill(global f32 [N] a) {\n"
 d = croq.compile(src, defines={"BLOCK": 64})
 print("defines: BLOCK=64", "compiles" if "fill_kernel" in d.ptx else "failed")
 
+# Without ptxas: the PTX and IR, and callables that say what is missing.
+n = croq.compile(os.path.join(root, "examples", "scale.co"), toolkit="/nonexistent")
+try:
+    n.scale(Fake((4,)), 1.0)
+except croq.CroqError as e:
+    print("no ptxas:", "PTX" if ".entry" in n.ptx else "no PTX", "and", e)
+# A function may be called like a module attribute.
+p = croq.compile("__co__ int path(int n) { return n; }\n"
+                 "__co__ void small(global s16 [4] a, s16 x) {\n"
+                 "  parallel t by 4 : thread a.at(t) = x;\n}\n")
+print("named path:", type(p.path).__name__, p.functions["path"])
+try:
+    p.small(Fake((4,), "<i2"), 40000)
+except OverflowError as e:
+    print("OverflowError:", e)
+
 m.save(saved)
 # A process that cannot import the compiler extension still loads it.
 code = ("import sys; sys.modules['croq._croq'] = None; import croq; "

@@ -125,7 +125,8 @@ static LogicalResult error(const Twine &message) {
 
 static bool exists(const Twine &path) { return sys::fs::exists(path); }
 
-/// The default output for `emit`, beside the input.
+/// The default output for `emit`, in the current directory, named after the
+/// input.
 static std::string defaultOutput() {
   StringRef stem = sys::path::stem(inputFile);
   switch (emit) {
@@ -243,8 +244,11 @@ int main(int argc, char **argv) {
     if (objects.size() > 1)
       return failed(error("expected one kernel image, got " +
                           Twine(objects.size())));
-    if (!objects.empty())
-      os << objects.front();
+    if (objects.empty())
+      return failed(error(inputFile + " has no kernel (no parallel in a "
+                          "__co__ function), so there is no " +
+                          (emit == Emit::Ptx ? "PTX" : "cubin") + " to write"));
+    os << objects.front();
     return failed(writeFile(output, text));
   case Emit::Host:
     if (failed(croq::emitHostCode(*module, os)))
@@ -272,8 +276,6 @@ int main(int argc, char **argv) {
       sys::path::replace_extension(path, ".h");
       headerPath = std::string(path);
     }
-    if (failed(writeFile(headerPath, header)))
-      return 1;
     croq::HostLibraryOptions library;
     library.toolkit = toolkit;
     library.runtimeDir = runtimeDir;
@@ -285,6 +287,9 @@ int main(int argc, char **argv) {
     std::string message;
     if (failed(croq::buildHostLibrary(text, output, library, message)))
       return failed(error(message));
+    // The header goes beside the library it declares, once that is built.
+    if (failed(writeFile(headerPath, header)))
+      return 1;
     return 0;
   }
   }

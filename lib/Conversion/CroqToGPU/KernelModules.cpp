@@ -120,9 +120,9 @@ struct CroqMergeKernelModulesPass
     // The launches name the merged module and the kernels' new names.
     StringAttr oldName = merged.getSymNameAttr();
     StringAttr newName = StringAttr::get(&getContext(), kMergedName);
-    SymbolTable symbols(top);
     for (gpu::GPUModuleOp other : ArrayRef(modules).drop_front())
       other.erase();
+    SymbolTable symbols(top);
     if (newName != oldName) {
       if (Operation *clash = symbols.lookup(newName)) {
         clash->emitError("'") << kMergedName

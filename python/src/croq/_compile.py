@@ -42,6 +42,27 @@ def _read_source(source_or_path):
     return source_or_path, "<string>", False, None
 
 
+def _included(text, includes):
+    """The files an #include could read, with their contents' hashes, so
+    that a changed header is a new key (croq does not report which it read:
+    every file of the include directories counts)."""
+    if "#include" not in text:
+        return []
+    out = []
+    for directory in includes:
+        for root, _, files in os.walk(directory):
+            for name in sorted(files):
+                path = os.path.join(root, name)
+                try:
+                    if os.path.getsize(path) > (1 << 20):
+                        continue
+                    with open(path, "rb") as f:
+                        out.append([path, hashlib.sha256(f.read()).hexdigest()])
+                except OSError:
+                    continue
+    return out
+
+
 def compile(source_or_path, defines=None, arch="sm_90a", include_dirs=None,
             toolkit=None):
     """Compiles Croqtile source (text, or a .co / .mlir path) for `arch`.
@@ -60,7 +81,8 @@ def compile(source_or_path, defines=None, arch="sm_90a", include_dirs=None,
         includes.append(directory)
     toolkit = os.fspath(toolkit) if toolkit else ""
     key = hashlib.sha256(json.dumps(
-        [_VERSION, text, is_mlir, defines, includes, arch, toolkit]).encode()).hexdigest()
+        [_VERSION, text, is_mlir, defines, includes, arch, toolkit,
+         _included(text, includes)]).encode()).hexdigest()
     if key in _memo:
         return _memo[key]
     cached = os.path.join(cache_dir(), key[:32])
@@ -79,6 +101,14 @@ def compile(source_or_path, defines=None, arch="sm_90a", include_dirs=None,
     runtime = os.path.join(package, "runtime")
     if not os.path.isfile(os.path.join(runtime, "include", "croq_runtime.h")):
         runtime = ""  # not installed: croq's own source tree
+    library_error = result["library_error"]
+    if library_error:
+        # PTX and IR without host code: not cached, so that a compile with
+        # the toolkit builds the library.
+        staging = tempfile.mkdtemp(prefix="croq-")
+        _write_module(staging, json.loads(result["signatures"]), result["ptx"],
+                      result["mlir"], result["header"], library_error)
+        return load(staging)
     os.makedirs(cache_dir(), exist_ok=True)
     staging = tempfile.mkdtemp(prefix=key[:8] + "-", dir=cache_dir())
     try:
@@ -88,13 +118,19 @@ def compile(source_or_path, defines=None, arch="sm_90a", include_dirs=None,
         _write_module(staging, json.loads(result["signatures"]), result["ptx"],
                       result["mlir"], result["header"], library_error or None)
         if library_error:
-            # Not cached: a later compile, with the toolkit, builds it.
-            module = load(staging)
-            _memo[key] = module
-            return module
-        if os.path.isdir(cached):
-            shutil.rmtree(cached)
-        os.replace(staging, cached)
+            # Not cached either: the module knows why it cannot run.
+            temporary = tempfile.mkdtemp(prefix="croq-")
+            os.rmdir(temporary)
+            os.replace(staging, temporary)
+            return load(temporary)
+        try:
+            # Atomic: a process compiling the same source at once either
+            # finds this directory or leaves its own in place.
+            os.rename(staging, cached)
+        except OSError:
+            if not os.path.isfile(os.path.join(cached, "croq-module.json")):
+                raise
+            shutil.rmtree(staging, ignore_errors=True)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise

@@ -118,7 +118,7 @@ class Function:
             names = ", ".join(p.get("source_name", p["name"]) for p in self.params)
             raise TypeError(f"{self.name}() takes {len(self.params)} arguments "
                             f"({names}), got {len(args)}")
-        cargs, keep, device = [], [], None
+        cargs, keep, device, streams = [], [], None, []
         for param, value in zip(self.params, args):
             where = f"{self.name}: argument '{param.get('source_name', param['name'])}'"
             if param["kind"] == "tensor":
@@ -147,16 +147,14 @@ class Function:
                 cargs.extend(ctypes.c_int64(d) for d in shape)
                 keep.append(value)
             elif param["kind"] == "stream":
-                cargs.append(ctypes.c_void_p(self._stream(device)))
+                streams.append((len(cargs), value, where))
+                cargs.append(None)
             else:
-                ctype = _CTYPES.get(param["ctype"])
-                if ctype is None:
-                    raise CroqError(f"{where}: no Python type for C type "
-                                    f"{param['ctype']}")
-                if param["ctype"] in ("float", "double"):
-                    cargs.append(ctype(float(value)))
-                else:
-                    cargs.append(ctype(int(value)))
+                cargs.append(_scalar(param["ctype"], value, where))
+        # Streams after the tensors: None is the tensors' device's current
+        # torch stream.
+        for index, value, where in streams:
+            cargs[index] = ctypes.c_void_p(_stream_handle(value, device, where))
         outs = [_CTYPES[r]() for r in self.results]
         cargs.extend(ctypes.byref(o) for o in outs)
         entry = self._bind()
@@ -182,6 +180,37 @@ class Function:
         return stream.cuda_stream or None
 
 
+def _scalar(ctype_name, value, where):
+    """`value` as the C scalar `ctype_name`, range-checked."""
+    ctype = _CTYPES.get(ctype_name)
+    if ctype is None:
+        raise CroqError(f"{where}: no Python type for C type {ctype_name}")
+    if ctype_name in ("float", "double"):
+        return ctype(float(value))
+    if ctype_name == "bool":
+        return ctype(bool(value))
+    number = int(value)
+    bits = ctypes.sizeof(ctype) * 8
+    unsigned = ctype_name.startswith("uint")
+    low, high = (0, 2**bits - 1) if unsigned else (-2**(bits - 1), 2**(bits - 1) - 1)
+    if not low <= number <= high:
+        raise OverflowError(f"{where} is {number}, outside {ctype_name} "
+                            f"[{low}, {high}]")
+    return ctype(number)
+
+
+def _stream_handle(value, device, where):
+    """A CUstream for a stream parameter: a torch Stream, a raw handle, or
+    None for the current torch stream."""
+    if value is None:
+        return Function._stream(device)
+    handle = getattr(value, "cuda_stream", value)
+    if not isinstance(handle, int):
+        raise TypeError(f"{where} must be a torch.cuda.Stream, a CUstream "
+                        f"handle (int) or None, got {type(value).__name__}")
+    return handle or None
+
+
 class Module:
     """Compiled kernels: `.ptx`, `.mlir`, `.header`, and one Function per
     `__co__` function, as an attribute and in `.functions`."""
@@ -194,8 +223,15 @@ class Module:
         for signature in meta["functions"]:
             function = Function(self, signature)
             self.functions[function.name] = function
-            if not hasattr(type(self), function.name):
-                setattr(self, function.name, function)
+
+    def __getattr__(self, name):
+        # Only for names that are not the module's own attributes: a
+        # function called `path` is m.functions["path"].
+        functions = self.__dict__.get("functions", {})
+        if name in functions:
+            return functions[name]
+        raise AttributeError(f"croq module has no function or attribute "
+                             f"{name!r}")
 
     def _text(self, name):
         path = os.path.join(self.path, name)
