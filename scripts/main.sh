@@ -40,6 +40,14 @@ done
 echo "main job: $compiled Croqtile programs compiled to PTX"
 
 if command -v nvidia-smi >/dev/null && nvidia-smi -L 2>/dev/null | grep -q GPU; then
+  # The Python package too, in a venv of its own (PyPI gives its build
+  # tools); without it the Python run is skipped, and said so.
+  if python3 -m venv "$BUILD_DIR/venv" &&
+     "$BUILD_DIR/venv/bin/python" -m pip install --quiet ./python; then
+    export CROQ_PYTHON="$BUILD_DIR/venv/bin/python"
+  else
+    echo "main job: the Python package did not install; its GPU run is skipped"
+  fi
   test/Integration/gpu/build-bundle.sh "$BUILD_DIR" "$BUILD_DIR/gpu-bundle"
   test/Integration/gpu/run.sh "$BUILD_DIR/gpu-bundle" all
 else

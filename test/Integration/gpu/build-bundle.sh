@@ -2,7 +2,7 @@
 # Compiles every integration kernel here (croq-translate --croq-to-host, with
 # cubins for sm_90a) into BUNDLE, together with the runtime's source, so that
 # run.sh can build and run them on a GPU machine without LLVM/MLIR.
-#   usage: build-bundle.sh BUILD_DIR BUNDLE
+#   usage: [CROQ_PYTHON=python] build-bundle.sh BUILD_DIR BUNDLE
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../../.." && pwd)"
 build="${1:-$root/build}"
@@ -20,4 +20,12 @@ for source in "$root"/test/Integration/croqtile/*.co; do
     "$build/bin/croq-translate" --croq-to-host -o "$bundle/$name.cpp"
 done
 cp "$root"/runtime/include/croq_runtime.h "$root"/runtime/lib/croq_runtime.cpp "$bundle/"
+# Kernels for the Python package's run (run.sh calls them through
+# croq.load): compiled and saved by a Python with the package installed,
+# $CROQ_PYTHON (e.g. a venv after `pip install ./python`).
+if [ -n "${CROQ_PYTHON:-}" ]; then
+  CROQ_CACHE_DIR="$bundle/.croq-cache" "$CROQ_PYTHON" \
+    "$root/scripts/python_gpu.py" prepare "$bundle/python"
+  rm -rf "$bundle/.croq-cache"
+fi
 echo "bundle: $(ls "$bundle" | wc -l) files in $bundle"

@@ -15,7 +15,13 @@ nvcc -O2 -std=c++17 -shared -Xcompiler -fPIC -I"$bundle" \
   "$bundle"/*.cpp -lcuda -o "$lib"
 status=0
 case "$what" in
-  tests|all) python3 "$here/suite.py" "$lib" "$@" || status=1 ;;
+  tests|all)
+    python3 "$here/suite.py" "$lib" "$@" || status=1
+    # The same kind of kernels through the Python package (croq.load), when
+    # build-bundle.sh saved them.
+    if [ -d "$bundle/python" ]; then
+      python3 "$here/../../../scripts/python_gpu.py" run "$bundle/python" || status=1
+    fi ;;
   sanitize) python3 "$here/suite.py" "$lib" --sanitize "$@" || status=1 ;;
 esac
 if [ "$what" = bench ] || [ "$what" = all ]; then
