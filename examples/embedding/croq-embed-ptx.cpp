@@ -14,8 +14,8 @@
 #include "Croq/Frontend/Croqtile/Importer.h"
 #include "Croq/InitAllDialects.h"
 #include "Croq/Pipelines/Pipelines.h"
+#include "Croq/Target/Translations.h"
 
-#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -65,8 +65,7 @@ int main(int argc, char **argv) {
   croq::buildCroqToNVVMPipeline(pm, options);
   if (failed(pm.run(*module)))
     return 1;
-  for (auto binary : module->getOps<gpu::BinaryOp>())
-    for (Attribute object : binary.getObjects())
-      llvm::outs() << cast<gpu::ObjectAttr>(object).getObject().getValue();
+  for (const croq::KernelImage &image : croq::getKernelImages(*module))
+    llvm::outs() << image.image;
   return 0;
 }

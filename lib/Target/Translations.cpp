@@ -65,14 +65,13 @@ static FailureOr<ModuleOp> lower(Operation *op, StringRef format) {
   return module;
 }
 
-static SmallVector<std::pair<gpu::BinaryOp, StringRef>>
-collectObjects(ModuleOp module) {
-  SmallVector<std::pair<gpu::BinaryOp, StringRef>> objects;
+SmallVector<croq::KernelImage> croq::getKernelImages(ModuleOp module) {
+  SmallVector<KernelImage> images;
   for (auto binary : module.getOps<gpu::BinaryOp>())
     for (Attribute object : binary.getObjects())
-      objects.emplace_back(binary,
-                           cast<gpu::ObjectAttr>(object).getObject().getValue());
-  return objects;
+      images.push_back({binary.getSymName(),
+                        cast<gpu::ObjectAttr>(object).getObject().getValue()});
+  return images;
 }
 
 void mlir::croq::registerCroqTranslations() {
@@ -83,8 +82,8 @@ void mlir::croq::registerCroqTranslations() {
         FailureOr<ModuleOp> module = lower(op, "isa");
         if (failed(module))
           return failure();
-        for (auto [binary, text] : collectObjects(*module))
-          os << "// kernel module @" << binary.getSymName() << "\n" << text;
+        for (const KernelImage &image : getKernelImages(*module))
+          os << "// kernel module @" << image.module << "\n" << image.image;
         return success();
       },
       registerDialects);
@@ -97,13 +96,13 @@ void mlir::croq::registerCroqTranslations() {
         FailureOr<ModuleOp> module = lower(op, "bin");
         if (failed(module))
           return failure();
-        auto objects = collectObjects(*module);
-        if (objects.size() != 1)
+        SmallVector<KernelImage> images = getKernelImages(*module);
+        if (images.size() != 1)
           return op->emitError("--croq-to-cubin writes one kernel module, "
                                "this input has ")
-                 << objects.size()
+                 << images.size()
                  << "; use --croq-to-host to embed them all";
-        os << objects.front().second;
+        os << images.front().image;
         return success();
       },
       registerDialects);

@@ -13,7 +13,6 @@
 #include "Croq/Target/HostLibrary.h"
 #include "Croq/Target/Translations.h"
 
-#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -75,9 +74,8 @@ croq_python::compile(const CompileRequest &request) {
   OwningOpRef<ModuleOp> ptx = lower(*module, context, request, "isa");
   if (!ptx)
     return result;
-  for (auto binary : ptx->getOps<gpu::BinaryOp>())
-    for (mlir::Attribute object : binary.getObjects())
-      result.ptx += cast<gpu::ObjectAttr>(object).getObject().getValue();
+  for (const croq::KernelImage &image : croq::getKernelImages(*ptx))
+    result.ptx += image.image;
   // The entry points are the same whichever image the host code embeds.
   llvm::raw_string_ostream headerOs(result.header),
       signaturesOs(result.signatures);

@@ -23,7 +23,6 @@
 #include "Croq/Target/HostLibrary.h"
 #include "Croq/Target/Translations.h"
 
-#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -37,8 +36,6 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
-#include "llvm/Support/Process.h"
-#include "llvm/Support/Program.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
@@ -123,8 +120,6 @@ static LogicalResult error(const Twine &message) {
   return failure();
 }
 
-static bool exists(const Twine &path) { return sys::fs::exists(path); }
-
 /// The default output for `emit`, in the current directory, named after the
 /// input.
 static std::string defaultOutput() {
@@ -208,7 +203,7 @@ int main(int argc, char **argv) {
   std::string toolkit = croq::findCudaToolkit(cudaPath);
   bool cubins =
       emit != Emit::Ptx && emit != Emit::Header && emit != Emit::Signatures;
-  if (cubins && !exists(toolkit + "/bin/ptxas"))
+  if (cubins && !sys::fs::exists(toolkit + "/bin/ptxas"))
     return failed(error("ptxas is not in " + toolkit +
                         "/bin, and cubins need it; pass --cuda-path=DIR, "
                         "set CUDA_PATH, or use --emit=ptx"));
@@ -229,10 +224,7 @@ int main(int argc, char **argv) {
   if (failed(pm.run(*module)))
     return 1;
 
-  SmallVector<StringRef> objects;
-  for (auto binary : module->getOps<gpu::BinaryOp>())
-    for (mlir::Attribute object : binary.getObjects())
-      objects.push_back(cast<gpu::ObjectAttr>(object).getObject().getValue());
+  SmallVector<croq::KernelImage> objects = croq::getKernelImages(*module);
 
   std::string text;
   raw_string_ostream os(text);
@@ -248,7 +240,7 @@ int main(int argc, char **argv) {
       return failed(error(inputFile + " has no kernel (no parallel in a "
                           "__co__ function), so there is no " +
                           (emit == Emit::Ptx ? "PTX" : "cubin") + " to write"));
-    os << objects.front();
+    os << objects.front().image;
     return failed(writeFile(output, text));
   case Emit::Host:
     if (failed(croq::emitHostCode(*module, os)))

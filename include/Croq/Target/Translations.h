@@ -9,6 +9,8 @@
 #define CROQ_TARGET_TRANSLATIONS_H
 
 #include "mlir/Support/LLVM.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
 
 namespace mlir {
 class ModuleOp;
@@ -19,6 +21,16 @@ namespace croq {
 /// (with serialized gpu.binary ops): the kernel images, and one
 /// `extern "C" int f(...)` entry point per host function that checks its
 /// arguments and launches the kernels through the croq runtime.
+/// A serialized kernel module: its symbol and its PTX text or cubin.
+struct KernelImage {
+  StringRef module;
+  StringRef image;
+};
+
+/// The images gpu-module-to-binary left in `module` (croq-to-nvvm leaves
+/// one, holding every kernel).
+SmallVector<KernelImage> getKernelImages(ModuleOp module);
+
 /// C++ host code with the module's serialized kernels embedded: one
 /// `extern "C"` entry point per host function.
 LogicalResult emitHostCode(ModuleOp module, raw_ostream &os);
