@@ -80,6 +80,23 @@ def run(out):
         a.add_(1.0)
     s.synchronize()
     check("scale on a side stream", bool((a == 7.0).all()))
+    # A call returns once its kernel is queued; sync=True waits for it.
+    a = torch.ones(1 << 20, device="cuda")
+    torch.cuda._sleep(200_000_000)
+    ew.scale(a, 2.0)
+    queued = not torch.cuda.current_stream().query()
+    torch.cuda.synchronize()
+    check("asynchronous call", queued and bool((a == 2.0).all()),
+          f"queued={queued}")
+    torch.cuda._sleep(200_000_000)
+    ew.scale(a, 2.0, sync=True)
+    done = torch.cuda.current_stream().query()
+    check("sync=True waits", done and bool((a == 4.0).all()), f"done={done}")
+    # Back-to-back asynchronous calls, as a training loop makes them.
+    a = torch.ones(4097, device="cuda")
+    for _ in range(200):
+        ew.scale(a, 1.0078125)
+    check("200 queued calls", torch.allclose(a, torch.full_like(a, 1.0078125 ** 200)))
     # Argument checks raise before any launch.
     for bad, exc in ((lambda: ew.scale(torch.ones(4), 1.0), TypeError),
                      (lambda: ew.scale(torch.ones(4, device="cuda").half(), 1.0), TypeError),

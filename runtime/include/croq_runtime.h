@@ -32,13 +32,19 @@ struct croq_module {
   struct {
     const char *names[16];
     CUfunction functions[16];
+    /// One more than the kernel's static shared bytes (0: not queried yet)
+    /// and the dynamic bytes it was last opted into, so that launches query
+    /// and set the attribute once, not on every call.
+    int staticShared[16];
+    int dynamicShared[16];
     unsigned count;
   } cache;
 };
 
 /// Launches `kernel` of `module` with `params` on `stream` (nullptr: the
-/// default stream). With `sync`, waits for the stream and reports errors the
-/// kernel raised. Dynamic shared memory above 48 KiB is opted into. A
+/// default stream). With `sync`, and unless this thread's calls are
+/// asynchronous (croq_rt_set_synchronous), waits for the stream and reports
+/// errors the kernel raised. Dynamic shared memory above 48 KiB is opted into. A
 /// `cooperative` kernel is launched with all its blocks resident at once
 /// (cuLaunchCooperativeKernel); a grid larger than the GPU holds is an error.
 extern "C" int croq_rt_launch(croq_module *module, const char *kernel,
@@ -51,9 +57,11 @@ extern "C" int croq_rt_launch(croq_module *module, const char *kernel,
 /// A non-blocking stream owned by one call of `caller`, whose work starts
 /// after the work queued so far on the default stream.
 extern "C" int croq_rt_stream_create(CUstream *stream, const char *caller);
-/// Waits until all work on `stream` (nullptr: the default stream) is done.
+/// Waits until all work on `stream` (nullptr: the default stream) is done;
+/// in asynchronous calls, orders the default stream after it instead.
 extern "C" int croq_rt_stream_sync(CUstream stream, const char *caller);
-/// Waits for an owned stream and destroys it.
+/// Waits for an owned stream and destroys it; in asynchronous calls, orders
+/// the default stream after it and destroys it without waiting.
 extern "C" int croq_rt_stream_join(CUstream stream, const char *caller);
 
 /// A TMA tensor map over the row-major tensor at `data` with `rank`
@@ -80,6 +88,13 @@ extern "C" const char *croq_rt_last_error(void);
 /// thread from now on (nullptr: the CUDA default stream): a framework's
 /// current stream, so that kernels order with its work.
 extern "C" void croq_rt_set_default_stream(CUstream stream);
+
+/// Whether host functions called from this thread return only when their
+/// kernels are done (1, the default: errors a kernel raises are reported by
+/// the call) or as soon as their work is queued on the default stream (0:
+/// as a framework's operators do; a kernel's fault surfaces at the next
+/// synchronization). Returns the previous setting.
+extern "C" int croq_rt_set_synchronous(int synchronous);
 
 /// Signed ceiling division, as arith.ceildivsi.
 static inline int64_t croq_rt_ceildiv(int64_t a, int64_t b) {

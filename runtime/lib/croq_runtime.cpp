@@ -26,6 +26,7 @@ std::mutex &runtimeMutex() {
 /// stream stands for.
 thread_local char lastError[1024];
 thread_local CUstream defaultStream = nullptr;
+thread_local int synchronousCalls = 1;
 
 /// Prints `croq: <message>` and keeps it as this thread's last error.
 void printError(const char *format, va_list args) {
@@ -73,8 +74,10 @@ CUresult ensureContext() {
   return cuCtxSetCurrent(context);
 }
 
-CUresult lookup(croq_module *module, const char *kernel, CUfunction *out) {
-  std::lock_guard<std::mutex> lock(runtimeMutex());
+/// Finds `kernel` in `module`, loading the module on first use. `*slot` is
+/// the kernel's entry in the module's cache, or -1 past its 16 entries.
+CUresult lookup(croq_module *module, const char *kernel, CUfunction *out,
+                int *slot) {
   CUresult result = ensureContext();
   if (result != CUDA_SUCCESS)
     return result;
@@ -86,13 +89,68 @@ CUresult lookup(croq_module *module, const char *kernel, CUfunction *out) {
   for (unsigned i = 0; i < module->cache.count; ++i)
     if (std::strcmp(module->cache.names[i], kernel) == 0) {
       *out = module->cache.functions[i];
+      *slot = int(i);
       return CUDA_SUCCESS;
     }
+  *slot = -1;
   result = cuModuleGetFunction(out, module->handle, kernel);
   if (result == CUDA_SUCCESS && module->cache.count < 16) {
-    module->cache.names[module->cache.count] = kernel;
-    module->cache.functions[module->cache.count++] = *out;
+    *slot = int(module->cache.count);
+    module->cache.names[*slot] = kernel;
+    module->cache.functions[*slot] = *out;
+    module->cache.staticShared[*slot] = 0;
+    module->cache.dynamicShared[*slot] = 0;
+    ++module->cache.count;
   }
+  return result;
+}
+
+/// Opts `function` into `sharedBytes` of dynamic shared memory where its
+/// static and dynamic shared memory pass 48 KiB, querying and setting the
+/// attribute only when the cache (slot `slot`, -1: none) does not know it.
+CUresult configureShared(croq_module *module, int slot, CUfunction function,
+                         int32_t sharedBytes, const char **what) {
+  if (sharedBytes <= 0)
+    return CUDA_SUCCESS;
+  if (slot >= 0 && module->cache.dynamicShared[slot] >= sharedBytes)
+    return CUDA_SUCCESS;
+  int staticBytes = 0;
+  if (slot >= 0 && module->cache.staticShared[slot] > 0) {
+    staticBytes = module->cache.staticShared[slot] - 1;
+  } else {
+    CUresult result = cuFuncGetAttribute(
+        &staticBytes, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, function);
+    if (result != CUDA_SUCCESS) {
+      *what = "querying the shared memory of";
+      return result;
+    }
+    if (slot >= 0)
+      module->cache.staticShared[slot] = staticBytes + 1;
+  }
+  if (int64_t(sharedBytes) + staticBytes > 48 * 1024) {
+    CUresult result = cuFuncSetAttribute(
+        function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, sharedBytes);
+    if (result != CUDA_SUCCESS) {
+      *what = "configuring shared memory of";
+      return result;
+    }
+  }
+  if (slot >= 0)
+    module->cache.dynamicShared[slot] = sharedBytes;
+  return CUDA_SUCCESS;
+}
+
+/// Makes `waiter` (nullptr: the default stream) wait for the work queued on
+/// `stream` so far, without blocking the host.
+CUresult orderAfter(CUstream waiter, CUstream stream) {
+  CUevent ready;
+  CUresult result = cuEventCreate(&ready, CU_EVENT_DISABLE_TIMING);
+  if (result != CUDA_SUCCESS)
+    return result;
+  result = cuEventRecord(ready, stream);
+  if (result == CUDA_SUCCESS)
+    result = cuStreamWaitEvent(waiter, ready, 0);
+  cuEventDestroy(ready);
   return result;
 }
 
@@ -114,24 +172,20 @@ extern "C" int croq_rt_launch(croq_module *module, const char *kernel,
                         (long long)gridZ);
   }
   CUfunction function;
-  CUresult result = lookup(module, kernel, &function);
-  if (result != CUDA_SUCCESS)
-    return report(result, caller, "loading", kernel);
-  // Past 48 KiB a block needs the opt-in, counting the kernel's static
-  // shared memory (its mbarriers) beside the dynamic bytes; kernels without
-  // dynamic shared memory need no query.
-  int staticBytes = 0;
-  if (sharedBytes > 0) {
-    result = cuFuncGetAttribute(&staticBytes,
-                                CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, function);
+  CUresult result;
+  {
+    // Past 48 KiB a block needs the opt-in, counting the kernel's static
+    // shared memory (its mbarriers) beside the dynamic bytes; kernels
+    // without dynamic shared memory need no query.
+    std::lock_guard<std::mutex> lock(runtimeMutex());
+    int slot;
+    result = lookup(module, kernel, &function, &slot);
     if (result != CUDA_SUCCESS)
-      return report(result, caller, "querying the shared memory of", kernel);
-  }
-  if (sharedBytes > 0 && int64_t(sharedBytes) + staticBytes > 48 * 1024) {
-    result = cuFuncSetAttribute(
-        function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, sharedBytes);
+      return report(result, caller, "loading", kernel);
+    const char *what = nullptr;
+    result = configureShared(module, slot, function, sharedBytes, &what);
     if (result != CUDA_SUCCESS)
-      return report(result, caller, "configuring shared memory of", kernel);
+      return report(result, caller, what, kernel);
   }
   if (cooperative) {
     // Every block must be resident at once for the grid barrier to
@@ -170,7 +224,7 @@ extern "C" int croq_rt_launch(croq_module *module, const char *kernel,
   }
   if (result != CUDA_SUCCESS)
     return report(result, caller, "launching", kernel);
-  if (sync) {
+  if (sync && synchronousCalls) {
     result = cuStreamSynchronize(stream);
     if (result != CUDA_SUCCESS)
       return report(result, caller, "running", kernel);
@@ -187,31 +241,31 @@ extern "C" int croq_rt_stream_create(CUstream *stream, const char *caller) {
   // A non-blocking stream does not wait for the default stream: its work
   // starts after what the caller queued there (a framework's stream, or
   // CUDA's default one) so far, as a launch on that stream would.
-  {
-    CUevent ready;
-    result = cuEventCreate(&ready, CU_EVENT_DISABLE_TIMING);
-    if (result == CUDA_SUCCESS) {
-      result = cuEventRecord(ready, defaultStream);
-      if (result == CUDA_SUCCESS)
-        result = cuStreamWaitEvent(*stream, ready, 0);
-      cuEventDestroy(ready);
-    }
-    if (result != CUDA_SUCCESS)
-      return report(result, caller, "ordering a stream after the caller's",
-                    nullptr);
-  }
+  result = orderAfter(*stream, defaultStream);
+  if (result != CUDA_SUCCESS)
+    return report(result, caller, "ordering a stream after the caller's",
+                  nullptr);
   return 0;
 }
 
 extern "C" int croq_rt_stream_sync(CUstream stream, const char *caller) {
-  CUresult result = cuStreamSynchronize(stream ? stream : defaultStream);
+  if (!stream)
+    stream = defaultStream;
+  // An asynchronous call keeps the wait's order on the device: the work the
+  // caller queues next on the default stream starts after `stream`'s.
+  CUresult result = synchronousCalls ? cuStreamSynchronize(stream)
+                    : stream == defaultStream ? CUDA_SUCCESS
+                                              : orderAfter(defaultStream, stream);
   return result == CUDA_SUCCESS
              ? 0
              : report(result, caller, "waiting for a stream", nullptr);
 }
 
 extern "C" int croq_rt_stream_join(CUstream stream, const char *caller) {
-  CUresult result = cuStreamSynchronize(stream);
+  // cuStreamDestroy returns at once and releases the stream when its work
+  // is done, so an asynchronous join only orders the default stream.
+  CUresult result = synchronousCalls ? cuStreamSynchronize(stream)
+                                     : orderAfter(defaultStream, stream);
   if (result != CUDA_SUCCESS)
     return report(result, caller, "joining a stream", nullptr);
   result = cuStreamDestroy(stream);
@@ -262,26 +316,36 @@ extern "C" int croq_rt_tensor_map(void **map, void *data, int rank,
   CUresult result = ensureContext();
   if (result != CUDA_SUCCESS)
     return report(result, caller, "initialising CUDA", nullptr);
-  CUtensorMap encoded;
-  result = cuTensorMapEncodeTiled(
-      &encoded, type, rank, data, globalDims, globalStrides, boxDims,
-      elementStrides, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzleMode,
-      CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (result != CUDA_SUCCESS) {
-    std::fprintf(stderr,
-                 "croq: %s: cannot build a TMA tensor map for tensor %s "
-                 "(extents, innermost first: %lld%s)\n",
-                 caller, tensor, (long long)dims[0], rank > 1 ? ", ..." : "");
-    return report(result, caller, "cuTensorMapEncodeTiled", nullptr);
-  }
-  // Kernels read the map from device memory; identical maps share a copy.
+  // Kernels read the map from device memory. A map is a function of the
+  // context and these arguments, so a repeated call finds its copy without
+  // encoding it again.
   static std::map<std::string, CUdeviceptr> copies;
   CUcontext context = nullptr;
   cuCtxGetCurrent(&context);
-  std::string key(reinterpret_cast<const char *>(&context), sizeof(context));
-  key.append(reinterpret_cast<const char *>(&encoded), sizeof(encoded));
+  std::string key;
+  auto append = [&](const void *bytes, size_t size) {
+    key.append(static_cast<const char *>(bytes), size);
+  };
+  append(&context, sizeof(context));
+  append(&data, sizeof(data));
+  append(&type, sizeof(type));
+  append(&swizzle, sizeof(swizzle));
+  append(globalDims, sizeof(cuuint64_t) * rank);
+  append(boxDims, sizeof(cuuint32_t) * rank);
   auto it = copies.find(key);
   if (it == copies.end()) {
+    CUtensorMap encoded;
+    result = cuTensorMapEncodeTiled(
+        &encoded, type, rank, data, globalDims, globalStrides, boxDims,
+        elementStrides, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzleMode,
+        CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (result != CUDA_SUCCESS) {
+      std::fprintf(stderr,
+                   "croq: %s: cannot build a TMA tensor map for tensor %s "
+                   "(extents, innermost first: %lld%s)\n",
+                   caller, tensor, (long long)dims[0], rank > 1 ? ", ..." : "");
+      return report(result, caller, "cuTensorMapEncodeTiled", nullptr);
+    }
     CUdeviceptr copy = 0;
     if ((result = cuMemAlloc(&copy, sizeof(encoded))) != CUDA_SUCCESS ||
         (result = cuMemcpyHtoD(copy, &encoded, sizeof(encoded))) !=
@@ -307,4 +371,10 @@ extern "C" const char *croq_rt_last_error(void) { return lastError; }
 
 extern "C" void croq_rt_set_default_stream(CUstream stream) {
   defaultStream = stream;
+}
+
+extern "C" int croq_rt_set_synchronous(int synchronous) {
+  int previous = synchronousCalls;
+  synchronousCalls = synchronous != 0;
+  return previous;
 }

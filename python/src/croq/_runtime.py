@@ -92,7 +92,12 @@ def _tensor_view(obj, where):
 class Function:
     """One `__co__` function: call it with tensors and scalars, in the
     order of its parameters. It returns its scalar results (None, one value
-    or a tuple)."""
+    or a tuple).
+
+    A call queues its kernels on torch's current stream and returns, as
+    torch's operators do: a kernel's fault surfaces at the next
+    synchronization. `sync=True` waits for the kernels and raises CroqError
+    for a fault."""
 
     def __init__(self, module, signature):
         self._module = module
@@ -113,7 +118,7 @@ class Function:
             self._entry = entry
         return self._entry
 
-    def __call__(self, *args):
+    def __call__(self, *args, sync=False):
         if len(args) != len(self.params):
             names = ", ".join(p.get("source_name", p["name"]) for p in self.params)
             raise TypeError(f"{self.name}() takes {len(self.params)} arguments "
@@ -160,9 +165,11 @@ class Function:
         entry = self._bind()
         lib = self._module._library()
         lib.croq_rt_set_default_stream(ctypes.c_void_p(self._stream(device)))
+        synchronous = lib.croq_rt_set_synchronous(1 if sync else 0)
         try:
             rc = entry(*cargs)
         finally:
+            lib.croq_rt_set_synchronous(synchronous)
             lib.croq_rt_set_default_stream(None)
         if rc != 0:
             message = lib.croq_rt_last_error().decode(errors="replace")
@@ -274,6 +281,8 @@ class Module:
         lib.croq_rt_last_error.restype = ctypes.c_char_p
         lib.croq_rt_set_default_stream.argtypes = [ctypes.c_void_p]
         lib.croq_rt_set_default_stream.restype = None
+        lib.croq_rt_set_synchronous.argtypes = [ctypes.c_int]
+        lib.croq_rt_set_synchronous.restype = ctypes.c_int
         self._lib = lib
         return lib
 
