@@ -14,10 +14,17 @@ for kernel in "$root"/test/Integration/kernels/*.mlir; do
   "$build/bin/croq-translate" --croq-to-host "$kernel" -o "$bundle/$name.cpp"
 done
 # The same kernels written in Croqtile, through the importer.
+# A `// GPU-VARIANT: NAME FLAGS` line builds the file again with FLAGS (its
+# -D options) as NAME.cpp, for kernels whose tile shape is a define.
 for source in "$root"/test/Integration/croqtile/*.co; do
   name="$(basename "$source" .co)"
   "$build/bin/croq-translate" --import-croqtile "$source" |
     "$build/bin/croq-translate" --croq-to-host -o "$bundle/$name.cpp"
+  grep '^// GPU-VARIANT: ' "$source" | while read -r _ _ variant flags; do
+    # shellcheck disable=SC2086
+    "$build/bin/croq-translate" --import-croqtile $flags "$source" |
+      "$build/bin/croq-translate" --croq-to-host -o "$bundle/$variant.cpp"
+  done
 done
 cp "$root"/runtime/include/croq_runtime.h "$root"/runtime/lib/croq_runtime.cpp "$bundle/"
 # Kernels for the Python package's run (run.sh calls them through

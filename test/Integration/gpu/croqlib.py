@@ -65,6 +65,8 @@ SIGNATURES = {
     "gemm_tma_f16_co": [_TENSOR, _TENSOR, _TENSOR],
     "tma_ws_stacked_co": [_TENSOR, _TENSOR, _TENSOR],
     "gemm_tma_grouped_co": [_TENSOR, _TENSOR, _TENSOR],
+    "gemm_f16_co": [_TENSOR, _TENSOR, _TENSOR],
+    "gemm_f16_bn128": [_TENSOR, _TENSOR, _TENSOR],
     "warp_gemm_async_co": [_TENSOR, _TENSOR, _TENSOR],
     "clamp_corners_co": [_TENSOR, _F32],
     "shapes_co": [_TENSOR, _TENSOR],

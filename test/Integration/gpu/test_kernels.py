@@ -1066,6 +1066,27 @@ def tma_wgmma_gemm_grouped_tile_order():
                  "TMA 1P2C GEMM, grouped tile order")
 
 
+def check_gemm_f16(kernel, what):
+    # The sweep benchmark's kernels: f16 stored from registers, grouped
+    # order. 128x256 tiles: 32 x 17 = 544 blocks at 4000x4304 (a partial
+    # GROUP_M strip, ragged M, N and K); 128x128: 1088 blocks there.
+    check_matmul(kernel,
+                 sweep(((1, 8, 8), (128, 256, 64), (300, 200, 136),
+                        (4000, 4304, 320), (2048, 2048, 2048),
+                        (1024, 1024, 4160)), ((1, 8, 8), (300, 200, 136))),
+                 True, 2e-3, what, torch.float16)
+
+
+@test
+def tma_wgmma_gemm_f16_output():
+    check_gemm_f16(K.gemm_f16_co, "f16-output GEMM, 128x256x64, 4 stages")
+
+
+@test
+def tma_wgmma_gemm_f16_output_bn128():
+    check_gemm_f16(K.gemm_f16_bn128, "f16-output GEMM, 128x128x64, 6 stages")
+
+
 @test
 def tma_wgmma_gemm_f16_output_tma_store():
     check_matmul(K.gemm_tma_f16_co, GEMM_TMA_SHAPES, True,

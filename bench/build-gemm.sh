@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Compiles the sweep benchmark's croq GEMMs (test/Integration/croqtile,
+# one file, its tile shape set by defines) to host code with cubins for
+# sm_90a, with the runtime's source, into OUT; gemm_sweep.py builds them
+# into one library on the GPU machine.
+#   usage: build-gemm.sh BUILD_DIR OUT
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+build="${1:-$root/build}"
+out="${2:-$build/gemm-bench}"
+rm -rf "$out"
+mkdir -p "$out"
+src="$root/test/Integration/croqtile/gemm_f16_co.co"
+# name: defines. Each is a tile shape written in Croqtile; the sweep picks
+# per problem shape the variant that gemm_sweep.py's tuning pass finds best.
+while read -r name flags; do
+  # shellcheck disable=SC2086
+  "$build/bin/croqc" "$src" --emit=host -DGEMM="$name" $flags -o "$out/$name.cpp"
+  echo "$name $flags" >> "$out/variants.txt"
+done <<'VARIANTS'
+croq_bn256_s4 -DBN=256 -DSTAGES=4
+croq_bn128_s6 -DBN=128 -DSTAGES=6
+croq_bn256_s4_g16 -DBN=256 -DSTAGES=4 -DGROUP_M=16
+VARIANTS
+cp "$root"/runtime/include/croq_runtime.h "$root"/runtime/lib/croq_runtime.cpp "$out/"
+echo "gemm bench: $(wc -l < "$out/variants.txt") variants in $out"
