@@ -80,7 +80,10 @@ UniformScope mlir::croq::levelScope(Level level) {
 /// Ops whose results depend only on their operands, whatever thread runs
 /// them.
 static bool isThreadAgnostic(Operation *op) {
-  if (op->getNumRegions() != 0 || !isPure(op))
+  // Free of memory effects, not necessarily speculatable: a division by a
+  // run-time divisor (undefined for zero, so not pure) still gives every
+  // thread the same quotient of the same operands.
+  if (op->getNumRegions() != 0 || !isMemoryEffectFree(op))
     return false;
   Dialect *dialect = op->getDialect();
   return isa_and_nonnull<arith::ArithDialect, math::MathDialect,

@@ -75,6 +75,7 @@ private:
   LogicalResult emitOp(Operation &op);
   LogicalResult emitLaunch(gpu::LaunchFuncOp launch);
   LogicalResult emitTensorMap(nvgpu::TmaCreateDescriptorOp create);
+  LogicalResult emitAlloc(memref::AllocOp alloc);
 
   FailureOr<std::string> cType(Operation *at, Type type);
   std::string define(Value value);
@@ -469,6 +470,10 @@ LogicalResult HostEmitter::emitOp(Operation &op) {
   }
   if (auto launch = dyn_cast<gpu::LaunchFuncOp>(op))
     return emitLaunch(launch);
+  if (auto alloc = dyn_cast<memref::AllocOp>(op))
+    return emitAlloc(alloc);
+  if (isa<memref::DeallocOp>(op))
+    return success(); // The allocation's owner frees it at the return.
   if (auto cast = dyn_cast<memref::CastOp>(op)) {
     // A tensor argument seen as unranked (for a tensor map): the same one.
     auto it = extents.find(cast.getSource());
@@ -612,6 +617,41 @@ LogicalResult HostEmitter::emitTensorMap(nvgpu::TmaCreateDescriptorOp create) {
   return success();
 }
 
+LogicalResult HostEmitter::emitAlloc(memref::AllocOp alloc) {
+  MemRefType type = alloc.getType();
+  if (croq::getStorage(type) != croq::Storage::Global ||
+      !type.getLayout().isIdentity() || !alloc.getSymbolOperands().empty())
+    return alloc.emitError("host code allocates dense global tensors only, "
+                           "got ")
+           << type << "; declare shared and local buffers inside a parallel";
+  // Elements narrower than a byte take one byte each, as in kernels.
+  int64_t elementBytes =
+      std::max<int64_t>(1, (type.getElementTypeBitWidth() + 7) / 8);
+  SmallVector<std::string> dims;
+  std::string bytes = std::to_string(elementBytes) + "LL";
+  unsigned dynamic = 0;
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    std::string dim = type.isDynamicDim(d)
+                          ? use(alloc.getDynamicSizes()[dynamic++])
+                          : std::to_string(type.getDimSize(d)) + "LL";
+    dims.push_back(dim);
+    bytes += " * " + dim;
+  }
+  // The owner frees the buffer when the function returns, on every path,
+  // after the work queued so far (stream-ordered: the kernels that use it
+  // finish first).
+  std::string what = "a global tensor";
+  if (auto at = dyn_cast<FileLineColLoc>(alloc.getLoc()))
+    what += " declared at line " + std::to_string(at.getLine());
+  std::string name = define(alloc);
+  os << "  croq_rt_allocation " << name << "_owner;\n"
+     << "  if (int err = croq_rt_alloc(&" << name << "_owner.ptr, " << bytes
+     << ", \"" << function << "\", " << cString(what) << ")) return err;\n"
+     << "  void *const " << name << " = " << name << "_owner.ptr;\n";
+  extents[alloc] = std::move(dims);
+  return success();
+}
+
 LogicalResult HostEmitter::emitLaunch(gpu::LaunchFuncOp launch) {
   std::string kernel = launch.getKernelName().str();
   std::string module = launch.getKernelModuleName().str();
@@ -628,7 +668,8 @@ LogicalResult HostEmitter::emitLaunch(gpu::LaunchFuncOp launch) {
       auto it = extents.find(operand);
       if (it == extents.end())
         return launch.emitError("kernel tensor arguments must be tensor "
-                                "arguments of the host function");
+                                "arguments of the host function or tensors "
+                                "it allocates");
       // The default memref calling convention: allocated and aligned
       // pointers, offset, extents, then row-major strides.
       std::string pointer = use(operand);

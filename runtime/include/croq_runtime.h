@@ -77,6 +77,27 @@ extern "C" int croq_rt_tensor_map(void **map, void *data, int rank,
                                   int swizzle, const char *caller,
                                   const char *tensor);
 
+/// Allocates `bytes` of device memory for a tensor a host function declares
+/// (`what` names it in errors), ordered on the default stream: from a pool
+/// croq keeps per device, so that a repeated call reuses the memory without
+/// a device-wide synchronization. Zero bytes give a null pointer.
+extern "C" int croq_rt_alloc(void **ptr, int64_t bytes, const char *caller,
+                             const char *what);
+/// Frees what croq_rt_alloc gave, after the work queued on the default
+/// stream so far.
+extern "C" void croq_rt_free(void *ptr);
+
+#ifdef __cplusplus
+/// Owns a croq_rt_alloc buffer in host code: freed on every return path.
+struct croq_rt_allocation {
+  void *ptr = nullptr;
+  croq_rt_allocation() = default;
+  croq_rt_allocation(const croq_rt_allocation &) = delete;
+  croq_rt_allocation &operator=(const croq_rt_allocation &) = delete;
+  ~croq_rt_allocation() { croq_rt_free(ptr); }
+};
+#endif
+
 /// Prints `croq: caller: <message>` and returns CUDA_ERROR_INVALID_VALUE.
 extern "C" int croq_rt_fail(const char *caller, const char *format, ...);
 

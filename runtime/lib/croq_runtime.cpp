@@ -357,6 +357,59 @@ extern "C" int croq_rt_tensor_map(void **map, void *data, int rank,
   return 0;
 }
 
+extern "C" int croq_rt_alloc(void **ptr, int64_t bytes, const char *caller,
+                             const char *what) {
+  *ptr = nullptr;
+  if (bytes < 0)
+    return croq_rt_fail(caller, "%s has a negative size (%lld bytes)", what,
+                        (long long)bytes);
+  if (bytes == 0)
+    return 0;
+  CUmemoryPool pool;
+  {
+    std::lock_guard<std::mutex> lock(runtimeMutex());
+    CUresult result = ensureContext();
+    CUdevice device;
+    if (result == CUDA_SUCCESS)
+      result = cuCtxGetDevice(&device);
+    if (result != CUDA_SUCCESS)
+      return report(result, caller, "initialising CUDA", nullptr);
+    // The pool keeps what it has allocated (no release threshold), so the
+    // buffers of back-to-back calls come from memory it already holds.
+    static std::map<CUdevice, CUmemoryPool> pools;
+    auto it = pools.find(device);
+    if (it == pools.end()) {
+      CUmemPoolProps props = {};
+      props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+      props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+      props.location.id = device;
+      CUmemoryPool created;
+      result = cuMemPoolCreate(&created, &props);
+      if (result != CUDA_SUCCESS)
+        return report(result, caller, "creating a memory pool", nullptr);
+      cuuint64_t keep = ~cuuint64_t(0);
+      cuMemPoolSetAttribute(created, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep);
+      it = pools.emplace(device, created).first;
+    }
+    pool = it->second;
+  }
+  CUdeviceptr memory = 0;
+  CUresult result = cuMemAllocFromPoolAsync(&memory, size_t(bytes), pool,
+                                            defaultStream);
+  if (result != CUDA_SUCCESS) {
+    printError("%s: cannot allocate %s (%lld bytes)", caller, what,
+               (long long)bytes);
+    return static_cast<int>(result);
+  }
+  *ptr = reinterpret_cast<void *>(memory);
+  return 0;
+}
+
+extern "C" void croq_rt_free(void *ptr) {
+  if (ptr)
+    cuMemFreeAsync(reinterpret_cast<CUdeviceptr>(ptr), defaultStream);
+}
+
 extern "C" int croq_rt_fail(const char *caller, const char *format, ...) {
   char message[sizeof(lastError) - 8];
   va_list args;

@@ -232,3 +232,29 @@ gpu.module @kernels {
     return
   }
 }
+
+// -----
+
+// A division by a run-time divisor is not speculatable (zero is undefined),
+// but it gives every thread the same quotient: a loop bounded by it is
+// uniform.
+func.func @runtime_divisor(%k: index, %splits: index, %x: memref<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c128 = arith.constant 128 : index
+  // expected-remark @below {{uniform at block}}
+  croq.parallel (%b) by [%c1] : block {
+    // expected-remark @below {{divergent within warp}}
+    croq.parallel (%t) by [%c128] : thread {
+      %per = arith.ceildivsi %k, %splits : index
+      %rest = arith.remsi %k, %splits : index
+      %n = arith.addi %per, %rest : index
+      // expected-remark @below {{uniform at grid}}
+      scf.for %i = %c0 to %n step %c1 {
+        %one = arith.constant 1.0 : f32
+        memref.store %one, %x[%t] : memref<?xf32>
+      }
+    }
+  }
+  return
+}

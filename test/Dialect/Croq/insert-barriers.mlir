@@ -331,3 +331,57 @@ func.func @loop_base(%v: f32, %n: index, %out: memref<128xf32>) {
   }
   return
 }
+
+// -----
+
+// A strided loop `j * 128 + t` of any trip count under a bounds check:
+// element j * 128 + t belongs to thread t alone (128 threads), so the
+// loop's writes and reads of the buffer meet only the same thread's: no
+// barrier. With a stride smaller than the thread count, the next iteration
+// of another thread writes what this one read: a barrier.
+// CHECK-LABEL: func.func @strided_loop
+// CHECK-NOT: croq.barrier
+// CHECK-LABEL: func.func @strided_loop_overlapping
+// CHECK: scf.for
+// CHECK: croq.barrier
+func.func @strided_loop(%n: index, %iters: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c128 = arith.constant 128 : index
+  croq.parallel (%b) by [%c1] : block {
+    %s = memref.alloc(%n) : memref<?xf32, #gpu.address_space<workgroup>>
+    croq.parallel (%t) by [%c128] : thread {
+      scf.for %j = %c0 to %iters step %c1 {
+        %j128 = arith.muli %j, %c128 : index
+        %col = arith.addi %t, %j128 : index
+        %in = arith.cmpi ult, %col, %n : index
+        scf.if %in {
+          %v = memref.load %s[%col] : memref<?xf32, #gpu.address_space<workgroup>>
+          %w = arith.addf %v, %v : f32
+          memref.store %w, %s[%col] : memref<?xf32, #gpu.address_space<workgroup>>
+        }
+      }
+    }
+  }
+  return
+}
+
+func.func @strided_loop_overlapping(%n: index, %iters: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %c128 = arith.constant 128 : index
+  croq.parallel (%b) by [%c1] : block {
+    %s = memref.alloc(%n) : memref<?xf32, #gpu.address_space<workgroup>>
+    croq.parallel (%t) by [%c128] : thread {
+      scf.for %j = %c0 to %iters step %c1 {
+        %j64 = arith.muli %j, %c64 : index
+        %col = arith.addi %t, %j64 : index
+        %v = memref.load %s[%col] : memref<?xf32, #gpu.address_space<workgroup>>
+        %w = arith.addf %v, %v : f32
+        memref.store %w, %s[%col] : memref<?xf32, #gpu.address_space<workgroup>>
+      }
+    }
+  }
+  return
+}

@@ -1087,6 +1087,33 @@ def tma_wgmma_gemm_f16_output_bn128():
     check_gemm_f16(K.gemm_f16_bn128, "f16-output GEMM, 128x128x64, 6 stages")
 
 
+def check_splitk(kernel, what):
+    # splits x tiles blocks: 4 x 32 at 1024x1024 with 128x256 tiles; K
+    # tile counts that the splits do not divide (the last split's extra
+    # tiles load zeros), a split with no K tile at all (3 K tiles over 4),
+    # ragged M and N, and 1 split.
+    for m, n, k, splits in sweep(((1024, 1024, 16384, 4), (1024, 1024, 4160, 3),
+                                  (300, 200, 136, 4), (129, 257, 192, 2),
+                                  (2048, 2048, 512, 1), (1, 8, 8, 2)),
+                                 ((300, 200, 136, 4), (1, 8, 8, 2))):
+        a = torch.randn(m, k, device="cuda").half()
+        b = torch.randn(n, k, device="cuda").half()
+        c = poisoned((m, n), torch.float16)
+        kernel(a, b, c, splits)
+        err = relative_error(c, a.double() @ b.double().T)
+        assert err < 2e-3, f"{what} {m}x{n}x{k}, {splits} splits: relative error {err}"
+
+
+@test
+def tma_wgmma_gemm_split_k():
+    check_splitk(K.gemm_splitk_co, "split-K GEMM, 128x256x64")
+
+
+@test
+def tma_wgmma_gemm_split_k_bn128():
+    check_splitk(K.gemm_splitk_bn128, "split-K GEMM, 128x128x64")
+
+
 @test
 def tma_wgmma_gemm_f16_output_tma_store():
     check_matmul(K.gemm_tma_f16_co, GEMM_TMA_SHAPES, True,

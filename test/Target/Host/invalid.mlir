@@ -16,3 +16,16 @@ func.func @negative_host_store(%x: memref<?xf32>) {
 func.func @negative_shared_argument(%x: memref<4xf32, #gpu.address_space<workgroup>>) {
   return
 }
+
+// -----
+
+// Host code allocates global tensors only.
+func.func @negative_host_shared_alloc(%n: index, %x: memref<?xf32>) {
+  // expected-error @below {{host code allocates dense global tensors only, got 'memref<?xf32, #gpu.address_space<workgroup>>'; declare shared and local buffers inside a parallel}}
+  %a = memref.alloc(%n) : memref<?xf32, #gpu.address_space<workgroup>>
+  croq.parallel (%i) by [%n] : block {
+    %v = memref.load %a[%i] : memref<?xf32, #gpu.address_space<workgroup>>
+    memref.store %v, %x[%i] : memref<?xf32>
+  }
+  return
+}

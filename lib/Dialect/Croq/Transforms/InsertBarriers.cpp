@@ -382,18 +382,42 @@ private:
     return result;
   }
 
-  /// An index of the form `t * k + base + r`: `t` an index of the thread
-  /// parallel `threads`, `k` a nonzero constant, `base` the same in every
-  /// thread (defined outside `threads`), and `r` ranging over `span`
-  /// consecutive values inside the thread (loop counters, constants). Two
-  /// threads' slots are disjoint when span <= |k|.
+  /// An index of the form `t * k + base + r (+ j * L)`: `t` an index of
+  /// the thread parallel `threads`, `k` a nonzero constant, `base` the same
+  /// in every thread (defined outside `threads`), `r` ranging over `span`
+  /// consecutive values inside the thread (loop counters, constants), and
+  /// optionally a loop counter `j` of any trip count times a constant `L`
+  /// (`loopStride`, 0 when absent: `j * 128 + t` of a strided loop). Two
+  /// threads' slots are disjoint when span <= |k| and, with a loop term, L
+  /// is at least the range of the rest, so that an element determines its
+  /// j and t.
   struct Slot {
     Value thread;
     int64_t stride = 1;
     int64_t span = 1;
     int64_t offset = 0;
+    int64_t loopStride = 0;
     SmallVector<Value> base;
   };
+
+  /// `value` as `j * c` (or `j`) of a loop counter `j`: |c|, else nullopt.
+  static std::optional<int64_t> loopTerm(Value value) {
+    auto isCounter = [](Value v) {
+      auto arg = dyn_cast<BlockArgument>(v);
+      auto loop = arg ? dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp())
+                      : scf::ForOp();
+      return loop && arg == loop.getInductionVar();
+    };
+    if (isCounter(value))
+      return 1;
+    if (auto mul = value.getDefiningOp<arith::MulIOp>())
+      for (auto [x, y] : {std::pair{mul.getLhs(), mul.getRhs()},
+                          std::pair{mul.getRhs(), mul.getLhs()}})
+        if (std::optional<int64_t> c = getConstantIntValue(y);
+            c && *c != 0 && isCounter(x))
+          return std::abs(*c);
+    return std::nullopt;
+  }
 
   /// `value` is the same for every thread of the block and in every
   /// iteration the barrier analysis compares: it depends on no index of a
@@ -407,6 +431,20 @@ private:
       return !(isa<scf::ForOp, scf::WhileOp>(owner) &&
                owner->isProperAncestor(threads));
     });
+  }
+
+  /// `value` is a loop counter with constant bounds and step 1, which the
+  /// slot's span covers instead of a loop term.
+  static bool getLoopRange(Value value) {
+    auto arg = dyn_cast<BlockArgument>(value);
+    auto loop = arg ? dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp())
+                    : scf::ForOp();
+    if (!loop || arg != loop.getInductionVar())
+      return false;
+    std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound());
+    std::optional<int64_t> ub = getConstantIntValue(loop.getUpperBound());
+    std::optional<int64_t> step = getConstantIntValue(loop.getStep());
+    return lb && ub && step && *step == 1 && *ub > *lb;
   }
 
   static std::optional<Slot> slotOf(Value index, ParallelOp threads,
@@ -450,6 +488,7 @@ private:
         slot->stride *= *c;
         slot->offset = std::min(first, last);
         slot->span = (slot->span - 1) * std::abs(*c) + 1;
+        slot->loopStride *= std::abs(*c);
         return slot;
       }
       return std::nullopt;
@@ -466,6 +505,12 @@ private:
         }
         if (outside(y, 0) && uniformOverBlock(y, threads)) {
           slot->base.push_back(y);
+          return slot;
+        }
+        // A loop counter times a constant, of any trip count.
+        if (std::optional<int64_t> l = loopTerm(y);
+            l && slot->loopStride == 0 && !getLoopRange(y)) {
+          slot->loopStride = *l;
           return slot;
         }
         // A loop counter inside the thread: 0 <= r < trip count.
@@ -536,7 +581,7 @@ private:
       std::optional<Slot> x = slotOf(a.indices[d], threads);
       std::optional<Slot> y = slotOf(b.indices[d], threads);
       if (!x || !y || x->thread != y->thread || x->stride != y->stride ||
-          x->base.size() != y->base.size())
+          x->loopStride != y->loopStride || x->base.size() != y->base.size())
         continue;
       // A vector access along the last dimension covers `width` elements.
       int64_t xSpan = x->span + (d + 1 == a.indices.size() ? a.width - 1 : 0);
@@ -545,6 +590,16 @@ private:
       int64_t hi = std::max(x->offset + xSpan, y->offset + ySpan);
       if (hi - lo > std::abs(x->stride))
         continue;
+      // With a loop term j * L, the thread part t * k + r must stay within
+      // L values, so that one element is one (j, t).
+      if (x->loopStride != 0) {
+        auto arg = cast<BlockArgument>(x->thread);
+        std::optional<int64_t> extent =
+            getConstantIntValue(threads.getBounds()[arg.getArgNumber()]);
+        if (!extent || *extent <= 0 ||
+            std::abs(x->stride) * (*extent - 1) + (hi - lo) > x->loopStride)
+          continue;
+      }
       if (llvm::all_of(llvm::zip_equal(x->base, y->base), [](auto pair) {
             return sameValue(std::get<0>(pair), std::get<1>(pair), 8);
           }))
@@ -564,6 +619,9 @@ private:
     // [lo, hi] of a slot's values, relative to its base.
     auto range = [&](const Slot &slot, int64_t width)
         -> std::optional<std::pair<int64_t, int64_t>> {
+      // A loop term of unknown trip count has no bounded range.
+      if (slot.loopStride != 0)
+        return std::nullopt;
       auto arg = cast<BlockArgument>(slot.thread);
       std::optional<int64_t> extent =
           getConstantIntValue(threads.getBounds()[arg.getArgNumber()]);
