@@ -10,17 +10,21 @@ build="${1:-$root/build}"
 out="${2:-$build/gemm-bench}"
 rm -rf "$out"
 mkdir -p "$out"
-src="$root/test/Integration/croqtile/gemm_f16_co.co"
-# name: defines. Each is a tile shape written in Croqtile; the sweep picks
-# per problem shape the variant that gemm_sweep.py's tuning pass finds best.
-while read -r name flags; do
+# name, source (test/Integration/croqtile/SOURCE.co), defines. Each is a
+# tile shape written in Croqtile; the sweep picks per problem shape the
+# variant (and for split-K the split count) that gemm_sweep.py's tuning
+# pass finds best.
+while read -r name source flags; do
   # shellcheck disable=SC2086
-  "$build/bin/croqc" "$src" --emit=host -DGEMM="$name" $flags -o "$out/$name.cpp"
-  echo "$name $flags" >> "$out/variants.txt"
+  "$build/bin/croqc" "$root/test/Integration/croqtile/$source.co" --emit=host \
+    -DGEMM="$name" $flags -o "$out/$name.cpp"
+  echo "$name $source $flags" >> "$out/variants.txt"
 done <<'VARIANTS'
-croq_bn256_s4 -DBN=256 -DSTAGES=4
-croq_bn128_s6 -DBN=128 -DSTAGES=6
-croq_bn256_s4_g16 -DBN=256 -DSTAGES=4 -DGROUP_M=16
+croq_bn256_s4 gemm_f16_co -DBN=256 -DSTAGES=4
+croq_bn128_s6 gemm_f16_co -DBN=128 -DSTAGES=6
+croq_bn256_s4_g16 gemm_f16_co -DBN=256 -DSTAGES=4 -DGROUP_M=16
+croq_splitk_bn256 gemm_splitk_co -DBN=256 -DSTAGES=4
+croq_splitk_bn128 gemm_splitk_co -DBN=128 -DSTAGES=6
 VARIANTS
 cp "$root"/runtime/include/croq_runtime.h "$root"/runtime/lib/croq_runtime.cpp "$out/"
 echo "gemm bench: $(wc -l < "$out/variants.txt") variants in $out"

@@ -68,12 +68,13 @@ class CroqGemm:
         self.fn.restype = ctypes.c_int
         self.lib = lib
 
-    def bind(self, a, b, c):
+    def bind(self, a, b, c, *scalars):
         args = [ctypes.c_void_p(a.data_ptr()), ctypes.c_int64(a.shape[0]),
                 ctypes.c_int64(a.shape[1]), ctypes.c_void_p(b.data_ptr()),
                 ctypes.c_int64(b.shape[0]), ctypes.c_int64(b.shape[1]),
                 ctypes.c_void_p(c.data_ptr()), ctypes.c_int64(c.shape[0]),
                 ctypes.c_int64(c.shape[1])]
+        args += [ctypes.c_int64(v) for v in scalars]
         fn, set_stream = self.fn, self.lib.croq_rt_set_default_stream
 
         def call():
@@ -193,9 +194,20 @@ def main():
     lib.croq_rt_set_default_stream.argtypes = [ctypes.c_void_p]
     lib.croq_rt_last_error.restype = ctypes.c_char_p
     lib.croq_rt_set_synchronous(1 if args.sync else 0)
+    croq = []
     with open(os.path.join(args.bench_dir, "variants.txt")) as f:
-        variants = [line.split()[0] for line in f if line.strip()]
-    croq = [(v, CroqGemm(lib, v).bind) for v in variants]
+        for line in f:
+            if not line.strip():
+                continue
+            name, source = line.split()[:2]
+            gemm = CroqGemm(lib, name)
+            if source == "gemm_splitk_co":
+                # The split count is the kernel's argument: tuned per shape.
+                for splits in (2, 3, 4, 6, 8):
+                    croq.append((f"{name}_x{splits}",
+                                 lambda a, b, c, g=gemm, s=splits: g.bind(a, b, c, s)))
+            else:
+                croq.append((name, gemm.bind))
     triton = triton_systems()
     cublas = [("cublas", lambda a, b, c: (lambda: torch.mm(a, b.t(), out=c)))]
 

@@ -117,12 +117,16 @@ void mlir::croq::buildCroqGPUToNVVMPipeline(
   kernels.addPass(createConvertNVGPUToNVVMPass());
   kernels.addPass(memref::createExpandStridedMetadataPass());
   kernels.addPass(createLowerAffinePass());
+  kernels.addPass(createCroqUnrollMmaBatchesPass());
   kernels.addPass(createSCFToControlFlowPass());
   // Fragments are n-D vectors; canonicalization can leave n-D shape casts
   // and broadcasts of them, which the NVVM conversion does not unroll.
   kernels.addPass(createCroqLowerF8ConversionsPass());
   kernels.addPass(createCroqUnrollFragmentVectorsPass());
   kernels.addPass(createConvertGpuOpsToNVVMOps());
+  // One wgmma.fence per batch of MMAs, no empty commit groups or waits that
+  // wait for nothing, over the kernel's control flow graph.
+  kernels.addPass(createCroqElideWgmmaSyncsPass());
   kernels.addPass(createCroqExternDynamicSharedMemoryPass());
   // The C++ device functions kernels call, compiled and linked.
   CroqLinkDeviceCodePassOptions link;

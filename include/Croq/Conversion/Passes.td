@@ -503,4 +503,45 @@ def CroqUnrollFragmentVectorsPass
   let dependentDialects = ["::mlir::vector::VectorDialect"];
 }
 
+def CroqElideWgmmaSyncsPass
+    : Pass<"croq-elide-wgmma-syncs", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Drop warpgroup MMA fences, commits and waits that order "
+                "nothing";
+  let description = [{
+    The lowering of each `croq.mma` on warpgroup fragments opens with a
+    `wgmma.fence`, and each `mma.commit`, MMA future wait and `mma.store`
+    closes a commit group and waits. Over the kernel's control flow graph
+    (after scf is lowered to cf), this pass removes:
+
+    - a `wgmma.fence` right after another warpgroup MMA or fence of the
+      same block, with only integer arithmetic and struct element reads in
+      between: PTX orders accumulator accesses of consecutive wgmma of one
+      shape, and no other instruction touched a register. So a batch of
+      MMAs has one fence, before its first MMA;
+    - a `wgmma.commit_group` that no warpgroup MMA precedes on any path
+      since the last commit, when the next commit/wait of its block is
+      `wait_group 0` (an empty group that the wait drains anyway);
+    - a `wgmma.wait_group N` where at most N groups can be in flight on
+      every path (after `wait_group 0` with no commit since, say).
+
+    Calls and inline assembly that may issue warpgroup instructions make the
+    state unknown, which keeps everything after them.
+  }];
+}
+
+def CroqUnrollMmaBatchesPass
+    : Pass<"croq-unroll-mma-batches", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Fully unroll short loops of warpgroup MMAs";
+  let description = [{
+    A `foreach {kk} in [BK / 16]` over the K steps of a tile issues one
+    batch of warpgroup MMAs. This pass fully unrolls such loops (constant
+    bounds, at most 16 iterations, a warpgroup MMA in the body itself and no
+    nested loop), so that the batch is straight-line code:
+    croq-elide-wgmma-syncs then sees consecutive MMAs and keeps one fence
+    for the batch. (LLVM would unroll the loop later anyway, after the
+    fences are fixed.)
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect"];
+}
+
 #endif // CROQ_CONVERSION_PASSES_TD

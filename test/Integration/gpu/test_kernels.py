@@ -1107,6 +1107,13 @@ def check_splitk(kernel, what):
 @test
 def tma_wgmma_gemm_split_k():
     check_splitk(K.gemm_splitk_co, "split-K GEMM, 128x256x64")
+    a = torch.zeros(64, 64, device="cuda").half()
+    c = torch.zeros(64, 64, device="cuda").half()
+    try:
+        K.gemm_splitk_co(a, a, c, 0)
+        raise AssertionError("split-K GEMM accepted 0 splits")
+    except RuntimeError:
+        pass
 
 
 @test

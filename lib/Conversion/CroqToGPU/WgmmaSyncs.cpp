@@ -1,0 +1,249 @@
+//===- WgmmaSyncs.cpp - drop warpgroup MMA syncs that order nothing -------===//
+//
+// Part of the croq project: an MLIR dialect for the Croqtile GPU kernel
+// language.
+//
+//===----------------------------------------------------------------------===//
+//
+// croq-elide-wgmma-syncs: each croq.mma on warpgroup fragments lowers with
+// its own wgmma.fence, and each commit point (mma.commit, a wait on an MMA
+// future, mma.store) with a commit and a wait. Over the kernel's CFG, a
+// forward analysis tracks, per program point, whether a wgmma may have been
+// issued since the last commit (`dirty`, joined by or) and how many commit
+// groups can be in flight at most (`bound`, joined by max); the rewrite then
+// drops what that proves redundant (Passes.td has the rules).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Croq/Conversion/Passes.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Utils/Utils.h"
+#include "mlir/IR/Dominance.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/PostOrderIterator.h"
+
+#include <algorithm>
+
+namespace mlir::croq {
+#define GEN_PASS_DEF_CROQELIDEWGMMASYNCSPASS
+#define GEN_PASS_DEF_CROQUNROLLMMABATCHESPASS
+#include "Croq/Conversion/Passes.h.inc"
+} // namespace mlir::croq
+
+using namespace mlir;
+
+namespace {
+
+/// What an op does to the warpgroup MMA state.
+enum class Effect { None, Mma, Fence, Commit, Wait, Unknown };
+
+Effect effectOf(Operation *op) {
+  if (isa<NVVM::WgmmaMmaAsyncOp>(op))
+    return Effect::Mma;
+  if (isa<NVVM::WgmmaFenceAlignedOp>(op))
+    return Effect::Fence;
+  if (isa<NVVM::WgmmaGroupSyncAlignedOp>(op))
+    return Effect::Commit;
+  if (isa<NVVM::WgmmaWaitGroupSyncOp>(op))
+    return Effect::Wait;
+  if (auto asmOp = dyn_cast<LLVM::InlineAsmOp>(op)) {
+    StringRef text = asmOp.getAsmString();
+    // A register-A wgmma of the lowering is a wgmma and nothing else.
+    if (text.contains("wgmma.mma_async") && !text.contains("commit_group") &&
+        !text.contains("wait_group") && !text.contains("fence"))
+      return Effect::Mma;
+    return text.contains("wgmma") ? Effect::Unknown : Effect::None;
+  }
+  // A callee may issue warpgroup instructions of its own.
+  if (isa<CallOpInterface>(op))
+    return Effect::Unknown;
+  return Effect::None;
+}
+
+constexpr int64_t kUnbounded = std::numeric_limits<int64_t>::max() / 2;
+
+struct State {
+  bool dirty = false;
+  int64_t bound = 0;
+  bool operator==(const State &o) const {
+    return dirty == o.dirty && bound == o.bound;
+  }
+  void join(const State &o) {
+    dirty |= o.dirty;
+    bound = std::max(bound, o.bound);
+  }
+  void apply(Operation *op) {
+    switch (effectOf(op)) {
+    case Effect::Mma:
+      dirty = true;
+      break;
+    case Effect::Commit:
+      dirty = false;
+      bound = std::min(bound + 1, kUnbounded);
+      break;
+    case Effect::Wait:
+      bound = std::min<int64_t>(
+          bound, cast<NVVM::WgmmaWaitGroupSyncOp>(op).getGroup());
+      break;
+    case Effect::Unknown:
+      dirty = true;
+      bound = kUnbounded;
+      break;
+    case Effect::Fence:
+    case Effect::None:
+      break;
+    }
+  }
+};
+
+/// The state before each op of `region`'s blocks, to a fixed point.
+DenseMap<Operation *, State> analyze(Region &region) {
+  DenseMap<Block *, State> in;
+  DenseMap<Block *, bool> reached;
+  SmallVector<Block *> order;
+  for (Block *block : llvm::ReversePostOrderTraversal<Block *>(&region.front()))
+    order.push_back(block);
+  reached[&region.front()] = true;
+  in[&region.front()] = State();
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    for (Block *block : order) {
+      if (!reached.lookup(block))
+        continue;
+      State state = in[block];
+      for (Operation &op : *block)
+        state.apply(&op);
+      for (Block *succ : block->getSuccessors()) {
+        State joined = state;
+        if (reached.lookup(succ))
+          joined.join(in[succ]);
+        if (!reached.lookup(succ) || !(joined == in[succ])) {
+          in[succ] = joined;
+          reached[succ] = true;
+          changed = true;
+        }
+      }
+    }
+  }
+  DenseMap<Operation *, State> before;
+  for (Block *block : order) {
+    if (!reached.lookup(block))
+      continue;
+    State state = in[block];
+    for (Operation &op : *block) {
+      before[&op] = state;
+      state.apply(&op);
+    }
+  }
+  return before;
+}
+
+/// Ops a fence may look past to an earlier wgmma: they read no register of
+/// an MMA and write none (integer and pointer arithmetic for descriptors,
+/// and reading the elements of an accumulator struct, which only names its
+/// registers for the next wgmma).
+bool touchesNoMmaRegister(Operation *op) {
+  if (isa<LLVM::ExtractValueOp>(op))
+    return true;
+  if (op->getNumRegions() || !isMemoryEffectFree(op))
+    return false;
+  auto scalar = [](Type t) {
+    return t.isIntOrIndex() || isa<LLVM::LLVMPointerType>(t);
+  };
+  return llvm::all_of(op->getOperandTypes(), scalar) &&
+         llvm::all_of(op->getResultTypes(), scalar);
+}
+
+struct CroqElideWgmmaSyncsPass
+    : mlir::croq::impl::CroqElideWgmmaSyncsPassBase<CroqElideWgmmaSyncsPass> {
+  void runOnOperation() override {
+    getOperation().walk([&](FunctionOpInterface func) {
+      if (func.isExternal())
+        return;
+      Region &body = *func.getCallableRegion();
+      // Fences: one per batch of MMAs.
+      SmallVector<Operation *> dead;
+      for (Block &block : body) {
+        for (Operation &op : block) {
+          if (effectOf(&op) != Effect::Fence)
+            continue;
+          for (Operation *prev = op.getPrevNode(); prev;
+               prev = prev->getPrevNode()) {
+            Effect e = effectOf(prev);
+            if (e == Effect::Mma || e == Effect::Fence) {
+              dead.push_back(&op);
+              break;
+            }
+            if (e != Effect::None || !touchesNoMmaRegister(prev))
+              break;
+          }
+        }
+      }
+      for (Operation *op : dead)
+        op->erase();
+      // Empty commit groups that a wait_group 0 drains next.
+      dead.clear();
+      DenseMap<Operation *, State> before = analyze(body);
+      for (auto &[op, state] : before) {
+        if (effectOf(op) != Effect::Commit || state.dirty)
+          continue;
+        for (Operation *next = op->getNextNode(); next;
+             next = next->getNextNode()) {
+          Effect e = effectOf(next);
+          if (e == Effect::None || e == Effect::Fence)
+            continue;
+          if (e == Effect::Wait &&
+              cast<NVVM::WgmmaWaitGroupSyncOp>(next).getGroup() == 0)
+            dead.push_back(op);
+          break;
+        }
+      }
+      for (Operation *op : dead)
+        op->erase();
+      // Waits for fewer groups than can be in flight.
+      dead.clear();
+      before = analyze(body);
+      for (auto &[op, state] : before)
+        if (auto wait = dyn_cast<NVVM::WgmmaWaitGroupSyncOp>(op);
+            wait && state.bound <= static_cast<int64_t>(wait.getGroup()))
+          dead.push_back(op);
+      for (Operation *op : dead)
+        op->erase();
+    });
+  }
+};
+
+struct CroqUnrollMmaBatchesPass
+    : mlir::croq::impl::CroqUnrollMmaBatchesPassBase<
+          CroqUnrollMmaBatchesPass> {
+  void runOnOperation() override {
+    SmallVector<scf::ForOp> loops;
+    getOperation().walk([&](scf::ForOp loop) {
+      std::optional<APInt> trips = loop.getStaticTripCount();
+      if (!trips || trips->getSExtValue() < 1 || trips->getSExtValue() > 16)
+        return;
+      bool mma = false, nested = false;
+      for (Operation &op : *loop.getBody()) {
+        mma |= effectOf(&op) == Effect::Mma;
+        nested |= op.walk([](LoopLikeOpInterface) {
+                      return WalkResult::interrupt();
+                    }).wasInterrupted();
+      }
+      if (mma && !nested)
+        loops.push_back(loop);
+    });
+    for (scf::ForOp loop : loops)
+      if (failed(loopUnrollFull(loop))) {
+        loop.emitOpError("could not be unrolled");
+        return signalPassFailure();
+      }
+  }
+};
+
+} // namespace

@@ -1,0 +1,117 @@
+// RUN: croq-opt %s --split-input-file --pass-pipeline="builtin.module(gpu.module(croq-elide-wgmma-syncs))" | FileCheck %s
+
+!acc = !llvm.struct<(f32, f32, f32, f32)>
+
+// A batch of MMAs keeps the fence before its first MMA only: descriptor
+// arithmetic between them touches no MMA register.
+// CHECK-LABEL: llvm.func @batch
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK-NEXT: nvvm.wgmma.mma_async
+// CHECK-NOT: nvvm.wgmma.fence.aligned
+// CHECK: nvvm.wgmma.mma_async
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+gpu.module @k {
+  llvm.func @batch(%da: i64, %db: i64, %acc: !acc) -> !acc {
+    nvvm.wgmma.fence.aligned
+    %0 = nvvm.wgmma.mma_async %da, %db, %acc, <m = 64, n = 8, k = 16>, D[<f32>, <one>], A[<f16>, <one>, <row>], B[<f16>, <one>, <col>] : !acc -> !acc
+    %c2 = llvm.mlir.constant(2 : i64) : i64
+    %da2 = llvm.add %da, %c2 : i64
+    nvvm.wgmma.fence.aligned
+    %1 = nvvm.wgmma.mma_async %da2, %db, %0, <m = 64, n = 8, k = 16>, D[<f32>, <one>], A[<f16>, <one>, <row>], B[<f16>, <one>, <col>] : !acc -> !acc
+    nvvm.wgmma.commit.group.sync.aligned
+    nvvm.wgmma.wait.group.sync.aligned 0
+    llvm.return %1 : !acc
+  }
+}
+
+// -----
+
+!acc = !llvm.struct<(f32, f32, f32, f32)>
+
+// A register write between two MMAs (an accumulator element replaced), a
+// call and a commit each keep the next fence.
+// CHECK-LABEL: llvm.func @kept
+// CHECK-COUNT-4: nvvm.wgmma.fence.aligned
+gpu.module @k {
+  llvm.func @other()
+  llvm.func @kept(%da: i64, %db: i64, %acc: !acc, %x: f32) -> !acc {
+    nvvm.wgmma.fence.aligned
+    %0 = nvvm.wgmma.mma_async %da, %db, %acc, <m = 64, n = 8, k = 16>, D[<f32>, <one>], A[<f16>, <one>, <row>], B[<f16>, <one>, <col>] : !acc -> !acc
+    %1 = llvm.insertvalue %x, %0[0] : !acc
+    nvvm.wgmma.fence.aligned
+    %2 = nvvm.wgmma.mma_async %da, %db, %1, <m = 64, n = 8, k = 16>, D[<f32>, <one>], A[<f16>, <one>, <row>], B[<f16>, <one>, <col>] : !acc -> !acc
+    llvm.call @other() : () -> ()
+    nvvm.wgmma.fence.aligned
+    %3 = nvvm.wgmma.mma_async %da, %db, %2, <m = 64, n = 8, k = 16>, D[<f32>, <one>], A[<f16>, <one>, <row>], B[<f16>, <one>, <col>] : !acc -> !acc
+    nvvm.wgmma.commit.group.sync.aligned
+    nvvm.wgmma.fence.aligned
+    %4 = nvvm.wgmma.mma_async %da, %db, %3, <m = 64, n = 8, k = 16>, D[<f32>, <one>], A[<f16>, <one>, <row>], B[<f16>, <one>, <col>] : !acc -> !acc
+    nvvm.wgmma.commit.group.sync.aligned
+    nvvm.wgmma.wait.group.sync.aligned 0
+    llvm.return %4 : !acc
+  }
+}
+
+// -----
+
+!acc = !llvm.struct<(f32, f32, f32, f32)>
+
+// The K loop commits each iteration's batch and keeps one in flight. After
+// it, the commit before `wait_group 0` is empty on both paths (the loop ran
+// or not): dropped, the wait kept. The store's own commit and wait then
+// order nothing: both dropped. A wait that may see more groups than it
+// allows stays.
+// CHECK-LABEL: llvm.func @k_loop
+// CHECK: ^bb1(
+// CHECK: ^bb2:
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 1
+// CHECK: ^bb3:
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-NEXT: llvm.store
+// CHECK-NEXT: llvm.return
+gpu.module @k {
+  llvm.func @k_loop(%da: i64, %db: i64, %acc: !acc, %n: i64, %p: !llvm.ptr) {
+    %c0 = llvm.mlir.constant(0 : i64) : i64
+    %c1 = llvm.mlir.constant(1 : i64) : i64
+    llvm.br ^bb1(%c0, %acc : i64, !acc)
+  ^bb1(%i: i64, %a: !acc):
+    %more = llvm.icmp "slt" %i, %n : i64
+    llvm.cond_br %more, ^bb2, ^bb3
+  ^bb2:
+    nvvm.wgmma.fence.aligned
+    %next = nvvm.wgmma.mma_async %da, %db, %a, <m = 64, n = 8, k = 16>, D[<f32>, <one>], A[<f16>, <one>, <row>], B[<f16>, <one>, <col>] : !acc -> !acc
+    nvvm.wgmma.commit.group.sync.aligned
+    nvvm.wgmma.wait.group.sync.aligned 1
+    %j = llvm.add %i, %c1 : i64
+    llvm.br ^bb1(%j, %next : i64, !acc)
+  ^bb3:
+    nvvm.wgmma.commit.group.sync.aligned
+    nvvm.wgmma.wait.group.sync.aligned 0
+    nvvm.wgmma.commit.group.sync.aligned
+    nvvm.wgmma.wait.group.sync.aligned 0
+    llvm.store %a, %p : !acc, !llvm.ptr
+    llvm.return
+  }
+}
+
+// -----
+
+!acc = !llvm.struct<(f32, f32, f32, f32)>
+
+// An empty commit before `wait_group 1` is a group the wait counts: kept.
+// CHECK-LABEL: llvm.func @empty_group_counted
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 1
+gpu.module @k {
+  llvm.func @empty_group_counted(%da: i64, %db: i64, %acc: !acc) -> !acc {
+    nvvm.wgmma.fence.aligned
+    %0 = nvvm.wgmma.mma_async %da, %db, %acc, <m = 64, n = 8, k = 16>, D[<f32>, <one>], A[<f16>, <one>, <row>], B[<f16>, <one>, <col>] : !acc -> !acc
+    nvvm.wgmma.commit.group.sync.aligned
+    nvvm.wgmma.commit.group.sync.aligned
+    nvvm.wgmma.wait.group.sync.aligned 1
+    llvm.return %0 : !acc
+  }
+}
