@@ -83,10 +83,13 @@ def nvcc_flags(script):
         text = f.read().replace("\\\n", " ")
     line = next((l for l in text.splitlines() if "nvcc" in l), "")
     flags = []
-    for tok in line.split():
-        if tok == "--use_fast_math" or tok.startswith("-maxrregcount") or \
-                tok == "-DCUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED":
+    tokens = line.split()
+    for i, tok in enumerate(tokens):
+        if tok == "--use_fast_math":
             flags.append(tok)
+        elif tok.lstrip("-").startswith("maxrregcount"):
+            count = tok.split("=", 1)[1] if "=" in tok else tokens[i + 1]
+            flags.append(f"-maxrregcount={count}")
     return flags
 
 
@@ -120,6 +123,13 @@ def wrap(cu, where, function):
                                                             f"  {function}(lhs, rhs, out);")
 
 
+def write_if_changed(path, text):
+    if os.path.exists(path) and open(path).read() == text:
+        return
+    with open(path, "w") as f:
+        f.write(text)
+
+
 def best_kept(results, count):
     """The `count` kept kernels of a results.tsv with the most TFLOP/s."""
     kept = []
@@ -145,9 +155,10 @@ def main():
     args = ap.parse_args()
     root = os.path.join(args.tuner, ROOT)
     out = args.out
-    shutil.rmtree(out, ignore_errors=True)
+    # lib/ (what build.sh built) stays: build.sh skips a library newer than
+    # its source, and sources are rewritten only when they change.
     for d in ("choreo_rt", "choreo", "choreo-gen", "croq"):
-        os.makedirs(os.path.join(out, d))
+        os.makedirs(os.path.join(out, d), exist_ok=True)
     headers = {}
     kernels = []
     for results in sorted(glob.glob(os.path.join(root, "logs", "matmul_f*16fp32_*", "*",
@@ -192,8 +203,8 @@ def main():
                 if text is None:
                     continue
                 try:
-                    with open(os.path.join(out, kind, name + ".cu"), "w") as f:
-                        f.write(wrap(text, f"{kind} {name}", function))
+                    write_if_changed(os.path.join(out, kind, name + ".cu"),
+                                     wrap(text, f"{kind} {name}", function))
                     entry[kind] = True
                 except ValueError as e:
                     entry["notes"].append(str(e))
@@ -230,8 +241,11 @@ def main():
                              "croq_runtime.h"), os.path.join(out, "croq"))
     with open(os.path.join(out, "manifest.json"), "w") as f:
         json.dump({"headers": headers, "kernels": kernels}, f, indent=1)
+    # CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED: the tuner passes it for N
+    # tiles such as 160 and 200 (EXTRA_TARGET_CFLAGS); it only adds shapes.
     base = ("-O3 -gencode arch=compute_90a,code=sm_90a -std=c++17 "
             "-DCUTLASS_ENABLE_TENSOR_CORE_MMA=1 -D__CHOREO_TARGET_CUTE__ "
+            "-DCUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED "
             "-D__USE_CUDA_TYPE__ -D__CHOREO_DMA_DIAGNOSIS__ --expt-relaxed-constexpr "
             "-shared -Xcompiler -fPIC")
     lines = ["#!/usr/bin/env bash",
@@ -244,6 +258,7 @@ def main():
              'mkdir -p "$here/lib"',
              "build() {",
              '  local kind="$1" name="$2"; shift 2',
+             '  [ "$here/lib/$kind-$name.so" -nt "$here/$kind/$name.cu" ] && return',
              f'  nvcc {base} "$@" -I"$here/choreo_rt" -I"$cutlass" '
              '"$here/$kind/$name.cu" -lcuda -o "$here/lib/$kind-$name.so" '
              '> "$here/lib/$kind-$name.log" 2>&1 && echo "built $kind $name" || echo "FAILED $kind $name"',

@@ -264,3 +264,11 @@ bool mlir::croq::isGroupInvariantCopy(DmaCopyOp copy, Operation *kernel) {
   }
   return true;
 }
+
+int64_t mlir::croq::blocksPerSM(Operation *op) {
+  for (auto parallel = op->getParentOfType<ParallelOp>(); parallel;
+       parallel = parallel->getParentOfType<ParallelOp>())
+    if (parallel.getLevel() == Level::Block)
+      return static_cast<int64_t>(parallel.getMinBlocks().value_or(1));
+  return 1;
+}

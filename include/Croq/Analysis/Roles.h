@@ -71,14 +71,18 @@ struct RoleOverlap {
 std::optional<RoleOverlap> findRoleOverlap(ArrayRef<InThreadsOp> roles,
                                            Operation **unknown = nullptr);
 
-/// Registers per thread at entry of a kernel bounded to one block of
-/// `blockThreads` per SM (what ptxas allocates under .maxntid and
-/// .minnctapersm 1): the 64K-register file divided evenly, in the
+/// Registers per thread at entry of a kernel bounded to `blocksPerSM`
+/// blocks of `blockThreads` per SM (what ptxas allocates under .maxntid
+/// and .minnctapersm): the 64K-register file divided evenly, in the
 /// allocation unit of 8, at most 255.
-inline int64_t entryRegisters(int64_t blockThreads) {
-  int64_t even = (64 * 1024 / blockThreads) / 8 * 8;
+inline int64_t entryRegisters(int64_t blockThreads, int64_t blocksPerSM = 1) {
+  int64_t even = (64 * 1024 / blocksPerSM / blockThreads) / 8 * 8;
   return even < 255 ? even : 255;
 }
+
+/// The blocks per SM the block-level parallel around `op` asks for
+/// (`[[launch_bounds(_, N)]]`, its min_blocks), 1 without one.
+int64_t blocksPerSM(Operation *op);
 
 } // namespace mlir::croq
 

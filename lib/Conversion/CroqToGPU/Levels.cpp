@@ -283,8 +283,8 @@ struct NestedParallelLowering : ScopedPattern<ParallelOp> {
 /// (croq-bound-kernel-registers makes that count known to ptxas).
 static void emitRoleRegisters(ConversionPatternRewriter &rewriter,
                               Location loc, int64_t regs, Block *block,
-                              int64_t blockDim) {
-  int64_t entry = entryRegisters(blockDim);
+                              int64_t blockDim, int64_t blocks) {
+  int64_t entry = entryRegisters(blockDim, blocks);
   if (regs == entry)
     return;
   OpBuilder::InsertionGuard guard(rewriter);
@@ -326,6 +326,13 @@ struct WarpSpecializeLowering : ScopedPattern<WarpSpecializeOp> {
   matchAndRewrite(WarpSpecializeOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     int64_t blockDim = analysis.getScope(op).blockDim;
+    // The block parallel is a gpu.launch by now: its launch_hints say how
+    // many blocks share an SM.
+    int64_t blocks = 1;
+    if (auto launch = op->getParentOfType<gpu::LaunchOp>())
+      launch.getBody().walk([&](LaunchHintsOp hints) {
+        blocks = static_cast<int64_t>(hints.getMinBlocks().value_or(1));
+      });
     SmallVector<InThreadsOp> roles = op.getRoles();
     ArrayRef<int32_t> budgets = op.getRegisters();
     if (roles.size() == 1) {
@@ -336,7 +343,7 @@ struct WarpSpecializeLowering : ScopedPattern<WarpSpecializeOp> {
       Block *thenBlock = ifOp.thenBlock();
       inlineBody(rewriter, role.getBody(), thenBlock->getTerminator(), {});
       emitRoleRegisters(rewriter, role.getLoc(), budgets.front(), thenBlock,
-                        blockDim);
+                        blockDim, blocks);
       rewriter.eraseOp(op);
       return success();
     }
@@ -363,7 +370,8 @@ struct WarpSpecializeLowering : ScopedPattern<WarpSpecializeOp> {
       Block *block = rewriter.createBlock(&dispatch.getCaseRegions()[i]);
       auto yield = scf::YieldOp::create(rewriter, role.getLoc());
       inlineBody(rewriter, role.getBody(), yield, {});
-      emitRoleRegisters(rewriter, role.getLoc(), budgets[i], block, blockDim);
+      emitRoleRegisters(rewriter, role.getLoc(), budgets[i], block, blockDim,
+                        blocks);
     }
     rewriter.eraseOp(op);
     return success();

@@ -277,3 +277,32 @@ func.func @roles_apart(%g: memref<64xf32>, %n: index) {
   }
   return
 }
+
+// -----
+
+// Two blocks per SM ([[launch_bounds(_, 2)]]): each block has half the
+// register file, 32768 registers: the producer warpgroup 40 each, the two
+// consumer warpgroups share the remaining 27648 (104 each).
+// CHECK-LABEL: func.func @two_blocks_per_sm
+// CHECK: croq.warp_specialize registers(40, 104) {
+func.func @two_blocks_per_sm(%g: memref<64xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  croq.parallel (%b) by [%n] : block {
+    %s = memref.alloc() : memref<64xf32, #gpu.address_space<workgroup>>
+    croq.parallel (%p) by [%c3] : warpgroup {
+      %producer = arith.cmpi eq, %p, %c0 : index
+      croq.inthreads async (%producer) {
+        croq.dma.copy %g to %s : memref<64xf32> to memref<64xf32, #gpu.address_space<workgroup>>
+      }
+      %consumer = arith.cmpi uge, %p, %c1 : index
+      croq.inthreads async (%consumer) {
+        %v = memref.load %s[%c0] : memref<64xf32, #gpu.address_space<workgroup>>
+        %w = arith.addf %v, %v : f32
+        memref.store %w, %g[%c0] : memref<64xf32>
+      }
+    }
+  } attributes {min_blocks = 2 : i64}
+  return
+}

@@ -168,8 +168,11 @@ struct CroqWarpSpecializePass
     // Warpgroups outside every role keep the entry budget; a role the
     // program gave a budget (setreg) has it; producers get
     // producer-registers and the other consumers share what is left.
-    int64_t entry = entryRegisters(blockThreads);
-    int64_t left = kRegisterFile - idleThreads * entry;
+    // With [[launch_bounds(_, N)]], N blocks share the SM's register file.
+    int64_t blocks = blocksPerSM(group);
+    int64_t registerFile = kRegisterFile / blocks;
+    int64_t entry = entryRegisters(blockThreads, blocks);
+    int64_t left = registerFile - idleThreads * entry;
     int64_t sharingThreads = 0;
     for (auto [role, isProducerRole] : llvm::zip_equal(roles, producer)) {
       int64_t threads = *countRoleThreads(role);
@@ -181,9 +184,12 @@ struct CroqWarpSpecializePass
         sharingThreads += threads;
     }
     if (left < sharingThreads * kMinRegisters) {
-      InFlightDiagnostic diag =
-          group.emitOpError("has roles that do not fit in the 64K-register "
-                            "file");
+      InFlightDiagnostic diag = group.emitOpError("has roles that do not fit in ");
+      if (blocks > 1)
+        diag << "the " << registerFile / 1024 << "K registers of a block "
+             << "(launch_bounds asks for " << blocks << " blocks per SM)";
+      else
+        diag << "the 64K-register file";
       if (sharingThreads)
         diag << ": consumers would get "
              << std::max<int64_t>(left, 0) / sharingThreads / 8 * 8
@@ -191,7 +197,7 @@ struct CroqWarpSpecializePass
                 "warpgroups or lower producer-registers";
       else
         diag << ": the budgets of its roles need "
-             << kRegisterFile - left << " registers; lower the setreg counts";
+             << registerFile - left << " registers; lower the setreg counts";
       return diag;
     }
     int64_t consumerRegisters =
