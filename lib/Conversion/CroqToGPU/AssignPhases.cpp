@@ -334,18 +334,18 @@ struct CroqAssignPhasesPass
                               "events allocated in the kernel have");
     Value &slotBits = bits[alloc];
     if (!slotBits) {
-      OpBuilder atAlloc(alloc->getContext());
-      atAlloc.setInsertionPointAfter(alloc);
-      slotBits = createPhaseBits(atAlloc, alloc.getLoc(),
+      // At the top of the kernel body, which becomes the kernel's entry
+      // block: LLVM promotes only entry-block allocas to registers (the
+      // events' initialization branches on the thread before `alloc`).
+      OpBuilder atEntry =
+          OpBuilder::atBlockBegin(&kernelOf(alloc).getBody().front());
+      slotBits = createPhaseBits(atEntry, alloc.getLoc(),
                                  type.getNumElements(), ready);
     }
     Value slot = linearSlot(b, loc, type, wait.getIndices());
-    Value parity = memref::LoadOp::create(b, loc, slotBits, slot);
-    wait.getParityMutable().assign(parity);
+    wait.getParityMutable().assign(loadPhaseBit(b, loc, slotBits, slot));
     b.setInsertionPointAfter(wait);
-    Value flipped = arith::XOrIOp::create(
-        b, loc, parity, arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1));
-    memref::StoreOp::create(b, loc, flipped, slotBits, slot);
+    flipPhaseBit(b, loc, slotBits, slot);
     return success();
   }
 };

@@ -246,13 +246,55 @@ Value createMBarriers(OpBuilder &b, Location loc, int64_t count,
   return group;
 }
 
+/// Up to 64 slots keep their bits in one i64 (bit s for slot s), stored in
+/// a one-element alloca that LLVM promotes to a register: the slot index
+/// is a run-time value, and an array of bits indexed by it would live in
+/// local memory (a local load and store per wait). More slots take an i1
+/// array.
+static constexpr int64_t kPackedPhaseBits = 64;
+
 Value createPhaseBits(OpBuilder &b, Location loc, int64_t count, bool start) {
+  if (count <= kPackedPhaseBits) {
+    Value word =
+        memref::AllocaOp::create(b, loc, MemRefType::get({1}, b.getI64Type()));
+    uint64_t ones = count == 64 ? ~uint64_t(0) : (uint64_t(1) << count) - 1;
+    Value value = arith::ConstantIntOp::create(b, loc, b.getI64Type(),
+                                               start ? int64_t(ones) : 0);
+    memref::StoreOp::create(b, loc, value, word, ValueRange{cIndex(b, loc, 0)});
+    return word;
+  }
   Value bits =
       memref::AllocaOp::create(b, loc, MemRefType::get({count}, b.getI1Type()));
   Value value = arith::ConstantIntOp::create(b, loc, b.getI1Type(), start);
   for (int64_t i = 0; i < count; ++i)
     memref::StoreOp::create(b, loc, value, bits, ValueRange{cIndex(b, loc, i)});
   return bits;
+}
+
+Value loadPhaseBit(OpBuilder &b, Location loc, Value bits, Value slot) {
+  if (cast<MemRefType>(bits.getType()).getElementType().isInteger(1))
+    return memref::LoadOp::create(b, loc, bits, slot);
+  Value word = memref::LoadOp::create(b, loc, bits, ValueRange{cIndex(b, loc, 0)});
+  Value shift = arith::IndexCastUIOp::create(b, loc, b.getI64Type(), slot);
+  Value shifted = arith::ShRUIOp::create(b, loc, word, shift);
+  return arith::TruncIOp::create(b, loc, b.getI1Type(), shifted);
+}
+
+void flipPhaseBit(OpBuilder &b, Location loc, Value bits, Value slot) {
+  if (cast<MemRefType>(bits.getType()).getElementType().isInteger(1)) {
+    Value bit = memref::LoadOp::create(b, loc, bits, slot);
+    Value flipped = arith::XOrIOp::create(
+        b, loc, bit, arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1));
+    memref::StoreOp::create(b, loc, flipped, bits, slot);
+    return;
+  }
+  Value zero = cIndex(b, loc, 0);
+  Value word = memref::LoadOp::create(b, loc, bits, ValueRange{zero});
+  Value shift = arith::IndexCastUIOp::create(b, loc, b.getI64Type(), slot);
+  Value mask = arith::ShLIOp::create(
+      b, loc, arith::ConstantIntOp::create(b, loc, b.getI64Type(), 1), shift);
+  memref::StoreOp::create(b, loc, arith::XOrIOp::create(b, loc, word, mask),
+                          bits, ValueRange{zero});
 }
 
 void replaceCopy(ConversionPatternRewriter &rewriter, Operation *copy,
@@ -268,12 +310,10 @@ void replaceCopy(ConversionPatternRewriter &rewriter, Operation *copy,
 /// generations it has seen.
 void waitOnPhaseBit(OpBuilder &b, Location loc, Value group,
                            Value slot, Value bits, Value bit) {
-  Value parity = memref::LoadOp::create(b, loc, bits, bit);
+  Value parity = loadPhaseBit(b, loc, bits, bit);
   nvgpu::MBarrierTryWaitParityOp::create(b, loc, group, parity,
                                          cIndex(b, loc, 10000000), slot);
-  Value flipped = arith::XOrIOp::create(
-      b, loc, parity, arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1));
-  memref::StoreOp::create(b, loc, flipped, bits, bit);
+  flipPhaseBit(b, loc, bits, bit);
 }
 
 /// Row-major delinearisation of `linear` over `extents`.

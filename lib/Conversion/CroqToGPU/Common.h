@@ -108,7 +108,14 @@ std::optional<SmallVector<Value>>
 validExtents(ConversionPatternRewriter &rewriter, Location loc, Value view);
 /// The sizes of a memref, constant or dynamic.
 SmallVector<Value> memrefSizes(OpBuilder &b, Location loc, Value memref);
+/// A waiter's phase bits for `count` slots, all `start`: its own count of
+/// the generations each slot has completed (parity), as a memref that
+/// loadPhaseBit and flipPhaseBit read and update.
 Value createPhaseBits(OpBuilder &b, Location loc, int64_t count, bool start);
+/// The phase bit of slot `slot` (index) of `bits`, as an i1.
+Value loadPhaseBit(OpBuilder &b, Location loc, Value bits, Value slot);
+/// Flips the phase bit of slot `slot` of `bits`.
+void flipPhaseBit(OpBuilder &b, Location loc, Value bits, Value slot);
 /// Replaces a copy by its destination (the data of its future), or erases
 /// it when it has no future.
 void replaceCopy(ConversionPatternRewriter &rewriter, Operation *copy,

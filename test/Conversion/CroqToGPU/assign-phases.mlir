@@ -91,24 +91,29 @@ func.func @order_and_ready(%n: index, %o: index) {
 // -----
 
 // The slot is not `iv % 2` of the loop, so the loop cannot name the
-// generation: each thread keeps a bit per slot (after the event, starting
-// at `ready`), loads it as the parity and flips it after the wait.
+// generation: each thread keeps a bit per slot, packed into one i64 (bit s
+// for slot s, all starting at `ready`) at the top of the kernel body, where
+// LLVM keeps it in a register; it reads the slot's bit as the parity and
+// flips it after the wait.
 // CHECK-LABEL: func.func @counted
-// CHECK: %[[E:.*]] = croq.event.alloc ready
-// CHECK-NEXT: %[[BITS:.*]] = memref.alloca() : memref<2xi1>
-// CHECK-NEXT: %[[TRUE:.*]] = arith.constant true
+// CHECK: croq.parallel
+// CHECK-NEXT: %[[BITS:.*]] = memref.alloca() : memref<1xi64>
+// CHECK-NEXT: %[[READY:.*]] = arith.constant 3 : i64
 // CHECK-NEXT: %[[C0:.*]] = arith.constant 0 : index
-// CHECK-NEXT: memref.store %[[TRUE]], %[[BITS]][%[[C0]]] : memref<2xi1>
-// CHECK-NEXT: %[[C1:.*]] = arith.constant 1 : index
-// CHECK-NEXT: memref.store %[[TRUE]], %[[BITS]][%[[C1]]] : memref<2xi1>
+// CHECK-NEXT: memref.store %[[READY]], %[[BITS]][%[[C0]]] : memref<1xi64>
+// CHECK-NEXT: %[[E:.*]] = croq.event.alloc ready
 // CHECK: scf.for
 // CHECK: %[[S:.*]] = arith.remui %{{.*}}, %{{.*}} : index
 // CHECK: %[[SLOT:.*]] = arith.addi %{{.*}}, %[[S]] : index
-// CHECK-NEXT: %[[P:.*]] = memref.load %[[BITS]][%[[SLOT]]] : memref<2xi1>
+// CHECK: %[[WORD:.*]] = memref.load %[[BITS]][%{{.*}}] : memref<1xi64>
+// CHECK-NEXT: %[[SHIFT:.*]] = arith.index_castui %[[SLOT]] : index to i64
+// CHECK-NEXT: %[[SHIFTED:.*]] = arith.shrui %[[WORD]], %[[SHIFT]] : i64
+// CHECK-NEXT: %[[P:.*]] = arith.trunci %[[SHIFTED]] : i64 to i1
 // CHECK-NEXT: croq.event.wait %[[E]][%[[S]]] parity %[[P]]
-// CHECK-NEXT: %[[T:.*]] = arith.constant true
-// CHECK-NEXT: %[[F:.*]] = arith.xori %[[P]], %[[T]] : i1
-// CHECK-NEXT: memref.store %[[F]], %[[BITS]][%[[SLOT]]] : memref<2xi1>
+// CHECK: %[[OLD:.*]] = memref.load %[[BITS]]
+// CHECK: %[[MASK:.*]] = arith.shli %{{.*}}, %{{.*}} : i64
+// CHECK-NEXT: %[[NEW:.*]] = arith.xori %[[OLD]], %[[MASK]] : i64
+// CHECK-NEXT: memref.store %[[NEW]], %[[BITS]]
 func.func @counted(%n: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -217,12 +222,12 @@ func.func @previous_slot(%n: index, %last: index) {
 // the iteration), so the event's other wait, which the D1 rule would
 // cover, counts too: both load and flip the phase bits.
 // CHECK-LABEL: func.func @one_rule_per_event
+// CHECK: %[[BITS:.*]] = memref.alloca() : memref<1xi64>
 // CHECK: %[[E:.*]] = croq.event.alloc
-// CHECK-NEXT: %[[BITS:.*]] = memref.alloca() : memref<2xi1>
 // CHECK: memref.load %[[BITS]]
-// CHECK-NEXT: croq.event.wait %[[E]]
+// CHECK: croq.event.wait %[[E]]
 // CHECK: memref.load %[[BITS]]
-// CHECK-NEXT: croq.event.wait %[[E]]
+// CHECK: croq.event.wait %[[E]]
 func.func @one_rule_per_event(%n: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -258,8 +263,8 @@ func.func @one_rule_per_event(%n: index) {
 // the first %start iterations): the D1 rule would be a generation ahead of
 // the slot's fills, so the event counts at run time.
 // CHECK-LABEL: func.func @skip_prefix
+// CHECK: memref.alloca() : memref<1xi64>
 // CHECK: croq.event.alloc
-// CHECK-NEXT: memref.alloca() : memref<2xi1>
 func.func @skip_prefix(%n: index, %start: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -297,8 +302,8 @@ func.func @skip_prefix(%n: index, %start: index) {
 // An event waited before its loop and in it: the loop's generations would
 // not count the first wait, so the event counts at run time.
 // CHECK-LABEL: func.func @prologue_wait
+// CHECK: memref.alloca() : memref<1xi64>
 // CHECK: croq.event.alloc
-// CHECK-NEXT: memref.alloca() : memref<2xi1>
 func.func @prologue_wait(%n: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index

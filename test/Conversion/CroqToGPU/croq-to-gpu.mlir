@@ -472,13 +472,15 @@ func.func @role_dispatch(%n: index, %out: memref<2xindex>) {
 // The slot is not `iv % 2` of the loop, so (iv - lb) / 2 would not count the
 // earlier waits on it: each thread keeps a phase bit per slot instead.
 // CHECK-LABEL: func.func @wait_counts_phases
-// CHECK: %[[BITS:.*]] = memref.alloca() : memref<2xi1>
-// CHECK: memref.store %false, %[[BITS]]
+// CHECK: %[[BITS:.*]] = memref.alloca() : memref<1xi64>
+// CHECK: memref.store %c0_i64, %[[BITS]]
 // CHECK: scf.for
-// CHECK: %[[P:.*]] = memref.load %[[BITS]][%[[S:.*]]] : memref<2xi1>
+// CHECK: %[[W:.*]] = memref.load %[[BITS]][%{{.*}}] : memref<1xi64>
+// CHECK: %[[SH:.*]] = arith.shrui %[[W]]
+// CHECK: %[[P:.*]] = arith.trunci %[[SH]] : i64 to i1
 // CHECK: nvgpu.mbarrier.try_wait.parity %{{.*}}[%{{.*}}], %[[P]]
-// CHECK: %[[F:.*]] = arith.xori %[[P]], %true
-// CHECK: memref.store %[[F]], %[[BITS]][%[[S]]]
+// CHECK: %[[F:.*]] = arith.xori %{{.*}}, %{{.*}} : i64
+// CHECK: memref.store %[[F]], %[[BITS]][%{{.*}}] : memref<1xi64>
 func.func @wait_counts_phases(%n: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -511,7 +513,7 @@ func.func @wait_counts_phases(%n: index) {
 
 // A wait in a while loop counts its phases at run time too.
 // CHECK-LABEL: func.func @wait_in_while
-// CHECK: memref.alloca() : memref<1xi1>
+// CHECK: memref.alloca() : memref<1xi64>
 // CHECK: scf.while
 // CHECK: nvgpu.mbarrier.try_wait.parity
 // CHECK: arith.xori
@@ -599,10 +601,12 @@ func.func @warpgroup_mma(%a: memref<64x64xf16>, %b: memref<64x64xf16>,
 // CHECK: gpu.launch
 // CHECK: %[[BAR:.*]] = nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>>
 // CHECK: nvgpu.mbarrier.init %[[BAR]][%{{.*}}], %c1
-// CHECK: %[[PHASE:.*]] = memref.alloca() : memref<1xi1>
+// CHECK: %[[PHASE:.*]] = memref.alloca() : memref<1xi64>
 // CHECK: nvgpu.mbarrier.arrive.expect_tx %[[BAR]][%{{.*}}], %c4096
 // CHECK-NEXT: nvgpu.tma.async.load %[[MAP]][%[[COL:.*]], %[[ROW:.*]]], %[[BAR]]
-// CHECK: %[[P:.*]] = memref.load %[[PHASE]]
+// CHECK: %[[W:.*]] = memref.load %[[PHASE]]
+// CHECK: %[[SH:.*]] = arith.shrui %[[W]]
+// CHECK: %[[P:.*]] = arith.trunci %[[SH]] : i64 to i1
 // CHECK: nvgpu.mbarrier.try_wait.parity %[[BAR]][%{{.*}}], %[[P]]
 func.func @tma_sync_load(%g: memref<?x?xf32>, %n: index) {
   %c32 = arith.constant 32 : index

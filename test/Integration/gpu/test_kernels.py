@@ -1087,6 +1087,20 @@ def tma_wgmma_gemm_f16_output_bn128():
     check_gemm_f16(K.gemm_f16_bn128, "f16-output GEMM, 128x128x64, 6 stages")
 
 
+@test
+def tma_wgmma_gemm_persistent_f16_output():
+    # 132 blocks over 544 tiles at 4000x4304 (4 or 5 each, the last tile
+    # iteration guarded), 16 x 16 tiles at 2048^3, fewer tiles than blocks.
+    check_gemm_f16(K.gemm_persistent_f16_co,
+                   "persistent f16-output GEMM, 128x256x64, 4 stages")
+
+
+@test
+def tma_wgmma_gemm_persistent_f16_output_bn128():
+    check_gemm_f16(K.gemm_persistent_f16_bn128,
+                   "persistent f16-output GEMM, 128x128x64, 6 stages")
+
+
 def check_splitk(kernel, what):
     # splits x tiles blocks: 4 x 32 at 1024x1024 with 128x256 tiles; K
     # tile counts that the splits do not divide (the last split's extra
