@@ -306,3 +306,58 @@ func.func @two_blocks_per_sm(%g: memref<64xf32>, %n: index) {
   } attributes {min_blocks = 2 : i64}
   return
 }
+
+// -----
+
+// An MMA kernel with 73 KiB of shared buffers (two fit in the SM's 227
+// KiB) whose consumer holds a 64x128 f32 accumulator (64 registers per
+// thread, 128 at the entry of two 256-thread blocks): the pass asks for two
+// blocks per SM (min_blocks 2) and budgets half the register file. With a
+// 120 KiB buffer only one block fits: no min_blocks, the whole file.
+// CHECK-LABEL: func.func @two_blocks_chosen
+// CHECK: croq.warp_specialize registers(40, 216)
+// CHECK: attributes {min_blocks = 2 : i64}
+// CHECK-LABEL: func.func @one_block_by_shared_memory
+// CHECK: croq.warp_specialize registers(40, 240)
+// CHECK-NOT: min_blocks
+func.func @two_blocks_chosen(%g: memref<36x1024xf16>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %zero = arith.constant 0.0 : f32
+  croq.parallel (%b) by [%n] : block {
+    %s = memref.alloc() : memref<36x1024xf16, #gpu.address_space<workgroup>>
+    croq.parallel (%p) by [%c2] : warpgroup {
+      %producer = arith.cmpi eq, %p, %c0 : index
+      croq.inthreads async (%producer) {
+        croq.dma.copy %g to %s : memref<36x1024xf16> to memref<36x1024xf16, #gpu.address_space<workgroup>>
+      }
+      %consumer = arith.cmpi eq, %p, %c1 : index
+      croq.inthreads async (%consumer) {
+        %acc = croq.mma.fill %zero : f32 -> !croq.frag<acc, 64x128xf32, warpgroup>
+      }
+    }
+  }
+  return
+}
+
+func.func @one_block_by_shared_memory(%g: memref<60x1024xf16>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %zero = arith.constant 0.0 : f32
+  croq.parallel (%b) by [%n] : block {
+    %s = memref.alloc() : memref<60x1024xf16, #gpu.address_space<workgroup>>
+    croq.parallel (%p) by [%c2] : warpgroup {
+      %producer = arith.cmpi eq, %p, %c0 : index
+      croq.inthreads async (%producer) {
+        croq.dma.copy %g to %s : memref<60x1024xf16> to memref<60x1024xf16, #gpu.address_space<workgroup>>
+      }
+      %consumer = arith.cmpi eq, %p, %c1 : index
+      croq.inthreads async (%consumer) {
+        %acc = croq.mma.fill %zero : f32 -> !croq.frag<acc, 64x128xf32, warpgroup>
+      }
+    }
+  }
+  return
+}

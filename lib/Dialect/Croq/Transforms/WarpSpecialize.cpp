@@ -20,6 +20,7 @@
 #include "Croq/Dialect/Croq/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
@@ -50,6 +51,69 @@ static bool isProducer(InThreadsOp role) {
       computes = true;
   });
   return copies && !computes;
+}
+
+/// Whether two blocks of an MMA kernel fit on one SM: their shared buffers
+/// (static, each padded to the 1 KiB swizzle alignment, and the 1 KiB the
+/// SM reserves per block) in its 227 KiB, and both the registers ptxas
+/// gives each thread of two blocks (64K / (2 * threads)) and the consumers'
+/// share of half the register file cover their accumulators with 40 to
+/// spare. Kernels whose roles set their own budgets (setreg) keep one
+/// block.
+static bool twoBlocksFit(ParallelOp kernel, ArrayRef<InThreadsOp> roles,
+                         ArrayRef<bool> producer, int64_t blockThreads,
+                         int64_t producerRegisters) {
+  constexpr int64_t kSharedPerSM = 232448, kReserved = 1024, kAlign = 1024;
+  int64_t shared = kReserved;
+  bool known = true;
+  kernel.getBody().walk([&](Operation *op) {
+    if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
+      MemRefType type = alloc.getType();
+      if (getStorage(type) != Storage::Shared)
+        return;
+      if (!type.hasStaticShape()) {
+        known = false;
+        return;
+      }
+      int64_t bytes =
+          type.getNumElements() * getStorageBytes(type.getElementType());
+      shared += (bytes + kAlign - 1) / kAlign * kAlign;
+    } else if (auto events = dyn_cast<EventAllocOp>(op)) {
+      shared += 8 * events.getType().getNumElements();
+    }
+  });
+  if (!known || 2 * shared > kSharedPerSM)
+    return false;
+  int64_t accumulators = 0;
+  for (InThreadsOp role : roles) {
+    int64_t elements = 0;
+    role.getBody().walk([&](MmaFillOp fill) {
+      auto frag = cast<FragType>(fill.getType());
+      int64_t count = 1;
+      for (int64_t d : frag.getShape())
+        count *= d;
+      elements += count / levelThreads(frag.getScope());
+    });
+    accumulators = std::max(accumulators, elements);
+  }
+  if (accumulators == 0)
+    return false;
+  int64_t need = accumulators + 40;
+  int64_t entry = entryRegisters(blockThreads, 2);
+  int64_t left = kRegisterFile / 2, consumers = 0, selected = 0;
+  for (auto [constRole, isProducer] : llvm::zip_equal(roles, producer)) {
+    InThreadsOp role = constRole;
+    if (role.getRegisters())
+      return false;
+    int64_t threads = *countRoleThreads(role);
+    selected += threads;
+    if (isProducer)
+      left -= threads * producerRegisters;
+    else
+      consumers += threads;
+  }
+  left -= (blockThreads - selected) * entry;
+  return entry >= need && consumers > 0 && left / consumers / 8 * 8 >= need;
 }
 
 namespace {
@@ -169,6 +233,15 @@ struct CroqWarpSpecializePass
     // program gave a budget (setreg) has it; producers get
     // producer-registers and the other consumers share what is left.
     // With [[launch_bounds(_, N)]], N blocks share the SM's register file.
+    // Without one, two blocks per SM where their shared memory and
+    // accumulators allow it (a 1P1C 64x128 tile): a block's epilogue then
+    // overlaps the other's main loop. The choice is the kernel's min_blocks,
+    // as [[launch_bounds(_, 2)]] would set it.
+    if (auto kernel = group->getParentOfType<ParallelOp>();
+        kernel && kernel.getLevel() == Level::Block && !kernel.getMinBlocks() &&
+        twoBlocksFit(kernel, roles, producer, blockThreads, producerRegisters))
+      kernel.setMinBlocksAttr(
+          IntegerAttr::get(IntegerType::get(kernel.getContext(), 64), 2));
     int64_t blocks = blocksPerSM(group);
     int64_t registerFile = kRegisterFile / blocks;
     int64_t entry = entryRegisters(blockThreads, blocks);

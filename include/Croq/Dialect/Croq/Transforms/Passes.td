@@ -143,6 +143,15 @@ def CroqWarpSpecializePass : Pass<"croq-warp-specialize"> {
     ```
 
     Example: 1 producer and 2 consumer warpgroups get 40 and 232 registers.
+
+    A kernel without `[[launch_bounds(_, N)]]` whose consumers hold MMA
+    accumulators gets `min_blocks = 2` on its block parallel when two of its
+    blocks fit on an SM: their static shared buffers (each padded to 1 KiB,
+    plus the 1 KiB the SM reserves per block) in 227 KiB, and the registers
+    of two blocks (ptxas's entry count, and the consumers' share of half the
+    file) cover the accumulators with 40 to spare, so that one block's
+    epilogue overlaps the other's main loop. With min_blocks N (written or
+    chosen), the budgets share 64K / N registers.
   }];
   let options = [
     Option<"producerRegisters", "producer-registers", "int64_t",
