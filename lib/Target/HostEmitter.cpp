@@ -630,19 +630,23 @@ LogicalResult HostEmitter::emitAlloc(memref::AllocOp alloc) {
   SmallVector<std::string> dims;
   std::string bytes = std::to_string(elementBytes) + "LL";
   unsigned dynamic = 0;
+  std::string what = "a global tensor";
+  if (auto at = dyn_cast<FileLineColLoc>(alloc.getLoc()))
+    what += " declared at line " + std::to_string(at.getLine());
   for (int64_t d = 0; d < type.getRank(); ++d) {
     std::string dim = type.isDynamicDim(d)
                           ? use(alloc.getDynamicSizes()[dynamic++])
                           : std::to_string(type.getDimSize(d)) + "LL";
+    if (type.isDynamicDim(d))
+      os << "  if (" << dim << " < 0) return croq_rt_fail(\"" << function
+         << "\", \"%s has extent %lld in dimension " << d << "\", "
+         << cString(what) << ", (long long)" << dim << ");\n";
     dims.push_back(dim);
     bytes += " * " + dim;
   }
   // The owner frees the buffer when the function returns, on every path,
   // after the work queued so far (stream-ordered: the kernels that use it
   // finish first).
-  std::string what = "a global tensor";
-  if (auto at = dyn_cast<FileLineColLoc>(alloc.getLoc()))
-    what += " declared at line " + std::to_string(at.getLine());
   std::string name = define(alloc);
   os << "  croq_rt_allocation " << name << "_owner;\n"
      << "  if (int err = croq_rt_alloc(&" << name << "_owner.ptr, " << bytes

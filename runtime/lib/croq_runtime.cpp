@@ -164,6 +164,15 @@ extern "C" int croq_rt_launch(croq_module *module, const char *kernel,
                               int cooperative) {
   if (!stream)
     stream = defaultStream;
+  // A synchronous call finished every earlier launch before this one; an
+  // asynchronous call keeps that order on the device: work on another
+  // stream (an owned one, or a stream argument) starts after what was
+  // queued on the default stream so far.
+  if (!synchronousCalls && stream != defaultStream) {
+    CUresult ordered = orderAfter(stream, defaultStream);
+    if (ordered != CUDA_SUCCESS)
+      return report(ordered, caller, "ordering the launch of", kernel);
+  }
   if (gridX <= 0 || gridY <= 0 || gridZ <= 0) {
     if (gridX == 0 || gridY == 0 || gridZ == 0)
       return 0; // An empty grid launches nothing.

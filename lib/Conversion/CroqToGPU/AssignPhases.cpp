@@ -334,12 +334,17 @@ struct CroqAssignPhasesPass
                               "events allocated in the kernel have");
     Value &slotBits = bits[alloc];
     if (!slotBits) {
-      // At the top of the kernel body, which becomes the kernel's entry
-      // block: LLVM promotes only entry-block allocas to registers (the
-      // events' initialization branches on the thread before `alloc`).
+      // The alloca at the top of the kernel body, which becomes the
+      // kernel's entry block (LLVM promotes only entry-block allocas to
+      // registers; the events' initialization branches on the thread
+      // before `alloc`); its initial bits where the event is declared, so
+      // that a declaration run again (in a loop) starts them again with
+      // its barriers.
       OpBuilder atEntry =
           OpBuilder::atBlockBegin(&kernelOf(alloc).getBody().front());
-      slotBits = createPhaseBits(atEntry, alloc.getLoc(),
+      OpBuilder atAlloc(alloc->getContext());
+      atAlloc.setInsertionPointAfter(alloc);
+      slotBits = createPhaseBits(atEntry, atAlloc, alloc.getLoc(),
                                  type.getNumElements(), ready);
     }
     Value slot = linearSlot(b, loc, type, wait.getIndices());

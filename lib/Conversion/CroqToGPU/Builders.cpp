@@ -253,22 +253,29 @@ Value createMBarriers(OpBuilder &b, Location loc, int64_t count,
 /// array.
 static constexpr int64_t kPackedPhaseBits = 64;
 
-Value createPhaseBits(OpBuilder &b, Location loc, int64_t count, bool start) {
+Value createPhaseBits(OpBuilder &at, OpBuilder &init, Location loc,
+                      int64_t count, bool start) {
   if (count <= kPackedPhaseBits) {
-    Value word =
-        memref::AllocaOp::create(b, loc, MemRefType::get({1}, b.getI64Type()));
+    Value word = memref::AllocaOp::create(
+        at, loc, MemRefType::get({1}, at.getI64Type()));
     uint64_t ones = count == 64 ? ~uint64_t(0) : (uint64_t(1) << count) - 1;
-    Value value = arith::ConstantIntOp::create(b, loc, b.getI64Type(),
+    Value value = arith::ConstantIntOp::create(init, loc, init.getI64Type(),
                                                start ? int64_t(ones) : 0);
-    memref::StoreOp::create(b, loc, value, word, ValueRange{cIndex(b, loc, 0)});
+    memref::StoreOp::create(init, loc, value, word,
+                            ValueRange{cIndex(init, loc, 0)});
     return word;
   }
-  Value bits =
-      memref::AllocaOp::create(b, loc, MemRefType::get({count}, b.getI1Type()));
-  Value value = arith::ConstantIntOp::create(b, loc, b.getI1Type(), start);
+  Value bits = memref::AllocaOp::create(
+      at, loc, MemRefType::get({count}, at.getI1Type()));
+  Value value = arith::ConstantIntOp::create(init, loc, init.getI1Type(), start);
   for (int64_t i = 0; i < count; ++i)
-    memref::StoreOp::create(b, loc, value, bits, ValueRange{cIndex(b, loc, i)});
+    memref::StoreOp::create(init, loc, value, bits,
+                            ValueRange{cIndex(init, loc, i)});
   return bits;
+}
+
+Value createPhaseBits(OpBuilder &b, Location loc, int64_t count, bool start) {
+  return createPhaseBits(b, b, loc, count, start);
 }
 
 Value loadPhaseBit(OpBuilder &b, Location loc, Value bits, Value slot) {

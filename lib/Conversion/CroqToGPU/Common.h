@@ -112,6 +112,9 @@ SmallVector<Value> memrefSizes(OpBuilder &b, Location loc, Value memref);
 /// the generations each slot has completed (parity), as a memref that
 /// loadPhaseBit and flipPhaseBit read and update.
 Value createPhaseBits(OpBuilder &b, Location loc, int64_t count, bool start);
+/// The same, with the memref created at `at` and its bits set at `init`.
+Value createPhaseBits(OpBuilder &at, OpBuilder &init, Location loc,
+                      int64_t count, bool start);
 /// The phase bit of slot `slot` (index) of `bits`, as an i1.
 Value loadPhaseBit(OpBuilder &b, Location loc, Value bits, Value slot);
 /// Flips the phase bit of slot `slot` of `bits`.

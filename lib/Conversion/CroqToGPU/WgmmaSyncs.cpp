@@ -101,18 +101,24 @@ struct State {
   }
 };
 
-/// The state before each op of `region`'s blocks, to a fixed point.
-DenseMap<Operation *, State> analyze(Region &region) {
+/// The state before each op of `region`'s blocks, to a fixed point, from
+/// `entry` at its entry block.
+DenseMap<Operation *, State> analyze(Region &region, State entry) {
   DenseMap<Block *, State> in;
   DenseMap<Block *, bool> reached;
   SmallVector<Block *> order;
   for (Block *block : llvm::ReversePostOrderTraversal<Block *>(&region.front()))
     order.push_back(block);
   reached[&region.front()] = true;
-  in[&region.front()] = State();
+  in[&region.front()] = entry;
   bool changed = true;
-  while (changed) {
+  for (int sweep = 0; changed; ++sweep) {
     changed = false;
+    // Widening: a loop that commits without a wait bounding it would raise
+    // the count one step per sweep; past a few sweeps it is unbounded.
+    if (sweep == 8)
+      for (auto &[block, state] : in)
+        state.bound = kUnbounded;
     for (Block *block : order) {
       if (!reached.lookup(block))
         continue;
@@ -153,8 +159,10 @@ bool touchesNoMmaRegister(Operation *op) {
     return true;
   if (op->getNumRegions() || !isMemoryEffectFree(op))
     return false;
+  // Not i32: register-A operands and f16 or s32 accumulators are i32s.
   auto scalar = [](Type t) {
-    return t.isIntOrIndex() || isa<LLVM::LLVMPointerType>(t);
+    return t.isIndex() || t.isInteger(64) || t.isInteger(1) ||
+           isa<LLVM::LLVMPointerType>(t);
   };
   return llvm::all_of(op->getOperandTypes(), scalar) &&
          llvm::all_of(op->getResultTypes(), scalar);
@@ -167,6 +175,11 @@ struct CroqElideWgmmaSyncsPass
       if (func.isExternal())
         return;
       Region &body = *func.getCallableRegion();
+      // A kernel starts with nothing in flight; another function may be
+      // called with its caller's groups in flight.
+      State entry;
+      if (!func->hasAttr("nvvm.kernel") && !func->hasAttr("gpu.kernel"))
+        entry = State{/*dirty=*/true, kUnbounded};
       // Fences: one per batch of MMAs.
       SmallVector<Operation *> dead;
       for (Block &block : body) {
@@ -189,7 +202,7 @@ struct CroqElideWgmmaSyncsPass
         op->erase();
       // Empty commit groups that a wait_group 0 drains next.
       dead.clear();
-      DenseMap<Operation *, State> before = analyze(body);
+      DenseMap<Operation *, State> before = analyze(body, entry);
       for (auto &[op, state] : before) {
         if (effectOf(op) != Effect::Commit || state.dirty)
           continue;
@@ -208,7 +221,7 @@ struct CroqElideWgmmaSyncsPass
         op->erase();
       // Waits for fewer groups than can be in flight.
       dead.clear();
-      before = analyze(body);
+      before = analyze(body, entry);
       for (auto &[op, state] : before)
         if (auto wait = dyn_cast<NVVM::WgmmaWaitGroupSyncOp>(op);
             wait && state.bound <= static_cast<int64_t>(wait.getGroup()))

@@ -92,16 +92,16 @@ func.func @order_and_ready(%n: index, %o: index) {
 
 // The slot is not `iv % 2` of the loop, so the loop cannot name the
 // generation: each thread keeps a bit per slot, packed into one i64 (bit s
-// for slot s, all starting at `ready`) at the top of the kernel body, where
-// LLVM keeps it in a register; it reads the slot's bit as the parity and
-// flips it after the wait.
+// for slot s) allocated at the top of the kernel body, where LLVM keeps it
+// in a register, and set to `ready` where the event is declared; it reads
+// the slot's bit as the parity and flips it after the wait.
 // CHECK-LABEL: func.func @counted
 // CHECK: croq.parallel
 // CHECK-NEXT: %[[BITS:.*]] = memref.alloca() : memref<1xi64>
+// CHECK-NEXT: %[[E:.*]] = croq.event.alloc ready
 // CHECK-NEXT: %[[READY:.*]] = arith.constant 3 : i64
 // CHECK-NEXT: %[[C0:.*]] = arith.constant 0 : index
 // CHECK-NEXT: memref.store %[[READY]], %[[BITS]][%[[C0]]] : memref<1xi64>
-// CHECK-NEXT: %[[E:.*]] = croq.event.alloc ready
 // CHECK: scf.for
 // CHECK: %[[S:.*]] = arith.remui %{{.*}}, %{{.*}} : index
 // CHECK: %[[SLOT:.*]] = arith.addi %{{.*}}, %[[S]] : index

@@ -12,7 +12,7 @@
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
 // CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
 gpu.module @k {
-  llvm.func @batch(%da: i64, %db: i64, %acc: !acc) -> !acc {
+  llvm.func @batch(%da: i64, %db: i64, %acc: !acc) -> !acc attributes {nvvm.kernel} {
     nvvm.wgmma.fence.aligned
     %0 = nvvm.wgmma.mma_async %da, %db, %acc, <m = 64, n = 8, k = 16>, D[<f32>, <one>], A[<f16>, <one>, <row>], B[<f16>, <one>, <col>] : !acc -> !acc
     %c2 = llvm.mlir.constant(2 : i64) : i64
@@ -35,7 +35,7 @@ gpu.module @k {
 // CHECK-COUNT-4: nvvm.wgmma.fence.aligned
 gpu.module @k {
   llvm.func @other()
-  llvm.func @kept(%da: i64, %db: i64, %acc: !acc, %x: f32) -> !acc {
+  llvm.func @kept(%da: i64, %db: i64, %acc: !acc, %x: f32) -> !acc attributes {nvvm.kernel} {
     nvvm.wgmma.fence.aligned
     %0 = nvvm.wgmma.mma_async %da, %db, %acc, <m = 64, n = 8, k = 16>, D[<f32>, <one>], A[<f16>, <one>, <row>], B[<f16>, <one>, <col>] : !acc -> !acc
     %1 = llvm.insertvalue %x, %0[0] : !acc
@@ -72,7 +72,7 @@ gpu.module @k {
 // CHECK-NEXT: llvm.store
 // CHECK-NEXT: llvm.return
 gpu.module @k {
-  llvm.func @k_loop(%da: i64, %db: i64, %acc: !acc, %n: i64, %p: !llvm.ptr) {
+  llvm.func @k_loop(%da: i64, %db: i64, %acc: !acc, %n: i64, %p: !llvm.ptr) attributes {nvvm.kernel} {
     %c0 = llvm.mlir.constant(0 : i64) : i64
     %c1 = llvm.mlir.constant(1 : i64) : i64
     llvm.br ^bb1(%c0, %acc : i64, !acc)
@@ -106,12 +106,25 @@ gpu.module @k {
 // CHECK-NEXT: nvvm.wgmma.commit.group.sync.aligned
 // CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 1
 gpu.module @k {
-  llvm.func @empty_group_counted(%da: i64, %db: i64, %acc: !acc) -> !acc {
+  llvm.func @empty_group_counted(%da: i64, %db: i64, %acc: !acc) -> !acc attributes {nvvm.kernel} {
     nvvm.wgmma.fence.aligned
     %0 = nvvm.wgmma.mma_async %da, %db, %acc, <m = 64, n = 8, k = 16>, D[<f32>, <one>], A[<f16>, <one>, <row>], B[<f16>, <one>, <col>] : !acc -> !acc
     nvvm.wgmma.commit.group.sync.aligned
     nvvm.wgmma.commit.group.sync.aligned
     nvvm.wgmma.wait.group.sync.aligned 1
     llvm.return %0 : !acc
+  }
+}
+
+// -----
+
+// A function that is not a kernel may be called with its caller's groups in
+// flight: its wait is kept.
+// CHECK-LABEL: llvm.func @device_function
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+gpu.module @k {
+  llvm.func @device_function() {
+    nvvm.wgmma.wait.group.sync.aligned 0
+    llvm.return
   }
 }

@@ -53,6 +53,24 @@ static bool isProducer(InThreadsOp role) {
   return copies && !computes;
 }
 
+/// Whether `kernel` has one warpgroup parallel with roles: the blocks per
+/// SM are the kernel's, so they are chosen only where one group's budgets
+/// decide them (another group budgeted for one block would then ask for
+/// registers two blocks do not have).
+static bool hasOneRoleGroup(ParallelOp kernel) {
+  int64_t groups = 0;
+  kernel.getBody().walk([&](ParallelOp group) {
+    if (group.getLevel() != Level::Warpgroup)
+      return;
+    for (Operation &op : group.getBody().front())
+      if (auto role = dyn_cast<InThreadsOp>(op); role && role.getAsync()) {
+        ++groups;
+        return;
+      }
+  });
+  return groups == 1;
+}
+
 /// Whether two blocks of an MMA kernel fit on one SM: their shared buffers
 /// (static, each padded to the 1 KiB swizzle alignment, and the 1 KiB the
 /// SM reserves per block) in its 227 KiB, and both the registers ptxas
@@ -100,7 +118,7 @@ static bool twoBlocksFit(ParallelOp kernel, ArrayRef<InThreadsOp> roles,
     return false;
   int64_t need = accumulators + 40;
   int64_t entry = entryRegisters(blockThreads, 2);
-  int64_t left = kRegisterFile / 2, consumers = 0, selected = 0;
+  int64_t left = entry * blockThreads, consumers = 0, selected = 0;
   for (auto [constRole, isProducer] : llvm::zip_equal(roles, producer)) {
     InThreadsOp role = constRole;
     if (role.getRegisters())
@@ -239,12 +257,16 @@ struct CroqWarpSpecializePass
     // as [[launch_bounds(_, 2)]] would set it.
     if (auto kernel = group->getParentOfType<ParallelOp>();
         kernel && kernel.getLevel() == Level::Block && !kernel.getMinBlocks() &&
+        !kernel.getMaxRegisters() && hasOneRoleGroup(kernel) &&
         twoBlocksFit(kernel, roles, producer, blockThreads, producerRegisters))
       kernel.setMinBlocksAttr(
           IntegerAttr::get(IntegerType::get(kernel.getContext(), 64), 2));
     int64_t blocks = blocksPerSM(group);
-    int64_t registerFile = kRegisterFile / blocks;
+    // A block's pool is what its warps get at launch: the entry count
+    // (rounded down to 8) times its threads, not 64K / blocks; budgets past
+    // it would make setmaxnreg.inc wait for registers nobody frees.
     int64_t entry = entryRegisters(blockThreads, blocks);
+    int64_t registerFile = entry * blockThreads;
     int64_t left = registerFile - idleThreads * entry;
     int64_t sharingThreads = 0;
     for (auto [role, isProducerRole] : llvm::zip_equal(roles, producer)) {
