@@ -35,7 +35,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 def run_one(out, kernel, rounds, calls):
     import torch
     sys.path.insert(0, HERE)
-    from gemm_sweep import time_graph
+    from gemm_sweep import time_calls, time_graph
 
     m, n, k = kernel["shape"]
     torch.manual_seed(0)
@@ -103,13 +103,7 @@ def run_one(out, kernel, rounds, calls):
     def per_call(fn):
         fn()
         torch.cuda.synchronize()
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        for _ in range(calls):
-            fn()
-        e.record()
-        e.synchronize()
-        return s.elapsed_time(e) / calls
+        return time_calls(fn, calls)
 
     # Correctness first, on the output of one call each.
     for kind, (_, call, c) in list(systems.items()):
