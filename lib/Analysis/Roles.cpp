@@ -10,6 +10,7 @@
 #include "Croq/Dialect/Croq/IR/CroqTypes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Matchers.h"
@@ -266,9 +267,18 @@ bool mlir::croq::isGroupInvariantCopy(DmaCopyOp copy, Operation *kernel) {
 }
 
 int64_t mlir::croq::blocksPerSM(Operation *op) {
-  for (auto parallel = op->getParentOfType<ParallelOp>(); parallel;
-       parallel = parallel->getParentOfType<ParallelOp>())
-    if (parallel.getLevel() == Level::Block)
+  for (Operation *parent = op->getParentOp(); parent;
+       parent = parent->getParentOp()) {
+    if (auto parallel = dyn_cast<ParallelOp>(parent);
+        parallel && parallel.getLevel() == Level::Block)
       return static_cast<int64_t>(parallel.getMinBlocks().value_or(1));
+    // Lowered, the block parallel is a gpu.launch whose body starts with
+    // its launch_hints.
+    if (auto launch = dyn_cast<gpu::LaunchOp>(parent)) {
+      for (auto hints : launch.getBody().front().getOps<LaunchHintsOp>())
+        return static_cast<int64_t>(hints.getMinBlocks().value_or(1));
+      return 1;
+    }
+  }
   return 1;
 }

@@ -81,7 +81,8 @@ inline int64_t entryRegisters(int64_t blockThreads, int64_t blocksPerSM = 1) {
 }
 
 /// The blocks per SM the block-level parallel around `op` asks for
-/// (`[[launch_bounds(_, N)]]`, its min_blocks), 1 without one.
+/// (`[[launch_bounds(_, N)]]`, its min_blocks; once lowered, the
+/// launch_hints of its gpu.launch), 1 without one.
 int64_t blocksPerSM(Operation *op);
 
 } // namespace mlir::croq

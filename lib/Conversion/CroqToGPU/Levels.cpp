@@ -326,13 +326,7 @@ struct WarpSpecializeLowering : ScopedPattern<WarpSpecializeOp> {
   matchAndRewrite(WarpSpecializeOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     int64_t blockDim = analysis.getScope(op).blockDim;
-    // The block parallel is a gpu.launch by now: its launch_hints say how
-    // many blocks share an SM.
-    int64_t blocks = 1;
-    if (auto launch = op->getParentOfType<gpu::LaunchOp>())
-      launch.getBody().walk([&](LaunchHintsOp hints) {
-        blocks = static_cast<int64_t>(hints.getMinBlocks().value_or(1));
-      });
+    int64_t blocks = blocksPerSM(op);
     SmallVector<InThreadsOp> roles = op.getRoles();
     ArrayRef<int32_t> budgets = op.getRegisters();
     if (roles.size() == 1) {

@@ -362,3 +362,34 @@ func.func @one_block_by_shared_memory(%g: memref<60x1024xf16>, %n: index) {
   }
   return
 }
+
+// -----
+
+// The same choice in the comma form, roles in the thread level's body
+// (`parallel p by 2 : group-4, t by 128 : thread`).
+// CHECK-LABEL: func.func @two_blocks_comma_form
+// CHECK: croq.warp_specialize registers(40, 216)
+// CHECK: attributes {min_blocks = 2 : i64}
+func.func @two_blocks_comma_form(%g: memref<36x1024xf16>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c128 = arith.constant 128 : index
+  %zero = arith.constant 0.0 : f32
+  croq.parallel (%b) by [%n] : block {
+    %s = memref.alloc() : memref<36x1024xf16, #gpu.address_space<workgroup>>
+    croq.parallel (%p) by [%c2] : warpgroup {
+      croq.parallel (%t) by [%c128] : thread {
+        %producer = arith.cmpi eq, %p, %c0 : index
+        croq.inthreads async (%producer) {
+          croq.dma.copy %g to %s : memref<36x1024xf16> to memref<36x1024xf16, #gpu.address_space<workgroup>>
+        }
+        %consumer = arith.cmpi eq, %p, %c1 : index
+        croq.inthreads async (%consumer) {
+          %acc = croq.mma.fill %zero : f32 -> !croq.frag<acc, 64x128xf32, warpgroup>
+        }
+      }
+    }
+  }
+  return
+}

@@ -400,21 +400,37 @@ private:
     SmallVector<Value> base;
   };
 
+  /// The scf.for whose counter `value` is, or null.
+  static scf::ForOp counterLoop(Value value) {
+    auto arg = dyn_cast<BlockArgument>(value);
+    auto loop = arg ? dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp())
+                    : scf::ForOp();
+    return loop && arg == loop.getInductionVar() ? loop : scf::ForOp();
+  }
+
+  /// [lb, ub) of a loop counter with constant bounds and step 1, which a
+  /// slot's span covers; nullopt for any other value.
+  static std::optional<std::pair<int64_t, int64_t>> counterRange(Value value) {
+    scf::ForOp loop = counterLoop(value);
+    if (!loop)
+      return std::nullopt;
+    std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound());
+    std::optional<int64_t> ub = getConstantIntValue(loop.getUpperBound());
+    std::optional<int64_t> step = getConstantIntValue(loop.getStep());
+    if (!lb || !ub || !step || *step != 1 || *ub <= *lb)
+      return std::nullopt;
+    return std::pair{*lb, *ub};
+  }
+
   /// `value` as `j * c` (or `j`) of a loop counter `j`: |c|, else nullopt.
   static std::optional<int64_t> loopTerm(Value value) {
-    auto isCounter = [](Value v) {
-      auto arg = dyn_cast<BlockArgument>(v);
-      auto loop = arg ? dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp())
-                      : scf::ForOp();
-      return loop && arg == loop.getInductionVar();
-    };
-    if (isCounter(value))
+    if (counterLoop(value))
       return 1;
     if (auto mul = value.getDefiningOp<arith::MulIOp>())
       for (auto [x, y] : {std::pair{mul.getLhs(), mul.getRhs()},
                           std::pair{mul.getRhs(), mul.getLhs()}})
         if (std::optional<int64_t> c = getConstantIntValue(y);
-            c && *c != 0 && isCounter(x))
+            c && *c != 0 && counterLoop(x))
           return std::abs(*c);
     return std::nullopt;
   }
@@ -431,20 +447,6 @@ private:
       return !(isa<scf::ForOp, scf::WhileOp>(owner) &&
                owner->isProperAncestor(threads));
     });
-  }
-
-  /// `value` is a loop counter with constant bounds and step 1, which the
-  /// slot's span covers instead of a loop term.
-  static bool getLoopRange(Value value) {
-    auto arg = dyn_cast<BlockArgument>(value);
-    auto loop = arg ? dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp())
-                    : scf::ForOp();
-    if (!loop || arg != loop.getInductionVar())
-      return false;
-    std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound());
-    std::optional<int64_t> ub = getConstantIntValue(loop.getUpperBound());
-    std::optional<int64_t> step = getConstantIntValue(loop.getStep());
-    return lb && ub && step && *step == 1 && *ub > *lb;
   }
 
   static std::optional<Slot> slotOf(Value index, ParallelOp threads,
@@ -509,24 +511,15 @@ private:
         }
         // A loop counter times a constant, of any trip count.
         if (std::optional<int64_t> l = loopTerm(y);
-            l && slot->loopStride == 0 && !getLoopRange(y)) {
+            l && slot->loopStride == 0 && !counterRange(y)) {
           slot->loopStride = *l;
           return slot;
         }
         // A loop counter inside the thread: 0 <= r < trip count.
-        if (auto arg = dyn_cast<BlockArgument>(y)) {
-          auto loop = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp());
-          std::optional<int64_t> lb, ub, step;
-          if (loop && arg == loop.getInductionVar()) {
-            lb = getConstantIntValue(loop.getLowerBound());
-            ub = getConstantIntValue(loop.getUpperBound());
-            step = getConstantIntValue(loop.getStep());
-          }
-          if (lb && ub && step && *step == 1 && *ub > *lb) {
-            slot->offset += *lb;
-            slot->span += *ub - *lb - 1;
-            return slot;
-          }
+        if (auto range = counterRange(y)) {
+          slot->offset += range->first;
+          slot->span += range->second - range->first - 1;
+          return slot;
         }
       }
       return std::nullopt;

@@ -32,7 +32,6 @@ namespace mlir::croq {
 using namespace mlir;
 using namespace mlir::croq;
 
-static constexpr int64_t kRegisterFile = 64 * 1024;
 static constexpr int64_t kMinRegisters = 24;
 
 /// A producer moves data and computes nothing worth registers.
@@ -53,6 +52,22 @@ static bool isProducer(InThreadsOp role) {
   return copies && !computes;
 }
 
+/// The roles of a warpgroup parallel: the `inthreads.async` regions of its
+/// body, or of the body of its thread level in the comma form `parallel p
+/// by n : group-4, t by 128 : thread`.
+static SmallVector<InThreadsOp> rolesOf(ParallelOp group) {
+  Block *body = &group.getBody().front();
+  for (Operation &op : *body)
+    if (auto child = dyn_cast<ParallelOp>(op);
+        child && child.getLevel() == Level::Thread)
+      body = &child.getBody().front();
+  SmallVector<InThreadsOp> roles;
+  for (Operation &op : *body)
+    if (auto role = dyn_cast<InThreadsOp>(op); role && role.getAsync())
+      roles.push_back(role);
+  return roles;
+}
+
 /// Whether `kernel` has one warpgroup parallel with roles: the blocks per
 /// SM are the kernel's, so they are chosen only where one group's budgets
 /// decide them (another group budgeted for one block would then ask for
@@ -60,24 +75,51 @@ static bool isProducer(InThreadsOp role) {
 static bool hasOneRoleGroup(ParallelOp kernel) {
   int64_t groups = 0;
   kernel.getBody().walk([&](ParallelOp group) {
-    if (group.getLevel() != Level::Warpgroup)
-      return;
-    for (Operation &op : group.getBody().front())
-      if (auto role = dyn_cast<InThreadsOp>(op); role && role.getAsync()) {
-        ++groups;
-        return;
-      }
+    if (group.getLevel() == Level::Warpgroup && !rolesOf(group).empty())
+      ++groups;
   });
   return groups == 1;
 }
 
+/// A block's registers with `blocks` blocks per SM: ptxas's entry count
+/// per thread, the pool the block gets at launch (entry count x threads:
+/// budgets past it would make setmaxnreg.inc wait for registers nobody
+/// frees), and what is left of the pool for the consumer threads that share
+/// it, after warpgroups outside every role (the entry count), roles with
+/// their own budget (setreg) and producers (`producerRegisters`).
+struct RegisterPool {
+  int64_t entry, pool, left, sharingThreads = 0;
+};
+
+static RegisterPool registerPool(ArrayRef<InThreadsOp> roles,
+                                 ArrayRef<bool> producer, int64_t blockThreads,
+                                 int64_t blocks, int64_t producerRegisters) {
+  RegisterPool p;
+  p.entry = entryRegisters(blockThreads, blocks);
+  p.pool = p.entry * blockThreads;
+  p.left = p.pool;
+  int64_t selected = 0;
+  for (auto [constRole, isProducer] : llvm::zip_equal(roles, producer)) {
+    InThreadsOp role = constRole;
+    int64_t threads = *countRoleThreads(role);
+    selected += threads;
+    if (std::optional<int32_t> fixed = role.getRegisters())
+      p.left -= threads * *fixed;
+    else if (isProducer)
+      p.left -= threads * producerRegisters;
+    else
+      p.sharingThreads += threads;
+  }
+  p.left -= (blockThreads - selected) * p.entry;
+  return p;
+}
+
 /// Whether two blocks of an MMA kernel fit on one SM: their shared buffers
 /// (static, each padded to the 1 KiB swizzle alignment, and the 1 KiB the
-/// SM reserves per block) in its 227 KiB, and both the registers ptxas
-/// gives each thread of two blocks (64K / (2 * threads)) and the consumers'
-/// share of half the register file cover their accumulators with 40 to
-/// spare. Kernels whose roles set their own budgets (setreg) keep one
-/// block.
+/// SM reserves per block) in its 227 KiB, and both ptxas's entry count for
+/// two blocks and the consumers' share of a block's pool cover their
+/// accumulators with 40 to spare. Kernels whose roles set their own budgets
+/// (setreg) keep one block.
 static bool twoBlocksFit(ParallelOp kernel, ArrayRef<InThreadsOp> roles,
                          ArrayRef<bool> producer, int64_t blockThreads,
                          int64_t producerRegisters) {
@@ -104,6 +146,8 @@ static bool twoBlocksFit(ParallelOp kernel, ArrayRef<InThreadsOp> roles,
     return false;
   int64_t accumulators = 0;
   for (InThreadsOp role : roles) {
+    if (InThreadsOp(role).getRegisters())
+      return false;
     int64_t elements = 0;
     role.getBody().walk([&](MmaFillOp fill) {
       auto frag = cast<FragType>(fill.getType());
@@ -117,21 +161,10 @@ static bool twoBlocksFit(ParallelOp kernel, ArrayRef<InThreadsOp> roles,
   if (accumulators == 0)
     return false;
   int64_t need = accumulators + 40;
-  int64_t entry = entryRegisters(blockThreads, 2);
-  int64_t left = entry * blockThreads, consumers = 0, selected = 0;
-  for (auto [constRole, isProducer] : llvm::zip_equal(roles, producer)) {
-    InThreadsOp role = constRole;
-    if (role.getRegisters())
-      return false;
-    int64_t threads = *countRoleThreads(role);
-    selected += threads;
-    if (isProducer)
-      left -= threads * producerRegisters;
-    else
-      consumers += threads;
-  }
-  left -= (blockThreads - selected) * entry;
-  return entry >= need && consumers > 0 && left / consumers / 8 * 8 >= need;
+  RegisterPool p =
+      registerPool(roles, producer, blockThreads, 2, producerRegisters);
+  return p.entry >= need && p.sharingThreads > 0 &&
+         p.left / p.sharingThreads / 8 * 8 >= need;
 }
 
 namespace {
@@ -170,17 +203,7 @@ struct CroqWarpSpecializePass
   }
 
   LogicalResult specialize(ParallelOp group, DataFlowSolver &solver) {
-    // Roles sit in the warpgroup body, or in the body of its thread level
-    // in the comma form `parallel p by n : group-4, t by 128 : thread`.
-    Block *body = &group.getBody().front();
-    for (Operation &op : *body)
-      if (auto child = dyn_cast<ParallelOp>(op);
-          child && child.getLevel() == Level::Thread)
-        body = &child.getBody().front();
-    SmallVector<InThreadsOp> roles;
-    for (Operation &op : *body)
-      if (auto role = dyn_cast<InThreadsOp>(op); role && role.getAsync())
-        roles.push_back(role);
+    SmallVector<InThreadsOp> roles = rolesOf(group);
     if (roles.empty())
       return success();
     // A role of single threads (`p == 0 && t == 0`) occupies its whole
@@ -245,8 +268,6 @@ struct CroqWarpSpecializePass
              << producerThreads + consumerThreads << " threads of "
              << blockThreads
              << "; give each warpgroup at most one role";
-    int64_t idleThreads =
-        blockThreads - producerThreads - consumerThreads;
     // Warpgroups outside every role keep the entry budget; a role the
     // program gave a budget (setreg) has it; producers get
     // producer-registers and the other consumers share what is left.
@@ -262,26 +283,13 @@ struct CroqWarpSpecializePass
       kernel.setMinBlocksAttr(
           IntegerAttr::get(IntegerType::get(kernel.getContext(), 64), 2));
     int64_t blocks = blocksPerSM(group);
-    // A block's pool is what its warps get at launch: the entry count
-    // (rounded down to 8) times its threads, not 64K / blocks; budgets past
-    // it would make setmaxnreg.inc wait for registers nobody frees.
-    int64_t entry = entryRegisters(blockThreads, blocks);
-    int64_t registerFile = entry * blockThreads;
-    int64_t left = registerFile - idleThreads * entry;
-    int64_t sharingThreads = 0;
-    for (auto [role, isProducerRole] : llvm::zip_equal(roles, producer)) {
-      int64_t threads = *countRoleThreads(role);
-      if (std::optional<int32_t> fixed = role.getRegisters())
-        left -= threads * *fixed;
-      else if (isProducerRole)
-        left -= threads * producerRegisters;
-      else
-        sharingThreads += threads;
-    }
+    RegisterPool pool = registerPool(roles, producer, blockThreads, blocks,
+                                     producerRegisters);
+    int64_t left = pool.left, sharingThreads = pool.sharingThreads;
     if (left < sharingThreads * kMinRegisters) {
       InFlightDiagnostic diag = group.emitOpError("has roles that do not fit in ");
       if (blocks > 1)
-        diag << "the " << registerFile / 1024 << "K registers of a block "
+        diag << "the " << pool.pool / 1024 << "K registers of a block "
              << "(launch_bounds asks for " << blocks << " blocks per SM)";
       else
         diag << "the 64K-register file";
@@ -292,7 +300,7 @@ struct CroqWarpSpecializePass
                 "warpgroups or lower producer-registers";
       else
         diag << ": the budgets of its roles need "
-             << registerFile - left << " registers; lower the setreg counts";
+             << pool.pool - left << " registers; lower the setreg counts";
       return diag;
     }
     int64_t consumerRegisters =
