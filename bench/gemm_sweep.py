@@ -184,6 +184,9 @@ def main():
     parser.add_argument("--sync", action="store_true",
                         help="croq's calls wait for their kernels (the host "
                         "path before asynchronous calls)")
+    parser.add_argument("--tuning", action="store_true",
+                        help="print every configuration's TFLOP/s from the "
+                        "tuning pass, not only the best of each system")
     args = parser.parse_args()
     shapes = SHAPES
     if args.shapes:
@@ -241,6 +244,8 @@ def main():
                     failures += 1
                     continue
                 t = min(time_calls(call, args.calls) for _ in range(3))
+                if args.tuning:
+                    print(f"  tuning {m}x{n}x{k} {name}: {flops / t / 1e9:.1f} TFLOP/s")
                 if choice is None or t < choice[2]:
                     choice = (name, call, t, err, c)
             if choice:
