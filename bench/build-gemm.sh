@@ -25,6 +25,8 @@ croq_bn128_s6 gemm_f16_co -DBN=128 -DSTAGES=6
 croq_bn256_s4_g16 gemm_f16_co -DBN=256 -DSTAGES=4 -DGROUP_M=16
 croq_persistent_bn256 gemm_persistent_f16_co -DBN=256 -DSTAGES=4
 croq_persistent_bn128 gemm_persistent_f16_co -DBN=128 -DSTAGES=6
+croq_staged_bn256_s3 gemm_f16_co -DBN=256 -DSTAGES=3 -DSTAGED_EPILOGUE
+croq_persistent_staged_bn256_s3 gemm_persistent_f16_co -DBN=256 -DSTAGES=3 -DSTAGED_EPILOGUE
 croq_splitk_bn256 gemm_splitk_co -DBN=256 -DSTAGES=4
 croq_splitk_bn128 gemm_splitk_co -DBN=128 -DSTAGES=6
 VARIANTS

@@ -223,9 +223,13 @@ LogicalResult lowerWarpgroupLoad(MmaLoadOp op, Value source,
                                  ConversionPatternRewriter &rewriter);
 LogicalResult lowerWarpgroupMma(MmaOp op, Value acc, Value a, Value b,
                                 ConversionPatternRewriter &rewriter);
+/// Stores a warpgroup accumulator into `target`. With `swizzled`, target
+/// is a whole view of a buffer stored in the swizzled layout of span
+/// `span` (an epilogue staging buffer, croq-plan-shared-layout).
 void storeWarpgroupAcc(OpBuilder &b, Location loc, FragType type, Value acc,
                        Value target, std::optional<SmallVector<Value>> valid,
-                       bool transpose);
+                       bool transpose, const RootedView *swizzled = nullptr,
+                       int64_t span = 0);
 
 //===----------------------------------------------------------------------===//
 // TMA (Tma.cpp)

@@ -11,6 +11,14 @@
 // the croq dialect), and checks that only copies into such a buffer and
 // MMA operand loads touch it.
 //
+// A staging buffer of an epilogue, which warpgroup `mma.store`s fill and
+// TMA stores read, and nothing else accesses, gets the same swizzled
+// layout: its contents are only ever seen through TMA, which undoes the
+// swizzle, and in it the eight rows a warp's accumulator store spans fall
+// in different banks (a plain row-major layout of rows of a multiple of
+// 128 bytes puts them all in the same banks: 8-way conflicts). The TMA
+// stores are made with the buffer's swizzle, one box per panel.
+//
 //===----------------------------------------------------------------------===//
 
 #include "Common.h"
@@ -28,9 +36,20 @@ using namespace mlir;
 using namespace mlir::croq;
 using namespace mlir::croq::detail;
 
+/// The swizzle span of a shared buffer of `type` in the layout wgmma reads
+/// (and TMA writes), or 0 when the buffer cannot have one: rows of 32, 64
+/// or a multiple of 128 bytes, and a multiple of 8 rows.
+static int64_t swizzleSpanFor(MemRefType type) {
+  if (type.getRank() < 2 || type.getShape()[type.getRank() - 2] % 8)
+    return 0;
+  int64_t rowBytes = type.getShape().back() * getStorageBytes(type.getElementType());
+  return rowBytes % 128 == 0 ? 128 : rowBytes == 64 ? 64 : rowBytes == 32 ? 32 : 0;
+}
+
 /// Picks the swizzle span of every shared buffer that warpgroup MMAs read
 /// and checks that nothing else reads or writes such a buffer.
 static LogicalResult planSwizzledBuffers(ModuleOp module) {
+  DenseSet<Operation *> operandBuffers;
   WalkResult result = module.walk([&](MmaLoadOp load) {
     if (load.getResult().getType().getScope() != Level::Warpgroup)
       return WalkResult::advance();
@@ -43,11 +62,8 @@ static LogicalResult planSwizzledBuffers(ModuleOp module) {
     }
     MemRefType type = alloc.getType();
     int64_t rowBytes = type.getShape().back() * getStorageBytes(type.getElementType());
-    int64_t span = rowBytes % 128 == 0 ? 128
-                   : rowBytes == 64    ? 64
-                   : rowBytes == 32    ? 32
-                                       : 0;
-    if (!span || type.getRank() < 2 || type.getShape()[type.getRank() - 2] % 8) {
+    int64_t span = swizzleSpanFor(type);
+    if (!span) {
       load.emitOpError("reads buffer ")
           << type << " with wgmma, which needs rows of 32, 64 or a multiple "
           << "of 128 bytes and a multiple of 8 rows; reshape the buffer";
@@ -64,6 +80,7 @@ static LogicalResult planSwizzledBuffers(ModuleOp module) {
     alloc->setAttr(kSwizzleAttrName,
                    IntegerAttr::get(IntegerType::get(load.getContext(), 64),
                                     span));
+    operandBuffers.insert(alloc);
     return WalkResult::advance();
   });
   if (result.wasInterrupted())
@@ -75,7 +92,7 @@ static LogicalResult planSwizzledBuffers(ModuleOp module) {
       if (!isa<MemRefType>(operand.get().getType()))
         continue;
       memref::AllocOp alloc = viewedBuffer(operand.get());
-      if (!alloc || alloc == op || !alloc->hasAttr(kSwizzleAttrName))
+      if (!alloc || alloc == op || !operandBuffers.contains(alloc))
         continue;
       int64_t span = cast<IntegerAttr>(alloc->getAttr(kSwizzleAttrName)).getInt();
       // Operand loads, and the address queries croq-bind-tma-futures makes
@@ -138,13 +155,64 @@ static LogicalResult planSwizzledBuffers(ModuleOp module) {
   return success();
 }
 
+/// Gives every epilogue staging buffer (see the file comment) the swizzled
+/// layout, and its TMA stores the swizzle. A buffer some other access
+/// touches, or a transposed or masked `mma.store` fills, keeps the plain
+/// layout.
+static void planEpilogueBuffers(ModuleOp module) {
+  DenseMap<memref::AllocOp, SmallVector<Operation *>> accesses;
+  DenseSet<memref::AllocOp> plain;
+  module.walk([&](Operation *op) {
+    // Views, and the address queries croq-bind-tma-futures makes, do not
+    // access the buffer.
+    if (isa<SubspanOp, ChunkAtOp, memref::SubViewOp,
+            memref::ExtractAlignedPointerAsIndexOp,
+            memref::ExtractStridedMetadataOp>(op))
+      return;
+    for (OpOperand &operand : op->getOpOperands()) {
+      if (!isa<MemRefType>(operand.get().getType()))
+        continue;
+      memref::AllocOp alloc = viewedBuffer(operand.get());
+      if (!alloc || alloc == op || getStorage(alloc.getType()) != Storage::Shared ||
+          alloc->hasAttr(kSwizzleAttrName))
+        continue;
+      auto store = dyn_cast<MmaStoreOp>(op);
+      auto copy = dyn_cast<TmaCopyOp>(op);
+      bool staged =
+          (store && &operand == &store.getTargetMutable() &&
+           store.getValue().getType().getScope() == Level::Warpgroup &&
+           !store.getTranspose() && !store.getRows() && !store.getCols()) ||
+          (copy && !copy.isLoad() && &operand == &copy.getSourceMutable() &&
+           (!copy.getSwizzle() ||
+            static_cast<int64_t>(*copy.getSwizzle()) ==
+                swizzleSpanFor(alloc.getType())));
+      if (!staged)
+        plain.insert(alloc);
+      accesses[alloc].push_back(op);
+    }
+  });
+  for (auto &[alloc, ops] : accesses) {
+    int64_t span = swizzleSpanFor(alloc.getType());
+    if (plain.contains(alloc) || !span || !alloc.getType().hasStaticShape() ||
+        !llvm::any_of(ops, [](Operation *op) { return isa<MmaStoreOp>(op); }) ||
+        !llvm::any_of(ops, [](Operation *op) { return isa<TmaCopyOp>(op); }))
+      continue;
+    auto spanAttr = IntegerAttr::get(IntegerType::get(alloc.getContext(), 64), span);
+    alloc->setAttr(kSwizzleAttrName, spanAttr);
+    for (Operation *op : ops)
+      if (auto copy = dyn_cast<TmaCopyOp>(op))
+        copy.setSwizzleAttr(spanAttr);
+  }
+}
+
 namespace {
 
 struct CroqPlanSharedLayoutPass
     : mlir::croq::impl::CroqPlanSharedLayoutPassBase<CroqPlanSharedLayoutPass> {
   void runOnOperation() override {
     if (failed(planSwizzledBuffers(getOperation())))
-      signalPassFailure();
+      return signalPassFailure();
+    planEpilogueBuffers(getOperation());
   }
 };
 

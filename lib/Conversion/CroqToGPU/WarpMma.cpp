@@ -629,8 +629,20 @@ struct MmaStoreLowering : ScopedPattern<MmaStoreOp> {
     FragType type = op.getValue().getType();
     std::optional<SmallVector<Value>> valid = storedExtents(rewriter, op);
     if (type.getScope() == Level::Warpgroup) {
+      // An epilogue staging buffer is stored swizzled (see
+      // croq-plan-shared-layout), which chose it for whole, unmasked stores.
+      int64_t span = swizzleSpan(adaptor.getTarget(), &rewriter);
+      FailureOr<RootedView> root = failure();
+      if (span && (valid || op.getTranspose() ||
+                   failed(root = rootView(rewriter, op.getLoc(),
+                                          adaptor.getTarget(), &rewriter))))
+        return op.emitOpError("stores into a shared buffer stored in a "
+                              "swizzled layout, which takes whole, "
+                              "untransposed accumulators through unit-stride "
+                              "views");
       storeWarpgroupAcc(rewriter, op.getLoc(), type, adaptor.getValue(),
-                        adaptor.getTarget(), valid, op.getTranspose());
+                        adaptor.getTarget(), valid, op.getTranspose(),
+                        span ? &*root : nullptr, span);
       rewriter.eraseOp(op);
       return success();
     }

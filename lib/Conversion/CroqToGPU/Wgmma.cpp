@@ -515,10 +515,10 @@ Value setWarpgroupAccElement(OpBuilder &b, Location loc, FragType type,
 /// [16w, 16w + 16); lane l holds, for each 8-column block j, rows
 /// 16w + l / 4 (+ 8) and columns 8j + 2 (l % 4) (+ 1), registers 4j + 2h + e
 /// (f32) or half e of register 2j + h (f16).
-void storeWarpgroupAcc(OpBuilder &b, Location loc, FragType type,
-                              Value acc, Value target,
-                              std::optional<SmallVector<Value>> valid,
-                              bool transpose) {
+void storeWarpgroupAcc(OpBuilder &b, Location loc, FragType type, Value acc,
+                       Value target, std::optional<SmallVector<Value>> valid,
+                       bool transpose, const RootedView *swizzled,
+                       int64_t span) {
   waitWarpgroupMmas(b, loc);
   Value rowBase, colBase;
   std::tie(rowBase, colBase) = warpgroupAccBase(b, loc);
@@ -538,6 +538,24 @@ void storeWarpgroupAcc(OpBuilder &b, Location loc, FragType type,
     }
     return convertElement(b, loc, v, to);
   };
+  // A swizzled staging buffer: each pair of columns stays inside its
+  // 16-byte chunk, so it is one vector store at the pair's swizzled place.
+  if (swizzled) {
+    for (int64_t j = 0; j < n / 8; ++j)
+      for (int64_t h = 0; h < 2; ++h) {
+        Value row = arith::AddIOp::create(b, loc, rowBase, cIndex(b, loc, 8 * h));
+        Value col = arith::AddIOp::create(b, loc, colBase, cIndex(b, loc, 8 * j));
+        Value pair = vector::FromElementsOp::create(
+            b, loc, VectorType::get({2}, to),
+            ValueRange{element(b, j, h, 0), element(b, j, h, 1)});
+        vector::StoreOp::create(
+            b, loc, pair, swizzled->root,
+            swizzledIndices(b, loc, *swizzled, {row, col}, span),
+            /*nontemporal=*/false,
+            llvm::MaybeAlign(2 * to.getIntOrFloatBitWidth() / 8));
+      }
+    return;
+  }
   // Element (row, col) of the fragment goes to (col, row) when transposed.
   auto at = [&](Value row, Value col) -> SmallVector<Value> {
     if (transpose)

@@ -24,3 +24,41 @@ func.func @spans(%n: index, %g: memref<64x64xf16>) {
   }
   return
 }
+
+// -----
+
+// An epilogue staging buffer, which warpgroup mma.stores fill and TMA
+// stores read, gets the swizzled layout of its rows (512 bytes: span 128)
+// and its TMA store the swizzle. One that anything else reads, or that a
+// transposed store fills, keeps the plain layout.
+// CHECK-LABEL: func.func @epilogue
+// CHECK: memref.alloc() {croq.swizzle = 128 : i64} : memref<2x64x256xf16, #gpu.address_space<workgroup>>
+// CHECK: memref.alloc() : memref<64x64xf16, #gpu.address_space<workgroup>>
+// CHECK: memref.alloc() : memref<64x64xf16, #gpu.address_space<workgroup>>
+// CHECK: croq.tma.copy swizzle(128) %{{.*}} to %{{.*}} : memref<64x256xf16, strided<[256, 1], offset: ?>, #gpu.address_space<workgroup>> to memref<64x256xf16, strided<[?, 1], offset: ?>>
+// CHECK: croq.tma.copy %{{.*}} to %{{.*}} : memref<64x64xf16, #gpu.address_space<workgroup>> to memref<64x64xf16, strided<[?, 1], offset: ?>>
+// CHECK: croq.tma.copy %{{.*}} to %{{.*}} : memref<64x64xf16, #gpu.address_space<workgroup>> to memref<64x64xf16, strided<[?, 1], offset: ?>>
+func.func @epilogue(%n: index, %out: memref<?x?xf16>, %other: memref<64x64xf16>,
+                    %acc: !croq.frag<acc, 64x256xf32, warpgroup>,
+                    %acc64: !croq.frag<acc, 64x64xf32, warpgroup>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  croq.parallel (%b) by [%n] : block {
+    %s = memref.alloc() : memref<2x64x256xf16, #gpu.address_space<workgroup>>
+    %read = memref.alloc() : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %transposed = memref.alloc() : memref<64x64xf16, #gpu.address_space<workgroup>>
+    croq.parallel (%p) by [%c1] : warpgroup {
+      %half = memref.subview %s[%p, 0, 0] [1, 64, 256] [1, 1, 1] : memref<2x64x256xf16, #gpu.address_space<workgroup>> to memref<64x256xf16, strided<[256, 1], offset: ?>, #gpu.address_space<workgroup>>
+      croq.mma.store %acc, %half : !croq.frag<acc, 64x256xf32, warpgroup>, memref<64x256xf16, strided<[256, 1], offset: ?>, #gpu.address_space<workgroup>>
+      %g = memref.subview %out[%c0, %c0] [64, 256] [1, 1] : memref<?x?xf16> to memref<64x256xf16, strided<[?, 1], offset: ?>>
+      croq.tma.copy %half to %g : memref<64x256xf16, strided<[256, 1], offset: ?>, #gpu.address_space<workgroup>> to memref<64x256xf16, strided<[?, 1], offset: ?>>
+      croq.mma.store %acc64, %read : !croq.frag<acc, 64x64xf32, warpgroup>, memref<64x64xf16, #gpu.address_space<workgroup>>
+      %g2 = memref.subview %out[%c0, %c0] [64, 64] [1, 1] : memref<?x?xf16> to memref<64x64xf16, strided<[?, 1], offset: ?>>
+      croq.tma.copy %read to %g2 : memref<64x64xf16, #gpu.address_space<workgroup>> to memref<64x64xf16, strided<[?, 1], offset: ?>>
+      croq.dma.copy %read to %other : memref<64x64xf16, #gpu.address_space<workgroup>> to memref<64x64xf16>
+      croq.mma.store transpose %acc64, %transposed : !croq.frag<acc, 64x64xf32, warpgroup>, memref<64x64xf16, #gpu.address_space<workgroup>>
+      croq.tma.copy %transposed to %g2 : memref<64x64xf16, #gpu.address_space<workgroup>> to memref<64x64xf16, strided<[?, 1], offset: ?>>
+    }
+  }
+  return
+}

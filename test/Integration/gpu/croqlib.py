@@ -69,6 +69,8 @@ SIGNATURES = {
     "gemm_f16_bn128": [_TENSOR, _TENSOR, _TENSOR],
     "gemm_persistent_f16_co": [_TENSOR, _TENSOR, _TENSOR],
     "gemm_persistent_f16_bn128": [_TENSOR, _TENSOR, _TENSOR],
+    "gemm_persistent_f16_staged": [_TENSOR, _TENSOR, _TENSOR],
+    "gemm_f16_staged": [_TENSOR, _TENSOR, _TENSOR],
     "gemm_splitk_co": [_TENSOR, _TENSOR, _TENSOR, _INDEX],
     "gemm_splitk_bn128": [_TENSOR, _TENSOR, _TENSOR, _INDEX],
     "warp_gemm_async_co": [_TENSOR, _TENSOR, _TENSOR],

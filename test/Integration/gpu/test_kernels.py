@@ -1101,6 +1101,22 @@ def tma_wgmma_gemm_persistent_f16_output_bn128():
                    "persistent f16-output GEMM, 128x128x64, 6 stages")
 
 
+@test
+def tma_wgmma_gemm_staged_epilogue():
+    # The epilogue staged in a swizzled shared buffer and stored with TMA,
+    # one box per 64-column panel: ragged tails clipped by TMA.
+    check_gemm_f16(K.gemm_f16_staged,
+                   "f16-output GEMM, TMA-stored epilogue, 3 stages")
+
+
+@test
+def tma_wgmma_gemm_persistent_staged_epilogue():
+    # The staging buffer is reused by each block's next tile: the TMA store
+    # must have read it before the next tile's accumulators land.
+    check_gemm_f16(K.gemm_persistent_f16_staged,
+                   "persistent f16-output GEMM, TMA-stored epilogue, 3 stages")
+
+
 def check_splitk(kernel, what):
     # splits x tiles blocks: 4 x 32 at 1024x1024 with 128x256 tiles; K
     # tile counts that the splits do not divide (the last split's extra
