@@ -27,6 +27,11 @@ croq_persistent_bn256 gemm_persistent_f16_co -DBN=256 -DSTAGES=4
 croq_persistent_bn128 gemm_persistent_f16_co -DBN=128 -DSTAGES=6
 croq_staged_bn256_s3 gemm_f16_co -DBN=256 -DSTAGES=3 -DSTAGED_EPILOGUE
 croq_persistent_staged_bn256_s3 gemm_persistent_f16_co -DBN=256 -DSTAGES=3 -DSTAGED_EPILOGUE
+croq_turns_bn256_s4 gemm_f16_co -DBN=256 -DSTAGES=4 -DSHARED_STAGING
+croq_persistent_turns_bn256_s4 gemm_persistent_f16_co -DBN=256 -DSTAGES=4 -DSHARED_STAGING
+croq_bn256_s4_w0 gemm_f16_co -DBN=256 -DSTAGES=4 -DMMA_WAIT0
+croq_staged_bn256_s3_w0 gemm_f16_co -DBN=256 -DSTAGES=3 -DSTAGED_EPILOGUE -DMMA_WAIT0
+croq_staged_bn256_bk32_s6_w0 gemm_f16_co -DBN=256 -DBK=32 -DSTAGES=6 -DSTAGED_EPILOGUE -DMMA_WAIT0
 croq_splitk_bn256 gemm_splitk_co -DBN=256 -DSTAGES=4
 croq_splitk_bn128 gemm_splitk_co -DBN=128 -DSTAGES=6
 VARIANTS

@@ -106,11 +106,11 @@ static void deferWarpgroupMmaWaits(ModuleOp module) {
   module.walk([&](MmaCommitOp commit) { commits.push_back(commit); });
   for (MmaCommitOp commit : commits) {
     auto loop = dyn_cast<scf::ForOp>(commit->getParentOp());
-    // An explicit depth (mma.wait<N>) is the program's choice, and a loop
-    // that already keeps a batch in flight (an earlier run) is done.
-    if (!loop || commit.getPending() != 0 ||
+    // A depth that is set (the program's mma.wait<N>, or an earlier run's
+    // choice) is kept, and so is every commit of its loop.
+    if (!loop || commit.getPending() ||
         llvm::any_of(loop.getBody()->getOps<MmaCommitOp>(),
-                     [](MmaCommitOp c) { return c.getPending() != 0; }))
+                     [](MmaCommitOp c) { return c.getPending().has_value(); }))
       continue;
     if (!containsWgmma(loop))
       continue;
@@ -210,8 +210,8 @@ static bool committedBefore(Operation *op) {
       prev = prev->getPrevNode();
     if (prev) {
       auto commit = dyn_cast<MmaCommitOp>(prev);
-      return commit &&
-             (commit.getPending() == 0 || (deferred && commit.getPending() == 1));
+      uint64_t pending = commit ? commit.getPending().value_or(0) : 0;
+      return commit && (pending == 0 || (deferred && pending == 1));
     }
     auto branch = dyn_cast<scf::IfOp>(at->getParentOp());
     if (!branch)
@@ -235,7 +235,8 @@ bool mlir::croq::detail::needsMmaCommit(EventTriggerOp trigger) {
 static std::optional<OpBuilder::InsertPoint> completionPoint(Operation *op) {
   for (Operation *at = op; at; at = at->getParentOp()) {
     for (Operation *prev = at->getPrevNode(); prev; prev = prev->getPrevNode()) {
-      if (auto commit = dyn_cast<MmaCommitOp>(prev); commit && commit.getPending() == 0)
+      if (auto commit = dyn_cast<MmaCommitOp>(prev);
+          commit && commit.getPending().value_or(0) == 0)
         return std::nullopt;
       if (containsWgmma(prev))
         return OpBuilder::InsertPoint(prev->getBlock(),

@@ -694,7 +694,7 @@ struct MmaCommitLowering : ScopedPattern<MmaCommitOp> {
   matchAndRewrite(MmaCommitOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     if (mmaScope(analysis.getScope(op)) == Level::Warpgroup)
-      waitWarpgroupMmas(rewriter, op.getLoc(), op.getPending());
+      waitWarpgroupMmas(rewriter, op.getLoc(), op.getPending().value_or(0));
     rewriter.eraseOp(op);
     return success();
   }

@@ -286,6 +286,9 @@ inline bool mayYield(llvm::ArrayRef<StmtPtr> body) {
   return false;
 }
 
+/// The value of an integer expression of literals, when it has one.
+std::optional<int64_t> foldConstant(const Expr &e);
+
 } // namespace mlir::croq::croqtile
 
 #endif // CROQ_LIB_FRONTEND_CROQTILE_AST_H

@@ -376,32 +376,6 @@ Value IRGen::rootTensor(Value buffer) {
 // Expressions
 //===----------------------------------------------------------------------===//
 
-std::optional<int64_t> mlir::croq::croqtile::foldConstant(const Expr &e) {
-  if (e.kind == Expr::Kind::Int)
-    return e.intValue;
-  if (e.kind == Expr::Kind::Unary && e.name == "-")
-    if (std::optional<int64_t> v = foldConstant(*e.args[0]))
-      return -*v;
-  if (e.kind != Expr::Kind::Binary)
-    return std::nullopt;
-  std::optional<int64_t> a = foldConstant(*e.args[0]),
-                         b = foldConstant(*e.args[1]);
-  if (!a || !b)
-    return std::nullopt;
-  int64_t r;
-  if (e.name == "+" && !llvm::AddOverflow(*a, *b, r))
-    return r;
-  if (e.name == "-" && !llvm::SubOverflow(*a, *b, r))
-    return r;
-  if (e.name == "*" && !llvm::MulOverflow(*a, *b, r))
-    return r;
-  if (e.name == "/" && *b != 0)
-    return *a / *b;
-  if (e.name == "%" && *b != 0)
-    return *a % *b;
-  return std::nullopt;
-}
-
 FailureOr<int64_t> IRGen::constantExpr(const Expr &e) {
   FailureOr<EVal> v = expr(e);
   if (failed(v))

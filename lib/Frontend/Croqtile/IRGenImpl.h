@@ -628,8 +628,6 @@ private:
 } // namespace mlir::croq::croqtile
 
 namespace mlir::croq::croqtile {
-/// The value of an integer expression of literals, when it has one.
-std::optional<int64_t> foldConstant(const Expr &e);
 /// Whether `type` is laid out row-major without gaps (unit dimensions
 /// aside): a view of it can take another shape (span_as), and a device
 /// function that gets its first element's address sees all of it.

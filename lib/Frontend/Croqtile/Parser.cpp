@@ -665,9 +665,12 @@ bool Parser::intArg(std::optional<int64_t> &value) {
   if (e->kind == Expr::Kind::Name)
     return error(e->loc, "'" + e->name + "' is not a constant here; "
                          "#define it or write the number");
-  if (e->kind != Expr::Kind::Int)
+  // A parenthesized expression of literals (`.swiz<(BK * 2)>` from a
+  // #define) is its value.
+  std::optional<int64_t> folded = foldConstant(*e);
+  if (!folded)
     return error(e->loc, "expected an integer constant");
-  value = e->intValue;
+  value = *folded;
   return true;
 }
 

@@ -104,3 +104,41 @@ func.func @explicit_depth(%n: index, %k: index) {
   }
   return
 }
+
+// -----
+
+!ws0 = memref<64x16xf16, strided<[16, 1], offset: ?>, #gpu.address_space<workgroup>>
+!acc0 = !croq.frag<acc, 64x64xf16, warpgroup>
+
+// `pending 0` (the program's mma.wait<0>) is a depth set too: the loop keeps
+// its full commit and releases the stage it has just read, with no deferral.
+// CHECK-LABEL: func.func @explicit_full_wait
+// CHECK: scf.for
+// CHECK: croq.mma.commit pending 0
+// CHECK-NEXT: croq.event.trigger %{{.*}}[%{{.*}}]
+// CHECK-NEXT: scf.yield
+// CHECK-NOT: croq.mma.commit
+func.func @explicit_full_wait(%n: index, %k: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %zero = arith.constant 0.0 : f32
+  croq.parallel (%b) by [%n] : block {
+    %empty = croq.event.alloc : !croq.event<shared, 2>
+    %a = memref.alloc() : memref<2x64x16xf16, #gpu.address_space<workgroup>>
+    croq.parallel (%p) by [%c1] : warpgroup {
+      %init = croq.mma.fill %zero : f32 -> !acc0
+      %r = scf.for %i = %c0 to %k step %c1 iter_args(%acc = %init) -> (!acc0) {
+        %s = arith.remsi %i, %c2 : index
+        %ta = memref.subview %a[%s, 0, 0] [1, 64, 16] [1, 1, 1] : memref<2x64x16xf16, #gpu.address_space<workgroup>> to !ws0
+        %ma = croq.mma.load %ta : !ws0 -> !croq.frag<a, 64x16xf16, warpgroup>
+        %mb = croq.mma.load %ta : !ws0 -> !croq.frag<b, 64x16xf16, warpgroup>
+        %next = croq.mma row_row %acc, %ma, %mb : !acc0, !croq.frag<a, 64x16xf16, warpgroup>, !croq.frag<b, 64x16xf16, warpgroup> -> !acc0
+        croq.mma.commit pending 0
+        croq.event.trigger %empty[%s] : !croq.event<shared, 2>
+        scf.yield %next : !acc0
+      }
+    }
+  }
+  return
+}

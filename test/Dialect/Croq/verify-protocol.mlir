@@ -184,3 +184,63 @@ func.func @order_elements(%n: index) {
   }
   return
 }
+
+// -----
+
+// Two warpgroups of one role take turns: the second waits on an event the
+// first triggers. Each set of threads that runs the same nested inthreads
+// regions is traced on its own, so the second's wait does not block the
+// first's trigger.
+func.func @turns_within_a_role(%k: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  croq.parallel (%b) by [%c1] : block {
+    %turn = croq.event.alloc : !croq.event<shared>
+    croq.parallel (%p) by [%c3] : warpgroup {
+      %consumers = arith.cmpi sgt, %p, %c0 : index
+      croq.inthreads async (%consumers) {
+        %second = arith.cmpi eq, %p, %c2 : index
+        croq.inthreads (%second) {
+          croq.event.wait %turn : !croq.event<shared>
+        }
+        %first = arith.cmpi eq, %p, %c1 : index
+        croq.inthreads (%first) {
+          croq.event.trigger %turn : !croq.event<shared>
+        }
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// The same turns with the waiting warpgroup also the triggering one: it
+// waits for itself.
+func.func @negative_turn_waits_for_itself(%k: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  croq.parallel (%b) by [%c1] : block {
+    // expected-note @below {{the event is declared here}}
+    %turn = croq.event.alloc : !croq.event<shared>
+    croq.parallel (%p) by [%c3] : warpgroup {
+      %consumers = arith.cmpi sgt, %p, %c0 : index
+      croq.inthreads async (%consumers) {
+        %second = arith.cmpi eq, %p, %c2 : index
+        croq.inthreads (%second) {
+          // expected-error @below {{deadlock: no trigger can satisfy this wait}}
+          // expected-note @below {{hint: give the event its first generation}}
+          croq.event.wait %turn : !croq.event<shared>
+        }
+        croq.inthreads (%second) {
+          croq.event.trigger %turn : !croq.event<shared>
+        }
+      }
+    }
+  }
+  return
+}

@@ -1117,6 +1117,41 @@ def tma_wgmma_gemm_persistent_staged_epilogue():
                    "persistent f16-output GEMM, TMA-stored epilogue, 3 stages")
 
 
+@test
+def tma_wgmma_gemm_staged_epilogue_bk32_full_waits():
+    # 32-wide K tiles (64-byte rows: the 64-byte swizzle), 6 stages, each
+    # stage released right after a full wgmma wait (mma.wait<0>): K = 136
+    # and 320 leave a ragged last K tile.
+    check_gemm_f16(K.gemm_f16_staged_bk32,
+                   "f16-output GEMM, BK 32, 6 stages, mma.wait<0>, TMA epilogue")
+
+
+@test
+def tma_wgmma_gemm_persistent_staged_epilogue_bk32_full_waits():
+    check_gemm_f16(K.gemm_persistent_f16_staged_bk32,
+                   "persistent f16-output GEMM, BK 32, 6 stages, mma.wait<0>, "
+                   "TMA epilogue")
+
+
+@test
+def tma_wgmma_gemm_staged_epilogue_consumer_turns():
+    # One staging buffer for both consumer warpgroups, which take turns
+    # (the second waits on an event the first triggers after its TMA store
+    # has read the buffer): 4 stages fit beside it.
+    check_gemm_f16(K.gemm_f16_turns,
+                   "f16-output GEMM, one staging buffer in turns, 4 stages")
+
+
+@test
+def tma_wgmma_gemm_persistent_staged_epilogue_consumer_turns():
+    # The persistent form: a second event hands the buffer back to the
+    # first consumer for the block's next tile (4 or 5 tiles per block at
+    # 4000x4304).
+    check_gemm_f16(K.gemm_persistent_f16_turns,
+                   "persistent f16-output GEMM, one staging buffer in turns, "
+                   "4 stages")
+
+
 def check_splitk(kernel, what):
     # splits x tiles blocks: 4 x 32 at 1024x1024 with 128x256 tiles; K
     # tile counts that the splits do not divide (the last split's extra

@@ -55,7 +55,10 @@ static Operation *deadLoopAround(Operation *op, Operation *stop) {
   return nullptr;
 }
 
-static void traceEvents(Operation *op, SmallVectorImpl<Operation *> &trace) {
+/// With `runs`, an inthreads nested in the role traced is entered only
+/// when `runs` says the threads traced run it.
+static void traceEvents(Operation *op, SmallVectorImpl<Operation *> &trace,
+                        function_ref<bool(InThreadsOp)> runs = nullptr) {
   op->walk<WalkOrder::PreOrder>([&](Operation *inner) {
     // Nothing in a loop of no iterations happens.
     if (neverRuns(inner))
@@ -66,8 +69,49 @@ static void traceEvents(Operation *op, SmallVectorImpl<Operation *> &trace) {
     // lane) belongs to it.
     if (inner != op && isa<InThreadsOp>(inner) && !isa<InThreadsOp>(op))
       return WalkResult::skip();
+    if (auto nested = dyn_cast<InThreadsOp>(inner);
+        nested && inner != op && runs && !runs(nested))
+      return WalkResult::skip();
     return WalkResult::advance();
   });
+}
+
+/// The threads of `role` split by the inthreads regions nested in it that
+/// they run: each class (threads that run the same nested regions) is a
+/// separate trace of the role, so that `inthreads (p == 1) { trigger e; }`
+/// beside `inthreads (p == 2) { wait e; }` orders two warpgroups of one
+/// role rather than blocking the role on itself. A role whose nested
+/// selections are unknown, or that has none, is one trace.
+static SmallVector<SmallVector<Operation *>> roleTraces(InThreadsOp role) {
+  SmallVector<InThreadsOp> nested;
+  role.getBody().walk([&](InThreadsOp inner) { nested.push_back(inner); });
+  std::optional<llvm::BitVector> selected = roleSelection(role);
+  SmallVector<llvm::BitVector> selections;
+  for (InThreadsOp inner : nested) {
+    std::optional<llvm::BitVector> s = roleSelection(inner);
+    if (!s || !selected || s->size() != selected->size())
+      break;
+    selections.push_back(std::move(*s));
+  }
+  SmallVector<SmallVector<Operation *>> traces;
+  if (nested.empty() || selections.size() != nested.size()) {
+    traceEvents(role, traces.emplace_back());
+    return traces;
+  }
+  // One class per distinct set of nested regions a selected thread runs.
+  llvm::SetVector<llvm::BitVector> classes;
+  for (unsigned thread : selected->set_bits()) {
+    llvm::BitVector runs(nested.size());
+    for (auto [i, s] : llvm::enumerate(selections))
+      if (s.test(thread))
+        runs.set(i);
+    classes.insert(runs);
+  }
+  for (const llvm::BitVector &runs : classes)
+    traceEvents(role, traces.emplace_back(), [&](InThreadsOp inner) {
+      return runs.test(llvm::find(nested, inner) - nested.begin());
+    });
+  return traces;
 }
 
 /// True for a loop that triggers distinct elements, one per iteration
@@ -127,11 +171,13 @@ struct CroqVerifyProtocolPass
     // Roles.
     SmallVector<Role> roles;
     kernel.getBody().walk<WalkOrder::PreOrder>([&](InThreadsOp region) {
-      Role role;
-      role.region = region;
-      role.threads = countRoleThreads(region);
-      traceEvents(region, role.trace);
-      roles.push_back(std::move(role));
+      for (SmallVector<Operation *> &trace : roleTraces(region)) {
+        Role role;
+        role.region = region;
+        role.threads = countRoleThreads(region);
+        role.trace = std::move(trace);
+        roles.push_back(std::move(role));
+      }
       return WalkResult::skip();
     });
     Role shared;

@@ -888,9 +888,13 @@ def Croq_MmaCommitOp : Croq_Op<"mma.commit", [
   let summary = "commit issued MMAs and wait for them";
   let description = [{
     D1's `mma.commit`: closes the batch of issued warpgroup MMAs and waits
-    until at most `pending` batches are in flight (0 unless set; `mma.wait<N>`
-    sets it). Needed before a shared-memory stage that in-flight MMAs read is
-    released.
+    until at most `pending` batches are in flight. Needed before a
+    shared-memory stage that in-flight MMAs read is released.
+
+    Without `pending` the commit waits for every batch, and the depth is
+    croq's to choose: croq-pipeline-mma may keep one K iteration in flight
+    (`pending 1`). A depth that is set, `pending 0` included, is a decision
+    made (the program's `mma.wait<N>`, or croq-pipeline-mma's) and is kept.
 
     ```mlir
     croq.mma.commit
@@ -898,8 +902,12 @@ def Croq_MmaCommitOp : Croq_Op<"mma.commit", [
     ```
   }];
   let arguments = (ins
-    DefaultValuedAttr<ConfinedAttr<I64Attr, [IntMinValue<0>, IntMaxValue<7>]>, "0">:$pending
+    OptionalAttr<ConfinedAttr<I64Attr, [IntMinValue<0>, IntMaxValue<7>]>>:$pending
   );
+  let builders = [
+    // A full commit whose depth croq chooses.
+    OpBuilder<(ins), [{ build($_builder, $_state, IntegerAttr()); }]>
+  ];
   let assemblyFormat = "(`pending` $pending^)? attr-dict";
   let hasVerifier = 1;
 }
