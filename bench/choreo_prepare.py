@@ -23,7 +23,8 @@ CUDA exactly as choreo generated it. This writes into OUT:
   `croq_choreo_matmul(a, b, c, M, N, K, iters, &ms)` that calls choreo's
   host function on device pointers;
 - croq/NAME.cpp: croq's host code (cubin inside) of the same .co, from
-  croqc, its entry point renamed croq_NAME;
+  croqc with the knobs for its tuned flags (--fast-math, --maxnreg=N),
+  its entry point renamed croq_NAME;
 - manifest.json: each kernel's run, shape, flags and files;
 - build.sh: builds each .cu into a shared library with its tuned flags
   (at most 6 nvcc jobs at once) and croq's into one.
@@ -91,6 +92,18 @@ def nvcc_flags(script):
             count = tok.split("=", 1)[1] if "=" in tok else tokens[i + 1]
             flags.append(f"-maxrregcount={count}")
     return flags
+
+
+def croqc_flags(flags):
+    """croqc's options for a kernel's nvcc tuning flags: --fast-math for
+    --use_fast_math, --maxnreg=N for -maxrregcount=N."""
+    out = []
+    for flag in flags:
+        if flag == "--use_fast_math":
+            out.append("--fast-math")
+        elif flag.startswith("-maxrregcount="):
+            out.append("--maxnreg=" + flag.split("=", 1)[1])
+    return out
 
 
 def wrap(cu, where, function):
@@ -210,9 +223,11 @@ def main():
                     entry["notes"].append(str(e))
             if generated is not None and stored_text is not None:
                 entry["stored_is_generated"] = stored_text == generated
-            # croq's build of the .co, as a user would compile it.
+            # croq's build of the .co, as a user would compile it, with
+            # croqc's knobs for the kernel's tuned nvcc flags.
             cpp = os.path.join(out, "croq", name + ".cpp")
-            run = subprocess.run([args.croqc, co, "--emit=host", "-o", cpp],
+            run = subprocess.run([args.croqc, co, "--emit=host", "-o", cpp,
+                                  *croqc_flags(entry["flags"])],
                                  capture_output=True, text=True)
             if run.returncode == 0:
                 # One library holds every croq build: each entry point renamed.

@@ -111,6 +111,9 @@ void mlir::croq::buildCroqGPUToNVVMPipeline(
   target.chip = options.chip;
   target.features = options.features;
   target.optLevel = options.optLevel;
+  // libdevice's reflection of __nvvm_reflect("__CUDA_FTZ") and friends.
+  target.fastFlag = options.fastMath;
+  target.ftzFlag = options.fastMath;
   pm.addPass(createGpuNVVMAttachTarget(target));
 
   OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
@@ -135,6 +138,8 @@ void mlir::croq::buildCroqGPUToNVVMPipeline(
   kernels.addPass(createCroqLinkDeviceCodePass(link));
   kernels.addPass(createConvertNVVMToLLVMPass());
   kernels.addPass(createReconcileUnrealizedCastsPass());
+  if (options.fastMath)
+    kernels.addPass(createCroqFastMathPass());
   kernels.addPass(createCanonicalizerPass());
   kernels.addPass(createCSEPass());
   // Buffers, events and alignment padding fit the block's shared memory.

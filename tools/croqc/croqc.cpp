@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Croq/Dialect/Croq/IR/CroqOps.h"
 #include "Croq/Frontend/Croqtile/Importer.h"
 #include "Croq/InitAllDialects.h"
 #include "Croq/InitAllPasses.h"
@@ -107,6 +108,17 @@ cl::opt<std::string> runtimeDir(
              "lib/croq_runtime.cpp); default: the install's or the source "
              "tree's"),
     cl::value_desc("dir"), cl::cat(category));
+cl::opt<bool> fastMath(
+    "fast-math",
+    cl::desc("Approximate f32 division and square roots and flush f32 "
+             "denormals to zero, as nvcc's --use_fast_math"),
+    cl::init(false), cl::cat(category));
+cl::opt<unsigned> maxRegisters(
+    "maxnreg",
+    cl::desc("Registers per thread for every kernel without its own "
+             "[[maxnreg(N)]] (24 to 256; 0: croq chooses), as nvcc's "
+             "-maxrregcount"),
+    cl::init(0), cl::cat(category));
 cl::opt<bool> verbose("v", cl::desc("Print the commands croqc runs"),
                       cl::cat(category));
 cl::opt<bool> keepTemps("keep-temps",
@@ -163,9 +175,13 @@ int main(int argc, char **argv) {
   registerMLIRContextCLOptions();
   registerPassManagerCLOptions();
   registerDefaultTimingManagerCLOptions();
+  // MLIR's and LLVM's debugging options (--mlir-print-ir-after=...) still
+  // work; --help-hidden lists them.
+  cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(
       argc, argv,
-      "croqc: Croqtile source to a shared library, PTX, a cubin or host code\n");
+      "croqc: Croqtile source to a shared library, PTX, a cubin or host code\n"
+      "(--help-hidden also lists MLIR's and LLVM's debugging options)\n");
 
   DialectRegistry registry;
   croq::registerCroqDialects(registry);
@@ -191,6 +207,18 @@ int main(int argc, char **argv) {
   }
   if (!module)
     return 1;
+  // --maxnreg: the register count of every kernel that does not set its
+  // own with [[maxnreg(N)]], which the register budgets then honour.
+  if (maxRegisters) {
+    if (maxRegisters < 24 || maxRegisters > 256)
+      return failed(error("--maxnreg=" + Twine(maxRegisters) +
+                          " is outside 24 to 256 registers per thread"));
+    module->walk([&](croq::ParallelOp kernel) {
+      if (kernel.getLevel() == croq::Level::Block &&
+          !kernel.getParentParallel() && !kernel.getMaxRegisters())
+        kernel.setMaxRegisters(maxRegisters.getValue());
+    });
+  }
 
   std::string output = outputFile.empty() ? defaultOutput() : outputFile;
   if (emit == Emit::Mlir) {
@@ -220,6 +248,7 @@ int main(int argc, char **argv) {
   pipeline.toolkit = toolkit;
   pipeline.clang = clangPath;
   pipeline.format = cubins ? "bin" : "isa";
+  pipeline.fastMath = fastMath;
   croq::buildCroqToNVVMPipeline(pm, pipeline);
   if (failed(pm.run(*module)))
     return 1;

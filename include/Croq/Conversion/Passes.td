@@ -319,6 +319,29 @@ def CroqBoundKernelRegistersPass
   let dependentDialects = ["::mlir::NVVM::NVVMDialect"];
 }
 
+def CroqFastMathPass : Pass<"croq-fast-math", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Approximate f32 division and square roots and flush f32 "
+                "denormals in kernels (nvcc's --use_fast_math)";
+  let description = [{
+    The kernels' floating-point operations, once in the LLVM dialect, get
+    the fast-math flags `arcp` (a division may multiply by an approximate
+    reciprocal), `afn` (approximate functions, square roots) and
+    `contract` (fused multiply-adds, which croq forms anyway); every
+    `llvm.func` gets `denormal_fp_math_f32 = "preserve-sign"`, which makes
+    the NVPTX backend flush f32 denormals (`.ftz`). No-NaN and no-infinity
+    assumptions are not made: nvcc's --use_fast_math does not make them
+    either. croqc's `--fast-math` and the croq-to-nvvm pipeline's
+    `fast-math` option run it.
+
+    ```mlir
+    %q = llvm.fdiv %a, %b : f32
+    // becomes
+    %q = llvm.fdiv %a, %b {fastmathFlags = #llvm.fastmath<contract, afn, arcp>} : f32
+    ```
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 def CroqExternDynamicSharedMemoryPass
     : Pass<"croq-extern-dynamic-shared-memory", "::mlir::gpu::GPUModuleOp"> {
   let summary = "Declare a kernel's dynamic shared memory `.extern`, aligned "

@@ -45,6 +45,12 @@ struct CroqToNVVMPipelineOptions
   PassOptions::Option<int> optLevel{
       *this, "opt-level", llvm::cl::desc("NVVM optimisation level"),
       llvm::cl::init(3)};
+  PassOptions::Option<bool> fastMath{
+      *this, "fast-math",
+      llvm::cl::desc("Approximate f32 division and square roots and flush "
+                     "f32 denormals to zero (the NVVM target's fast and ftz "
+                     "flags; nvcc's --use_fast_math)"),
+      llvm::cl::init(false)};
   PassOptions::Option<std::string> format{
       *this, "format",
       llvm::cl::desc("What gpu-module-to-binary produces: isa (PTX text), "

@@ -633,13 +633,12 @@ struct MmaStoreLowering : ScopedPattern<MmaStoreOp> {
       // croq-plan-shared-layout), which chose it for whole, unmasked stores.
       int64_t span = swizzleSpan(adaptor.getTarget(), &rewriter);
       FailureOr<RootedView> root = failure();
-      if (span && (valid || op.getTranspose() ||
+      if (span && (op.getTranspose() ||
                    failed(root = rootView(rewriter, op.getLoc(),
                                           adaptor.getTarget(), &rewriter))))
         return op.emitOpError("stores into a shared buffer stored in a "
-                              "swizzled layout, which takes whole, "
-                              "untransposed accumulators through unit-stride "
-                              "views");
+                              "swizzled layout, which takes untransposed "
+                              "accumulators through unit-stride views");
       storeWarpgroupAcc(rewriter, op.getLoc(), type, adaptor.getValue(),
                         adaptor.getTarget(), valid, op.getTranspose(),
                         span ? &*root : nullptr, span);

@@ -539,21 +539,48 @@ void storeWarpgroupAcc(OpBuilder &b, Location loc, FragType type, Value acc,
     return convertElement(b, loc, v, to);
   };
   // A swizzled staging buffer: each pair of columns stays inside its
-  // 16-byte chunk, so it is one vector store at the pair's swizzled place.
+  // 16-byte chunk, so it is one vector store at the pair's swizzled place;
+  // where the view may reach past the buffer (valid extents), element
+  // stores guarded, unless the whole tile fits.
   if (swizzled) {
-    for (int64_t j = 0; j < n / 8; ++j)
-      for (int64_t h = 0; h < 2; ++h) {
-        Value row = arith::AddIOp::create(b, loc, rowBase, cIndex(b, loc, 8 * h));
-        Value col = arith::AddIOp::create(b, loc, colBase, cIndex(b, loc, 8 * j));
-        Value pair = vector::FromElementsOp::create(
-            b, loc, VectorType::get({2}, to),
-            ValueRange{element(b, j, h, 0), element(b, j, h, 1)});
-        vector::StoreOp::create(
-            b, loc, pair, swizzled->root,
-            swizzledIndices(b, loc, *swizzled, {row, col}, span),
-            /*nontemporal=*/false,
-            llvm::MaybeAlign(2 * to.getIntOrFloatBitWidth() / 8));
-      }
+    auto emitSwizzled = [&](OpBuilder &b, bool guarded) {
+      for (int64_t j = 0; j < n / 8; ++j)
+        for (int64_t h = 0; h < 2; ++h) {
+          Value row = arith::AddIOp::create(b, loc, rowBase, cIndex(b, loc, 8 * h));
+          Value col = arith::AddIOp::create(b, loc, colBase, cIndex(b, loc, 8 * j));
+          if (!guarded) {
+            Value pair = vector::FromElementsOp::create(
+                b, loc, VectorType::get({2}, to),
+                ValueRange{element(b, j, h, 0), element(b, j, h, 1)});
+            vector::StoreOp::create(
+                b, loc, pair, swizzled->root,
+                swizzledIndices(b, loc, *swizzled, {row, col}, span),
+                /*nontemporal=*/false,
+                llvm::MaybeAlign(2 * to.getIntOrFloatBitWidth() / 8));
+            continue;
+          }
+          for (int64_t e = 0; e < 2; ++e) {
+            Value c = arith::AddIOp::create(b, loc, col, cIndex(b, loc, e));
+            auto guard = scf::IfOp::create(
+                b, loc, inBounds(b, loc, {row, c}, *valid), /*withElseRegion=*/false);
+            OpBuilder inner = guard.getThenBodyBuilder();
+            memref::StoreOp::create(
+                inner, loc, element(inner, j, h, e), swizzled->root,
+                swizzledIndices(inner, loc, *swizzled, {row, c}, span));
+          }
+        }
+    };
+    if (!valid) {
+      emitSwizzled(b, /*guarded=*/false);
+      return;
+    }
+    auto ifOp = scf::IfOp::create(
+        b, loc, coversTile(b, loc, *valid, {cIndex(b, loc, kWgmmaM), cIndex(b, loc, n)}),
+        /*withElseRegion=*/true);
+    OpBuilder thenBuilder = ifOp.getThenBodyBuilder();
+    emitSwizzled(thenBuilder, /*guarded=*/false);
+    OpBuilder elseBuilder = ifOp.getElseBodyBuilder();
+    emitSwizzled(elseBuilder, /*guarded=*/true);
     return;
   }
   // Element (row, col) of the fragment goes to (col, row) when transposed.

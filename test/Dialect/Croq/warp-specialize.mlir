@@ -393,3 +393,56 @@ func.func @two_blocks_comma_form(%g: memref<36x1024xf16>, %n: index) {
   }
   return
 }
+
+// -----
+
+// A kernel capped at 128 registers ([[maxnreg(128)]], croqc --maxnreg=128)
+// starts every thread at 128: the consumer's budget stays within the cap
+// (ptxas rejects a setmaxnreg above it), and a role's own budget above it
+// is an error.
+// CHECK-LABEL: func.func @register_cap
+// CHECK: croq.warp_specialize registers(40, 128) {
+func.func @register_cap(%g: memref<64xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  croq.parallel (%b) by [%n] : block {
+    %s = memref.alloc() : memref<64xf32, #gpu.address_space<workgroup>>
+    croq.parallel (%p) by [%c2] : warpgroup {
+      %producer = arith.cmpi eq, %p, %c0 : index
+      croq.inthreads async (%producer) {
+        croq.dma.copy %g to %s : memref<64xf32> to memref<64xf32, #gpu.address_space<workgroup>>
+      }
+      %consumer = arith.cmpi eq, %p, %c1 : index
+      croq.inthreads async (%consumer) {
+        %v = memref.load %s[%c0] : memref<64xf32, #gpu.address_space<workgroup>>
+        memref.store %v, %g[%c0] : memref<64xf32>
+      }
+    }
+  } attributes {max_registers = 128 : i64}
+  return
+}
+
+// -----
+
+func.func @register_cap_below_setreg(%g: memref<64xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  croq.parallel (%b) by [%n] : block {
+    %s = memref.alloc() : memref<64xf32, #gpu.address_space<workgroup>>
+    croq.parallel (%p) by [%c2] : warpgroup {
+      %producer = arith.cmpi eq, %p, %c0 : index
+      croq.inthreads async (%producer) {
+        croq.dma.copy %g to %s : memref<64xf32> to memref<64xf32, #gpu.address_space<workgroup>>
+      }
+      %consumer = arith.cmpi eq, %p, %c1 : index
+      // expected-error @below {{sets 200 registers per thread, above the kernel's cap of 128}}
+      croq.inthreads async registers(200) (%consumer) {
+        %v = memref.load %s[%c0] : memref<64xf32, #gpu.address_space<workgroup>>
+        memref.store %v, %g[%c0] : memref<64xf32>
+      }
+    }
+  } attributes {max_registers = 128 : i64}
+  return
+}

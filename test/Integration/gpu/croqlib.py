@@ -77,6 +77,8 @@ SIGNATURES = {
     "gemm_persistent_f16_staged_bk32": [_TENSOR, _TENSOR, _TENSOR],
     "gemm_splitk_co": [_TENSOR, _TENSOR, _TENSOR, _INDEX],
     "gemm_splitk_bn128": [_TENSOR, _TENSOR, _TENSOR, _INDEX],
+    "gemm_splitk_staged_bn128": [_TENSOR, _TENSOR, _TENSOR, _INDEX],
+    "gemm_splitk_turns": [_TENSOR, _TENSOR, _TENSOR, _INDEX],
     "warp_gemm_async_co": [_TENSOR, _TENSOR, _TENSOR],
     "clamp_corners_co": [_TENSOR, _F32],
     "shapes_co": [_TENSOR, _TENSOR],

@@ -1182,6 +1182,15 @@ def tma_wgmma_gemm_split_k():
 
 
 @test
+def tma_wgmma_gemm_split_k_staged_partials():
+    # f32 partial tiles staged in shared memory and stored with TMA (the
+    # workspace's tail rows clipped): two buffers at 128x128, one in turns
+    # at 128x256.
+    check_splitk(K.gemm_splitk_staged_bn128, "split-K GEMM, 128x128, TMA partials")
+    check_splitk(K.gemm_splitk_turns, "split-K GEMM, 128x256, TMA partials in turns")
+
+
+@test
 def tma_wgmma_gemm_split_k_bn128():
     check_splitk(K.gemm_splitk_bn128, "split-K GEMM, 128x128x64")
 

@@ -93,9 +93,14 @@ struct RegisterPool {
 
 static RegisterPool registerPool(ArrayRef<InThreadsOp> roles,
                                  ArrayRef<bool> producer, int64_t blockThreads,
-                                 int64_t blocks, int64_t producerRegisters) {
+                                 int64_t blocks, int64_t producerRegisters,
+                                 std::optional<uint64_t> cap = std::nullopt) {
   RegisterPool p;
+  // A kernel's [[maxnreg(N)]] caps every thread at N, at entry as after any
+  // setmaxnreg (ptxas rejects a setmaxnreg above it).
   p.entry = entryRegisters(blockThreads, blocks);
+  if (cap)
+    p.entry = std::min<int64_t>(p.entry, *cap);
   p.pool = p.entry * blockThreads;
   p.left = p.pool;
   int64_t selected = 0;
@@ -283,8 +288,12 @@ struct CroqWarpSpecializePass
       kernel.setMinBlocksAttr(
           IntegerAttr::get(IntegerType::get(kernel.getContext(), 64), 2));
     int64_t blocks = blocksPerSM(group);
+    auto kernel = group->getParentOfType<ParallelOp>();
+    std::optional<uint64_t> cap;
+    if (kernel && kernel.getLevel() == Level::Block)
+      cap = kernel.getMaxRegisters();
     RegisterPool pool = registerPool(roles, producer, blockThreads, blocks,
-                                     producerRegisters);
+                                     producerRegisters, cap);
     int64_t left = pool.left, sharingThreads = pool.sharingThreads;
     if (left < sharingThreads * kMinRegisters) {
       InFlightDiagnostic diag = group.emitOpError("has roles that do not fit in ");
@@ -305,8 +314,18 @@ struct CroqWarpSpecializePass
     }
     int64_t consumerRegisters =
         sharingThreads
-            ? std::min<int64_t>(maxRegisters, left / sharingThreads / 8 * 8)
+            ? std::min<int64_t>({static_cast<int64_t>(maxRegisters),
+                                 cap ? static_cast<int64_t>(*cap / 8 * 8)
+                                     : int64_t(256),
+                                 left / sharingThreads / 8 * 8})
             : 0;
+    for (InThreadsOp role : roles)
+      if (std::optional<int32_t> fixed = role.getRegisters();
+          fixed && cap && static_cast<uint64_t>(*fixed) > *cap)
+        return role.emitOpError("sets ")
+               << *fixed << " registers per thread, above the kernel's cap "
+               << "of " << *cap << " ([[maxnreg]] or croqc --maxnreg); lower "
+               << "the setreg count or raise the cap";
     SmallVector<int32_t> budgets;
     for (auto [role, isProducerRole] : llvm::zip_equal(roles, producer))
       budgets.push_back(role.getRegisters() ? *role.getRegisters()
