@@ -163,8 +163,12 @@ def main():
             row = {"name": kernel["name"], "error": f"timed out after {args.timeout} s"}
         row["kernel"] = kernel
         rows.append(row)
-        print(f"# {kernel['name']}: {time.time() - start:.1f} s"
-              + (f" ERROR {row['error']}" if "error" in row else ""), flush=True)
+        # Each kernel's result as it comes (the table needs them all), so
+        # that a run cut short still reports what it measured.
+        print(f"# {kernel['name']}: {time.time() - start:.1f} s "
+              + (f"ERROR {row['error']}" if "error" in row else
+                 json.dumps({k: v for k, v in row.items() if k != "kernel"})),
+              flush=True)
 
     ok = lambda e: e is not None and e < 1e-2
     print()
