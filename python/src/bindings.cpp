@@ -20,7 +20,7 @@ NB_MODULE(_croq, m) {
       [](const std::string &source, const std::string &filename, bool isMlir,
          const std::vector<std::string> &defines,
          const std::vector<std::string> &includeDirs, const std::string &arch,
-         const std::string &toolkit) {
+         const std::string &toolkit, bool fastMath, unsigned maxRegisters) {
         croq_python::CompileRequest request;
         request.source = source;
         request.filename = filename;
@@ -29,6 +29,8 @@ NB_MODULE(_croq, m) {
         request.includeDirs = includeDirs;
         request.arch = arch;
         request.toolkit = toolkit;
+        request.fastMath = fastMath;
+        request.maxRegisters = maxRegisters;
         croq_python::CompileResult result;
         {
           // Compiling runs no Python code: other threads may run.
@@ -48,7 +50,8 @@ NB_MODULE(_croq, m) {
       },
       nb::arg("source"), nb::arg("filename"), nb::arg("is_mlir"),
       nb::arg("defines"), nb::arg("include_dirs"), nb::arg("arch"),
-      nb::arg("toolkit"));
+      nb::arg("toolkit"), nb::arg("fast_math") = false,
+      nb::arg("max_registers") = 0u);
   m.def(
       "build_library",
       [](const std::string &host, const std::string &output,

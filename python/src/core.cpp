@@ -36,6 +36,7 @@ OwningOpRef<ModuleOp> lower(ModuleOp module, MLIRContext &context,
   options.chip = request.arch;
   options.toolkit = croq::findCudaToolkit(request.toolkit);
   options.format = format;
+  options.fastMath = request.fastMath;
   croq::buildCroqToNVVMPipeline(pm, options);
   if (failed(pm.run(*copy)))
     return nullptr;
@@ -64,6 +65,7 @@ croq_python::compile(const CompileRequest &request) {
     croq::CroqtileImportOptions options;
     options.defines = request.defines;
     options.includeDirs = request.includeDirs;
+    options.maxRegisters = request.maxRegisters;
     module = croq::importCroqtile(sourceMgr, &context, options);
   }
   if (!module)

@@ -27,6 +27,9 @@ struct CompileRequest {
   std::vector<std::string> includeDirs;
   std::string arch = "sm_90a";
   std::string toolkit;
+  /// croqc's --fast-math and --maxnreg (0: croq chooses).
+  bool fastMath = false;
+  unsigned maxRegisters = 0;
 };
 
 struct CompileResult {

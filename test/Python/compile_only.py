@@ -56,6 +56,17 @@ src = ("__co__ void fill(global f32 [N] a) {\n"
        "    a.at(p # t) = 1.0;\n}\n")
 d = croq.compile(src, defines={"BLOCK": 64})
 print("defines: BLOCK=64", "compiles" if "fill_kernel" in d.ptx else "failed")
+# croqc's knobs: --fast-math and --maxnreg.
+q = croq.compile("__co__ void q(global f32 [N] a, global f32 [N] b) {\n"
+                 "  parallel p by cdiv(N, 64) : block, t by 64 : thread\n"
+                 "    if (p # t < N) a.at(p # t) = a.at(p # t) / b.at(p # t);\n}\n",
+                 fast_math=True, maxnreg=64)
+print("fast_math:", "div.approx.ftz" if "div.approx.ftz.f32" in q.ptx else q.ptx[:0] + "precise",
+      "maxnreg:", ".maxnreg 64" if ".maxnreg 64" in q.ptx else "none")
+try:
+    croq.compile(two, maxnreg=300)
+except ValueError as e:
+    print("ValueError:", e)
 
 # Without ptxas: the PTX and IR, and callables that say what is missing.
 n = croq.compile(os.path.join(root, "examples", "scale.co"), toolkit="/nonexistent")

@@ -16,7 +16,6 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Croq/Dialect/Croq/IR/CroqOps.h"
 #include "Croq/Frontend/Croqtile/Importer.h"
 #include "Croq/InitAllDialects.h"
 #include "Croq/InitAllPasses.h"
@@ -196,29 +195,25 @@ int main(int argc, char **argv) {
     return failed(error("cannot read " + inputFile + ": " + message));
   sourceMgr.AddNewSourceBuffer(std::move(input), SMLoc());
 
+  if (maxRegisters && (maxRegisters < 24 || maxRegisters > 256))
+    return failed(error("--maxnreg=" + Twine(maxRegisters) +
+                        " is outside 24 to 256 registers per thread"));
   OwningOpRef<ModuleOp> module;
   if (StringRef(inputFile).ends_with(".mlir")) {
+    if (maxRegisters)
+      return failed(error("--maxnreg applies to Croqtile sources; in croq "
+                          "IR, give the kernel's croq.parallel "
+                          "max_registers"));
     module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   } else {
     croq::CroqtileImportOptions options;
     options.defines.assign(defines.begin(), defines.end());
     options.includeDirs.assign(includeDirs.begin(), includeDirs.end());
+    options.maxRegisters = maxRegisters;
     module = croq::importCroqtile(sourceMgr, &context, options);
   }
   if (!module)
     return 1;
-  // --maxnreg: the register count of every kernel that does not set its
-  // own with [[maxnreg(N)]], which the register budgets then honour.
-  if (maxRegisters) {
-    if (maxRegisters < 24 || maxRegisters > 256)
-      return failed(error("--maxnreg=" + Twine(maxRegisters) +
-                          " is outside 24 to 256 registers per thread"));
-    module->walk([&](croq::ParallelOp kernel) {
-      if (kernel.getLevel() == croq::Level::Block &&
-          !kernel.getParentParallel() && !kernel.getMaxRegisters())
-        kernel.setMaxRegisters(maxRegisters.getValue());
-    });
-  }
 
   std::string output = outputFile.empty() ? defaultOutput() : outputFile;
   if (emit == Emit::Mlir) {

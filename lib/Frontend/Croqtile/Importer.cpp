@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Croq/Frontend/Croqtile/Importer.h"
+#include "Croq/Dialect/Croq/IR/CroqOps.h"
 #include "Croq/InitAllDialects.h"
 
 #include "IRGen.h"
@@ -87,6 +88,20 @@ mlir::croq::importCroqtile(llvm::SourceMgr &sourceMgr, MLIRContext *context,
   context->printOpOnDiagnostic(false);
   auto restore = llvm::scope_exit(
       [&] { context->printOpOnDiagnostic(printOp); });
+  // The command line's register cap, for kernels that set none.
+  if (options.maxRegisters) {
+    if (options.maxRegisters < 24 || options.maxRegisters > 256) {
+      emitError(locate(llvm::SMLoc()))
+          << "a kernel register cap of " << options.maxRegisters
+          << " is outside 24 to 256 registers per thread";
+      return nullptr;
+    }
+    module->walk([&](ParallelOp kernel) {
+      if (kernel.getLevel() == Level::Block && !kernel.getParentParallel() &&
+          !kernel.getMaxRegisters())
+        kernel.setMaxRegisters(options.maxRegisters);
+    });
+  }
   if (failed(verify(*module)))
     return nullptr;
   // The importer is the frontend: a deadlock, an arrival mismatch or an

@@ -64,8 +64,11 @@ def _included(text, includes):
 
 
 def compile(source_or_path, defines=None, arch="sm_90a", include_dirs=None,
-            toolkit=None):
+            toolkit=None, fast_math=False, maxnreg=None):
     """Compiles Croqtile source (text, or a .co / .mlir path) for `arch`.
+
+    `fast_math` and `maxnreg` are croqc's --fast-math and --maxnreg=N
+    (nvcc's --use_fast_math and -maxrregcount=N).
 
     Returns a Module with `.ptx`, `.mlir` and one callable per `__co__`
     function. Errors in the program raise CompileError with croq's
@@ -74,6 +77,9 @@ def compile(source_or_path, defines=None, arch="sm_90a", include_dirs=None,
     C++ compiler the module still has its PTX and IR; its callables then
     say what is missing.
     """
+    if maxnreg is not None and not 24 <= maxnreg <= 256:
+        raise ValueError(f"maxnreg={maxnreg} is outside 24 to 256 registers "
+                         "per thread")
     text, filename, is_mlir, directory = _read_source(source_or_path)
     defines = _defines_list(defines)
     includes = [os.fspath(d) for d in (include_dirs or [])]
@@ -82,6 +88,7 @@ def compile(source_or_path, defines=None, arch="sm_90a", include_dirs=None,
     toolkit = os.fspath(toolkit) if toolkit else ""
     key = hashlib.sha256(json.dumps(
         [_VERSION, text, is_mlir, defines, includes, arch, toolkit,
+         bool(fast_math), maxnreg or 0,
          _included(text, includes)]).encode()).hexdigest()
     if key in _memo:
         return _memo[key]
@@ -93,7 +100,7 @@ def compile(source_or_path, defines=None, arch="sm_90a", include_dirs=None,
 
     from . import _croq  # the compiler: needs LLVM/MLIR, unlike load()
     result = _croq.compile(text, filename, is_mlir, defines, includes, arch,
-                           toolkit)
+                           toolkit, bool(fast_math), int(maxnreg or 0))
     if not result["ok"]:
         raise CompileError(result["diagnostics"].rstrip() or
                            f"croq could not compile {filename}")

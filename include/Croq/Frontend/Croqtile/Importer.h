@@ -25,6 +25,10 @@ struct CroqtileImportOptions {
   std::vector<std::string> defines;
   /// `#include` search directories, as `-I`.
   std::vector<std::string> includeDirs;
+  /// Registers per thread of every kernel without its own `[[maxnreg(N)]]`
+  /// (nvcc's -maxrregcount); 0 leaves the choice to croq. Outside 24 to
+  /// 256 it is an error.
+  unsigned maxRegisters = 0;
 };
 
 /// Preprocesses, parses and checks the main buffer of `sourceMgr` as
