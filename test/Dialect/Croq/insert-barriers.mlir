@@ -385,3 +385,88 @@ func.func @strided_loop_overlapping(%n: index, %iters: index) {
   }
   return
 }
+
+// -----
+
+// A thread is its warpgroup index and its thread index: `s[t]` is the
+// element of thread (0, t) and of thread (1, t). Warpgroup 0 writes it,
+// both warpgroups read it: a barrier between.
+// CHECK-LABEL: func.func @element_of_two_warpgroups
+// CHECK: memref.store
+// CHECK: croq.barrier
+// CHECK: memref.load
+func.func @element_of_two_warpgroups(%out: memref<2x128xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c128 = arith.constant 128 : index
+  %one = arith.constant 1.0 : f32
+  croq.parallel (%b) by [%c1] : block {
+    %s = memref.alloc() : memref<128xf32, #gpu.address_space<workgroup>>
+    croq.parallel (%w) by [%c2] : warpgroup {
+      croq.parallel (%t) by [%c128] : thread {
+        %first = arith.cmpi eq, %w, %c0 : index
+        scf.if %first {
+          memref.store %one, %s[%t] : memref<128xf32, #gpu.address_space<workgroup>>
+        }
+        %x = memref.load %s[%t] : memref<128xf32, #gpu.address_space<workgroup>>
+        memref.store %x, %out[%w, %t] : memref<2x128xf32>
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// With the warpgroup index in the element (`s[w][t]`), each element is one
+// thread's: no barrier.
+// CHECK-LABEL: func.func @element_of_one_warpgroup
+// CHECK-NOT: croq.barrier
+// CHECK: return
+func.func @element_of_one_warpgroup(%out: memref<2x128xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c128 = arith.constant 128 : index
+  %one = arith.constant 1.0 : f32
+  croq.parallel (%b) by [%c1] : block {
+    %s = memref.alloc() : memref<2x128xf32, #gpu.address_space<workgroup>>
+    croq.parallel (%w) by [%c2] : warpgroup {
+      croq.parallel (%t) by [%c128] : thread {
+        memref.store %one, %s[%w, %t] : memref<2x128xf32, #gpu.address_space<workgroup>>
+        %x = memref.load %s[%w, %t] : memref<2x128xf32, #gpu.address_space<workgroup>>
+        memref.store %x, %out[%w, %t] : memref<2x128xf32>
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// A thread parallel of two indices: `s[tx]` is the element of the four
+// threads (tx, 0..3).
+// CHECK-LABEL: func.func @element_of_four_threads
+// CHECK: memref.store
+// CHECK: croq.barrier
+// CHECK: memref.load
+func.func @element_of_four_threads(%out: memref<4x32xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c32 = arith.constant 32 : index
+  %one = arith.constant 1.0 : f32
+  croq.parallel (%b) by [%c1] : block {
+    %s = memref.alloc() : memref<32xf32, #gpu.address_space<workgroup>>
+    croq.parallel (%ty, %tx) by [%c4, %c32] : thread {
+      %first = arith.cmpi eq, %ty, %c0 : index
+      scf.if %first {
+        memref.store %one, %s[%tx] : memref<32xf32, #gpu.address_space<workgroup>>
+      }
+      %x = memref.load %s[%tx] : memref<32xf32, #gpu.address_space<workgroup>>
+      memref.store %x, %out[%ty, %tx] : memref<4x32xf32>
+    }
+  }
+  return
+}

@@ -570,6 +570,17 @@ private:
         llvm::any_of(a.indices,
                      [](Value i) { return dependsOnThreadIndex(i); }))
       return true;
+    // Each thread is one tuple of coordinates: the indices of the thread
+    // parallel and of the warp and warpgroup levels around it. An element
+    // is one thread's only when the indices pin every coordinate that
+    // varies (extent above 1): `s[t]` in `parallel w by 2 : group-4, t by
+    // 128 : thread` is the element of two threads, (0, t) and (1, t).
+    llvm::SmallSetVector<Value, 4> coordinates, pinned;
+    for (ParallelOp level = threads; level && level.getLevel() != Level::Block;
+         level = level.getParentParallel())
+      for (auto [index, bound] : llvm::zip_equal(level.getIndices(), level.getBounds()))
+        if (getConstantIntValue(bound) != std::optional<int64_t>(1))
+          coordinates.insert(index);
     for (size_t d = 0; d < a.indices.size(); ++d) {
       std::optional<Slot> x = slotOf(a.indices[d], threads);
       std::optional<Slot> y = slotOf(b.indices[d], threads);
@@ -596,9 +607,10 @@ private:
       if (llvm::all_of(llvm::zip_equal(x->base, y->base), [](auto pair) {
             return sameValue(std::get<0>(pair), std::get<1>(pair), 8);
           }))
-        return true;
+        pinned.insert(x->thread);
     }
-    return false;
+    return !pinned.empty() &&
+           llvm::all_of(coordinates, [&](Value c) { return pinned.contains(c); });
   }
 
   /// Two element accesses of one thread-level body that no two threads can
