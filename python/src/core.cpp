@@ -60,6 +60,11 @@ croq_python::compile(const CompileRequest &request) {
 
   OwningOpRef<ModuleOp> module;
   if (request.isMlir) {
+    if (request.maxRegisters) {
+      result.diagnostics = "maxnreg applies to Croqtile sources; in croq IR, "
+                           "give the kernel's croq.parallel max_registers\n";
+      return result;
+    }
     module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   } else {
     croq::CroqtileImportOptions options;

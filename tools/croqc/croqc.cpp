@@ -174,13 +174,14 @@ int main(int argc, char **argv) {
   registerMLIRContextCLOptions();
   registerPassManagerCLOptions();
   registerDefaultTimingManagerCLOptions();
-  // MLIR's and LLVM's debugging options (--mlir-print-ir-after=...) still
-  // work; --help-hidden lists them.
+  // MLIR's and LLVM's debugging options (--mlir-print-ir-after-all,
+  // --mlir-timing) still work; --help lists only croqc's.
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(
       argc, argv,
       "croqc: Croqtile source to a shared library, PTX, a cubin or host code\n"
-      "(--help-hidden also lists MLIR's and LLVM's debugging options)\n");
+      "(MLIR's debugging options, such as --mlir-print-ir-after-all and\n"
+      "--mlir-timing, work too)\n");
 
   DialectRegistry registry;
   croq::registerCroqDialects(registry);

@@ -323,8 +323,8 @@ def CroqFastMathPass : Pass<"croq-fast-math", "::mlir::gpu::GPUModuleOp"> {
   let summary = "Approximate f32 division and square roots and flush f32 "
                 "denormals in kernels (nvcc's --use_fast_math)";
   let description = [{
-    The kernels' floating-point operations, once in the LLVM dialect, get
-    the fast-math flags `arcp` (a division may multiply by an approximate
+    The kernels' f32 operations (f64 and f16 ones are left as they are, as
+    nvcc leaves them), once in the LLVM dialect, get the fast-math flags `arcp` (a division may multiply by an approximate
     reciprocal), `afn` (approximate functions, square roots) and
     `contract` (fused multiply-adds, which croq forms anyway); every
     `llvm.func` gets `denormal_fp_math_f32 = "preserve-sign"`, which makes

@@ -39,8 +39,11 @@ struct CroqFastMathPass
             StringAttr::get(context, "preserve-sign,preserve-sign"));
         return;
       }
+      // nvcc's --use_fast_math changes f32 arithmetic only.
       auto flags = dyn_cast<LLVM::FastmathFlagsInterface>(op);
-      if (!flags)
+      auto isF32 = [](Type t) { return getElementTypeOrSelf(t).isF32(); };
+      if (!flags || !llvm::all_of(op->getOperandTypes(), isF32) ||
+          !llvm::all_of(op->getResultTypes(), isF32))
         return;
       op->setAttr(flags.getFastmathAttrName(),
                   LLVM::FastmathFlagsAttr::get(

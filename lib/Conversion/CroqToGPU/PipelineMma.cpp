@@ -124,7 +124,10 @@ static void deferWarpgroupMmaWaits(ModuleOp module) {
         triggers.push_back(trigger);
         continue;
       }
-      movable &= isMemoryEffectFree(op) && op->getNumRegions() == 0;
+      // A read or write of accumulator registers after the commit relies
+      // on it completing every batch: it keeps the full wait.
+      movable &= isMemoryEffectFree(op) && op->getNumRegions() == 0 &&
+                 !isa<MmaElementOp, MmaSetElementOp>(op);
     }
     if (!movable || triggers.empty())
       continue;

@@ -155,9 +155,48 @@ static LogicalResult planSwizzledBuffers(ModuleOp module) {
   return success();
 }
 
+/// True when `view` is a whole [rows, columns] plane of `alloc`: the
+/// buffer itself, or a chain of memref.subview ops that slice only its
+/// leading dimensions, or croq.subspan / croq.chunkat tiles of the whole
+/// plane at index 0. Accumulator pairs then start at even columns and TMA
+/// boxes at a row of a multiple of 8, which the swizzled layout needs.
+static bool isWholePlane(Value view, memref::AllocOp alloc) {
+  ArrayRef<int64_t> shape = alloc.getType().getShape();
+  int64_t rows = shape[shape.size() - 2], cols = shape.back();
+  auto plane = [&](Type type) {
+    auto memref = dyn_cast<MemRefType>(type);
+    return memref && memref.getRank() >= 2 &&
+           memref.getShape()[memref.getRank() - 2] == rows &&
+           memref.getShape().back() == cols;
+  };
+  auto zero = [](Value v) { return getConstantIntValue(v) == std::optional<int64_t>(0); };
+  while (view != alloc.getResult()) {
+    Operation *def = view.getDefiningOp();
+    if (auto subview = dyn_cast_or_null<memref::SubViewOp>(def)) {
+      ArrayRef<int64_t> offsets = subview.getStaticOffsets();
+      if (!plane(subview.getType()) || offsets.size() < 2 ||
+          offsets[offsets.size() - 1] != 0 || offsets[offsets.size() - 2] != 0)
+        return false;
+      view = subview.getSource();
+    } else if (auto tile = dyn_cast_or_null<SubspanOp>(def)) {
+      if (!plane(tile.getType()) || !llvm::all_of(tile.getIndices(), zero))
+        return false;
+      view = tile.getSource();
+    } else if (auto tile = dyn_cast_or_null<ChunkAtOp>(def)) {
+      if (!plane(tile.getType()) || !llvm::all_of(tile.getIndices(), zero))
+        return false;
+      view = tile.getSource();
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
 /// Gives every epilogue staging buffer (see the file comment) the swizzled
 /// layout, and its TMA stores the swizzle. A buffer some other access
-/// touches, or a transposed or masked `mma.store` fills, keeps the plain
+/// touches, a transposed or masked `mma.store` fills, or an access reaches
+/// through a view other than a whole plane (isWholePlane), keeps the plain
 /// layout.
 static void planEpilogueBuffers(ModuleOp module) {
   DenseMap<memref::AllocOp, SmallVector<Operation *>> accesses;
@@ -179,13 +218,19 @@ static void planEpilogueBuffers(ModuleOp module) {
       auto store = dyn_cast<MmaStoreOp>(op);
       auto copy = dyn_cast<TmaCopyOp>(op);
       bool staged =
-          (store && &operand == &store.getTargetMutable() &&
+          isWholePlane(operand.get(), alloc) &&
+          ((store && &operand == &store.getTargetMutable() &&
            store.getValue().getType().getScope() == Level::Warpgroup &&
            !store.getTranspose() && !store.getRows() && !store.getCols()) ||
           (copy && !copy.isLoad() && &operand == &copy.getSourceMutable() &&
+           // One box per panel moves a 2-D tile.
+           llvm::all_of(cast<MemRefType>(operand.get().getType())
+                            .getShape()
+                            .drop_back(2),
+                        [](int64_t d) { return d == 1; }) &&
            (!copy.getSwizzle() ||
             static_cast<int64_t>(*copy.getSwizzle()) ==
-                swizzleSpanFor(alloc.getType())));
+                swizzleSpanFor(alloc.getType()))));
       if (!staged)
         plain.insert(alloc);
       accesses[alloc].push_back(op);

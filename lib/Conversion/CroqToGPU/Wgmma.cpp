@@ -570,13 +570,28 @@ void storeWarpgroupAcc(OpBuilder &b, Location loc, FragType type, Value acc,
           }
         }
     };
-    if (!valid) {
+    // A pair stays in one chunk only from an even column of the buffer.
+    Value column = swizzled->origin[swizzled->dims.back()];
+    std::optional<int64_t> fixedColumn = getConstantIntValue(column);
+    bool evenColumn = fixedColumn && *fixedColumn % 2 == 0;
+    if (!valid && evenColumn) {
       emitSwizzled(b, /*guarded=*/false);
       return;
     }
-    auto ifOp = scf::IfOp::create(
-        b, loc, coversTile(b, loc, *valid, {cIndex(b, loc, kWgmmaM), cIndex(b, loc, n)}),
-        /*withElseRegion=*/true);
+    if (!valid) {
+      valid.emplace();
+      for (int64_t extent : targetType.getShape())
+        valid->push_back(cIndex(b, loc, extent));
+    }
+    Value fast = coversTile(b, loc, *valid, {cIndex(b, loc, kWgmmaM), cIndex(b, loc, n)});
+    if (!evenColumn)
+      fast = arith::AndIOp::create(
+          b, loc, fast,
+          arith::CmpIOp::create(
+              b, loc, arith::CmpIPredicate::eq,
+              arith::RemUIOp::create(b, loc, column, cIndex(b, loc, 2)),
+              cIndex(b, loc, 0)));
+    auto ifOp = scf::IfOp::create(b, loc, fast, /*withElseRegion=*/true);
     OpBuilder thenBuilder = ifOp.getThenBodyBuilder();
     emitSwizzled(thenBuilder, /*guarded=*/false);
     OpBuilder elseBuilder = ifOp.getElseBodyBuilder();

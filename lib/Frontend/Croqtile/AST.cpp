@@ -28,9 +28,11 @@ std::optional<int64_t> mlir::croq::croqtile::foldConstant(const Expr &e) {
     return r;
   if (e.name == "*" && !llvm::MulOverflow(*a, *b, r))
     return r;
-  if (e.name == "/" && *b != 0)
+  // INT64_MIN / -1 overflows.
+  bool divisible = *b != 0 && !(*a == INT64_MIN && *b == -1);
+  if (e.name == "/" && divisible)
     return *a / *b;
-  if (e.name == "%" && *b != 0)
+  if (e.name == "%" && divisible)
     return *a % *b;
   return std::nullopt;
 }

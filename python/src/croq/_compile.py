@@ -77,7 +77,7 @@ def compile(source_or_path, defines=None, arch="sm_90a", include_dirs=None,
     C++ compiler the module still has its PTX and IR; its callables then
     say what is missing.
     """
-    if maxnreg is not None and not 24 <= maxnreg <= 256:
+    if maxnreg and not 24 <= maxnreg <= 256:  # 0 or None: croq chooses
         raise ValueError(f"maxnreg={maxnreg} is outside 24 to 256 registers "
                          "per thread")
     text, filename, is_mlir, directory = _read_source(source_or_path)

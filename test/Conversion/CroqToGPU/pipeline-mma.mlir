@@ -142,3 +142,41 @@ func.func @explicit_full_wait(%n: index, %k: index) {
   }
   return
 }
+
+// -----
+
+!ws1 = memref<64x16xf16, strided<[16, 1], offset: ?>, #gpu.address_space<workgroup>>
+!acc1 = !croq.frag<acc, 64x64xf32, warpgroup>
+
+// A read of the accumulator after the release relies on the commit before
+// the release completing every batch: the loop keeps its full wait.
+// CHECK-LABEL: func.func @element_after_release
+// CHECK: scf.for
+// CHECK-NOT: pending 1
+// CHECK: croq.mma.commit{{$}}
+// CHECK-NEXT: croq.event.trigger
+// CHECK-NEXT: croq.mma.element
+func.func @element_after_release(%n: index, %k: index, %out: memref<64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %zero = arith.constant 0.0 : f32
+  croq.parallel (%b) by [%n] : block {
+    %empty = croq.event.alloc : !croq.event<shared, 2>
+    %a = memref.alloc() : memref<2x64x16xf16, #gpu.address_space<workgroup>>
+    croq.parallel (%p) by [%c1] : warpgroup {
+      %init = croq.mma.fill %zero : f32 -> !acc1
+      %r = scf.for %i = %c0 to %k step %c1 iter_args(%acc = %init) -> (!acc1) {
+        %s = arith.remsi %i, %c2 : index
+        %ta = memref.subview %a[%s, 0, 0] [1, 64, 16] [1, 1, 1] : memref<2x64x16xf16, #gpu.address_space<workgroup>> to !ws1
+        %ma = croq.mma.load %ta : !ws1 -> !croq.frag<a, 64x16xf16, warpgroup>
+        %mb = croq.mma.load %ta : !ws1 -> !croq.frag<b, 64x16xf16, warpgroup>
+        %next = croq.mma row_row %acc, %ma, %mb : !acc1, !croq.frag<a, 64x16xf16, warpgroup>, !croq.frag<b, 64x16xf16, warpgroup> -> !acc1
+        croq.event.trigger %empty[%s] : !croq.event<shared, 2>
+        %x = croq.mma.element %next[0] : !acc1 -> f32
+        scf.yield %next : !acc1
+      }
+    }
+  }
+  return
+}

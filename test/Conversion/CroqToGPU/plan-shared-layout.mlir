@@ -62,3 +62,27 @@ func.func @epilogue(%n: index, %out: memref<?x?xf16>, %other: memref<64x64xf16>,
   }
   return
 }
+
+// -----
+
+// Views that are not whole planes of the buffer (here a column offset)
+// keep the plain layout: an accumulator pair from an odd column, or a TMA
+// box from a row that is not a multiple of 8, would straddle the swizzle.
+// CHECK-LABEL: func.func @epilogue_part_of_a_plane
+// CHECK: memref.alloc() : memref<64x256xf16, #gpu.address_space<workgroup>>
+// CHECK-NOT: swizzle
+func.func @epilogue_part_of_a_plane(%n: index, %out: memref<?x?xf16>,
+                                    %acc: !croq.frag<acc, 64x128xf32, warpgroup>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  croq.parallel (%b) by [%n] : block {
+    %s = memref.alloc() : memref<64x256xf16, #gpu.address_space<workgroup>>
+    croq.parallel (%p) by [%c1] : warpgroup {
+      %part = memref.subview %s[0, 128] [64, 128] [1, 1] : memref<64x256xf16, #gpu.address_space<workgroup>> to memref<64x128xf16, strided<[256, 1], offset: 128>, #gpu.address_space<workgroup>>
+      croq.mma.store %acc, %part : !croq.frag<acc, 64x128xf32, warpgroup>, memref<64x128xf16, strided<[256, 1], offset: 128>, #gpu.address_space<workgroup>>
+      %g = memref.subview %out[%c0, %c0] [64, 256] [1, 1] : memref<?x?xf16> to memref<64x256xf16, strided<[?, 1], offset: ?>>
+      croq.tma.copy %s to %g : memref<64x256xf16, #gpu.address_space<workgroup>> to memref<64x256xf16, strided<[?, 1], offset: ?>>
+    }
+  }
+  return
+}

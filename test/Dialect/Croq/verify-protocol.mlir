@@ -244,3 +244,39 @@ func.func @negative_turn_waits_for_itself(%k: index) {
   }
   return
 }
+
+// -----
+
+// A trigger that every warpgroup of a role runs needs the arrivals of all
+// of them: here warpgroup 2 first waits for `f`, which the other role
+// triggers only after `e` completes, so `e` never gets warpgroup 2's
+// arrivals.
+func.func @negative_role_trigger_needs_every_class(%k: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  croq.parallel (%b) by [%c1] : block {
+    %e = croq.event.alloc : !croq.event<shared>
+    // expected-note @below {{the event is declared here}}
+    %f = croq.event.alloc : !croq.event<shared>
+    croq.parallel (%p) by [%c3] : warpgroup {
+      %consumers = arith.cmpi sge, %p, %c1 : index
+      croq.inthreads async (%consumers) {
+        %second = arith.cmpi eq, %p, %c2 : index
+        croq.inthreads (%second) {
+          // expected-error @below {{deadlock: no trigger can satisfy this wait}}
+          // expected-note @below {{hint: give the event its first generation}}
+          croq.event.wait %f : !croq.event<shared>
+        }
+        croq.event.trigger %e : !croq.event<shared>
+      }
+      %producer = arith.cmpi eq, %p, %c0 : index
+      croq.inthreads async (%producer) {
+        croq.event.wait %e : !croq.event<shared>
+        croq.event.trigger %f : !croq.event<shared>
+      }
+    }
+  }
+  return
+}

@@ -446,3 +446,29 @@ func.func @register_cap_below_setreg(%g: memref<64xf32>, %n: index) {
   } attributes {max_registers = 128 : i64}
   return
 }
+
+// -----
+
+// Under a cap below producer-registers (32 < 40), producers get the cap.
+// CHECK-LABEL: func.func @register_cap_below_producer_budget
+// CHECK: croq.warp_specialize registers(32, 32) {
+func.func @register_cap_below_producer_budget(%g: memref<64xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  croq.parallel (%b) by [%n] : block {
+    %s = memref.alloc() : memref<64xf32, #gpu.address_space<workgroup>>
+    croq.parallel (%p) by [%c2] : warpgroup {
+      %producer = arith.cmpi eq, %p, %c0 : index
+      croq.inthreads async (%producer) {
+        croq.dma.copy %g to %s : memref<64xf32> to memref<64xf32, #gpu.address_space<workgroup>>
+      }
+      %consumer = arith.cmpi eq, %p, %c1 : index
+      croq.inthreads async (%consumer) {
+        %v = memref.load %s[%c0] : memref<64xf32, #gpu.address_space<workgroup>>
+        memref.store %v, %g[%c0] : memref<64xf32>
+      }
+    }
+  } attributes {max_registers = 32 : i64}
+  return
+}

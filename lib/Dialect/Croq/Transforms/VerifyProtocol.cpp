@@ -85,6 +85,12 @@ static void traceEvents(Operation *op, SmallVectorImpl<Operation *> &trace,
 static SmallVector<SmallVector<Operation *>> roleTraces(InThreadsOp role) {
   SmallVector<InThreadsOp> nested;
   role.getBody().walk([&](InThreadsOp inner) { nested.push_back(inner); });
+  // A barrier of the role's threads couples the classes (each waits there
+  // for the others), which separate traces would not see: one trace.
+  bool barrier = false;
+  role.getBody().walk([&](Operation *op) {
+    barrier |= isa<BarrierOp, GridBarrierOp>(op);
+  });
   std::optional<llvm::BitVector> selected = roleSelection(role);
   SmallVector<llvm::BitVector> selections;
   for (InThreadsOp inner : nested) {
@@ -94,7 +100,7 @@ static SmallVector<SmallVector<Operation *>> roleTraces(InThreadsOp role) {
     selections.push_back(std::move(*s));
   }
   SmallVector<SmallVector<Operation *>> traces;
-  if (nested.empty() || selections.size() != nested.size()) {
+  if (nested.empty() || barrier || selections.size() != nested.size()) {
     traceEvents(role, traces.emplace_back());
     return traces;
   }
@@ -276,13 +282,24 @@ struct CroqVerifyProtocolPass
       return at ? completedElements.contains({event, *at})
                 : anyCompleted.contains(event);
     };
+    // A trigger that several traces hold (the classes of one role that all
+    // run it) completes its element only when every one of them has come
+    // to it: the event counts the arrivals of all the role's threads.
+    llvm::DenseMap<Operation *, int64_t> arrivalsLeft;
+    for (const Role &role : roles)
+      for (Operation *op : role.trace)
+        if (isa<EventTriggerOp>(op))
+          ++arrivalsLeft[op];
     SmallVector<size_t> position(roles.size(), 0);
     for (bool progress = true; progress;) {
       progress = false;
       for (auto [i, role] : llvm::enumerate(roles)) {
         while (position[i] < role.trace.size()) {
           Operation *op = role.trace[position[i]];
-          if (auto t = dyn_cast<EventTriggerOp>(op)) {
+          if (auto t = dyn_cast<EventTriggerOp>(op);
+              t && --arrivalsLeft[op] > 0) {
+            // Arrived; the element waits for the other classes.
+          } else if (t) {
             Value event = t.getEvent();
             anyCompleted.insert(event);
             if (std::optional<int64_t> at =

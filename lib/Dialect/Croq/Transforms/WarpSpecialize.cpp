@@ -292,8 +292,12 @@ struct CroqWarpSpecializePass
     std::optional<uint64_t> cap;
     if (kernel && kernel.getLevel() == Level::Block)
       cap = kernel.getMaxRegisters();
+    // Producers keep producer-registers, within the kernel's cap.
+    int64_t producerBudget = producerRegisters;
+    if (cap)
+      producerBudget = std::min<int64_t>(producerBudget, *cap / 8 * 8);
     RegisterPool pool = registerPool(roles, producer, blockThreads, blocks,
-                                     producerRegisters, cap);
+                                     producerBudget, cap);
     int64_t left = pool.left, sharingThreads = pool.sharingThreads;
     if (left < sharingThreads * kMinRegisters) {
       InFlightDiagnostic diag = group.emitOpError("has roles that do not fit in ");
@@ -329,7 +333,7 @@ struct CroqWarpSpecializePass
     SmallVector<int32_t> budgets;
     for (auto [role, isProducerRole] : llvm::zip_equal(roles, producer))
       budgets.push_back(role.getRegisters() ? *role.getRegisters()
-                        : isProducerRole    ? producerRegisters
+                        : isProducerRole    ? producerBudget
                                             : consumerRegisters);
     if (canDispatchOnce(roles)) {
       // Only pure ops stand between the roles: they move before the first,
