@@ -118,6 +118,20 @@ Value linearSlot(OpBuilder &b, Location loc, EventType type,
 /// True when every croq.inthreads around `op` tests only indices of
 /// parallels at `level` or above, so that it keeps or drops whole instances
 /// of that level (a cooperative op there still has all its threads).
+std::optional<int64_t> lowestSelectedThread(Operation *op) {
+  auto region = op->getParentOfType<InThreadsOp>();
+  if (!region)
+    return std::nullopt;
+  // roleSelection numbers threads row-major over the indices of the levels
+  // below the block, innermost fastest: the thread id croq gives them.
+  std::optional<llvm::BitVector> selected = roleSelection(region);
+  auto parent = region->getParentOfType<ParallelOp>();
+  if (!selected || selected->count() < 2 || !parent ||
+      parent.getLevel() != Level::Thread)
+    return std::nullopt;
+  return selected->find_first();
+}
+
 bool selectsWholeGroups(Operation *op, Level level) {
   for (auto region = op->getParentOfType<InThreadsOp>(); region;
        region = region->getParentOfType<InThreadsOp>()) {

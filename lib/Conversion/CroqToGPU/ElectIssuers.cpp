@@ -96,14 +96,22 @@ static void electIssuers(ModuleOp module, const LaunchAnalysis &analysis,
         !analysis.hasScope(op) || op->hasAttr("issuer"))
       return;
     const LaunchAnalysis::Scope &scope = analysis.getScope(op);
+    bool someThreads =
+        scope.perThread && !selectsWholeGroups(op, scope.groupLevel);
     Issuer who =
-        scope.groupSize <= 1 ||
-                (scope.perThread && !selectsWholeGroups(op, scope.groupLevel))
-            ? Issuer::Each
+        scope.groupSize <= 1 ? Issuer::Each
+        // A croq.inthreads of several threads, not whole groups: its lowest
+        // thread, once for the region.
+        : someThreads && lowestSelectedThread(op) ? Issuer::Lowest
+        : someThreads ? Issuer::Each
         : useElectSync && getExecutionScope(*solver, op) >= UniformScope::Warp
             ? Issuer::Elected
             : Issuer::First;
     op->setAttr("issuer", IssuerAttr::get(op->getContext(), who));
+    if (who == Issuer::Lowest)
+      op->setAttr("croq.issuer_thread",
+                  IntegerAttr::get(IntegerType::get(op->getContext(), 64),
+                                   *lowestSelectedThread(op)));
   });
   for (Operation *action : actions) {
     const LaunchAnalysis::Scope &scope = analysis.getScope(action);

@@ -60,6 +60,13 @@ Value issuer(OpBuilder &b, Location loc, Operation *op,
   auto who = op->getAttrOfType<IssuerAttr>("issuer");
   if (who.getValue() == Issuer::Each)
     return Value();
+  if (who.getValue() == Issuer::Lowest) {
+    // The thread croq-elect-issuers found while the croq.inthreads around
+    // the op could still be enumerated (the op verifiers require it).
+    auto thread = op->getAttrOfType<IntegerAttr>("croq.issuer_thread");
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                 threadId(b, loc), cIndex(b, loc, thread.getInt()));
+  }
   return electOneThread(b, loc, groupRank(b, loc, analysis.getScope(op)),
                         who.getValue() == Issuer::Elected);
 }

@@ -470,3 +470,47 @@ func.func @element_of_four_threads(%out: memref<4x32xf32>) {
   }
   return
 }
+
+// -----
+
+// Inside `inthreads (w == 1)` the warpgroup index is one value: `s[t]` is
+// then one thread's element, and the read after the write needs no
+// barrier. Written by warpgroup 0 and read by warpgroup 1, it does.
+// CHECK-LABEL: func.func @warpgroup_fixed_by_inthreads
+// CHECK: croq.inthreads
+// CHECK-NOT: croq.barrier
+// CHECK: memref.load
+// CHECK: croq.inthreads
+// CHECK: memref.store
+// CHECK: croq.barrier
+// CHECK: memref.load
+func.func @warpgroup_fixed_by_inthreads(%out: memref<128xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c128 = arith.constant 128 : index
+  %one = arith.constant 1.0 : f32
+  croq.parallel (%b) by [%c1] : block {
+    %s = memref.alloc() : memref<128xf32, #gpu.address_space<workgroup>>
+    %u = memref.alloc() : memref<128xf32, #gpu.address_space<workgroup>>
+    croq.parallel (%w) by [%c2] : warpgroup {
+      croq.parallel (%t) by [%c128] : thread {
+        %second = arith.cmpi eq, %w, %c1 : index
+        croq.inthreads (%second) {
+          memref.store %one, %s[%t] : memref<128xf32, #gpu.address_space<workgroup>>
+          %x = memref.load %s[%t] : memref<128xf32, #gpu.address_space<workgroup>>
+          memref.store %x, %out[%t] : memref<128xf32>
+        }
+        %first = arith.cmpi eq, %w, %c0 : index
+        croq.inthreads (%first) {
+          memref.store %one, %u[%t] : memref<128xf32, #gpu.address_space<workgroup>>
+        }
+        croq.inthreads (%second) {
+          %y = memref.load %u[%t] : memref<128xf32, #gpu.address_space<workgroup>>
+          memref.store %y, %out[%t] : memref<128xf32>
+        }
+      }
+    }
+  }
+  return
+}

@@ -755,6 +755,18 @@ def seed_1p1c_wgmma_named_swizzle():
 
 
 @test
+def tma_issued_by_one_warp_role():
+    # A role of one warp (threads 32..63) issues the TMA load once, from its
+    # lowest thread; its other threads arrive plainly. Ragged M, and 313
+    # blocks at M = 10000.
+    for m in sweep((32, 33, 100, 10000), (33, 100)):
+        src = torch.randn(m, 32, device="cuda")
+        dst = poisoned((m, 32), torch.float32)
+        K.tma_subwarp_co(src, dst)
+        expect_equal(dst, src + 1, f"one-warp TMA role {m}x32")
+
+
+@test
 def tma_copy_both_ways():
     # Tails in both dimensions: the load zero-fills, the store clips.
     # 32x32 tiles: 2112 blocks at 1500x1400.

@@ -168,6 +168,9 @@ bool TmaCopyOp::isLoad() {
 }
 
 LogicalResult TmaCopyOp::verify() {
+  if (getIssuer() == Issuer::Lowest && !(*this)->hasAttr("croq.issuer_thread"))
+    return emitOpError("has issuer `lowest` but no 'croq.issuer_thread' "
+                       "naming the thread");
   auto sourceType = cast<MemRefType>(getSource().getType());
   auto targetType = cast<MemRefType>(getTarget().getType());
   FailureOr<Storage> source = verifyStorage(*this, sourceType, "source");

@@ -53,6 +53,17 @@ LogicalResult CroqDialect::verifyOperationAttribute(Operation *op,
   StringRef name = attr.getName().getValue();
   if (name == "croq.swizzle")
     return verifySwizzleAttr(op, attr.getValue());
+  // `croq.issuer_thread` (croq-elect-issuers): the thread id that issues an
+  // op whose issuer is `lowest`.
+  if (name == "croq.issuer_thread") {
+    auto thread = dyn_cast<IntegerAttr>(attr.getValue());
+    auto issuer = op->getAttrOfType<IssuerAttr>("issuer");
+    if (!thread || !thread.getType().isInteger(64) || thread.getInt() < 0 ||
+        !issuer || issuer.getValue() != Issuer::Lowest)
+      return op->emitError("'croq.issuer_thread' must be a thread id (i64) "
+                           "on an op whose issuer is `lowest`");
+    return success();
+  }
   // The program's host C++ code (outside __co__ functions), in source order,
   // kept for the tools that build the whole program.
   if (name == "croq.host_code") {

@@ -845,6 +845,9 @@ LogicalResult EventAllocOp::verify() {
 }
 
 LogicalResult EventTriggerOp::verify() {
+  if (getIssuer() == Issuer::Lowest && !(*this)->hasAttr("croq.issuer_thread"))
+    return emitOpError("has issuer `lowest` but no 'croq.issuer_thread' "
+                       "naming the thread");
   EventType type = getEvent().getType();
   if (failed(verifyEventSelection(*this, type, getIndices(), getOrder())))
     return failure();

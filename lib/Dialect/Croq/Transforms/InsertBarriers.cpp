@@ -537,6 +537,31 @@ private:
     return dyn_cast_or_null<ParallelOp>(a.perThread);
   }
 
+  /// The value a croq.inthreads around `op` fixes `coordinate` to (a
+  /// conjunct `coordinate == c` of its predicate), if any.
+  static std::optional<int64_t> fixedCoordinate(Operation *op, Value coordinate) {
+    for (auto region = op->getParentOfType<InThreadsOp>(); region;
+         region = region->getParentOfType<InThreadsOp>()) {
+      SmallVector<Value> conjuncts{region.getPredicate()};
+      while (!conjuncts.empty()) {
+        Value v = conjuncts.pop_back_val();
+        if (auto both = v.getDefiningOp<arith::AndIOp>()) {
+          conjuncts.append({both.getLhs(), both.getRhs()});
+          continue;
+        }
+        auto test = v.getDefiningOp<arith::CmpIOp>();
+        if (!test || test.getPredicate() != arith::CmpIPredicate::eq)
+          continue;
+        for (auto [x, y] : {std::pair{test.getLhs(), test.getRhs()},
+                            std::pair{test.getRhs(), test.getLhs()}})
+          if (x == coordinate)
+            if (std::optional<int64_t> c = getConstantIntValue(y))
+              return c;
+      }
+    }
+    return std::nullopt;
+  }
+
   /// Two element accesses of one thread-level body that only the same
   /// thread can make to one element: the same buffer, and a dimension whose
   /// index is a disjoint slot of the same thread index in both (the other
@@ -576,11 +601,16 @@ private:
     // varies (extent above 1): `s[t]` in `parallel w by 2 : group-4, t by
     // 128 : thread` is the element of two threads, (0, t) and (1, t).
     llvm::SmallSetVector<Value, 4> coordinates, pinned;
+    // A coordinate that the croq.inthreads around both accesses fix to one
+    // value (`inthreads.async (g == 1)`) does not vary between them.
     for (ParallelOp level = threads; level && level.getLevel() != Level::Block;
          level = level.getParentParallel())
-      for (auto [index, bound] : llvm::zip_equal(level.getIndices(), level.getBounds()))
-        if (getConstantIntValue(bound) != std::optional<int64_t>(1))
+      for (auto [index, bound] : llvm::zip_equal(level.getIndices(), level.getBounds())) {
+        std::optional<int64_t> fixed = fixedCoordinate(a.op, index);
+        if (getConstantIntValue(bound) != std::optional<int64_t>(1) &&
+            !(fixed && fixed == fixedCoordinate(b.op, index)))
           coordinates.insert(index);
+      }
     for (size_t d = 0; d < a.indices.size(); ++d) {
       std::optional<Slot> x = slotOf(a.indices[d], threads);
       std::optional<Slot> y = slotOf(b.indices[d], threads);

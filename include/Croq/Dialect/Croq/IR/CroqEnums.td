@@ -53,7 +53,8 @@ def Croq_Issuer : I32EnumAttr<"Issuer",
     "which threads of a group issue a single-thread operation", [
     I32EnumAttrCase<"Each", 0, "each">,
     I32EnumAttrCase<"First", 1, "first">,
-    I32EnumAttrCase<"Elected", 2, "elected">
+    I32EnumAttrCase<"Elected", 2, "elected">,
+    I32EnumAttrCase<"Lowest", 3, "lowest">
   ]> {
   let genSpecializedAttr = 0;
   let cppNamespace = "::mlir::croq";
@@ -66,7 +67,10 @@ def Croq_IssuerAttr : EnumAttr<Croq_Dialect, Croq_Issuer, "issuer"> {
     or a croq.inthreads picks single threads). `first`: the thread of rank 0
     in the cooperating group. `elected`: the lane that `elect.sync` picks in
     the group's first warp, where the divergence analysis proved that warp
-    converged. Set by croq-elect-issuers.
+    converged. `lowest`: the lowest-numbered thread that the croq.inthreads
+    around the op selects, where it selects several threads but not whole
+    groups (upstream's `inthreads.async (g == 0 && t >= 32 && t < 64)`
+    issues from thread 32). Set by croq-elect-issuers.
   }];
 }
 
