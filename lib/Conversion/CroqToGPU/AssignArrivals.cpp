@@ -36,8 +36,23 @@ static LogicalResult assignArrivals(ModuleOp module,
     });
     for (Operation *user : triggers) {
       // The threads that run the trigger: those of its innermost region
-      // (whose count includes the regions around it).
+      // (whose count includes the regions around it). A branch on thread
+      // indices inside it selects threads croq cannot count.
       InThreadsOp role = user->getParentOfType<InThreadsOp>();
+      for (Operation *at = user->getParentOp();
+           at && at != role.getOperation() && !isa<ParallelOp>(at);
+           at = at->getParentOp()) {
+        auto branch = dyn_cast<scf::IfOp>(at);
+        if (!branch || !dependsOnThreadIndex(branch.getCondition()))
+          continue;
+        InFlightDiagnostic diag = alloc.emitOpError(
+            "is triggered under a branch on thread indices, so croq cannot "
+            "count the threads that arrive; select them with inthreads "
+            "(...) instead of if, or declare the event with its arrival "
+            "count (event<N>)");
+        diag.attachNote(user->getLoc()) << "the trigger";
+        return WalkResult::interrupt();
+      }
       std::optional<int64_t> threads =
           role ? countRoleThreads(role)
                : std::optional(analysis.getScope(user).blockDim);

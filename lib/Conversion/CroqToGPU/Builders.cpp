@@ -122,6 +122,16 @@ std::optional<int64_t> lowestSelectedThread(Operation *op) {
   auto region = op->getParentOfType<InThreadsOp>();
   if (!region)
     return std::nullopt;
+  // Every selected thread must reach the op: between the region and the
+  // op only loops whose bounds are the same in every thread (a branch, or
+  // a per-thread trip count, could leave the lowest thread out).
+  for (Operation *at = op->getParentOp(); at != region; at = at->getParentOp()) {
+    auto loop = dyn_cast<scf::ForOp>(at);
+    if (!loop || dependsOnThreadIndex(loop.getLowerBound()) ||
+        dependsOnThreadIndex(loop.getUpperBound()) ||
+        dependsOnThreadIndex(loop.getStep()))
+      return std::nullopt;
+  }
   // roleSelection numbers threads row-major over the indices of the levels
   // below the block, innermost fastest: the thread id croq gives them.
   std::optional<llvm::BitVector> selected = roleSelection(region);

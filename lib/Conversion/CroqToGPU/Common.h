@@ -56,8 +56,8 @@ Value cIndex(OpBuilder &b, Location loc, int64_t v);
 ParallelOp kernelOf(Operation *op);
 Value threadId(OpBuilder &b, Location loc);
 /// The lowest thread id of the threads the croq.inthreads around `op`
-/// selects, when it selects several threads of a thread-level parallel
-/// (Issuer::Lowest); nullopt otherwise.
+/// selects, when it selects several threads of a thread-level parallel and
+/// every one of them reaches `op` (Issuer::Lowest); nullopt otherwise.
 std::optional<int64_t> lowestSelectedThread(Operation *op);
 /// Rank of the executing thread in its cooperating group.
 Value groupRank(OpBuilder &b, Location loc, const LaunchAnalysis::Scope &scope);
