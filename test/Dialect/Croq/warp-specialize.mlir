@@ -472,3 +472,58 @@ func.func @register_cap_below_producer_budget(%g: memref<64xf32>, %n: index) {
   } attributes {max_registers = 32 : i64}
   return
 }
+
+// -----
+
+// A register cap of 128 (nvcc's -maxrregcount=128, croqc --maxnreg=128)
+// leaves two 256-thread blocks per SM possible, as it does for nvcc: the
+// same kernel as @two_blocks_chosen still gets min_blocks 2, its consumer
+// the capped 128. A cap of 96 leaves no room for the 64 accumulator
+// registers and 40 more: one block.
+// CHECK-LABEL: func.func @two_blocks_under_a_cap
+// CHECK: croq.warp_specialize registers(40, 128)
+// CHECK: attributes {max_registers = 128 : i64, min_blocks = 2 : i64}
+// CHECK-LABEL: func.func @one_block_under_a_low_cap
+// CHECK: croq.warp_specialize registers(40, 96)
+// CHECK-NOT: min_blocks
+func.func @two_blocks_under_a_cap(%g: memref<36x1024xf16>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %zero = arith.constant 0.0 : f32
+  croq.parallel (%b) by [%n] : block {
+    %s = memref.alloc() : memref<36x1024xf16, #gpu.address_space<workgroup>>
+    croq.parallel (%p) by [%c2] : warpgroup {
+      %producer = arith.cmpi eq, %p, %c0 : index
+      croq.inthreads async (%producer) {
+        croq.dma.copy %g to %s : memref<36x1024xf16> to memref<36x1024xf16, #gpu.address_space<workgroup>>
+      }
+      %consumer = arith.cmpi eq, %p, %c1 : index
+      croq.inthreads async (%consumer) {
+        %acc = croq.mma.fill %zero : f32 -> !croq.frag<acc, 64x128xf32, warpgroup>
+      }
+    }
+  } attributes {max_registers = 128 : i64}
+  return
+}
+
+func.func @one_block_under_a_low_cap(%g: memref<36x1024xf16>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %zero = arith.constant 0.0 : f32
+  croq.parallel (%b) by [%n] : block {
+    %s = memref.alloc() : memref<36x1024xf16, #gpu.address_space<workgroup>>
+    croq.parallel (%p) by [%c2] : warpgroup {
+      %producer = arith.cmpi eq, %p, %c0 : index
+      croq.inthreads async (%producer) {
+        croq.dma.copy %g to %s : memref<36x1024xf16> to memref<36x1024xf16, #gpu.address_space<workgroup>>
+      }
+      %consumer = arith.cmpi eq, %p, %c1 : index
+      croq.inthreads async (%consumer) {
+        %acc = croq.mma.fill %zero : f32 -> !croq.frag<acc, 64x128xf32, warpgroup>
+      }
+    }
+  } attributes {max_registers = 96 : i64}
+  return
+}

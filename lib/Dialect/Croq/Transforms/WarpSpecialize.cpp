@@ -124,10 +124,13 @@ static RegisterPool registerPool(ArrayRef<InThreadsOp> roles,
 /// SM reserves per block) in its 227 KiB, and both ptxas's entry count for
 /// two blocks and the consumers' share of a block's pool cover their
 /// accumulators with 40 to spare. Kernels whose roles set their own budgets
-/// (setreg) keep one block.
+/// (setreg) keep one block. A register cap ([[maxnreg(N)]], as nvcc's
+/// -maxrregcount) bounds the entry count and the consumers' share, as it
+/// will their budgets.
 static bool twoBlocksFit(ParallelOp kernel, ArrayRef<InThreadsOp> roles,
                          ArrayRef<bool> producer, int64_t blockThreads,
-                         int64_t producerRegisters) {
+                         int64_t producerRegisters,
+                         std::optional<uint64_t> cap) {
   constexpr int64_t kSharedPerSM = 232448, kReserved = 1024, kAlign = 1024;
   int64_t shared = kReserved;
   bool known = true;
@@ -167,9 +170,11 @@ static bool twoBlocksFit(ParallelOp kernel, ArrayRef<InThreadsOp> roles,
     return false;
   int64_t need = accumulators + 40;
   RegisterPool p =
-      registerPool(roles, producer, blockThreads, 2, producerRegisters);
-  return p.entry >= need && p.sharingThreads > 0 &&
-         p.left / p.sharingThreads / 8 * 8 >= need;
+      registerPool(roles, producer, blockThreads, 2, producerRegisters, cap);
+  int64_t share = p.sharingThreads ? p.left / p.sharingThreads / 8 * 8 : 0;
+  if (cap)
+    share = std::min<int64_t>(share, *cap / 8 * 8);
+  return p.entry >= need && p.sharingThreads > 0 && share >= need;
 }
 
 namespace {
@@ -281,13 +286,6 @@ struct CroqWarpSpecializePass
     // accumulators allow it (a 1P1C 64x128 tile): a block's epilogue then
     // overlaps the other's main loop. The choice is the kernel's min_blocks,
     // as [[launch_bounds(_, 2)]] would set it.
-    if (auto kernel = group->getParentOfType<ParallelOp>();
-        kernel && kernel.getLevel() == Level::Block && !kernel.getMinBlocks() &&
-        !kernel.getMaxRegisters() && hasOneRoleGroup(kernel) &&
-        twoBlocksFit(kernel, roles, producer, blockThreads, producerRegisters))
-      kernel.setMinBlocksAttr(
-          IntegerAttr::get(IntegerType::get(kernel.getContext(), 64), 2));
-    int64_t blocks = blocksPerSM(group);
     auto kernel = group->getParentOfType<ParallelOp>();
     std::optional<uint64_t> cap;
     if (kernel && kernel.getLevel() == Level::Block)
@@ -296,6 +294,12 @@ struct CroqWarpSpecializePass
     int64_t producerBudget = producerRegisters;
     if (cap)
       producerBudget = std::min<int64_t>(producerBudget, *cap / 8 * 8);
+    if (kernel && kernel.getLevel() == Level::Block && !kernel.getMinBlocks() &&
+        hasOneRoleGroup(kernel) &&
+        twoBlocksFit(kernel, roles, producer, blockThreads, producerBudget, cap))
+      kernel.setMinBlocksAttr(
+          IntegerAttr::get(IntegerType::get(kernel.getContext(), 64), 2));
+    int64_t blocks = blocksPerSM(group);
     RegisterPool pool = registerPool(roles, producer, blockThreads, blocks,
                                      producerBudget, cap);
     int64_t left = pool.left, sharingThreads = pool.sharingThreads;
