@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Croq/Analysis/DivergenceAnalysis.h"
+#include "Croq/Analysis/Roles.h"
 #include "Croq/Dialect/Croq/IR/CroqOps.h"
 
 #include "mlir/Analysis/DataFlow/ConstantPropagationAnalysis.h"
@@ -407,9 +408,7 @@ bool mlir::croq::isSingleThreaded(DataFlowSolver &solver, Operation *op) {
     if (cond.getDefiningOp<NVVM::ElectSyncOp>())
       return true;
     // x == c (or an and of conditions containing one) with x per thread.
-    SmallVector<Value> worklist{cond};
-    while (!worklist.empty()) {
-      Value v = worklist.pop_back_val();
+    for (Value v : conjunctsOf(cond)) {
       if (v.getDefiningOp<NVVM::ElectSyncOp>())
         return true;
       // An election in one warp: `if (warp == 0) elect.sync else false`.
@@ -424,10 +423,6 @@ bool mlir::croq::isSingleThreaded(DataFlowSolver &solver, Operation *op) {
         });
         if (elected)
           return true;
-      }
-      if (auto andOp = v.getDefiningOp<arith::AndIOp>()) {
-        worklist.append({andOp.getLhs(), andOp.getRhs()});
-        continue;
       }
       auto cmp = v.getDefiningOp<arith::CmpIOp>();
       if (!cmp || cmp.getPredicate() != arith::CmpIPredicate::eq)

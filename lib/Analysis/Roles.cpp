@@ -174,6 +174,18 @@ bool mlir::croq::allSources(Value value, function_ref<bool(BlockArgument)> visit
   return true;
 }
 
+SmallVector<Value> mlir::croq::conjunctsOf(Value condition) {
+  SmallVector<Value> worklist{condition}, leaves;
+  while (!worklist.empty()) {
+    Value v = worklist.pop_back_val();
+    if (auto both = v.getDefiningOp<arith::AndIOp>())
+      worklist.append({both.getLhs(), both.getRhs()});
+    else
+      leaves.push_back(v);
+  }
+  return leaves;
+}
+
 /// True when `value` depends on the index of a thread-level parallel.
 bool mlir::croq::dependsOnThreadIndex(Value value) {
   return !allSources(value, [](BlockArgument arg) {

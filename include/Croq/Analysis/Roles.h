@@ -37,6 +37,8 @@ bool allSources(Value value, function_ref<bool(BlockArgument)> visit);
 
 /// True when `value` depends on the index of a thread-level parallel.
 bool dependsOnThreadIndex(Value value);
+/// The conjuncts of a condition: the leaves of its tree of arith.andi.
+SmallVector<Value> conjunctsOf(Value condition);
 
 /// For a copy in a thread-level body: true when it moves data of the
 /// executing thread alone (a local buffer, a view that depends on a thread

@@ -542,13 +542,7 @@ private:
   static std::optional<int64_t> fixedCoordinate(Operation *op, Value coordinate) {
     for (auto region = op->getParentOfType<InThreadsOp>(); region;
          region = region->getParentOfType<InThreadsOp>()) {
-      SmallVector<Value> conjuncts{region.getPredicate()};
-      while (!conjuncts.empty()) {
-        Value v = conjuncts.pop_back_val();
-        if (auto both = v.getDefiningOp<arith::AndIOp>()) {
-          conjuncts.append({both.getLhs(), both.getRhs()});
-          continue;
-        }
+      for (Value v : conjunctsOf(region.getPredicate())) {
         auto test = v.getDefiningOp<arith::CmpIOp>();
         if (!test || test.getPredicate() != arith::CmpIPredicate::eq)
           continue;
