@@ -174,14 +174,17 @@ int main(int argc, char **argv) {
   registerMLIRContextCLOptions();
   registerPassManagerCLOptions();
   registerDefaultTimingManagerCLOptions();
-  // MLIR's and LLVM's debugging options (--mlir-print-ir-after-all,
-  // --mlir-timing) still work; --help lists only croqc's.
-  cl::HideUnrelatedOptions(category);
+  // --help lists croqc's options and MLIR's debugging ones
+  // (--mlir-print-ir-after-all, --mlir-timing), not the hundreds of LLVM
+  // backend options linked in, which still work.
+  static cl::OptionCategory mlirCategory("MLIR debugging options");
+  for (auto &[name, option] : cl::getRegisteredOptions())
+    if (name.starts_with("mlir-"))
+      option->addCategory(mlirCategory);
+  cl::HideUnrelatedOptions({&category, &mlirCategory});
   cl::ParseCommandLineOptions(
       argc, argv,
-      "croqc: Croqtile source to a shared library, PTX, a cubin or host code\n"
-      "(MLIR's debugging options, such as --mlir-print-ir-after-all and\n"
-      "--mlir-timing, work too)\n");
+      "croqc: Croqtile source to a shared library, PTX, a cubin or host code\n");
 
   DialectRegistry registry;
   croq::registerCroqDialects(registry);
