@@ -115,9 +115,6 @@ Value linearSlot(OpBuilder &b, Location loc, EventType type,
   return slot;
 }
 
-/// True when every croq.inthreads around `op` tests only indices of
-/// parallels at `level` or above, so that it keeps or drops whole instances
-/// of that level (a cooperative op there still has all its threads).
 std::optional<int64_t> lowestSelectedThread(Operation *op) {
   auto region = op->getParentOfType<InThreadsOp>();
   if (!region)
@@ -142,6 +139,9 @@ std::optional<int64_t> lowestSelectedThread(Operation *op) {
   return selected->find_first();
 }
 
+/// True when every croq.inthreads around `op` tests only indices of
+/// parallels at `level` or above, so that it keeps or drops whole instances
+/// of that level (a cooperative op there still has all its threads).
 bool selectsWholeGroups(Operation *op, Level level) {
   for (auto region = op->getParentOfType<InThreadsOp>(); region;
        region = region->getParentOfType<InThreadsOp>()) {

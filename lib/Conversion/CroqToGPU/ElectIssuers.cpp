@@ -98,20 +98,23 @@ static void electIssuers(ModuleOp module, const LaunchAnalysis &analysis,
     const LaunchAnalysis::Scope &scope = analysis.getScope(op);
     bool someThreads =
         scope.perThread && !selectsWholeGroups(op, scope.groupLevel);
+    // A croq.inthreads of several threads, not whole groups: its lowest
+    // thread issues, once for the region.
+    std::optional<int64_t> lowest =
+        scope.groupSize > 1 && someThreads ? lowestSelectedThread(op)
+                                           : std::nullopt;
     Issuer who =
         scope.groupSize <= 1 ? Issuer::Each
-        // A croq.inthreads of several threads, not whole groups: its lowest
-        // thread, once for the region.
-        : someThreads && lowestSelectedThread(op) ? Issuer::Lowest
-        : someThreads ? Issuer::Each
+        : lowest             ? Issuer::Lowest
+        : someThreads        ? Issuer::Each
         : useElectSync && getExecutionScope(*solver, op) >= UniformScope::Warp
             ? Issuer::Elected
             : Issuer::First;
     op->setAttr("issuer", IssuerAttr::get(op->getContext(), who));
-    if (who == Issuer::Lowest)
+    if (lowest)
       op->setAttr("croq.issuer_thread",
                   IntegerAttr::get(IntegerType::get(op->getContext(), 64),
-                                   *lowestSelectedThread(op)));
+                                   *lowest));
   });
   for (Operation *action : actions) {
     const LaunchAnalysis::Scope &scope = analysis.getScope(action);

@@ -538,71 +538,20 @@ void storeWarpgroupAcc(OpBuilder &b, Location loc, FragType type, Value acc,
     }
     return convertElement(b, loc, v, to);
   };
-  // A swizzled staging buffer: each pair of columns stays inside its
-  // 16-byte chunk, so it is one vector store at the pair's swizzled place;
-  // where the view may reach past the buffer (valid extents), element
-  // stores guarded, unless the whole tile fits.
-  if (swizzled) {
-    auto emitSwizzled = [&](OpBuilder &b, bool guarded) {
-      for (int64_t j = 0; j < n / 8; ++j)
-        for (int64_t h = 0; h < 2; ++h) {
-          Value row = arith::AddIOp::create(b, loc, rowBase, cIndex(b, loc, 8 * h));
-          Value col = arith::AddIOp::create(b, loc, colBase, cIndex(b, loc, 8 * j));
-          if (!guarded) {
-            Value pair = vector::FromElementsOp::create(
-                b, loc, VectorType::get({2}, to),
-                ValueRange{element(b, j, h, 0), element(b, j, h, 1)});
-            vector::StoreOp::create(
-                b, loc, pair, swizzled->root,
-                swizzledIndices(b, loc, *swizzled, {row, col}, span),
-                /*nontemporal=*/false,
-                llvm::MaybeAlign(2 * to.getIntOrFloatBitWidth() / 8));
-            continue;
-          }
-          for (int64_t e = 0; e < 2; ++e) {
-            Value c = arith::AddIOp::create(b, loc, col, cIndex(b, loc, e));
-            auto guard = scf::IfOp::create(
-                b, loc, inBounds(b, loc, {row, c}, *valid), /*withElseRegion=*/false);
-            OpBuilder inner = guard.getThenBodyBuilder();
-            memref::StoreOp::create(
-                inner, loc, element(inner, j, h, e), swizzled->root,
-                swizzledIndices(inner, loc, *swizzled, {row, c}, span));
-          }
-        }
-    };
-    // A pair stays in one chunk only from an even column of the buffer.
-    Value column = swizzled->origin[swizzled->dims.back()];
-    std::optional<int64_t> fixedColumn = getConstantIntValue(column);
-    bool evenColumn = fixedColumn && *fixedColumn % 2 == 0;
-    if (!valid && evenColumn) {
-      emitSwizzled(b, /*guarded=*/false);
-      return;
-    }
-    if (!valid) {
-      valid.emplace();
-      for (int64_t extent : targetType.getShape())
-        valid->push_back(cIndex(b, loc, extent));
-    }
-    Value fast = coversTile(b, loc, *valid, {cIndex(b, loc, kWgmmaM), cIndex(b, loc, n)});
-    if (!evenColumn)
-      fast = arith::AndIOp::create(
-          b, loc, fast,
-          arith::CmpIOp::create(
-              b, loc, arith::CmpIPredicate::eq,
-              arith::RemUIOp::create(b, loc, column, cIndex(b, loc, 2)),
-              cIndex(b, loc, 0)));
-    auto ifOp = scf::IfOp::create(b, loc, fast, /*withElseRegion=*/true);
-    OpBuilder thenBuilder = ifOp.getThenBodyBuilder();
-    emitSwizzled(thenBuilder, /*guarded=*/false);
-    OpBuilder elseBuilder = ifOp.getElseBodyBuilder();
-    emitSwizzled(elseBuilder, /*guarded=*/true);
-    return;
-  }
   // Element (row, col) of the fragment goes to (col, row) when transposed.
   auto at = [&](Value row, Value col) -> SmallVector<Value> {
     if (transpose)
       return {col, row};
     return {row, col};
+  };
+  // Where a target index lives: in the target, or, for a swizzled staging
+  // buffer, at its swizzled place in the buffer (a pair of columns from an
+  // even column stays inside its 16-byte chunk).
+  auto place = [&](OpBuilder &b, SmallVector<Value> where)
+      -> std::pair<Value, SmallVector<Value>> {
+    if (!swizzled)
+      return {target, where};
+    return {swizzled->root, swizzledIndices(b, loc, *swizzled, where, span)};
   };
   // Each thread holds pairs of adjacent columns: one vector store each where
   // the target rows are contiguous and pairs aligned, else element stores,
@@ -617,8 +566,9 @@ void storeWarpgroupAcc(OpBuilder &b, Location loc, FragType type, Value acc,
           Value pair = vector::FromElementsOp::create(
               b, loc, VectorType::get({2}, to),
               ValueRange{element(b, j, h, 0), element(b, j, h, 1)});
+          auto [dst, indices] = place(b, {row, col});
           vector::StoreOp::create(
-              b, loc, pair, target, ValueRange{row, col}, /*nontemporal=*/false,
+              b, loc, pair, dst, indices, /*nontemporal=*/false,
               llvm::MaybeAlign(2 * to.getIntOrFloatBitWidth() / 8));
           continue;
         }
@@ -626,14 +576,13 @@ void storeWarpgroupAcc(OpBuilder &b, Location loc, FragType type, Value acc,
           Value c = arith::AddIOp::create(b, loc, col, cIndex(b, loc, e));
           Value v = element(b, j, h, e);
           SmallVector<Value> where = at(row, c);
-          if (!guarded) {
-            memref::StoreOp::create(b, loc, v, target, where);
-            continue;
-          }
-          auto guard = scf::IfOp::create(
-              b, loc, inBounds(b, loc, where, *valid), /*withElseRegion=*/false);
-          OpBuilder inner = guard.getThenBodyBuilder();
-          memref::StoreOp::create(inner, loc, v, target, where);
+          OpBuilder inner = b;
+          if (guarded)
+            inner = scf::IfOp::create(b, loc, inBounds(b, loc, where, *valid),
+                                      /*withElseRegion=*/false)
+                        .getThenBodyBuilder();
+          auto [dst, indices] = place(inner, where);
+          memref::StoreOp::create(inner, loc, v, dst, indices);
         }
       }
   };
@@ -652,8 +601,21 @@ void storeWarpgroupAcc(OpBuilder &b, Location loc, FragType type, Value acc,
         b, loc, fast,
         coversTile(b, loc, *valid,
                    at(cIndex(b, loc, kWgmmaM), cIndex(b, loc, n))));
-  if (contiguous)
+  // Pairs are aligned where the view starts at an even column: in a
+  // swizzled buffer, an even column of the buffer (known when constant).
+  if (contiguous && swizzled) {
+    Value column = swizzled->origin[swizzled->dims.back()];
+    std::optional<int64_t> fixed = getConstantIntValue(column);
+    if (!fixed || *fixed % 2)
+      fast = arith::AndIOp::create(
+          b, loc, fast,
+          arith::CmpIOp::create(
+              b, loc, arith::CmpIPredicate::eq,
+              arith::RemUIOp::create(b, loc, column, cIndex(b, loc, 2)),
+              cIndex(b, loc, 0)));
+  } else if (contiguous) {
     fast = arith::AndIOp::create(b, loc, fast, isAligned(b, loc, target, 2));
+  }
   auto ifOp = scf::IfOp::create(b, loc, fast, /*withElseRegion=*/true);
   OpBuilder thenBuilder = ifOp.getThenBodyBuilder();
   emit(thenBuilder, /*guarded=*/false, contiguous);

@@ -83,12 +83,13 @@ static void traceEvents(Operation *op, SmallVectorImpl<Operation *> &trace,
 /// role rather than blocking the role on itself. A role whose nested
 /// selections are unknown, or that has none, is one trace.
 static SmallVector<SmallVector<Operation *>> roleTraces(InThreadsOp role) {
-  SmallVector<InThreadsOp> nested;
-  role.getBody().walk([&](InThreadsOp inner) { nested.push_back(inner); });
   // A barrier of the role's threads couples the classes (each waits there
   // for the others), which separate traces would not see: one trace.
+  SmallVector<InThreadsOp> nested;
   bool barrier = false;
   role.getBody().walk([&](Operation *op) {
+    if (auto inner = dyn_cast<InThreadsOp>(op))
+      nested.push_back(inner);
     barrier |= isa<BarrierOp, GridBarrierOp>(op);
   });
   std::optional<llvm::BitVector> selected = roleSelection(role);

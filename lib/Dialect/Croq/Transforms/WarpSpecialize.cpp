@@ -86,9 +86,11 @@ static bool hasOneRoleGroup(ParallelOp kernel) {
 /// budgets past it would make setmaxnreg.inc wait for registers nobody
 /// frees), and what is left of the pool for the consumer threads that share
 /// it, after warpgroups outside every role (the entry count), roles with
-/// their own budget (setreg) and producers (`producerRegisters`).
+/// their own budget (setreg) and producers (`producerRegisters`); `share` is
+/// each sharing thread's part, in setmaxnreg's steps of 8 and within the
+/// kernel's cap.
 struct RegisterPool {
-  int64_t entry, pool, left, sharingThreads = 0;
+  int64_t entry, pool, left, sharingThreads = 0, share = 0;
 };
 
 static RegisterPool registerPool(ArrayRef<InThreadsOp> roles,
@@ -116,6 +118,10 @@ static RegisterPool registerPool(ArrayRef<InThreadsOp> roles,
       p.sharingThreads += threads;
   }
   p.left -= (blockThreads - selected) * p.entry;
+  if (p.sharingThreads)
+    p.share = p.left / p.sharingThreads / 8 * 8;
+  if (cap)
+    p.share = std::min<int64_t>(p.share, *cap / 8 * 8);
   return p;
 }
 
@@ -171,10 +177,7 @@ static bool twoBlocksFit(ParallelOp kernel, ArrayRef<InThreadsOp> roles,
   int64_t need = accumulators + 40;
   RegisterPool p =
       registerPool(roles, producer, blockThreads, 2, producerRegisters, cap);
-  int64_t share = p.sharingThreads ? p.left / p.sharingThreads / 8 * 8 : 0;
-  if (cap)
-    share = std::min<int64_t>(share, *cap / 8 * 8);
-  return p.entry >= need && p.sharingThreads > 0 && share >= need;
+  return p.entry >= need && p.sharingThreads > 0 && p.share >= need;
 }
 
 namespace {
@@ -322,10 +325,7 @@ struct CroqWarpSpecializePass
     }
     int64_t consumerRegisters =
         sharingThreads
-            ? std::min<int64_t>({static_cast<int64_t>(maxRegisters),
-                                 cap ? static_cast<int64_t>(*cap / 8 * 8)
-                                     : int64_t(256),
-                                 left / sharingThreads / 8 * 8})
+            ? std::min<int64_t>(maxRegisters, pool.share)
             : 0;
     for (InThreadsOp role : roles)
       if (std::optional<int32_t> fixed = role.getRegisters();
