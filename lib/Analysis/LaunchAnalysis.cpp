@@ -103,6 +103,7 @@ void LaunchAnalysis::recordScopes(ParallelOp kernel, int64_t blockDim) {
   kernel.getBody().walk([&](Operation *op) {
     Scope scope;
     scope.blockDim = blockDim;
+    scope.clusterSize = kernel.getCluster().value_or(1);
     scope.groupLevel = Level::Block;
     scope.groupSize = blockDim;
     bool foundGroup = false;

@@ -703,6 +703,19 @@ LogicalResult HostEmitter::emitLaunch(gpu::LaunchFuncOp launch) {
   // croq-mark-cooperative-launches marked the launch of a cooperative
   // kernel.
   bool cooperative = launch->hasAttr(croq::kCooperativeAttrName);
+  // A kernel of clusters (`.reqnctapercluster`) launches whole clusters
+  // only: refuse a grid that the cluster does not divide, by name.
+  // (croq-mark-cooperative-launches copied the kernel's cluster shape.)
+  if (auto cluster =
+          launch->getAttrOfType<IntegerAttr>(croq::kClusterBlocksAttrName);
+      cluster && cluster.getInt() > 1)
+    os << "    if (" << use(launch.getGridSizeX()) << " % " << cluster.getInt()
+       << " != 0) return croq_rt_fail(\"" << function
+       << "\", \"the kernel runs in clusters of " << cluster.getInt()
+       << " blocks along its first parallel index, whose extent %lld is "
+          "not a multiple of "
+       << cluster.getInt() << "\", (long long)" << use(launch.getGridSizeX())
+       << ");\n";
   os << "    if (int err = croq_rt_launch(&croq_module_" << module << ", \""
      << kernel << "\", \"" << function << "\", " << use(launch.getGridSizeX())
      << ", " << use(launch.getGridSizeY()) << ", "

@@ -41,6 +41,8 @@ public:
   struct Scope {
     /// Threads per block of the enclosing kernel.
     int64_t blockDim = 1;
+    /// Blocks per cluster of the enclosing kernel (1: no cluster).
+    int64_t clusterSize = 1;
     /// The innermost enclosing parallel above thread level: its instance is
     /// the group that executes collective ops cooperatively.
     Level groupLevel = Level::Block;

@@ -220,6 +220,10 @@ def CroqElectIssuersPass : Pass<"croq-elect-issuers", "::mlir::ModuleOp"> {
       gets its `issuer`: `each` where the group is one thread or a
       `croq.inthreads` picks single threads, else `elected` or `first`
       by the same rule.
+    - A `croq.event.trigger cluster` that, with `use-elect-sync`, the
+      divergence analysis proves warp-converged gets `warp_arrivals`: one
+      lane arrives for its warp (a release at cluster scope per warp, not
+      per thread).
 
     ```mlir
     croq.parallel (%b) by [%n] : block {
@@ -471,12 +475,15 @@ def CroqMergeKernelModulesPass
 
 def CroqMarkCooperativeLaunchesPass
     : Pass<"croq-mark-cooperative-launches", "::mlir::ModuleOp"> {
-  let summary = "Mark the host launches of cooperative kernels";
+  let summary = "Mark the host launches of cooperative and clustered kernels";
   let description = [{
     After `croq-bound-kernel-registers` marks a kernel `croq.cooperative`
     (from its `block<cooperative>` parallel), each `gpu.launch_func` of that
     kernel gets the same unit attribute, which survives serialization: the
     host code reads it there and launches with cuLaunchCooperativeKernel.
+    A kernel with `nvvm.cluster_dim` (a `cluster(C)` parallel) gives its
+    launches `croq.cluster_blocks = C`, from which the host code refuses a
+    grid whose first extent C does not divide.
   }];
 }
 

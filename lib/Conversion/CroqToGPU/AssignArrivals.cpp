@@ -34,6 +34,22 @@ static LogicalResult assignArrivals(ModuleOp module,
       if (trigger.getEvent() == alloc.getEvent())
         triggers.push_back(trigger);
     });
+    // An arrival across the cluster reaches every block's element: each
+    // counts the triggering threads of all the cluster's blocks.
+    auto acrossCluster = [](Operation *t) {
+      return cast<EventTriggerOp>(t).getCluster();
+    };
+    if (llvm::any_of(triggers, acrossCluster) &&
+        !llvm::all_of(triggers, acrossCluster)) {
+      Operation *local = *llvm::find_if_not(triggers, acrossCluster);
+      Operation *remote = *llvm::find_if(triggers, acrossCluster);
+      InFlightDiagnostic diag = alloc.emitOpError(
+          "is triggered across the cluster in one place and in its own "
+          "block in another, so no one arrival count completes its phases");
+      diag.attachNote(remote->getLoc()) << "trigger.cluster here";
+      diag.attachNote(local->getLoc()) << "a block's own trigger here";
+      return WalkResult::interrupt();
+    }
     for (Operation *user : triggers) {
       // The threads that run the trigger: those of its innermost region
       // (whose count includes the regions around it). A branch on thread
@@ -62,6 +78,8 @@ static LogicalResult assignArrivals(ModuleOp module,
                           "(event<N>)");
         return WalkResult::interrupt();
       }
+      if (acrossCluster(user))
+        *threads *= analysis.getScope(user).clusterSize;
       if (*threads == 0) {
         InFlightDiagnostic diag = alloc.emitOpError(
             "is triggered in a region that no thread runs (its predicate is "

@@ -254,8 +254,18 @@ Type mbarrierGroupType(MLIRContext *context, int64_t count) {
       count);
 }
 
+void emitClusterBarrier(OpBuilder &b, Location loc) {
+  NVVM::ClusterArriveOp::create(b, loc, /*aligned=*/UnitAttr());
+  NVVM::ClusterWaitOp::create(b, loc, /*aligned=*/UnitAttr());
+}
+
+Value clusterRank(OpBuilder &b, Location loc) {
+  Value rank = NVVM::ClusterId::create(b, loc, b.getI32Type());
+  return arith::IndexCastUIOp::create(b, loc, b.getIndexType(), rank);
+}
+
 Value createMBarriers(OpBuilder &b, Location loc, int64_t count,
-                      int64_t arrivals) {
+                      int64_t arrivals, int64_t clusterSize) {
   Value group = nvgpu::MBarrierCreateOp::create(
       b, loc, mbarrierGroupType(b.getContext(), count));
   Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
@@ -266,7 +276,14 @@ Value createMBarriers(OpBuilder &b, Location loc, int64_t count,
   for (int64_t i = 0; i < count; ++i)
     nvgpu::MBarrierInitOp::create(inner, loc, group, expected,
                                   cIndex(inner, loc, i), Value());
-  gpu::BarrierOp::create(b, loc);
+  if (clusterSize == 1) {
+    gpu::BarrierOp::create(b, loc);
+    return group;
+  }
+  // The initialisation is visible to the cluster before any block's
+  // remote arrival or multicast reaches these barriers.
+  NVVM::FenceMbarrierInitOp::create(inner, loc);
+  emitClusterBarrier(b, loc);
   return group;
 }
 

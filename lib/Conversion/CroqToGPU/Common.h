@@ -101,9 +101,16 @@ Value convertElement(OpBuilder &b, Location loc, Value value, Type to);
 Value electOneThread(OpBuilder &b, Location loc, Value rank, bool electSync);
 Type mbarrierGroupType(MLIRContext *context, int64_t count);
 /// A group of `count` mbarriers that thread 0 initialises to `arrivals`
-/// each, followed by a block barrier so that every thread may use them.
+/// each, followed by a block barrier so that every thread may use them; in
+/// a kernel of clusters (`clusterSize` > 1) a cluster barrier, so that the
+/// other blocks may arrive on them and multicast into them.
 Value createMBarriers(OpBuilder &b, Location loc, int64_t count,
-                      int64_t arrivals);
+                      int64_t arrivals, int64_t clusterSize = 1);
+/// Every thread of every block of the cluster arrives, and waits for the
+/// others: memory written before it is visible to the cluster after it.
+void emitClusterBarrier(OpBuilder &b, Location loc);
+/// The executing block's rank in its cluster, as an index.
+Value clusterRank(OpBuilder &b, Location loc);
 /// Per-thread phase bits, `count` of them, all starting at `start`.
 /// For a view that may reach past the end of its buffer (a tail tile), the
 /// extents that lie inside it; std::nullopt when it lies inside by

@@ -147,6 +147,9 @@ struct ChipFeatures {
       return "a warp MMA (mma.sync m16n8k16) needs sm_80 or newer";
     if (isa<EventAllocOp>(op) && !hopper)
       return "events need sm_90 or newer (mbarrier waits)";
+    if (auto kernel = dyn_cast<ParallelOp>(op);
+        kernel && kernel.getCluster() && !hopper)
+      return "thread-block clusters need sm_90 or newer";
     // croq-elect-issuers chose elect.sync for a chip that has it; prepare
     // and convert for the same chip.
     auto issuer = op->getAttrOfType<IssuerAttr>("issuer");

@@ -116,6 +116,14 @@ static void electIssuers(ModuleOp module, const LaunchAnalysis &analysis,
                   IntegerAttr::get(IntegerType::get(op->getContext(), 64),
                                    *lowest));
   });
+  // An arrival across the cluster costs a release at cluster scope: where
+  // every warp reaches the trigger converged, one lane arrives for all 32.
+  if (solver)
+    module.walk([&](EventTriggerOp trigger) {
+      if (trigger.getCluster() && analysis.hasScope(trigger) &&
+          getExecutionScope(*solver, trigger) >= UniformScope::Warp)
+        trigger.setWarpArrivals(true);
+    });
   for (Operation *action : actions) {
     const LaunchAnalysis::Scope &scope = analysis.getScope(action);
     OpBuilder b(action);

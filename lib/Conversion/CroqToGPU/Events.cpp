@@ -69,8 +69,9 @@ struct EventAllocLowering : ScopedPattern<EventAllocOp> {
                             "before the croq-to-gpu patterns, or declare "
                             "the event with one (event<N>)");
     // One thread initialises every element; then the block may use them.
-    Value group = createMBarriers(rewriter, loc, type.getNumElements(),
-                                  *op.getArrivals());
+    Value group =
+        createMBarriers(rewriter, loc, type.getNumElements(),
+                        *op.getArrivals(), analysis.getScope(op).clusterSize);
     rewriter.replaceOp(op, group);
     return success();
   }
@@ -122,6 +123,50 @@ struct EventTriggerLowering : ScopedPattern<EventTriggerOp> {
         OpBuilder elseBuilder = ifOp.getElseBodyBuilder();
         nvgpu::MBarrierArriveOp::create(elseBuilder, loc, tokenType,
                                         adaptor.getEvent(), slots.front());
+      }
+      rewriter.eraseOp(op);
+      return success();
+    }
+    if (op.getCluster()) {
+      // The same barrier in every block of the cluster: each address mapped
+      // into that block's shared memory (mapa), a release at cluster scope.
+      MLIRContext *context = rewriter.getContext();
+      auto shared = LLVM::LLVMPointerType::get(
+          context, static_cast<unsigned>(NVVM::NVVMMemorySpace::Shared));
+      auto cluster = LLVM::LLVMPointerType::get(
+          context,
+          static_cast<unsigned>(NVVM::NVVMMemorySpace::SharedCluster));
+      int64_t blocks = analysis.getScope(op).clusterSize;
+      // With warp arrivals the warp's lanes meet (ordering their reads
+      // before lane 0's release) and lane 0 arrives for all of them.
+      Value count;
+      OpBuilder::InsertionGuard guard(rewriter);
+      if (op.getWarpArrivals()) {
+        auto i32 = rewriter.getI32Type();
+        NVVM::SyncWarpOp::create(
+            rewriter, loc, arith::ConstantIntOp::create(rewriter, loc, i32, -1));
+        Value lane = NVVM::LaneIdOp::create(rewriter, loc, i32);
+        Value first = arith::CmpIOp::create(
+            rewriter, loc, arith::CmpIPredicate::eq, lane,
+            arith::ConstantIntOp::create(rewriter, loc, i32, 0));
+        auto ifOp = scf::IfOp::create(rewriter, loc, first,
+                                      /*withElseRegion=*/false);
+        rewriter.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+        count = arith::ConstantIntOp::create(rewriter, loc, i32, 32);
+      }
+      for (Value slot : slots) {
+        Value address = nvgpu::MBarrierGetOp::create(
+            rewriter, loc, rewriter.getI32Type(), adaptor.getEvent(), slot);
+        Value local = LLVM::IntToPtrOp::create(rewriter, loc, shared, address);
+        for (int64_t rank = 0; rank < blocks; ++rank) {
+          Value remote = NVVM::MapaOp::create(
+              rewriter, loc, cluster, local,
+              arith::ConstantIntOp::create(rewriter, loc,
+                                           rewriter.getI32Type(), rank));
+          NVVM::MBarrierArriveOp::create(rewriter, loc, Type(), remote,
+                                         count, NVVM::MemScopeKind::CLUSTER,
+                                         /*relaxed=*/false);
+        }
       }
       rewriter.eraseOp(op);
       return success();

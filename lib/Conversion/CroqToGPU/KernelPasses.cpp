@@ -74,6 +74,11 @@ struct CroqBoundKernelRegistersPass
         // The host launches it with cuLaunchCooperativeKernel.
         if (h.getCooperative())
           func->setAttr(kCooperativeAttrName, UnitAttr::get(&getContext()));
+        // `.reqnctapercluster`: a plain launch forms the clusters.
+        if (std::optional<int64_t> n = h.getCluster(); n && *n > 1)
+          func->setAttr(NVVM::NVVMDialect::getClusterDimAttrName(),
+                        DenseI32ArrayAttr::get(
+                            &getContext(), {static_cast<int32_t>(*n), 1, 1}));
         h.erase();
       }
       if (!func.isKernel() || !func.getKnownBlockSizeAttr() ||
@@ -102,6 +107,13 @@ struct CroqMarkCooperativeLaunchesPass
           launch, launch.getKernel());
       if (kernel && kernel->hasAttr(kCooperativeAttrName))
         launch->setAttr(kCooperativeAttrName, UnitAttr::get(&getContext()));
+      if (auto cluster = kernel ? kernel->getAttrOfType<DenseI32ArrayAttr>(
+                                      NVVM::NVVMDialect::getClusterDimAttrName())
+                                : DenseI32ArrayAttr();
+          cluster && !cluster.empty())
+        launch->setAttr(kClusterBlocksAttrName,
+                        IntegerAttr::get(IntegerType::get(&getContext(), 64),
+                                         cluster[0]));
     });
   }
 };

@@ -214,12 +214,19 @@ struct KernelLaunchLowering : ScopedPattern<ParallelOp> {
                           sharedAllocs.front().getType().getMemorySpace()));
     // Launch bounds travel with the body through kernel outlining.
     if (op.getMinBlocksAttr() || op.getMaxRegistersAttr() ||
-        op.getCooperative())
+        op.getCooperative() || op.getClusterAttr())
       LaunchHintsOp::create(rewriter, loc, op.getMinBlocksAttr(),
                             op.getMaxRegistersAttr(),
-                            op.getCooperativeAttr());
+                            op.getCooperativeAttr(), op.getClusterAttr());
     auto terminator = gpu::TerminatorOp::create(rewriter, loc);
     inlineBody(rewriter, op.getBody(), terminator, blockIds);
+    if (op.getCluster().value_or(1) > 1) {
+      // No block leaves while another may still arrive on its events or
+      // multicast into its shared memory.
+      OpBuilder::InsertionGuard guard(rewriter);
+      rewriter.setInsertionPoint(terminator);
+      emitClusterBarrier(rewriter, loc);
+    }
 
     for (auto [alloc, offset] : llvm::zip_equal(sharedAllocs, offsets)) {
       rewriter.setInsertionPoint(alloc);
@@ -413,6 +420,17 @@ struct NamedBarrierLowering : OpConversionPattern<NamedBarrierOp> {
 /// one kernel must not run at the same time).
 static constexpr StringLiteral kGridBarrierName = "__croq_grid_barrier";
 
+struct ClusterRankLowering : ScopedPattern<ClusterRankOp> {
+  using ScopedPattern::ScopedPattern;
+
+  LogicalResult
+  matchAndRewrite(ClusterRankOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOp(op, clusterRank(rewriter, op.getLoc()));
+    return success();
+  }
+};
+
 /// A barrier over every block of a cooperative kernel: a block barrier;
 /// thread 0 of each block reads the generation, arrives on the count, and
 /// the last block to arrive resets the count and advances the generation
@@ -538,7 +556,8 @@ void mlir::croq::populateCroqToGPULevelPatterns(TypeConverter &converter,
     RewritePatternSet &patterns, const LaunchAnalysis &analysis) {
   MLIRContext *context = patterns.getContext();
   patterns.add<KernelLaunchLowering, NestedParallelLowering, InThreadsLowering,
-               WarpSpecializeLowering, BarrierLowering, GridBarrierLowering>(
+               WarpSpecializeLowering, BarrierLowering, GridBarrierLowering,
+               ClusterRankLowering>(
       converter, context, analysis);
   patterns.add<StreamCreateLowering, FenceLowering, NamedBarrierLowering>(
       converter, context);

@@ -10,8 +10,9 @@
 // writes them as croq.mma.commit ops: one K iteration stays in flight in
 // consumer loops (the releases of each iteration's stages move one
 // iteration later), and a trigger that publishes or releases what a role's
-// MMAs touched first commits and waits for them, as does a thread's first
-// read or write of accumulator registers (croq.mma.element / set_element).
+// MMAs touched first commits and waits for them, as does a copy into a
+// buffer the role's MMAs read and a thread's first read or write of
+// accumulator registers (croq.mma.element / set_element).
 //
 //===----------------------------------------------------------------------===//
 
@@ -276,6 +277,21 @@ bool mlir::croq::detail::needsMmaCompletion(Operation *access) {
   return mayComeFromMma(acc) && completionPoint(access).has_value();
 }
 
+/// The buffers that warpgroup MMAs read their operands from.
+static DenseSet<Operation *> wgmmaOperandBuffers(ModuleOp module) {
+  DenseSet<Operation *> buffers;
+  module.walk([&](MmaLoadOp load) {
+    bool feedsWgmma = llvm::any_of(load->getUsers(), [](Operation *user) {
+      auto mma = dyn_cast<MmaOp>(user);
+      return mma && isWarpgroupFrag(mma.getAcc().getType());
+    });
+    if (memref::AllocOp alloc = viewedBuffer(load.getSource());
+        alloc && feedsWgmma)
+      buffers.insert(alloc);
+  });
+  return buffers;
+}
+
 namespace {
 
 struct CroqPipelineMmaPass
@@ -295,6 +311,29 @@ struct CroqPipelineMmaPass
       OpBuilder b(trigger);
       MmaCommitOp::create(b, trigger.getLoc());
     }
+    // A copy overwrites a buffer that warpgroup MMAs of its own role (or
+    // kernel) read only after those MMAs completed: in the synchronous
+    // form, without events, the next iteration's tile would otherwise land
+    // under the wgmma still reading the last one.
+    DenseSet<Operation *> operands = wgmmaOperandBuffers(module);
+    SmallVector<Operation *> writes;
+    module.walk([&](CopyOpInterface copy) {
+      if (memref::AllocOp alloc = viewedBuffer(copy.getTarget());
+          alloc && operands.contains(alloc))
+        writes.push_back(copy);
+    });
+    for (Operation *write : writes)
+      if (std::optional<OpBuilder::InsertPoint> at = completionPoint(write)) {
+        // Before the block barrier that orders the copy after the other
+        // threads' reads: their warpgroups' MMAs read the buffer too.
+        Block::iterator point = at->getPoint();
+        while (point != at->getBlock()->begin() &&
+               isa<BarrierOp>(*std::prev(point)))
+          --point;
+        OpBuilder b(write->getContext());
+        b.setInsertionPoint(at->getBlock(), point);
+        MmaCommitOp::create(b, write->getLoc());
+      }
     // A thread reads or writes accumulator registers only after the MMAs
     // that write them completed. The first access of a run commits; the
     // ones after it find that commit.

@@ -115,10 +115,12 @@ tmaCoordinates(ConversionPatternRewriter &rewriter, Location loc,
 /// A barrier and a per-thread phase for one synchronous TMA load, made at
 /// the start of its kernel.
 static std::pair<Value, Value> syncTmaBarrier(OpBuilder &b, Location loc,
-                                              gpu::LaunchOp launch) {
+                                              gpu::LaunchOp launch,
+                                              int64_t clusterSize) {
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&launch.getBody().front());
-  Value group = createMBarriers(b, loc, /*count=*/1, /*arrivals=*/1);
+  Value group =
+      createMBarriers(b, loc, /*count=*/1, /*arrivals=*/1, clusterSize);
   return {group, createPhaseBits(b, loc, /*count=*/1, /*start=*/false)};
 }
 
@@ -242,6 +244,19 @@ struct TmaCopyLowering : ScopedPattern<TmaCopyOp> {
     LaunchAnalysis::Scope scope = analysis.getScope(op);
     Value issues = issuer(rewriter, loc, op, analysis);
     bool cooperative = op.getIssuer() != Issuer::Each;
+    // A multicast load: the cluster's first block issues it, into the
+    // same buffer and onto the same barrier of every block.
+    Value loads = issues, mask;
+    if (op.getMulticast()) {
+      Value leader = arith::CmpIOp::create(rewriter, loc,
+                                           arith::CmpIPredicate::eq,
+                                           clusterRank(rewriter, loc),
+                                           cIndex(rewriter, loc, 0));
+      loads = issues ? arith::AndIOp::create(rewriter, loc, issues, leader)
+                     : leader;
+      mask = arith::ConstantIntOp::create(rewriter, loc, rewriter.getI16Type(),
+                                          (1 << scope.clusterSize) - 1);
+    }
 
     if (!load) {
       // The group's shared writes become visible to the async proxy, then
@@ -286,10 +301,10 @@ struct TmaCopyLowering : ScopedPattern<TmaCopyOp> {
     }
 
     if (group) {
-      onIssuer(rewriter, loc, issues, [&](OpBuilder &b) {
+      onIssuer(rewriter, loc, loads, [&](OpBuilder &b) {
         for (auto &[box, at] : *boxes)
           nvgpu::TmaAsyncLoadOp::create(b, loc, box, group, descriptor, at,
-                                        slot, Value(), Value());
+                                        slot, mask, Value());
       });
       replaceCopy(rewriter, op, sharedView);
       return success();
@@ -301,17 +316,40 @@ struct TmaCopyLowering : ScopedPattern<TmaCopyOp> {
     if (!launch)
       return op.emitOpError("synchronous TMA outside a kernel");
     Value barrier, phase;
-    std::tie(barrier, phase) = syncTmaBarrier(rewriter, loc, launch);
+    std::tie(barrier, phase) =
+        syncTmaBarrier(rewriter, loc, launch, scope.clusterSize);
     Value zero = cIndex(rewriter, loc, 0);
     int64_t bytes = tileBytes(cast<MemRefType>(sharedView.getType()));
+    if (op.getMulticast()) {
+      // Every block has finished with the buffer's previous tile, and
+      // expects this one, before the first block overwrites all of them:
+      // the whole block reaches the copy.
+      if (scope.inThreads || scope.perThread ||
+          scope.groupLevel != Level::Block)
+        return op.emitOpError(
+            "is a synchronous multicast load, which every thread of every "
+            "block of the cluster reaches at once; here only some threads "
+            "do: put it in the block's body, or bind it to an event "
+            "(tma.copy.async<e>.multicast) whose producer waits on an event "
+            "triggered across the cluster");
+      emitClusterBarrier(rewriter, loc);
+    }
+    auto issueLoad = [&](OpBuilder &b) {
+      for (auto &[box, at] : *boxes)
+        nvgpu::TmaAsyncLoadOp::create(b, loc, box, barrier, descriptor, at,
+                                      zero, mask, Value());
+    };
+    // Each block expects the bytes; only the cluster's first block loads
+    // a multicast tile.
     onIssuer(rewriter, loc, issues, [&](OpBuilder &b) {
       nvgpu::MBarrierArriveExpectTxOp::create(b, loc, barrier,
                                               cIndex(b, loc, bytes), zero,
                                               Value());
-      for (auto &[box, at] : *boxes)
-        nvgpu::TmaAsyncLoadOp::create(b, loc, box, barrier, descriptor, at,
-                                      zero, Value(), Value());
+      if (!op.getMulticast())
+        issueLoad(b);
     });
+    if (op.getMulticast())
+      onIssuer(rewriter, loc, loads, issueLoad);
     waitOnPhaseBit(rewriter, loc, barrier, zero, phase, zero);
     replaceCopy(rewriter, op, sharedView);
     return success();

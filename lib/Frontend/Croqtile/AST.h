@@ -207,6 +207,8 @@ struct Stmt {
   std::vector<int64_t> padLow, padHigh, padMid;
   ExprPtr padValue;
   bool async = false;
+  bool multicast = false;       // tma.copy.multicast
+  bool cluster = false;         // trigger.cluster
   bool transpose = false;       // mma.store.transp
   /// Cache hints of a copy (`.evict_first`, `.evict_last`) croq does not
   /// apply: the importer warns at each.
@@ -222,6 +224,9 @@ struct Stmt {
   // Structure.
   std::vector<ParallelLevel> levels; // parallel
   std::string streamName;       // parallel<s>
+  /// `parallel {r} by [C] : cluster { <this block-level parallel> }`: the
+  /// cluster level around this parallel, which the parser folds into it.
+  std::optional<ParallelLevel> clusterLevel;
   std::vector<Within> withins;  // with / foreach
   std::vector<WhereBinding> whereBindings; // with ... where a <-> b
   std::vector<ExprPtr> ranges;  // foreach over existing names

@@ -458,7 +458,7 @@ LogicalResult IRGen::copy(const Stmt &stmt) {
                                                        : TypeRange{},
                                 *source, target, event, eventIndices,
                                 /*tensorMap=*/Value(), stmt.async, swizzle,
-                                /*issuer=*/IssuerAttr());
+                                /*issuer=*/IssuerAttr(), stmt.multicast);
     if (futureType)
       future = op.getFuture();
   } else {
@@ -695,7 +695,7 @@ LogicalResult IRGen::waitOrTrigger(const Stmt &stmt) {
                               "element; index it");
       EventTriggerOp::create(builder, l, s->value, indices, order, after,
                              /*expectTx=*/IntegerAttr(),
-                             /*issuer=*/IssuerAttr());
+                             /*issuer=*/IssuerAttr(), stmt.cluster);
     }
   }
   if (!futures.empty()) {

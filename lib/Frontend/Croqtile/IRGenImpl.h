@@ -352,6 +352,8 @@ private:
   LogicalResult parallel(const Stmt &stmt);
   /// [[launch_bounds(..)]] / [[maxnreg(..)]] of `stmt` onto its kernel.
   LogicalResult applyLaunchBounds(const Stmt &stmt, ParallelOp kernel);
+  /// `parallel {r} by [C] : cluster` around the kernel's block level.
+  LogicalResult applyCluster(const Stmt &stmt, ParallelOp kernel);
   LogicalResult foreach(const Stmt &stmt);
   LogicalResult with(const Stmt &stmt);
   /// The bounds of `w`, shapes spliced; one per index.

@@ -62,6 +62,43 @@ LogicalResult IRGen::applyLaunchBounds(const Stmt &stmt, ParallelOp kernel) {
   return success();
 }
 
+/// The portable limit of blocks in a cluster (16 needs the kernel's
+/// non-portable cluster attribute, which croq does not set).
+static constexpr int64_t kMaxClusterBlocks = 8;
+
+LogicalResult IRGen::applyCluster(const Stmt &stmt, ParallelOp kernel) {
+  const ParallelLevel &cluster = *stmt.clusterLevel;
+  if (cluster.names.size() > 1)
+    return fail(cluster.loc, "a cluster has one index, the block's rank in "
+                             "it; it declares " +
+                                 Twine(cluster.names.size()));
+  FailureOr<SmallVector<ViewArg>> args = viewArgs(cluster.bounds);
+  if (failed(args))
+    return failure();
+  FailureOr<Value> bound = argIndex(args->front());
+  if (failed(bound))
+    return failure();
+  std::optional<int64_t> size = asConstant(*bound);
+  if (!size)
+    return fail(cluster.bounds.front()->loc,
+                "a cluster's extent is a compile-time constant: the kernel "
+                "is compiled for its cluster shape");
+  if (*size < 1 || *size > kMaxClusterBlocks)
+    return fail(cluster.bounds.front()->loc,
+                "a cluster has 1 to " + Twine(kMaxClusterBlocks) +
+                    " blocks, got " + Twine(*size));
+  std::optional<int64_t> blocks = asConstant(kernel.getBounds().front());
+  if (blocks && *blocks % *size != 0)
+    return fail(cluster.bounds.front()->loc,
+                "clusters of " + Twine(*size) + " blocks group the block "
+                "level's first index, whose extent " + Twine(*blocks) +
+                " is not a multiple of " + Twine(*size),
+                "make the first extent a multiple of the cluster size, or "
+                "pick a cluster size that divides it");
+  kernel.setCluster(*size);
+  return success();
+}
+
 bool IRGen::bodyIsOneWarpgroup(ArrayRef<StmtPtr> body) const {
   // Every parallel the body runs, through blocks, loops and branches (a
   // warpgroup inside `foreach k` is still the block's one warpgroup), must
@@ -182,6 +219,8 @@ LogicalResult IRGen::parallel(const Stmt &stmt) {
     if (lp.level == Level::Block && i + 1 == plan.size() &&
         bodyIsOneWarpgroup(stmt.body))
       warpgroupTileOwners.insert(op);
+    if (i == 0 && stmt.clusterLevel && failed(applyCluster(stmt, op)))
+      return failure();
     if (lp.source && lp.source->cooperative) {
       if (lp.level != Level::Block || !outermost)
         return fail(lp.source->loc, "<cooperative> qualifies the block level "
@@ -202,6 +241,16 @@ LogicalResult IRGen::parallel(const Stmt &stmt) {
         }
         if (!lp.source->tupleName.empty())
           declare(lp.source->tupleName, tuple);
+      }
+      if (i == 0 && stmt.clusterLevel && !stmt.clusterLevel->names.empty()) {
+        // The cluster's index is the block's rank in its cluster.
+        Location at = loc(stmt.clusterLevel->loc);
+        Value size = constIndex(*op.getCluster(), at);
+        Symbol rank{Symbol::Kind::Scalar,
+                    ClusterRankOp::create(builder, at, builder.getIndexType()),
+                    size};
+        rank.isParallelIndex = true;
+        declare(stmt.clusterLevel->names.front(), rank);
       }
       if (i == 0 && !localStream.empty())
         declare(localStream, Symbol{Symbol::Kind::Stream, stream});

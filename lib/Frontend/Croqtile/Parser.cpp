@@ -638,10 +638,11 @@ bool Parser::levelName(std::string &level, bool *cooperative) {
   std::string name;
   if (!expectIdent(name, nullptr, "a parallel level"))
     return false;
-  if (name != "block" && name != "group-4" && name != "group" &&
-      name != "thread")
+  if (name != "cluster" && name != "block" && name != "group-4" &&
+      name != "group" && name != "thread")
     return error(loc, "unknown parallel level '" + name +
-                          "'; expected block, group-4, group or thread");
+                          "'; expected cluster, block, group-4, group or "
+                          "thread");
   if (at("<")) {
     SMLoc at = peek(1).loc;
     if (!cooperative || name != "block" || !peek(1).is("cooperative") ||
@@ -823,13 +824,19 @@ StmtPtr Parser::statement() {
     next();
     auto stmt = std::make_unique<Stmt>(
         isWait ? Stmt::Kind::Wait : Stmt::Kind::Trigger, loc);
+    // trigger.cluster e: arrive on e in every block of the cluster.
+    if (!isWait && at(".") && peek(1).is("cluster")) {
+      next();
+      next();
+      stmt->cluster = true;
+    }
     do {
       ExprPtr target = postfix();
       if (!target)
         return nullptr;
       stmt->operands.push_back(std::move(target));
     } while (accept(","));
-    if (!isWait && !afterList(*stmt))
+    if (!isWait && !stmt->cluster && !afterList(*stmt))
       return nullptr;
     if (!expect(";"))
       return nullptr;
@@ -1192,7 +1199,34 @@ StmtPtr Parser::parallel(SMLoc loc) {
   } while (accept(","));
   if (!body(stmt->body))
     return nullptr;
-  return stmt;
+  auto cluster = llvm::find_if(stmt->levels, [](const ParallelLevel &l) {
+    return l.level == "cluster";
+  });
+  if (cluster == stmt->levels.end())
+    return stmt;
+  // `parallel {r} by [C] : cluster { parallel ... : block { ... } }`: the
+  // cluster level folds into the block-level parallel it holds.
+  if (stmt->levels.size() != 1 || stmt->async || !stmt->streamName.empty()) {
+    error(cluster->loc, "a cluster level stands alone: write "
+                               "`parallel {r} by [C] : cluster { parallel "
+                               "... : block { ... } }`");
+    return nullptr;
+  }
+  if (cluster->bounds.size() != 1) {
+    error(cluster->loc, "a cluster has one extent, along the block "
+                               "level's first index: `parallel {r} by [C] : "
+                               "cluster`");
+    return nullptr;
+  }
+  if (stmt->body.size() != 1 || stmt->body[0]->kind != Stmt::Kind::Parallel ||
+      stmt->body[0]->clusterLevel) {
+    error(cluster->loc, "the body of a cluster level is the block-level "
+                               "parallel it groups, and nothing else");
+    return nullptr;
+  }
+  StmtPtr inner = std::move(stmt->body[0]);
+  inner->clusterLevel = std::move(*cluster);
+  return inner;
 }
 
 bool Parser::within(Within &w) {
@@ -1428,6 +1462,13 @@ StmtPtr Parser::dma(SMLoc loc, std::string result, SMLoc resultLoc) {
           return nullptr;
         stmt->swizzle = value;
       }
+    } else if (attr == "multicast") {
+      if (engine != "tma") {
+        error(attrLoc, "only a TMA copy can be multicast: write "
+                       "tma.copy.multicast");
+        return nullptr;
+      }
+      stmt->multicast = true;
     } else if (attr == "zfill") {
       // croq's copies always read out-of-range elements as zeros.
     } else if (attr == "evict_first" || attr == "evict_last") {

@@ -1402,6 +1402,14 @@ private:
                     "a stream can only be bound to a block-level parallel",
                     "annotate the level `: block`, or drop <" +
                         stmt.streamName + ">");
+    if (stmt.clusterLevel &&
+        (!outermost || plan.front().level != Level::Block ||
+         !plan.front().source))
+      return reject(stmt.clusterLevel->loc,
+                    "a cluster groups the blocks of a kernel, so the "
+                    "parallel inside it must be the kernel's block level",
+                    "write `parallel {r} by [C] : cluster { parallel ... : "
+                    "block { ... } }` outside every other parallel");
     // `parallel p by 64 : thread` outside any parallel runs in one block.
     if (outermost && plan.front().level != Level::Block)
       plan.insert(plan.begin(), {nullptr, Level::Block});
@@ -1762,6 +1770,13 @@ private:
       for (const LevelPlan &level : *plan)
         levels.push_back(level.level);
       push();
+      if (const std::optional<ParallelLevel> &cluster = stmt.clusterLevel) {
+        indices(cluster->names, cluster->bounds, cluster->tupleName,
+                cluster->loc, cluster->nameLocs, cluster->tupleLoc,
+                /*threadLevel=*/false, /*parallel=*/true);
+        if (hadError)
+          return;
+      }
       for (const ParallelLevel &level : stmt.levels) {
         bool threadLevel = false;
         for (const LevelPlan &planned : *plan)

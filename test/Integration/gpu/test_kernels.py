@@ -1155,6 +1155,56 @@ def tma_wgmma_gemm_staged_epilogue_consumer_turns():
 
 
 @test
+def cluster_multicast_gemm_f16_output():
+    # Clusters of 2 row tiles share the rhs tile, which the first block
+    # multicasts; the consumers release each stage across the cluster.
+    # The grid rounds the row tiles up to whole clusters: at M = 300 (3
+    # row tiles) and 4000 (32), and at 1 x 8, a block past the last row
+    # tile loads zeros and stores nothing. 2048^3: 256 blocks, 128
+    # clusters; 4000x4304: 544 blocks.
+    check_gemm_f16(K.gemm_f16_cluster2,
+                   "f16-output GEMM, clusters of 2, rhs multicast")
+
+
+@test
+def cluster_multicast_gemm_f16_output_consumer_turns():
+    check_gemm_f16(K.gemm_f16_cluster2_turns,
+                   "f16-output GEMM, clusters of 2, staging in turns")
+
+
+def check_cluster_sync(kernel, blocks, what):
+    # Row tiles of 64 in whole clusters: 64 * blocks * j rows. 4096x4096
+    # (64 x 32 = 2048 blocks), ragged N and K, one K tile, odd K tiles.
+    r = 64 * blocks
+    check_matmul(kernel,
+                 sweep(((r, 128, 64), (r, 200, 136), (8 * r, 1000, 520),
+                        (4096, 4096, 1024), (2 * r, 384, 4160)),
+                       ((r, 128, 64), (r, 200, 136))),
+                 True, 2e-3, what, torch.float16)
+    # A grid whose row tiles are not whole clusters is refused by name.
+    a = torch.zeros(64 * (blocks + 1), 64, device="cuda").half()
+    b = torch.zeros(128, 64, device="cuda").half()
+    c = torch.zeros(64 * (blocks + 1), 128, device="cuda").half()
+    try:
+        kernel(a, b, c)
+        raise AssertionError(f"{what}: accepted {blocks + 1} row tiles")
+    except RuntimeError:
+        pass
+
+
+@test
+def cluster_multicast_gemm_synchronous():
+    check_cluster_sync(K.gemm_cluster_sync_co, 2,
+                       "synchronous multicast GEMM, clusters of 2")
+
+
+@test
+def cluster_multicast_gemm_synchronous_cluster4():
+    check_cluster_sync(K.gemm_cluster4_sync_co, 4,
+                       "synchronous multicast GEMM, clusters of 4")
+
+
+@test
 def tma_wgmma_gemm_persistent_staged_epilogue_consumer_turns():
     # The persistent form: a second event hands the buffer back to the
     # first consumer for the block's next tile (4 or 5 tiles per block at

@@ -184,6 +184,14 @@ LogicalResult TmaCopyOp::verify() {
            << stringifyStorage(*source) << " => " << stringifyStorage(*target);
   if (failed(verifyCopyShapes(*this, sourceType, targetType)))
     return failure();
+  if (getMulticast()) {
+    if (!load)
+      return emitOpError("multicast loads a tile into every block of the "
+                         "cluster; a store cannot be multicast");
+    if (failed(verifyInsideCluster(*this, "loads into every block of the "
+                                          "cluster")))
+      return failure();
+  }
   if (isSubByte(sourceType.getElementType()))
     return emitOpError("moves ")
            << sourceType.getElementType()

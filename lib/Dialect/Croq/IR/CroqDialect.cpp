@@ -109,6 +109,15 @@ LogicalResult CroqDialect::verifyOperationAttribute(Operation *op,
                 "or its gpu.launch_func";
     return success();
   }
+  // The cluster size of a launch's kernel (see kClusterBlocksAttrName).
+  if (name == kClusterBlocksAttrName) {
+    auto blocks = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!blocks || blocks.getInt() < 1 || !isa<gpu::LaunchFuncOp>(op))
+      return op->emitError("'")
+             << name
+             << "' is a positive integer attribute on a gpu.launch_func";
+    return success();
+  }
   // Every decision that passes record goes through an op, an operand, a
   // property or one of the attributes above: no other croq.* attribute.
   return op->emitError("unknown croq dialect attribute '")

@@ -346,6 +346,13 @@ ParseResult ParallelOp::parse(OpAsmParser &parser, OperationState &result) {
 
   if (succeeded(parser.parseOptionalKeyword("cooperative")))
     props.cooperative = builder.getUnitAttr();
+  if (succeeded(parser.parseOptionalKeyword("cluster"))) {
+    int64_t size;
+    if (parser.parseLParen() || parser.parseInteger(size) ||
+        parser.parseRParen())
+      return failure();
+    props.cluster = builder.getI64IntegerAttr(size);
+  }
   if (succeeded(parser.parseOptionalKeyword("async")))
     props.async = builder.getUnitAttr();
   int32_t numStreams = 0;
@@ -380,6 +387,8 @@ void ParallelOp::print(OpAsmPrinter &printer) {
           << stringifyLevel(getLevel());
   if (getCooperative())
     printer << " cooperative";
+  if (std::optional<int64_t> cluster = getCluster())
+    printer << " cluster(" << *cluster << ")";
   if (getAsync())
     printer << " async";
   if (Value stream = getStream())
@@ -392,8 +401,8 @@ void ParallelOp::print(OpAsmPrinter &printer) {
                       /*printBlockTerminators=*/!getResults().empty());
   printer.printOptionalAttrDictWithKeyword(
       (*this)->getAttrs(),
-      {getLevelAttrName(), getCooperativeAttrName(), getAsyncAttrName(),
-       getOperandSegmentSizesAttrName()});
+      {getLevelAttrName(), getCooperativeAttrName(), getClusterAttrName(),
+       getAsyncAttrName(), getOperandSegmentSizesAttrName()});
 }
 
 /// A `memref.dim` with a constant index outside its memref's rank is
@@ -425,6 +434,13 @@ LogicalResult ParallelOp::verify() {
     return emitOpError("only a block-level parallel (a kernel launch) can "
                        "be cooperative, not '")
            << stringifyLevel(getLevel()) << "'";
+  if (getCluster() && (!isBlock || getParentParallel()))
+    return emitOpError("only a kernel's block-level parallel is launched in "
+                       "clusters, not '")
+           << stringifyLevel(getLevel()) << "'";
+  if (getCluster() && getCooperative())
+    return emitOpError("a cooperative kernel cannot also be launched in "
+                       "clusters");
   if (!isBlock && (getMaxThreads() || getMinBlocks() || getMaxRegisters()))
     return emitOpError("max_threads, min_blocks and max_registers are launch "
                        "bounds of a kernel: only a block-level parallel takes "
@@ -706,6 +722,28 @@ LogicalResult GridBarrierOp::verify() {
   return success();
 }
 
+LogicalResult mlir::croq::detail::verifyInsideCluster(Operation *op,
+                                              StringRef what) {
+  ParallelOp kernel;
+  for (auto p = op->getParentOfType<ParallelOp>(); p;
+       p = p->getParentOfType<ParallelOp>())
+    kernel = p;
+  // Lowered already: the cluster is the launch's.
+  if (!kernel)
+    return success(op->getParentOfType<gpu::LaunchOp>() ||
+                   op->getParentOfType<gpu::GPUFuncOp>());
+  if (kernel.getLevel() == Level::Block && kernel.getCluster())
+    return success();
+  return op->emitOpError()
+         << what
+         << ", so it must be in a kernel launched in clusters: write the "
+            "block level inside `parallel {r} by [C] : cluster`";
+}
+
+LogicalResult ClusterRankOp::verify() {
+  return verifyInsideCluster(*this, "is a block's rank in its cluster");
+}
+
 LogicalResult BarrierOp::verify() {
   if (getLevel() == Level::Thread)
     return emitOpError("a barrier needs a level of several threads: warp, "
@@ -857,6 +895,18 @@ LogicalResult EventTriggerOp::verify() {
   if (getIssuer() && !getExpectTx())
     return emitOpError("an issuer picks the thread that expects TMA bytes, "
                        "but this trigger has no expect_tx");
+  if (getWarpArrivals() && !getCluster())
+    return emitOpError("warp_arrivals applies to a trigger across the "
+                       "cluster");
+  if (getCluster()) {
+    if (getExpectTx() || !getAfter().empty())
+      return emitOpError("arrives across the cluster, and so cannot expect "
+                         "TMA bytes: each block's own trigger expects those "
+                         "of its copies, multicast ones included");
+    if (failed(verifyInsideCluster(*this, "arrives in every block of the "
+                                          "cluster")))
+      return failure();
+  }
   if (getAfter().empty())
     return success();
   if (!single)

@@ -46,6 +46,11 @@ LogicalResult verifyTileResult(Operation *op, MemRefType source,
 /// not have (upstream folds would read past the shape).
 LogicalResult verifyNoInvalidDims(Operation *op);
 
+/// Fails, naming `what`, unless `op` is inside a block-level croq.parallel
+/// with `cluster(C)`; after that parallel became a gpu.launch (or a
+/// kernel), it is not checked here.
+LogicalResult verifyInsideCluster(Operation *op, StringRef what);
+
 } // namespace mlir::croq::detail
 
 #endif // CROQ_LIB_DIALECT_CROQ_IR_OPVERIFIERS_H

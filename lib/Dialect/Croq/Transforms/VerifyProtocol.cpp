@@ -5,6 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "VerifyClusters.h"
+
 #include "Croq/Analysis/Futures.h"
 #include "Croq/Analysis/Roles.h"
 #include "Croq/Dialect/Croq/IR/CroqOps.h"
@@ -158,7 +160,7 @@ struct CroqVerifyProtocolPass
     getOperation()->walk([&](ParallelOp kernel) {
       if (kernel.getLevel() != Level::Block || kernel.getParentParallel())
         return;
-      if (failed(verifyKernel(kernel)))
+      if (failed(verifyKernel(kernel)) || failed(verifyClusterCopies(kernel)))
         failedAny = true;
     });
     getOperation()->walk([&](Operation *op) {

@@ -20,6 +20,10 @@ namespace mlir::croq {
 /// resident at once (a `block<cooperative>` parallel): its host code
 /// launches it with cuLaunchCooperativeKernel.
 inline constexpr llvm::StringLiteral kCooperativeAttrName = "croq.cooperative";
+/// On a gpu.launch_func of a kernel launched in clusters: the blocks per
+/// cluster along x, for the host's check of the grid.
+inline constexpr llvm::StringLiteral kClusterBlocksAttrName =
+    "croq.cluster_blocks";
 } // namespace mlir::croq
 
 #endif // CROQ_DIALECT_CROQ_IR_CROQDIALECT_H

@@ -52,7 +52,12 @@ def Croq_ParallelOp : Croq_Op<"parallel", [
     (`[[maxnreg(N)]]`) caps the registers per thread of the kernel.
     A `cooperative` kernel (`: block<cooperative>`) is launched with all
     its blocks resident at once, so that `croq.grid_barrier` can wait for
-    every block.
+    every block. `cluster(C)` (Croqtile's `parallel {cm} by [C] : cluster`
+    around the block level) launches the kernel in thread-block clusters
+    of C consecutive blocks along the first index (blockIdx.x), which must
+    be a multiple of C; `croq.cluster_rank` is a block's rank in its
+    cluster, and `croq.tma.copy multicast` and `croq.event.trigger
+    cluster` act on every block of it.
 
     ```mlir
     croq.parallel (%bm, %bn) by [%gm, %gn] : block async stream(%s) {
@@ -71,7 +76,8 @@ def Croq_ParallelOp : Croq_Op<"parallel", [
     UnitAttr:$async,
     OptionalAttr<ConfinedAttr<I64Attr, [IntMinValue<1>]>>:$max_threads,
     OptionalAttr<ConfinedAttr<I64Attr, [IntMinValue<1>]>>:$min_blocks,
-    OptionalAttr<ConfinedAttr<I64Attr, [IntMinValue<24>, IntMaxValue<256>]>>:$max_registers
+    OptionalAttr<ConfinedAttr<I64Attr, [IntMinValue<24>, IntMaxValue<256>]>>:$max_registers,
+    OptionalAttr<ConfinedAttr<I64Attr, [IntMinValue<1>, IntMaxValue<16>]>>:$cluster
   );
   let results = (outs Variadic<AnyType>:$results);
   let regions = (region SizedRegion<1>:$body);
@@ -113,9 +119,10 @@ def Croq_LaunchHintsOp : Croq_Op<"launch_hints"> {
   let arguments = (ins
     OptionalAttr<ConfinedAttr<I64Attr, [IntMinValue<1>]>>:$min_blocks,
     OptionalAttr<ConfinedAttr<I64Attr, [IntMinValue<24>, IntMaxValue<256>]>>:$max_registers,
-    UnitAttr:$cooperative
+    UnitAttr:$cooperative,
+    OptionalAttr<ConfinedAttr<I64Attr, [IntMinValue<1>, IntMaxValue<16>]>>:$cluster
   );
-  let assemblyFormat = "(`min_blocks` $min_blocks^)? (`max_registers` $max_registers^)? (`cooperative` $cooperative^)? attr-dict";
+  let assemblyFormat = "(`min_blocks` $min_blocks^)? (`max_registers` $max_registers^)? (`cooperative` $cooperative^)? (`cluster` $cluster^)? attr-dict";
 }
 
 def Croq_InThreadsOp : Croq_Op<"inthreads", [
@@ -279,6 +286,23 @@ def Croq_GridBarrierOp : Croq_Op<"grid_barrier"> {
   let hasVerifier = 1;
 }
 
+def Croq_ClusterRankOp : Croq_Op<"cluster_rank", [Pure]> {
+  let summary = "the rank of the executing block in its thread-block cluster";
+  let description = [{
+    Croqtile's cluster index (`cm` of `parallel {cm} by [C] : cluster`):
+    the rank, `0 <= %r < C`, of the executing block in its cluster of C
+    blocks (`%cluster_ctarank`). Only the body of a block-level
+    `croq.parallel` with `cluster(C)` has one.
+
+    ```mlir
+    %cm = croq.cluster_rank : index
+    ```
+  }];
+  let results = (outs Index:$rank);
+  let assemblyFormat = "attr-dict `:` type($rank)";
+  let hasVerifier = 1;
+}
+
 def Croq_FenceOp : Croq_Op<"fence"> {
   let summary = "a memory fence for the threads of one parallel level";
   let description = [{
@@ -396,6 +420,13 @@ def Croq_EventTriggerOp : Croq_Op<"event.trigger", [AttrSizedOperandSegments]> {
     selects slot `o % N` of a 1-D array by order. `after` binds the bytes of
     asynchronous TMA loads to the arrival (`trigger e after f`).
 
+    `cluster` (Croqtile's `trigger.cluster e`) arrives on the element in
+    every block of the executing block's cluster, its own included: each
+    block's event then counts the arrivals of the whole cluster. With
+    `warp_arrivals` (croq-elect-issuers' choice, where the divergence
+    analysis proves each warp converged at the trigger) one lane of each
+    warp arrives for the warp's 32 threads once they have all reached it.
+
     `expect_tx(N)` says that TMA loads complete N bytes on the selected
     element in this generation: the issuing thread's arrival expects them
     (`mbarrier.arrive.expect_tx`). croq-materialize-tma sets it from the
@@ -415,10 +446,12 @@ def Croq_EventTriggerOp : Croq_Op<"event.trigger", [AttrSizedOperandSegments]> {
     Optional<Index>:$order,
     Variadic<Croq_Future>:$after,
     OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$expectTx,
-    OptionalAttr<Croq_IssuerAttr>:$issuer
+    OptionalAttr<Croq_IssuerAttr>:$issuer,
+    UnitAttr:$cluster,
+    UnitAttr:$warpArrivals
   );
   let assemblyFormat = [{
-    $event (`[` $indices^ `]`)? (`at` `(` $order^ `)`)? (`after` $after^)?
+    (`cluster` $cluster^)? (`warp_arrivals` $warpArrivals^)? $event (`[` $indices^ `]`)? (`at` `(` $order^ `)`)? (`after` $after^)?
     (`expect_tx` `(` $expectTx^ `)`)? (`issuer` `` $issuer^)?
     attr-dict `:` type($event)
     (`,` type($after)^)?
@@ -676,6 +709,12 @@ def Croq_TmaCopyOp : Croq_Op<"tma.copy", [AttrSizedOperandSegments,
     the innermost tile extent: a tile of rows wider than N bytes lies in
     the buffer as panels N bytes wide, and moves as one box per panel.
 
+    `multicast` (Croqtile's `tma.copy.multicast`) loads one tile into the
+    same buffer of every block of the cluster: block 0 of the cluster
+    issues it, and each block's event (or, synchronous, each block) waits
+    for the tile's bytes. The tile must be the same for every block of the
+    cluster.
+
     `map(%m : type)` names the tensor map the copy uses: an
     `!nvgpu.tensormap.descriptor` over the whole global tensor with the
     tile (or, for a tile of several panels, one panel) as its box, built
@@ -697,11 +736,12 @@ def Croq_TmaCopyOp : Croq_Op<"tma.copy", [AttrSizedOperandSegments,
     Optional<AnyType>:$tensorMap,
     UnitAttr:$async,
     OptionalAttr<Croq_SwizzleAttr>:$swizzle,
-    OptionalAttr<Croq_IssuerAttr>:$issuer
+    OptionalAttr<Croq_IssuerAttr>:$issuer,
+    UnitAttr:$multicast
   );
   let results = (outs Optional<Croq_Future>:$future);
   let assemblyFormat = [{
-    (`async` $async^)? (`swizzle` `(` $swizzle^ `)`)? $source `to` $target
+    (`async` $async^)? (`multicast` $multicast^)? (`swizzle` `(` $swizzle^ `)`)? $source `to` $target
     (`bind` $event^ (`[` $eventIndices^ `]`)?)?
     (`map` `(` $tensorMap^ `:` type($tensorMap) `)`)? (`issuer` `` $issuer^)?
     attr-dict `:` type($source) `to` type($target) (`,` type($event)^)?

@@ -96,7 +96,11 @@ def CroqVerifyProtocolPass : Pass<"croq-verify-protocol"> {
       of different thread counts never completes a generation consistently;
     - a trigger that can run more than one phase ahead of its waiter: its
       loop never waits on an event the waiting role triggers;
-    - an async future that is never waited.
+    - an async future that is never waited;
+    - a multicast TMA load whose tile, or whether it runs, differs between
+      the blocks of a cluster (it depends on the block's rank or on the
+      first block index), or that in a loop does not first wait on an
+      event released across the cluster (`trigger.cluster`).
     Roles are the `croq.inthreads` regions of a kernel; their thread counts
     are computed by evaluating the predicates over the parallel indices.
     Elements of an event array are told apart where their indices are
