@@ -34,6 +34,8 @@ croq_staged_bn256_s3_w0 gemm_f16_co -DBN=256 -DSTAGES=3 -DSTAGED_EPILOGUE -DMMA_
 croq_staged_bn256_bk32_s6_w0 gemm_f16_co -DBN=256 -DBK=32 -DSTAGES=6 -DSTAGED_EPILOGUE -DMMA_WAIT0
 croq_cluster2_bn256_s4 gemm_f16_co -DBN=256 -DSTAGES=4 -DCLUSTER=2
 croq_cluster2_turns_bn256_s4 gemm_f16_co -DBN=256 -DSTAGES=4 -DSHARED_STAGING -DCLUSTER=2
+croq_persistent_cluster2_bn256_s4 gemm_persistent_f16_co -DBN=256 -DSTAGES=4 -DCLUSTER=2
+croq_persistent_cluster2_turns_bn256_s4 gemm_persistent_f16_co -DBN=256 -DSTAGES=4 -DSHARED_STAGING -DCLUSTER=2
 croq_splitk_bn256 gemm_splitk_co -DBN=256 -DSTAGES=4
 croq_splitk_bn128 gemm_splitk_co -DBN=128 -DSTAGES=6
 croq_splitk_staged_bn128 gemm_splitk_co -DBN=128 -DSTAGES=4 -DSTAGED_EPILOGUE

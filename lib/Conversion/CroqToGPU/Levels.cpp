@@ -426,7 +426,11 @@ struct ClusterRankLowering : ScopedPattern<ClusterRankOp> {
   LogicalResult
   matchAndRewrite(ClusterRankOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    rewriter.replaceOp(op, clusterRank(rewriter, op.getLoc()));
+    // A cluster of one block: the rank is 0.
+    if (analysis.getScope(op).clusterSize == 1)
+      rewriter.replaceOp(op, cIndex(rewriter, op.getLoc(), 0));
+    else
+      rewriter.replaceOp(op, clusterRank(rewriter, op.getLoc()));
     return success();
   }
 };

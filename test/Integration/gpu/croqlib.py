@@ -76,6 +76,8 @@ SIGNATURES = {
     "gemm_f16_turns": [_TENSOR, _TENSOR, _TENSOR],
     "gemm_f16_cluster2": [_TENSOR, _TENSOR, _TENSOR],
     "gemm_f16_cluster2_turns": [_TENSOR, _TENSOR, _TENSOR],
+    "gemm_persistent_f16_cluster2": [_TENSOR, _TENSOR, _TENSOR],
+    "gemm_persistent_f16_cluster2_turns": [_TENSOR, _TENSOR, _TENSOR],
     "gemm_cluster_sync_co": [_TENSOR, _TENSOR, _TENSOR],
     "gemm_cluster4_sync_co": [_TENSOR, _TENSOR, _TENSOR],
     "gemm_persistent_f16_turns": [_TENSOR, _TENSOR, _TENSOR],

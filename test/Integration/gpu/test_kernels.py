@@ -1172,6 +1172,21 @@ def cluster_multicast_gemm_f16_output_consumer_turns():
                    "f16-output GEMM, clusters of 2, staging in turns")
 
 
+@test
+def cluster_multicast_gemm_persistent():
+    # 66 clusters of 2 walk tiles of 2 row tiles: 272 of them at
+    # 4000x4304 (32 row tiles, 17 column strips), 4 or 5 per cluster; at
+    # M = 300 a cluster's second row tile is past the end.
+    check_gemm_f16(K.gemm_persistent_f16_cluster2,
+                   "persistent f16-output GEMM, clusters of 2")
+
+
+@test
+def cluster_multicast_gemm_persistent_consumer_turns():
+    check_gemm_f16(K.gemm_persistent_f16_cluster2_turns,
+                   "persistent f16-output GEMM, clusters of 2, staging in turns")
+
+
 def check_cluster_sync(kernel, blocks, what):
     # Row tiles of 64 in whole clusters: 64 * blocks * j rows. 4096x4096
     # (64 x 32 = 2048 blocks), ragged N and K, one K tile, odd K tiles.

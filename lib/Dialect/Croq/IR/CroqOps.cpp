@@ -744,6 +744,16 @@ LogicalResult ClusterRankOp::verify() {
   return verifyInsideCluster(*this, "is a block's rank in its cluster");
 }
 
+OpFoldResult ClusterRankOp::fold(FoldAdaptor) {
+  ParallelOp kernel;
+  for (auto p = (*this)->getParentOfType<ParallelOp>(); p;
+       p = p->getParentOfType<ParallelOp>())
+    kernel = p;
+  if (!kernel || kernel.getCluster().value_or(1) != 1)
+    return {};
+  return IntegerAttr::get(IndexType::get(getContext()), 0);
+}
+
 LogicalResult BarrierOp::verify() {
   if (getLevel() == Level::Thread)
     return emitOpError("a barrier needs a level of several threads: warp, "

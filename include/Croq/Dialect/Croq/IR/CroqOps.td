@@ -301,6 +301,8 @@ def Croq_ClusterRankOp : Croq_Op<"cluster_rank", [Pure]> {
   let results = (outs Index:$rank);
   let assemblyFormat = "attr-dict `:` type($rank)";
   let hasVerifier = 1;
+  // 0 in a cluster of one block.
+  let hasFolder = 1;
 }
 
 def Croq_FenceOp : Croq_Op<"fence"> {
