@@ -14,6 +14,7 @@
 
 #include "Common.h"
 #include "Croq/Analysis/DivergenceAnalysis.h"
+#include "Croq/Analysis/Roles.h"
 #include "Croq/Conversion/Passes.h"
 
 #include "mlir/Analysis/DataFlowFramework.h"
@@ -76,6 +77,34 @@ bool mlir::croq::detail::needsElection(Operation *op,
   return !isElected(op);
 }
 
+/// True when the threads that run `op` are whole warps of a block of
+/// `blockDim` threads: every warp of its innermost croq.inthreads (or of
+/// the block) is selected entirely or not at all.
+static bool runsOnWholeWarps(Operation *op, int64_t blockDim) {
+  if (blockDim % 32 != 0)
+    return false;
+  auto role = op->getParentOfType<InThreadsOp>();
+  if (!role)
+    return true;
+  std::optional<llvm::BitVector> selected = roleSelection(role);
+  if (!selected || selected->size() == 0 ||
+      blockDim % selected->size() != 0)
+    return false;
+  // Instances of warps or warpgroups: each is whole warps.
+  if ((blockDim / selected->size()) % 32 == 0)
+    return true;
+  if (selected->size() % 32 != 0)
+    return false;
+  for (unsigned warp = 0; warp < selected->size(); warp += 32) {
+    unsigned count = 0;
+    for (unsigned lane = 0; lane < 32; ++lane)
+      count += selected->test(warp + lane);
+    if (count != 0 && count != 32)
+      return false;
+  }
+  return true;
+}
+
 static void electIssuers(ModuleOp module, const LaunchAnalysis &analysis,
                          DataFlowSolver *solver) {
   // Without the analysis (no use-elect-sync), elect by thread id.
@@ -116,12 +145,14 @@ static void electIssuers(ModuleOp module, const LaunchAnalysis &analysis,
                   IntegerAttr::get(IntegerType::get(op->getContext(), 64),
                                    *lowest));
   });
-  // An arrival across the cluster costs a release at cluster scope: where
-  // every warp reaches the trigger converged, one lane arrives for all 32.
+  // Each arrival across the cluster is C remote arrivals: where every warp
+  // reaches the trigger converged and whole (its role selects whole warps),
+  // one lane arrives for all 32.
   if (solver)
     module.walk([&](EventTriggerOp trigger) {
       if (trigger.getCluster() && analysis.hasScope(trigger) &&
-          getExecutionScope(*solver, trigger) >= UniformScope::Warp)
+          getExecutionScope(*solver, trigger) >= UniformScope::Warp &&
+          runsOnWholeWarps(trigger, analysis.getScope(trigger).blockDim))
         trigger.setWarpArrivals(true);
     });
   for (Operation *action : actions) {

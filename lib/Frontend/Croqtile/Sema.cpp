@@ -1770,13 +1770,6 @@ private:
       for (const LevelPlan &level : *plan)
         levels.push_back(level.level);
       push();
-      if (const std::optional<ParallelLevel> &cluster = stmt.clusterLevel) {
-        indices(cluster->names, cluster->bounds, cluster->tupleName,
-                cluster->loc, cluster->nameLocs, cluster->tupleLoc,
-                /*threadLevel=*/false, /*parallel=*/true);
-        if (hadError)
-          return;
-      }
       for (const ParallelLevel &level : stmt.levels) {
         bool threadLevel = false;
         for (const LevelPlan &planned : *plan)
@@ -1784,6 +1777,18 @@ private:
             threadLevel = planned.level == Level::Thread;
         indices(level.names, level.bounds, level.tupleName, level.loc,
                 level.nameLocs, level.tupleLoc, threadLevel,
+                /*parallel=*/true);
+        if (hadError)
+          return;
+      }
+      // The cluster's index, declared where IRGen binds it: after the block
+      // level's bounds, which cannot use it.
+      if (const std::optional<ParallelLevel> &cluster = stmt.clusterLevel) {
+        if (!cluster->tupleName.empty())
+          return fail(cluster->tupleLoc,
+                      "a cluster's one index needs no tuple name");
+        indices(cluster->names, cluster->bounds, "", cluster->loc,
+                cluster->nameLocs, {}, /*threadLevel=*/false,
                 /*parallel=*/true);
         if (hadError)
           return;

@@ -59,12 +59,14 @@ void mlir::croq::registerCollectiveOpInterfaceExternalModels(
     attach<Level::Warp, nvgpu::MmaSyncOp, nvgpu::LdMatrixOp>(context);
   });
   registry.addExtension(+[](MLIRContext *context, NVVM::NVVMDialect *) {
-    attach<Level::Block, NVVM::Barrier0Op>(context);
+    // A cluster barrier needs (at least) every thread of the block.
+    attach<Level::Block, NVVM::Barrier0Op, NVVM::ClusterArriveOp,
+           NVVM::ClusterWaitOp>(context);
     NVVM::BarrierOp::attachInterface<NamedBarrier>(*context);
     attach<Level::Warpgroup, NVVM::SetMaxRegisterOp, NVVM::WgmmaMmaAsyncOp,
            NVVM::WgmmaFenceAlignedOp, NVVM::WgmmaGroupSyncAlignedOp,
            NVVM::WgmmaWaitGroupSyncOp>(context);
     attach<Level::Warp, NVVM::ShflOp, NVVM::VoteSyncOp, NVVM::ElectSyncOp,
-           NVVM::MmaOp>(context);
+           NVVM::MmaOp, NVVM::SyncWarpOp>(context);
   });
 }

@@ -435,9 +435,8 @@ LogicalResult ParallelOp::verify() {
                        "be cooperative, not '")
            << stringifyLevel(getLevel()) << "'";
   if (getCluster() && (!isBlock || getParentParallel()))
-    return emitOpError("only a kernel's block-level parallel is launched in "
-                       "clusters, not '")
-           << stringifyLevel(getLevel()) << "'";
+    return emitOpError("only a kernel (an outermost block-level parallel) "
+                       "is launched in clusters");
   if (getCluster() && getCooperative())
     return emitOpError("a cooperative kernel cannot also be launched in "
                        "clusters");
@@ -742,16 +741,6 @@ LogicalResult mlir::croq::detail::verifyInsideCluster(Operation *op,
 
 LogicalResult ClusterRankOp::verify() {
   return verifyInsideCluster(*this, "is a block's rank in its cluster");
-}
-
-OpFoldResult ClusterRankOp::fold(FoldAdaptor) {
-  ParallelOp kernel;
-  for (auto p = (*this)->getParentOfType<ParallelOp>(); p;
-       p = p->getParentOfType<ParallelOp>())
-    kernel = p;
-  if (!kernel || kernel.getCluster().value_or(1) != 1)
-    return {};
-  return IntegerAttr::get(IndexType::get(getContext()), 0);
 }
 
 LogicalResult BarrierOp::verify() {

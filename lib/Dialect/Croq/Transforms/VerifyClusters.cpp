@@ -15,7 +15,11 @@
 // - in a loop, no block overwrites a buffer another block still reads:
 //   before the copy, its role waits on an event that every block's
 //   readers release across the cluster (`trigger.cluster`). A synchronous
-//   multicast load is ordered by a cluster barrier instead (croq-to-gpu).
+//   multicast load is ordered by a cluster barrier instead (croq-to-gpu),
+//   so it must be where every thread of the block runs it.
+// A trigger across the cluster arrives on the same element in every block,
+// as often in each: its element and the control flow around it are
+// checked the same way.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,6 +28,7 @@
 #include "Croq/Dialect/Croq/IR/CroqOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
@@ -109,10 +114,14 @@ private:
   llvm::DenseMap<Value, Value> memo;
 };
 
-/// The index operands that select the tile a view of a global tensor
-/// names, from the view back to the tensor.
-static void viewIndices(Value view, SmallVectorImpl<Value> &indices) {
+/// The index operands that select the part of a buffer or tensor a view
+/// names, from the view back to its root; false when the root is not an
+/// argument of the function or an allocation (a view chosen by a region,
+/// or carried around a loop), which croq does not follow.
+static bool viewIndices(Value view, SmallVectorImpl<Value> &indices) {
   while (Operation *op = view.getDefiningOp()) {
+    if (op->getNumRegions() != 0)
+      return false;
     Value next;
     for (Value operand : op->getOperands()) {
       if (isa<MemRefType>(operand.getType()) && !next)
@@ -121,51 +130,78 @@ static void viewIndices(Value view, SmallVectorImpl<Value> &indices) {
         indices.push_back(operand);
     }
     if (!next)
-      return;
+      return true;
     view = next;
   }
+  auto arg = cast<BlockArgument>(view);
+  return isa<func::FuncOp>(arg.getOwner()->getParentOp());
 }
 
-static LogicalResult reportVarying(Operation *copy, Value source,
-                                   const Twine &what) {
-  InFlightDiagnostic diag =
-      copy->emitError() << "a multicast load gives every block of the "
-                           "cluster the first block's tile, but "
-                        << what
-                        << " differs between the blocks of a cluster";
-  Operation *def = source.getDefiningOp();
-  if (isa_and_nonnull<ClusterRankOp>(def))
+static void noteSource(InFlightDiagnostic &diag, Operation *op, Value source) {
+  Operation *def = source ? source.getDefiningOp() : nullptr;
+  if (!source)
+    diag.attachNote(op->getLoc())
+        << "it is a view croq does not follow (chosen by a region or "
+           "carried around a loop)";
+  else if (isa_and_nonnull<ClusterRankOp>(def))
     diag.attachNote(def->getLoc())
         << "it depends on the block's rank in its cluster";
   else if (def)
     diag.attachNote(def->getLoc())
         << "it depends on this value, which croq does not follow (it comes "
            "from memory or from a region)";
-  else if (isa<ParallelOp>(cast<BlockArgument>(source).getOwner()->getParentOp()))
-    diag.attachNote(copy->getLoc())
+  else if (isa<ParallelOp>(
+               cast<BlockArgument>(source).getOwner()->getParentOp()))
+    diag.attachNote(op->getLoc())
         << "it depends on the block level's first index, along which the "
            "clusters are formed";
   else
-    diag.attachNote(copy->getLoc())
+    diag.attachNote(op->getLoc())
         << "it depends on a value carried around a loop, which croq does "
            "not follow";
-  diag.attachNote() << "hint: multicast the operand that the blocks of a "
-                       "cluster share (indexed by the other block indices, "
-                       "or by the first one divided by the cluster size), "
-                       "and copy the others with a plain tma.copy";
+}
+
+static LogicalResult reportVarying(Operation *op, Value source,
+                                   const Twine &what) {
+  bool copy = isa<TmaCopyOp>(op);
+  InFlightDiagnostic diag = op->emitError();
+  if (copy)
+    diag << "a multicast load gives every block of the cluster the first "
+            "block's tile, in the first block's buffer and on its event, but "
+         << what << " differs between the blocks of a cluster";
+  else
+    diag << "a trigger across the cluster arrives on the same element in "
+            "every block, as often in each, but "
+         << what << " differs between the blocks of a cluster";
+  noteSource(diag, op, source);
+  if (copy)
+    diag.attachNote() << "hint: multicast the operand that the blocks of a "
+                         "cluster share (indexed by the other block indices, "
+                         "or by the first one divided by the cluster size), "
+                         "and copy the others with a plain tma.copy";
   return failure();
 }
 
-/// The loops and branches around `copy`, up to its kernel, are the same in
-/// every block of the cluster, and so are its coordinates.
-static LogicalResult verifySameTile(TmaCopyOp copy, ParallelOp kernel,
-                                    ClusterUniformity &uniformity) {
-  SmallVector<Value> indices;
-  viewIndices(copy.getSource(), indices);
-  for (Value index : indices)
-    if (Value v = uniformity.varyingSource(index))
-      return reportVarying(copy, v, "the tile it loads");
-  for (Operation *p = copy->getParentOp(); p != kernel.getOperation();
+/// The first of `values` that differs between the blocks of a cluster; a
+/// null `Value` with `found` when none does.
+static bool findVarying(ArrayRef<Value> values, ClusterUniformity &uniformity,
+                        Value &varying) {
+  for (Value v : values)
+    if ((varying = uniformity.varyingSource(v)))
+      return true;
+  return false;
+}
+
+/// `op`'s operands that `what` names, and the loops, branches and
+/// inthreads regions around it up to its kernel, are the same in every
+/// block of the cluster.
+static LogicalResult verifyUniform(Operation *op, ArrayRef<Value> operands,
+                                   const Twine &what, ParallelOp kernel,
+                                   ClusterUniformity &uniformity) {
+  Value varying;
+  if (findVarying(operands, uniformity, varying))
+    return reportVarying(op, varying, what);
+  for (Operation *p = op->getParentOp(); p != kernel.getOperation();
        p = p->getParentOp()) {
     SmallVector<Value> controls;
     if (auto branch = dyn_cast<scf::IfOp>(p))
@@ -175,46 +211,129 @@ static LogicalResult verifySameTile(TmaCopyOp copy, ParallelOp kernel,
                        loop.getStep()});
     else if (auto loop = dyn_cast<scf::WhileOp>(p))
       controls.push_back(loop.getConditionOp().getCondition());
-    for (Value control : controls)
-      if (Value v = uniformity.varyingSource(control))
-        return reportVarying(copy, v, "whether it runs");
+    else if (auto region = dyn_cast<InThreadsOp>(p))
+      controls.push_back(region.getPredicate());
+    else if (!isa<ParallelOp, WarpSpecializeOp>(p))
+      // Other regions (index_switch, execute_region): not followed.
+      return reportVarying(op, p->getNumResults() ? p->getResult(0) : Value(),
+                           "whether it runs");
+    if (findVarying(controls, uniformity, varying))
+      return reportVarying(op, varying, "whether it runs");
   }
   return success();
 }
 
-/// A multicast copy in a loop of its role waits first, in that loop, on an
-/// event that every block's readers release across the cluster.
-static LogicalResult verifyReleased(TmaCopyOp copy) {
+/// The tile, its destination, its event slot and whether it runs are the
+/// same in every block of the cluster.
+static LogicalResult verifySameTile(TmaCopyOp copy, ParallelOp kernel,
+                                    ClusterUniformity &uniformity) {
+  SmallVector<Value> tile, destination;
+  if (!viewIndices(copy.getSource(), tile))
+    return reportVarying(copy, Value(), "the tile it loads");
+  if (!viewIndices(copy.getTarget(), destination))
+    return reportVarying(copy, Value(), "the buffer it loads into");
+  destination.append(copy.getEventIndices().begin(),
+                     copy.getEventIndices().end());
+  if (failed(verifyUniform(copy, tile, "the tile it loads", kernel,
+                           uniformity)) ||
+      failed(verifyUniform(copy, destination,
+                           "the buffer or event element it loads into",
+                           kernel, uniformity)))
+    return failure();
+  return success();
+}
+
+/// True when `a` and `b` compute the same index: one value, equal
+/// constants, or the same side-effect-free op of such operands (`k % 2`
+/// written twice), up to `depth` ops deep.
+static bool sameIndex(Value a, Value b, unsigned depth = 4) {
+  if (a == b)
+    return true;
+  APInt x, y;
+  if (matchPattern(a, m_ConstantInt(&x)) && matchPattern(b, m_ConstantInt(&y)))
+    return x.getSExtValue() == y.getSExtValue();
+  Operation *p = a.getDefiningOp(), *q = b.getDefiningOp();
+  if (depth == 0 || !p || !q || p->getName() != q->getName() ||
+      !isMemoryEffectFree(p) || p->getNumRegions() != 0 ||
+      p->getNumOperands() != q->getNumOperands() ||
+      p->getAttrDictionary() != q->getAttrDictionary())
+    return false;
+  for (auto [u, v] : llvm::zip_equal(p->getOperands(), q->getOperands()))
+    if (!sameIndex(u, v, depth - 1))
+      return false;
+  return true;
+}
+
+/// The shared allocation a view of it comes from, or null.
+static Value rootBuffer(Value view) {
+  while (Operation *op = view.getDefiningOp()) {
+    if (op->getNumRegions() != 0 || op->getNumOperands() == 0 ||
+        !isa<MemRefType>(op->getOperand(0).getType()))
+      return view;
+    view = op->getOperand(0);
+  }
+  return Value();
+}
+
+/// An asynchronous multicast that may overwrite its buffer (in a loop, or
+/// after another copy into it) first waits, in the innermost loop around
+/// it (or before it in the kernel), on an element of an event that only
+/// `trigger.cluster` releases and that names the same slot as the copy's
+/// destination (one of the event's indices is one of the destination's).
+static LogicalResult verifyReleased(TmaCopyOp copy, ParallelOp kernel) {
   if (!copy.getAsync())
     return success();
-  Operation *loop = copy->getParentOfType<LoopLikeOpInterface>();
-  auto role = copy->getParentOfType<InThreadsOp>();
-  if (!loop || (role && !role->isProperAncestor(loop)))
-    return success();
+  Operation *scope = copy->getParentOfType<LoopLikeOpInterface>();
+  if (scope && !kernel->isProperAncestor(scope))
+    scope = nullptr;
+  Value root = rootBuffer(copy.getTarget());
+  if (!scope) {
+    bool reused = false;
+    kernel.getBody().walk([&](Operation *op) {
+      auto other = dyn_cast<CopyOpInterface>(op);
+      if (other && op != copy.getOperation() &&
+          op->getBlock()->findAncestorOpInBlock(*copy) &&
+          op->isBeforeInBlock(op->getBlock()->findAncestorOpInBlock(*copy)) &&
+          rootBuffer(other.getTarget()) == root)
+        reused = true;
+    });
+    if (!reused)
+      return success();
+    scope = kernel;
+  }
+  SmallVector<Value> destination;
+  viewIndices(copy.getTarget(), destination);
   bool released = false;
-  loop->walk([&](EventWaitOp wait) {
+  scope->walk([&](EventWaitOp wait) {
     Operation *anchor = wait->getBlock()->findAncestorOpInBlock(*copy);
     if (released || !anchor || !wait->isBeforeInBlock(anchor))
       return;
-    Value event = wait.getEvent();
     bool anyTrigger = false, allCluster = true;
-    for (Operation *user : event.getUsers())
+    for (Operation *user : wait.getEvent().getUsers())
       if (auto trigger = dyn_cast<EventTriggerOp>(user)) {
         anyTrigger = true;
         allCluster &= trigger.getCluster();
       }
-    released = anyTrigger && allCluster;
+    // One slot (or a scalar event), or the slot the destination names.
+    bool sameSlot =
+        wait.getEvent().getType().getNumElements() == 1 ||
+        llvm::any_of(wait.getIndices(), [&](Value i) {
+          return llvm::any_of(destination,
+                              [&](Value d) { return sameIndex(i, d); });
+        });
+    released = anyTrigger && allCluster && sameSlot;
   });
   if (released)
     return success();
   InFlightDiagnostic diag = copy.emitError(
       "this multicast load writes the buffer of every block of the "
-      "cluster, but nothing in its loop waits until the other blocks have "
-      "finished reading it");
-  diag.attachNote() << "hint: wait, before the copy, on an event that the "
-                       "buffer's readers release with `trigger.cluster`, "
-                       "as they release the slot in every block of the "
-                       "cluster";
+      "cluster, but nothing before it waits until the other blocks have "
+      "finished reading that buffer");
+  diag.attachNote() << "hint: wait, before the copy, on the element of "
+                       "an event that the buffer's readers release with "
+                       "`trigger.cluster`, indexed as the buffer is (`wait "
+                       "empty[s]; tma.copy.async<full[s]>.multicast ... => "
+                       "b[s]`)";
   return failure();
 }
 
@@ -222,12 +341,38 @@ static LogicalResult verifyReleased(TmaCopyOp copy) {
 
 LogicalResult mlir::croq::verifyClusterCopies(ParallelOp kernel) {
   ClusterUniformity uniformity(kernel);
-  WalkResult result = kernel.getBody().walk([&](TmaCopyOp copy) {
-    if (!copy.getMulticast())
-      return WalkResult::advance();
-    if (failed(verifySameTile(copy, kernel, uniformity)) ||
-        failed(verifyReleased(copy)))
-      return WalkResult::interrupt();
+  WalkResult result = kernel.getBody().walk([&](Operation *op) {
+    if (auto copy = dyn_cast<TmaCopyOp>(op); copy && copy.getMulticast()) {
+      // A synchronous multicast waits at a cluster barrier, which every
+      // thread of every block must reach: the block's own body.
+      if (!copy.getAsync() &&
+          (copy->getParentOfType<InThreadsOp>() ||
+           copy->getParentOfType<ParallelOp>() != kernel)) {
+        copy.emitError("a synchronous multicast load waits at a cluster "
+                       "barrier that every thread of every block reaches, "
+                       "so it must be in the block's own body, not in an "
+                       "inthreads region or an inner parallel level")
+                .attachNote()
+            << "hint: bind it to an event (tma.copy.async<e>.multicast) "
+               "whose producer waits on an event released with "
+               "trigger.cluster";
+        return WalkResult::interrupt();
+      }
+      if (failed(verifySameTile(copy, kernel, uniformity)) ||
+          failed(verifyReleased(copy, kernel)))
+        return WalkResult::interrupt();
+    }
+    // A trigger across the cluster: the same element in every block, as
+    // often (the arrival count is C times the triggering threads).
+    if (auto trigger = dyn_cast<EventTriggerOp>(op);
+        trigger && trigger.getCluster()) {
+      SmallVector<Value> slot(trigger.getIndices());
+      if (Value order = trigger.getOrder())
+        slot.push_back(order);
+      if (failed(verifyUniform(trigger, slot, "the element it arrives on",
+                               kernel, uniformity)))
+        return WalkResult::interrupt();
+    }
     return WalkResult::advance();
   });
   return failure(result.wasInterrupted());

@@ -77,7 +77,7 @@ def Croq_ParallelOp : Croq_Op<"parallel", [
     OptionalAttr<ConfinedAttr<I64Attr, [IntMinValue<1>]>>:$max_threads,
     OptionalAttr<ConfinedAttr<I64Attr, [IntMinValue<1>]>>:$min_blocks,
     OptionalAttr<ConfinedAttr<I64Attr, [IntMinValue<24>, IntMaxValue<256>]>>:$max_registers,
-    OptionalAttr<ConfinedAttr<I64Attr, [IntMinValue<1>, IntMaxValue<16>]>>:$cluster
+    OptionalAttr<ConfinedAttr<I64Attr, [IntMinValue<1>, IntMaxValue<8>]>>:$cluster
   );
   let results = (outs Variadic<AnyType>:$results);
   let regions = (region SizedRegion<1>:$body);
@@ -120,7 +120,7 @@ def Croq_LaunchHintsOp : Croq_Op<"launch_hints"> {
     OptionalAttr<ConfinedAttr<I64Attr, [IntMinValue<1>]>>:$min_blocks,
     OptionalAttr<ConfinedAttr<I64Attr, [IntMinValue<24>, IntMaxValue<256>]>>:$max_registers,
     UnitAttr:$cooperative,
-    OptionalAttr<ConfinedAttr<I64Attr, [IntMinValue<1>, IntMaxValue<16>]>>:$cluster
+    OptionalAttr<ConfinedAttr<I64Attr, [IntMinValue<1>, IntMaxValue<8>]>>:$cluster
   );
   let assemblyFormat = "(`min_blocks` $min_blocks^)? (`max_registers` $max_registers^)? (`cooperative` $cooperative^)? (`cluster` $cluster^)? attr-dict";
 }
@@ -301,8 +301,6 @@ def Croq_ClusterRankOp : Croq_Op<"cluster_rank", [Pure]> {
   let results = (outs Index:$rank);
   let assemblyFormat = "attr-dict `:` type($rank)";
   let hasVerifier = 1;
-  // 0 in a cluster of one block.
-  let hasFolder = 1;
 }
 
 def Croq_FenceOp : Croq_Op<"fence"> {
