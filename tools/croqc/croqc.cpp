@@ -190,6 +190,11 @@ int main(int argc, char **argv) {
   croq::registerCroqDialects(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
+  // A compiler's user gets the error at the Croqtile line, not a dump of
+  // the IR op behind it: that note only with --mlir-print-op-on-diagnostic.
+  if (cl::getRegisteredOptions()["mlir-print-op-on-diagnostic"]
+          ->getNumOccurrences() == 0)
+    context.printOpOnDiagnostic(false);
 
   SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);

@@ -669,8 +669,23 @@ bool Parser::intArg(std::optional<int64_t> &value) {
   // A parenthesized expression of literals (`.swiz<(BK * 2)>` from a
   // #define) is its value.
   std::optional<int64_t> folded = foldConstant(*e);
-  if (!folded)
+  if (!folded) {
+    // Say why a constant expression has no value.
+    std::function<const Expr *(const Expr &)> zeroDivisor =
+        [&](const Expr &x) -> const Expr * {
+      for (const ExprPtr &arg : x.args)
+        if (const Expr *found = arg ? zeroDivisor(*arg) : nullptr)
+          return found;
+      if (x.kind == Expr::Kind::Binary && (x.name == "/" || x.name == "%") &&
+          foldConstant(*x.args[1]) == 0)
+        return &x;
+      return nullptr;
+    };
+    if (const Expr *division = zeroDivisor(*e))
+      return error(division->loc, "division by zero: the divisor of '" +
+                                      division->name + "' is 0");
     return error(e->loc, "expected an integer constant");
+  }
   value = *folded;
   return true;
 }
