@@ -24,7 +24,7 @@ using namespace mlir::croq::detail;
 static LogicalResult assignArrivals(ModuleOp module,
                                     const LaunchAnalysis &analysis) {
   WalkResult result = module.walk([&](EventAllocOp alloc) {
-    if (alloc.getArrivals() || !analysis.hasScope(alloc))
+    if (!analysis.hasScope(alloc))
       return WalkResult::advance();
     std::optional<int64_t> count;
     Operation *first = nullptr;
@@ -50,6 +50,10 @@ static LogicalResult assignArrivals(ModuleOp module,
       diag.attachNote(local->getLoc()) << "a block's own trigger here";
       return WalkResult::interrupt();
     }
+    // event<N>: the program's count (of the whole cluster's arrivals, for
+    // one triggered across it).
+    if (alloc.getArrivals())
+      return WalkResult::advance();
     for (Operation *user : triggers) {
       // The threads that run the trigger: those of its innermost region
       // (whose count includes the regions around it). A branch on thread
