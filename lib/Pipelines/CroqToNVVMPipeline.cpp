@@ -103,7 +103,7 @@ void mlir::croq::buildCroqGPUToNVVMPipeline(
   pm.addPass(createCroqMergeKernelModulesPass());
   pm.addPass(createCroqPassTensorMapsByPointerPass());
   pm.addNestedPass<gpu::GPUModuleOp>(createCroqBoundKernelRegistersPass());
-  pm.addPass(createCroqMarkCooperativeLaunchesPass());
+  pm.addPass(createCroqMarkLaunchesPass());
   // Drop host values that only fed the sunk kernel computations.
   pm.addPass(createCanonicalizerPass());
 

@@ -700,12 +700,12 @@ LogicalResult HostEmitter::emitLaunch(gpu::LaunchFuncOp launch) {
   if (!launch.getAsyncDependencies().empty())
     stream = use(launch.getAsyncDependencies().front());
   bool sync = !launch.getAsyncToken();
-  // croq-mark-cooperative-launches marked the launch of a cooperative
+  // croq-mark-launches marked the launch of a cooperative
   // kernel.
   bool cooperative = launch->hasAttr(croq::kCooperativeAttrName);
   // A kernel of clusters (`.reqnctapercluster`) launches whole clusters
   // only: refuse a grid that the cluster does not divide, by name.
-  // (croq-mark-cooperative-launches copied the kernel's cluster shape.)
+  // (croq-mark-launches copied the kernel's cluster shape.)
   if (auto cluster =
           launch->getAttrOfType<IntegerAttr>(croq::kClusterBlocksAttrName);
       cluster && cluster.getInt() > 1)

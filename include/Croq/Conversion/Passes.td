@@ -473,8 +473,8 @@ def CroqMergeKernelModulesPass
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
 
-def CroqMarkCooperativeLaunchesPass
-    : Pass<"croq-mark-cooperative-launches", "::mlir::ModuleOp"> {
+def CroqMarkLaunchesPass
+    : Pass<"croq-mark-launches", "::mlir::ModuleOp"> {
   let summary = "Mark the host launches of cooperative and clustered kernels";
   let description = [{
     After `croq-bound-kernel-registers` marks a kernel `croq.cooperative`

@@ -42,7 +42,7 @@
 namespace mlir::croq {
 #define GEN_PASS_DEF_CROQBOUNDKERNELREGISTERSPASS
 #define GEN_PASS_DEF_CROQUNROLLFRAGMENTVECTORSPASS
-#define GEN_PASS_DEF_CROQMARKCOOPERATIVELAUNCHESPASS
+#define GEN_PASS_DEF_CROQMARKLAUNCHESPASS
 #define GEN_PASS_DEF_CROQLOWERF8CONVERSIONSPASS
 #include "Croq/Conversion/Passes.h.inc"
 } // namespace mlir::croq
@@ -98,9 +98,9 @@ struct CroqBoundKernelRegistersPass
 
 namespace {
 
-struct CroqMarkCooperativeLaunchesPass
-    : mlir::croq::impl::CroqMarkCooperativeLaunchesPassBase<
-          CroqMarkCooperativeLaunchesPass> {
+struct CroqMarkLaunchesPass
+    : mlir::croq::impl::CroqMarkLaunchesPassBase<
+          CroqMarkLaunchesPass> {
   void runOnOperation() override {
     getOperation().walk([&](gpu::LaunchFuncOp launch) {
       auto kernel = SymbolTable::lookupNearestSymbolFrom<gpu::GPUFuncOp>(
