@@ -391,6 +391,8 @@ private:
   LogicalResult dmaAny(const Stmt &stmt);
   LogicalResult mmaFill(const Stmt &stmt);
   LogicalResult mmaLoad(const Stmt &stmt);
+  /// `mma.load src, frag;`: the view into the register tile `frag`.
+  LogicalResult mmaLoadInto(const Stmt &stmt, Value source);
   /// `__bar_sync(id, count)` / `__bar_arrive(id, count)`.
   LogicalResult namedBarrier(const Expr &e);
   /// Rejects an MMA operand view of unsigned integers.

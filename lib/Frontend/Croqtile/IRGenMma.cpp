@@ -116,6 +116,8 @@ LogicalResult IRGen::mmaLoad(const Stmt &stmt) {
   if (!type.hasStaticShape() || type.getRank() != 2)
     return fail(stmt.source->loc, "mma.load needs a 2-D view with a static "
                                   "shape, got " + typeString(type));
+  if (stmt.refill)
+    return mmaLoadInto(stmt, *source);
   if (failed(checkSignedOperand(*source, stmt.source->loc)))
     return failure();
   auto it = sema.loadRoles.find(&stmt);
@@ -136,6 +138,59 @@ LogicalResult IRGen::mmaLoad(const Stmt &stmt) {
   s.origin = &stmt;
   declare(stmt.name, s);
   return success();
+}
+
+LogicalResult IRGen::mmaLoadInto(const Stmt &stmt, Value source) {
+  // Each of the warpgroup's threads reads its own elements of the view
+  // into its registers of the tile, as an apply over the tile would.
+  Location l = loc(stmt.loc);
+  Symbol *s = lookup(stmt.name);
+  FailureOr<int> id = s && s->kind == Symbol::Kind::Tile
+                          ? FailureOr<int>(s->tile)
+                          : FailureOr<int>(failure());
+  if (failed(id))
+    return fail(stmt.nameLoc, "'" + stmt.name + "' is not a register tile");
+  const RegisterTile &tile = tiles[*id];
+  auto type = cast<MemRefType>(source.getType());
+  if (tile.layout != TileLayout::WgmmaAcc)
+    return fail(stmt.nameLoc,
+                "mma.load src, " + stmt.name + " fills a warpgroup's [64, K] "
+                "tile (wgmma's A from registers), but '" + stmt.name +
+                    "' is not held by a warpgroup",
+                "declare it in the block whose warpgroup uses it, or in "
+                "the warpgroup's body");
+  if (ArrayRef<int64_t>(tile.shape) != type.getShape() ||
+      tile.element != type.getElementType())
+    return fail(stmt.loc, "mma.load src, " + stmt.name + " loads a " +
+                              typeString(type) + " view into a frag of " +
+                              typeString(MemRefType::get(tile.shape,
+                                                         tile.element)) +
+                              ": shapes and element types must match");
+  ParallelOp enclosing = enclosingParallel();
+  if (!enclosing || enclosing.getLevel() != Level::Warpgroup)
+    return fail(stmt.loc, "mma.load src, " + stmt.name + " runs in the "
+                          "warpgroup that holds the tile: write it in a "
+                          "`parallel ... : group-4` body");
+  Value registers = tile.registers;
+  int64_t count = tile.registerCount(), cols = tile.cols();
+  auto threads =
+      ParallelOp::create(builder, l, Level::Thread,
+                         ValueRange{constIndex(128, l)}, /*async=*/false,
+                         Value(), TypeRange{});
+  return parallelBody(threads, {}, [&]() -> LogicalResult {
+    for (int64_t r = 0; r < count; ++r) {
+      auto coords = MmaCoordsOp::create(
+          builder, l,
+          FragType::get(context, FragRole::Acc, {64, cols},
+                        builder.getF32Type(), Level::Warpgroup),
+          r);
+      Value v = memref::LoadOp::create(
+          builder, l, source, ValueRange{coords.getRow(), coords.getCol()});
+      memref::StoreOp::create(builder, l, v, registers,
+                              ValueRange{constIndex(r, l)});
+    }
+    return success();
+  });
 }
 
 LogicalResult IRGen::mma(const Stmt &stmt) {

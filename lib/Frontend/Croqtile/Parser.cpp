@@ -1556,7 +1556,21 @@ StmtPtr Parser::mma(SMLoc loc, std::string result, SMLoc resultLoc) {
         }
       }
     }
-    if (!need(true) || !(stmt->source = postfix()) || !expect(";"))
+    // `mma.load src, frag;` loads into an existing register tile.
+    if (result.empty()) {
+      if (!(stmt->source = postfix()))
+        return nullptr;
+      if (!accept(",")) {
+        need(true);
+        return nullptr;
+      }
+      if (!expectIdent(stmt->name, &stmt->nameLoc, "the frag to load into") ||
+          !expect(";"))
+        return nullptr;
+      stmt->refill = true;
+      return stmt;
+    }
+    if (!(stmt->source = postfix()) || !expect(";"))
       return nullptr;
     return stmt;
   }

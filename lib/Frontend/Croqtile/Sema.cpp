@@ -1745,6 +1745,21 @@ private:
       return;
     }
     case Stmt::Kind::MmaLoad: {
+      // `mma.load src, frag;`: into the register tile `frag` declares.
+      if (stmt.refill) {
+        Decl *target = lookup(stmt.name);
+        if (!target || target->kind != Decl::Kind::Tile)
+          return fail(stmt.nameLoc,
+                      "mma.load src, " + stmt.name +
+                          " loads into a register tile, and '" + stmt.name +
+                          "' is not one",
+                      "declare it (`frag f16 [64, 16] " + stmt.name +
+                          ";`), or name the load: `" + stmt.name +
+                          " = mma.load src;`");
+        if (stmt.source)
+          view(*stmt.source);
+        return;
+      }
       Decl d;
       d.kind = Decl::Kind::Frag;
       d.stmt = &stmt;

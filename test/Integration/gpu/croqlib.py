@@ -115,6 +115,7 @@ SIGNATURES = {
     "frag_softmax_co": [_TENSOR, _TENSOR, _TENSOR],
     "frag_sum_co": [_TENSOR, _TENSOR, _TENSOR],
     "wg_frag_co": [_TENSOR] * 6,
+    "wgmma_rs_load_co": [_TENSOR, _TENSOR, _TENSOR],
     "flash_co": [_TENSOR] * 4,
     "flash_ws_co": [_TENSOR] * 4,
     "foreach_forms_co": [_TENSOR],

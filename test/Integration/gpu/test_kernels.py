@@ -1187,6 +1187,21 @@ def cluster_multicast_gemm_persistent_consumer_turns():
                    "persistent f16-output GEMM, clusters of 2, staging in turns")
 
 
+@test
+def wgmma_a_from_registers_loaded_into_a_frag():
+    # `mma.load src, frag;` fills a register tile that two MMAs of each K
+    # step read (out = 2 lhs rhs^T): 64^3 blocks, ragged M, N and K, 4096
+    # blocks at 4096 x 4096.
+    for m, n, k in sweep(((64, 64, 16), (100, 70, 40), (4096, 4096, 48),
+                          (192, 320, 160)), ((64, 64, 16), (100, 70, 40))):
+        a = torch.randn(m, k, device="cuda").half()
+        b = torch.randn(n, k, device="cuda").half()
+        c = poisoned((m, n), torch.float32)
+        K.wgmma_rs_load_co(a, b, c)
+        err = relative_error(c, 2 * (a.double() @ b.double().T))
+        assert err < 1e-3, f"RS wgmma {m}x{n}x{k}: relative error {err}"
+
+
 def check_cluster_sync(kernel, blocks, what):
     # Row tiles of 64 in whole clusters: 64 * blocks * j rows. 4096x4096
     # (64 x 32 = 2048 blocks), ragged N and K, one K tile, odd K tiles.
