@@ -12,7 +12,7 @@
 // iteration later), and a trigger that publishes or releases what a role's
 // MMAs touched first commits and waits for them, as does a copy into a
 // buffer the role's MMAs read and a thread's first read or write of
-// accumulator registers (croq.mma.element / set_element).
+// accumulator registers (croq.mma.element / set_element / scale).
 //
 //===----------------------------------------------------------------------===//
 
@@ -128,7 +128,7 @@ static void deferWarpgroupMmaWaits(ModuleOp module) {
       // A read or write of accumulator registers after the commit relies
       // on it completing every batch: it keeps the full wait.
       movable &= isMemoryEffectFree(op) && op->getNumRegions() == 0 &&
-                 !isa<MmaElementOp, MmaSetElementOp>(op);
+                 !isa<MmaElementOp, MmaSetElementOp, MmaScaleOp>(op);
     }
     if (!movable || triggers.empty())
       continue;
@@ -272,6 +272,10 @@ bool mlir::croq::detail::needsMmaCompletion(Operation *access) {
     acc = element.getAcc();
   else if (auto set = dyn_cast<MmaSetElementOp>(access))
     acc = set.getAcc();
+  else if (auto scale = dyn_cast<MmaScaleOp>(access))
+    return (mayComeFromMma(scale.getProduct()) ||
+            mayComeFromMma(scale.getSum())) &&
+           completionPoint(access).has_value();
   else
     return false;
   return mayComeFromMma(acc) && completionPoint(access).has_value();
@@ -339,7 +343,7 @@ struct CroqPipelineMmaPass
     // ones after it find that commit.
     SmallVector<Operation *> accesses;
     module.walk([&](Operation *op) {
-      if (isa<MmaElementOp, MmaSetElementOp>(op))
+      if (isa<MmaElementOp, MmaSetElementOp, MmaScaleOp>(op))
         accesses.push_back(op);
     });
     for (Operation *access : accesses)

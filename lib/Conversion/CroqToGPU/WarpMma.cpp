@@ -748,12 +748,83 @@ struct MmaSetElementLowering : ScopedPattern<MmaSetElementOp> {
   }
 };
 
+/// croq.mma.scale on a warpgroup accumulator: each thread its registers,
+/// in f32. A thread holds two rows (register r is in the second when
+/// (r mod 4) / 2 is 1), so it reads two row scales.
+struct MmaScaleLowering : ScopedPattern<MmaScaleOp> {
+  using ScopedPattern::ScopedPattern;
+  LogicalResult
+  matchAndRewrite(MmaScaleOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    FragType type = op.getSum().getType();
+    Location loc = op.getLoc();
+    Type f32 = rewriter.getF32Type();
+    Value factor = adaptor.getFactor()
+                       ? convertElement(rewriter, loc, adaptor.getFactor(), f32)
+                       : Value();
+    SmallVector<Value, 2> rowFactors;
+    if (op.getRows()) {
+      auto rowsType = cast<MemRefType>(op.getRows().getType());
+      std::optional<SmallVector<Value>> valid =
+          validExtents(rewriter, loc, op.getRows());
+      Type element = rowsType.getElementType();
+      for (int64_t half = 0; half < 2; ++half) {
+        Value row = warpgroupAccCoords(rewriter, loc, 2 * half).first;
+        Value zero = cIndex(rewriter, loc, 0);
+        SmallVector<Value> where{row};
+        if (rowsType.getRank() == 2)
+          where = rowsType.getShape()[0] == 1 ? SmallVector<Value>{zero, row}
+                                              : SmallVector<Value>{row, zero};
+        Value scale;
+        if (!valid) {
+          scale = memref::LoadOp::create(rewriter, loc, adaptor.getRows(), where);
+        } else {
+          // A row past the end of the scales' tensor scales by 0.
+          auto guard = scf::IfOp::create(rewriter, loc, TypeRange{element},
+                                         inBounds(rewriter, loc, where, *valid),
+                                         /*withElseRegion=*/true);
+          OpBuilder inside = guard.getThenBodyBuilder();
+          scf::YieldOp::create(inside, loc,
+                               ValueRange{memref::LoadOp::create(
+                                   inside, loc, adaptor.getRows(), where)});
+          inside = guard.getElseBodyBuilder();
+          scf::YieldOp::create(
+              inside, loc,
+              ValueRange{arith::ConstantOp::create(
+                  inside, loc, inside.getZeroAttr(element))});
+          scale = guard.getResult(0);
+        }
+        scale = convertElement(rewriter, loc, scale, f32);
+        if (factor)
+          scale = arith::MulFOp::create(rewriter, loc, scale, factor);
+        rowFactors.push_back(scale);
+      }
+    }
+    Type element = type.getElementType();
+    Value sum = adaptor.getSum();
+    for (int64_t r = 0; r < type.getRegisterCount(); ++r) {
+      Value scale = rowFactors.empty() ? factor : rowFactors[(r % 4) / 2];
+      Value p = convertElement(
+          rewriter, loc,
+          warpgroupAccElement(rewriter, loc, type, adaptor.getProduct(), r), f32);
+      Value a = convertElement(
+          rewriter, loc, warpgroupAccElement(rewriter, loc, type, sum, r), f32);
+      Value v = scale ? Value(LLVM::FMAOp::create(rewriter, loc, p, scale, a))
+                      : Value(arith::AddFOp::create(rewriter, loc, a, p));
+      sum = setWarpgroupAccElement(rewriter, loc, type, sum, r,
+                                   convertElement(rewriter, loc, v, element));
+    }
+    rewriter.replaceOp(op, sum);
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::croq::populateCroqToGPUMmaPatterns(TypeConverter &converter,
     RewritePatternSet &patterns, const LaunchAnalysis &analysis) {
   patterns.add<MmaFillLowering, MmaLoadLowering, MmaLowering, MmaStoreLowering,
                MmaCommitLowering, MmaCoordsLowering, MmaElementLowering,
-               MmaSetElementLowering>(converter, patterns.getContext(),
+               MmaSetElementLowering, MmaScaleLowering>(converter, patterns.getContext(),
                                       analysis);
 }

@@ -149,7 +149,8 @@ struct Stmt {
     DmaAny,      // result = dma.any | tma.any
     MmaFill,     // result = mma.fill[.T] value
     MmaLoad,     // result = mma.load[.swiz<N>] view
-    Mma,         // [result =] mma.lay[.async] acc, a, b
+    Mma,         // [result =] mma.lay[.async|.scale] acc, a, b[, sa, sb]
+    MmaScale,    // mma.scale acc, sa, sb
     MmaStore,    // mma.store acc, view
     MmaCommit,   // mma.commit / mma.wait<N>
     Wait,        // wait targets
@@ -220,6 +221,9 @@ struct Stmt {
   std::vector<ExprPtr> operands; // mma acc/a/b, wait/trigger/swap targets
   std::vector<std::string> after;
   std::string layout;           // row.row ...
+  /// mma.row.row.scale / mma.scale: the view of A's scale for each row and
+  /// B's scale for the tile.
+  ExprPtr scaleA, scaleB;
 
   // Structure.
   std::vector<ParallelLevel> levels; // parallel

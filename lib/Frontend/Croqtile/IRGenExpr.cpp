@@ -800,6 +800,8 @@ FailureOr<EVal> IRGen::expr(const Expr &e) {
     }
     if (e.name == "at" && e.hasArgs && e.base->kind == Expr::Kind::Name)
       if (Symbol *s = lookup(e.base->name); s && s->kind == Symbol::Kind::Frag) {
+        if (failed(rejectBlockScaled(*s, e.loc, e.base->name)))
+          return failure();
         // An element of a warpgroup accumulator, inside an apply.
         FailureOr<int64_t> r = accRegister(e, *s);
         if (failed(r))

@@ -213,6 +213,8 @@ LogicalResult IRGen::apply(const Stmt &stmt) {
   if (s && s->kind == Symbol::Kind::Frag) {
     if (s->unshaped)
       return reportUnshaped(*s);
+    if (failed(rejectBlockScaled(*s, span.base->loc, span.base->name)))
+      return failure();
     // A warpgroup MMA accumulator: the wgmma layout.
     auto type = cast<FragType>(s->value.getType());
     if (!isWarpgroupAcc(type))
@@ -519,6 +521,8 @@ std::optional<LogicalResult> IRGen::tileBuiltin(const Expr &e) {
   Symbol *accSymbol = srcExpr.kind == Expr::Kind::Name ? lookup(srcExpr.name)
                                                        : nullptr;
   bool fromAcc = accSymbol && accSymbol->kind == Symbol::Kind::Frag;
+  if (fromAcc && failed(rejectBlockScaled(*accSymbol, srcExpr.loc, srcExpr.name)))
+    return failure();
   const RegisterTile *from = nullptr;
   TileLayout layout;
   int64_t rows, cols;

@@ -78,11 +78,15 @@ inline constexpr unsigned kNumControlFlags = 3;
 /// What a loop, a branch or a parallel carries out of its body: a variable,
 /// by its name, or a control flag.
 struct Carried {
-  Carried(std::string name) : name(std::move(name)) {}
+  Carried(std::string name, bool scaledSum = false)
+      : name(std::move(name)), scaledSum(scaledSum) {}
   Carried(const char *name) : name(name) {}
   Carried(ControlFlag flag) : flag(flag) {}
   std::string name;
   std::optional<ControlFlag> flag;
+  /// The scaled sum of a block-scaled accumulator (Symbol::scaledSum), which
+  /// follows the entry for its product.
+  bool scaledSum = false;
   bool isFlag() const { return flag.has_value(); }
 };
 
@@ -119,6 +123,12 @@ struct Symbol {
   SmallVector<std::string> elemNames = {};
   /// A register tile (Kind::Tile): its index in IRGen::tiles.
   int tile = -1;
+  /// A block-scaled accumulator (one that a standalone `mma.scale`
+  /// scales): `value` is the product of the MMAs since the last scale and
+  /// this the scaled sum before them; `zeroProduct` is the zero product its
+  /// mma.fill made, which each scale starts the next one from.
+  Value scaledSum = nullptr;
+  Value zeroProduct = nullptr;
   /// `with ... where a <-> b`: this name stands for the variable `aliasOf`
   /// (lookup follows it).
   std::string aliasOf = {};
@@ -268,6 +278,11 @@ private:
   Symbol *lookupCarried(const Carried &c) {
     return c.isFlag() ? lookupFlag(*c.flag) : lookup(c.name);
   }
+  /// The value of `c` that a loop or branch carries.
+  Value &carriedValue(const Carried &c) {
+    Symbol *s = lookupCarried(c);
+    return c.scaledSum ? s->scaledSum : s->value;
+  }
   void declare(StringRef name, Symbol symbol) {
     symbol.scope = scopes.size();
     scopes.back()[name] = symbol;
@@ -289,6 +304,12 @@ private:
   /// keeps the scope of its declaration, which swap checks.
   void shadow(ArrayRef<Carried> carried, ValueRange values = {}) {
     for (auto [j, c] : llvm::enumerate(carried)) {
+      if (c.scaledSum) {
+        // The copy that the entry for its product declared.
+        if (!values.empty())
+          scopes.back()[c.name].scaledSum = values[j];
+        continue;
+      }
       Symbol copy = *lookupCarried(c);
       unsigned scope = copy.scope;
       if (!values.empty()) {
@@ -310,13 +331,17 @@ private:
   SmallVector<Value> currentValues(ArrayRef<Carried> carried) {
     SmallVector<Value> values;
     for (const Carried &c : carried)
-      values.push_back(lookupCarried(c)->value);
+      values.push_back(carriedValue(c));
     return values;
   }
   /// Rebinds an existing variable or flag to a new value (keeps kind and
   /// origin).
   void rebind(const Carried &c, Value value) {
     if (Symbol *s = lookupCarried(c)) {
+      if (c.scaledSum) {
+        s->scaledSum = value;
+        return;
+      }
       if (isUnsigned(s->value))
         unsignedValues.insert(value);
       s->value = value;
@@ -399,6 +424,16 @@ private:
   LogicalResult checkSignedOperand(Value view, llvm::SMLoc at);
   LogicalResult mma(const Stmt &stmt);
   LogicalResult mmaStore(const Stmt &stmt);
+  /// `mma.scale acc, sa, sb;`: the product since the last scale, scaled,
+  /// joins the sum.
+  LogicalResult mmaScale(const Stmt &stmt);
+  /// `sum + product * sa[row] * sb` of a block-scaled MMA at `stmt`, whose
+  /// scales are stmt.scaleA and stmt.scaleB.
+  FailureOr<Value> scaledSum(const Stmt &stmt, Value sum, Value product);
+  /// Rejects a use of a block-scaled accumulator other than an MMA into
+  /// it, mma.scale, mma.fill and mma.store.
+  LogicalResult rejectBlockScaled(const Symbol &acc, llvm::SMLoc at,
+                                  StringRef name);
   LogicalResult waitOrTrigger(const Stmt &stmt);
   LogicalResult swap(const Stmt &stmt);
 

@@ -72,8 +72,14 @@ LogicalResult IRGen::mmaFill(const Stmt &stmt) {
     Value value = v->value;
     if (value.getType().isIndex())
       value = coerce(value, builder.getI64Type(), l);
-    existing->value =
-        MmaFillOp::create(builder, l, existing->value.getType(), value);
+    Value fill = MmaFillOp::create(builder, l, existing->value.getType(), value);
+    // A block-scaled accumulator's sum restarts; nothing is left to scale.
+    if (existing->scaledSum) {
+      existing->scaledSum = fill;
+      existing->value = existing->zeroProduct;
+      return success();
+    }
+    existing->value = fill;
     return success();
   }
   // The shape comes from the first MMA that accumulates into it, which
@@ -98,7 +104,83 @@ LogicalResult IRGen::mmaFill(const Stmt &stmt) {
   Symbol s{Symbol::Kind::Frag, fill};
   s.origin = &stmt;
   s.unshaped = unshaped;
+  if (sema.blockScaled.contains(&stmt) && !unshaped) {
+    // The sum starts at the value; the MMAs accumulate into a product
+    // from zero, which each mma.scale adds to the sum.
+    Type element = cast<FragType>(type).getElementType();
+    Value zero = arith::ConstantOp::create(builder, l, builder.getZeroAttr(element));
+    s.scaledSum = fill;
+    s.zeroProduct = s.value = MmaFillOp::create(builder, l, type, zero);
+  }
   declare(stmt.name, s);
+  return success();
+}
+
+LogicalResult IRGen::rejectBlockScaled(const Symbol &acc, SMLoc at,
+                                       StringRef name) {
+  if (!acc.scaledSum)
+    return success();
+  return fail(at, "'" + name + "' is block-scaled (mma.scale scales it): it "
+                  "takes only MMAs, mma.scale, mma.fill and mma.store",
+              "store it to a buffer and work on the buffer");
+}
+
+FailureOr<Value> IRGen::scaledSum(const Stmt &stmt, Value sum, Value product) {
+  Location l = loc(stmt.loc);
+  auto type = cast<FragType>(sum.getType());
+  if (type.getScope() != Level::Warpgroup || !isa<FloatType>(type.getElementType()))
+    return fail(stmt.loc, "a block-scaled MMA scales a warpgroup's float "
+                          "accumulator (wgmma); this one is " +
+                              typeString(type),
+                "run it in a `parallel ... : group-4` body");
+  FailureOr<Value> rows = view(*stmt.scaleA);
+  if (failed(rows))
+    return failure();
+  auto rowsType = cast<MemRefType>(rows->getType());
+  int64_t m = type.getShape()[0];
+  ArrayRef<int64_t> shape = rowsType.getShape();
+  bool fits = rowsType.hasStaticShape() &&
+              ((shape.size() == 1 && shape[0] == m) ||
+               (shape.size() == 2 && ((shape[0] == m && shape[1] == 1) ||
+                                      (shape[0] == 1 && shape[1] == m))));
+  if (!fits)
+    return fail(stmt.scaleA->loc,
+                "the row scales of a block-scaled MMA are one for each of "
+                "the accumulator's " + Twine(m) + " rows, but this view is " +
+                    typeString(rowsType),
+                "pass a view of [" + Twine(m) + ", 1], as `scale_a.subspan(" +
+                    Twine(m) + ", 1).at(block_m, k)`");
+  if (!isa<FloatType>(rowsType.getElementType()))
+    return fail(stmt.scaleA->loc, "the row scales of a block-scaled MMA are "
+                                  "floats, but this view holds " +
+                                      typeString(rowsType.getElementType()));
+  FailureOr<EVal> factor = expr(*stmt.scaleB);
+  if (failed(factor))
+    return failure();
+  Type factorType = factor->value.getType();
+  if (!factorType.isIntOrIndexOrFloat() || factorType.isInteger(1))
+    return fail(stmt.scaleB->loc, "the tile scale of a block-scaled MMA is a "
+                                  "number");
+  Value f = coerce(factor->value, builder.getF32Type(), l);
+  return MmaScaleOp::create(builder, l, type, sum, product, *rows, f)
+      .getResult();
+}
+
+LogicalResult IRGen::mmaScale(const Stmt &stmt) {
+  const Expr &accExpr = *stmt.operands[0];
+  Symbol *acc = accExpr.kind == Expr::Kind::Name ? lookup(accExpr.name) : nullptr;
+  if (!acc || acc->kind != Symbol::Kind::Frag)
+    return fail(accExpr.loc, "mma.scale scales an accumulator from mma.fill");
+  if (acc->unshaped)
+    return reportUnshaped(*acc);
+  if (!acc->scaledSum)
+    return internalError(stmt.loc, "the accumulator of mma.scale is not "
+                                   "block-scaled");
+  FailureOr<Value> sum = scaledSum(stmt, acc->scaledSum, acc->value);
+  if (failed(sum))
+    return failure();
+  acc->scaledSum = *sum;
+  acc->value = acc->zeroProduct;
   return success();
 }
 
@@ -311,6 +393,24 @@ LogicalResult IRGen::mma(const Stmt &stmt) {
     return fail(stmt.loc, "an operand fragment is used as both A and B",
                 "load the operand once per role");
   auto layout = *symbolizeMmaLayout(stmt.layout);
+  if (stmt.async && acc->scaledSum)
+    return fail(stmt.loc, "an async MMA into the block-scaled '" +
+                              accExpr.name + "' is not supported",
+                "drop .async: mma.scale waits for the product anyway");
+  if (stmt.scaleA) {
+    // mma.row.row.scale: the product from zero, scaled into the sum.
+    Value zero = arith::ConstantOp::create(
+        builder, l, builder.getZeroAttr(accType.getElementType()));
+    Value product = MmaOp::create(builder, l, accType, layout,
+                                  MmaFillOp::create(builder, l, accType, zero),
+                                  operands[0], operands[1], /*async=*/false);
+    Value &sum = acc->scaledSum ? acc->scaledSum : acc->value;
+    FailureOr<Value> scaled = scaledSum(stmt, sum, product);
+    if (failed(scaled))
+      return failure();
+    sum = *scaled;
+    return success();
+  }
   if (stmt.async) {
     Type futureType = FutureType::get(context, FutureKind::Mma, true, accType);
     auto op = MmaOp::create(builder, l, futureType, layout, acc->value,
@@ -374,7 +474,13 @@ LogicalResult IRGen::mmaStore(const Stmt &stmt) {
       return failure();
     cols = *c;
   }
-  MmaStoreOp::create(builder, loc(stmt.loc), acc->value, *dest,
-                     stmt.transpose, rows, cols);
+  // A block-scaled accumulator: the sum, with what was not scaled yet.
+  Value value = acc->scaledSum
+                    ? Value(MmaScaleOp::create(builder, loc(stmt.loc),
+                                               acc->scaledSum, acc->value,
+                                               Value(), Value()))
+                    : acc->value;
+  MmaStoreOp::create(builder, loc(stmt.loc), value, *dest, stmt.transpose,
+                     rows, cols);
   return success();
 }

@@ -277,7 +277,7 @@ SmallVector<Carried> IRGen::carriedOutOfParallel(ArrayRef<StmtPtr> body) {
 SmallVector<Type> IRGen::typesOf(ArrayRef<Carried> carried) {
   SmallVector<Type> types;
   for (const Carried &c : carried)
-    types.push_back(lookupCarried(c)->value.getType());
+    types.push_back(carriedValue(c).getType());
   return types;
 }
 
@@ -603,7 +603,7 @@ LogicalResult IRGen::foreach(const Stmt &stmt) {
     const LoopPlan &lp = loops[i];
     SmallVector<Value> inits;
     for (const Carried &c : carriedNames)
-      inits.push_back(lookupCarried(c)->value);
+      inits.push_back(carriedValue(c));
     auto loop = scf::ForOp::create(builder, lp.loc, lp.lower, lp.upper, lp.step,
                                    inits);
     OpBuilder::InsertionGuard guard(builder);
@@ -627,7 +627,7 @@ LogicalResult IRGen::foreach(const Stmt &stmt) {
     if (succeeded(result) && !carriedNames.empty()) {
       SmallVector<Value> values;
       for (auto [j, c] : llvm::enumerate(carriedNames)) {
-        Value v = lookupCarried(c)->value;
+        Value v = carriedValue(c);
         if (v.getType() != inits[j].getType()) {
           pop();
           return fail(stmt.loc, "'" + c.name + "' changes type inside the loop",
@@ -667,7 +667,7 @@ LogicalResult IRGen::ifStmt(const Stmt &stmt) {
   SmallVector<Type> types;
   SmallVector<Value> before;
   for (const Carried &c : carriedNames) {
-    before.push_back(lookupCarried(c)->value);
+    before.push_back(carriedValue(c));
     types.push_back(before.back().getType());
   }
   auto ifOp = scf::IfOp::create(builder, l, types, c,
@@ -753,7 +753,7 @@ LogicalResult IRGen::whileStmt(const Stmt &stmt) {
           result = failure();
         SmallVector<Value> values;
         for (auto [j, c] : llvm::enumerate(carriedNames)) {
-          Value v = lookupCarried(c)->value;
+          Value v = carriedValue(c);
           values.push_back(v.getType() == types[j] ? v : args[j]);
           if (v.getType() != types[j] && succeeded(result))
             result = fail(stmt.loc, "'" + c.name + "' changes type inside the "

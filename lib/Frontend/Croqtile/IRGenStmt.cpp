@@ -42,7 +42,7 @@ static bool readsElementOf(const Expr &e, StringRef name) {
 bool IRGen::bodyHasMma(ArrayRef<StmtPtr> body) {
   for (const StmtPtr &stmt : body) {
     if (stmt->kind == Stmt::Kind::Mma || stmt->kind == Stmt::Kind::MmaFill ||
-        stmt->kind == Stmt::Kind::MmaLoad)
+        stmt->kind == Stmt::Kind::MmaLoad || stmt->kind == Stmt::Kind::MmaScale)
       return true;
     if (bodyHasMma(stmt->body) || bodyHasMma(stmt->elseBody))
       return true;
@@ -111,6 +111,10 @@ static void collectAssigned(const Stmt *stmt, AssignedList &out) {
   case Stmt::Kind::MmaFill:
   case Stmt::Kind::MmaLoad:
     out.add(stmt->name);
+    break;
+  case Stmt::Kind::MmaScale:
+    if (stmt->operands[0]->kind == Expr::Kind::Name)
+      out.add(stmt->operands[0]->name);
     break;
   case Stmt::Kind::Mma:
     // The accumulator changes here, or at the `wait` on the async form's
@@ -212,6 +216,8 @@ SmallVector<Carried> IRGen::carriedOf(ArrayRef<Assigned> assigned) {
     if (s->kind == Symbol::Kind::Future || s->kind == Symbol::Kind::Frag ||
         (s->kind == Symbol::Kind::Scalar && s->isMutable))
       result.push_back(Carried(name));
+    if (s->kind == Symbol::Kind::Frag && s->scaledSum)
+      result.push_back(Carried(name, /*scaledSum=*/true));
   }
   return result;
 }
@@ -270,7 +276,7 @@ LogicalResult IRGen::guarded(Value cond, ArrayRef<StmtPtr> body, Location l) {
   SmallVector<Type> types;
   SmallVector<Value> before;
   for (const Carried &c : carriedNames) {
-    before.push_back(lookupCarried(c)->value);
+    before.push_back(carriedValue(c));
     types.push_back(before.back().getType());
   }
   auto ifOp = scf::IfOp::create(builder, l, types, cond,
@@ -390,6 +396,8 @@ LogicalResult IRGen::statement(const Stmt &stmt) {
     return mma(stmt);
   case Stmt::Kind::MmaStore:
     return mmaStore(stmt);
+  case Stmt::Kind::MmaScale:
+    return mmaScale(stmt);
   case Stmt::Kind::MmaCommit: {
     auto commit = MmaCommitOp::create(builder, loc(stmt.loc));
     if (stmt.arrivals)
@@ -1041,6 +1049,9 @@ LogicalResult IRGen::assignment(const Stmt &stmt) {
       return fail(target.loc, "an accumulator takes +=, -=, *= and /= with "
                               "a scalar, not %=");
     if (s && s->kind == Symbol::Kind::Frag &&
+        failed(rejectBlockScaled(*s, target.loc, target.name)))
+      return failure();
+    if (s && s->kind == Symbol::Kind::Frag &&
         cast<FragType>(s->value.getType()).getRole() == FragRole::Acc) {
       // `acc += v`: every element of an accumulator with a scalar, register
       // by register in each thread.
@@ -1079,6 +1090,8 @@ LogicalResult IRGen::assignment(const Stmt &stmt) {
   if (target.kind == Expr::Kind::Member && target.name == "at" &&
       target.hasArgs && target.base->kind == Expr::Kind::Name)
     if (Symbol *s = lookup(target.base->name); s && s->kind == Symbol::Kind::Frag) {
+      if (failed(rejectBlockScaled(*s, target.loc, target.base->name)))
+        return failure();
       // `acc.at(i, j) op= v` of a warpgroup accumulator, inside an apply: a
       // new accumulator value with the thread's register replaced.
       FailureOr<int64_t> r = accRegister(target, *s);

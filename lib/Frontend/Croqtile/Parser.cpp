@@ -250,6 +250,9 @@ private:
   bool within(Within &w);
   StmtPtr dma(SMLoc loc, std::string result, SMLoc resultLoc);
   StmtPtr mma(SMLoc loc, std::string result, SMLoc resultLoc);
+  /// `, sa, sb` of mma.row.row.scale and mma.scale: the row scales (a
+  /// view) and the tile scale.
+  bool mmaScales(Stmt &stmt);
   StmtPtr assignment(SMLoc loc);
   /// A level's name, and `block<cooperative>` where `cooperative` may be
   /// set.
@@ -1645,6 +1648,12 @@ StmtPtr Parser::mma(SMLoc loc, std::string result, SMLoc resultLoc) {
       return nullptr;
     }
     stmt->async = acceptMember("async");
+    SMLoc scaleLoc = peek(1).loc;
+    bool scaled = acceptMember("scale");
+    if (scaled && stmt->async) {
+      error(scaleLoc, "a block-scaled MMA is synchronous: drop .async");
+      return nullptr;
+    }
     if (stmt->async && result.empty()) {
       error(loc, "an async MMA returns a future; name it, as `f = "
                  "mma.row.row.async acc, a, b;`");
@@ -1658,16 +1667,37 @@ StmtPtr Parser::mma(SMLoc loc, std::string result, SMLoc resultLoc) {
         return nullptr;
       stmt->operands.push_back(std::move(operand));
     }
+    if (scaled && !mmaScales(*stmt))
+      return nullptr;
     if (!expect(";"))
       return nullptr;
     return stmt;
   }
   if (what == "scale") {
-    error(whatLoc, "block-scaled MMA (mma.scale) is not supported");
-    return nullptr;
+    // mma.scale acc, sa, sb;
+    auto stmt = std::make_unique<Stmt>(Stmt::Kind::MmaScale, loc);
+    if (!result.empty()) {
+      error(resultLoc, "mma.scale scales its accumulator in place and has "
+                       "no result; write `mma.scale " + result + ", sa, sb;`");
+      return nullptr;
+    }
+    ExprPtr acc = postfix();
+    if (!acc || !mmaScales(*stmt) || !expect(";"))
+      return nullptr;
+    stmt->operands.push_back(std::move(acc));
+    return stmt;
   }
   error(whatLoc, "unknown mma operation 'mma." + what + "'");
   return nullptr;
+}
+
+bool Parser::mmaScales(Stmt &stmt) {
+  if (!expect(",", "before the row scales of a block-scaled MMA") ||
+      !(stmt.scaleA = postfix()) ||
+      !expect(",", "before the tile scale of a block-scaled MMA") ||
+      !(stmt.scaleB = expr()))
+    return false;
+  return true;
 }
 
 StmtPtr Parser::assignment(SMLoc loc) {

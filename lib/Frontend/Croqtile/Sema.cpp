@@ -1254,6 +1254,11 @@ private:
         return fail(stmt.loc,
                     "MMA runs on device threads; move it into a parallel");
       break;
+    case Stmt::Kind::MmaScale:
+      if (!device)
+        return fail(stmt.loc, "mma.scale runs on device threads; move it "
+                              "into a parallel");
+      break;
     case Stmt::Kind::MmaCommit:
       if (!device)
         return fail(stmt.loc, "mma." + stmt.op + " runs on device threads; "
@@ -1550,7 +1555,9 @@ private:
         !one(stmt.value.get(), views ? Expects::View : Expects::Value) ||
         !one(stmt.source.get(), Expects::View) ||
         !one(stmt.dest.get(), Expects::View) || !one(stmt.padValue.get()) ||
-        !one(stmt.boundEvent.get(), Expects::Event) || !all(stmt.dims) ||
+        !one(stmt.boundEvent.get(), Expects::Event) ||
+        !one(stmt.scaleA.get(), Expects::View) || !one(stmt.scaleB.get()) ||
+        !all(stmt.dims) ||
         !all(stmt.arrayDims))
       return;
     switch (stmt.kind) {
@@ -1563,6 +1570,7 @@ private:
       all(stmt.operands, Expects::Event);
       return;
     case Stmt::Kind::Mma:
+    case Stmt::Kind::MmaScale:
     case Stmt::Kind::MmaStore:
     case Stmt::Kind::Swap:
       all(stmt.operands, Expects::View);
@@ -1771,6 +1779,18 @@ private:
     case Stmt::Kind::Mma:
       mma(stmt);
       return;
+    case Stmt::Kind::MmaScale: {
+      const Expr &accExpr = *stmt.operands[0];
+      Decl *acc =
+          accExpr.kind == Expr::Kind::Name ? lookup(accExpr.name) : nullptr;
+      if (!acc || acc->kind != Decl::Kind::Frag || !acc->stmt ||
+          acc->stmt->kind != Stmt::Kind::MmaFill)
+        return fail(accExpr.loc, "mma.scale scales an accumulator that "
+                                 "mma.fill started",
+                    "write `mc = mma.fill.f32 0.0f;` before the MMAs");
+      result.blockScaled.insert(acc->stmt);
+      return;
+    }
     case Stmt::Kind::Swap:
       swap(stmt);
       return;

@@ -92,6 +92,10 @@ struct SemaResult {
   /// Accumulators used by an MMA whose operand shapes Sema could not work
   /// out statically: the operand expression at fault.
   llvm::DenseMap<const Stmt *, const Expr *> unshapedAccumulators;
+  /// The mma.fill of each accumulator that a standalone `mma.scale`
+  /// scales: it is held as a scaled sum and the product of the MMAs since
+  /// the last scale.
+  llvm::DenseSet<const Stmt *> blockScaled;
   /// Each parallel's levels, completed (a kernel's chain that starts below
   /// the block level begins with an implicit block level of extent 1).
   llvm::DenseMap<const Stmt *, llvm::SmallVector<LevelPlan>> levelPlans;

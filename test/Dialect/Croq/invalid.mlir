@@ -1175,3 +1175,27 @@ func.func @named_barrier_runtime_id(%n: index, %id: i32) {
   }
   return
 }
+
+// -----
+
+func.func @scale_warp_accumulator(%s: !croq.frag<acc, 16x16xf32>) {
+  // expected-error @below {{scales a warpgroup's float accumulator (wgmma's), got '!croq.frag<acc, 16x16xf32>'}}
+  %0 = croq.mma.scale %s, %s : !croq.frag<acc, 16x16xf32>
+  return
+}
+
+// -----
+
+func.func @scale_rows_shape(%s: !croq.frag<acc, 64x64xf32, warpgroup>, %rows: memref<64x2xf32>) {
+  // expected-error @below {{takes one scale for each of the accumulator's 64 rows, as a view of [64], [64, 1] or [1, 64], got 'memref<64x2xf32>'}}
+  %0 = croq.mma.scale %s, %s rows %rows : memref<64x2xf32> : !croq.frag<acc, 64x64xf32, warpgroup>
+  return
+}
+
+// -----
+
+func.func @scale_rows_type(%s: !croq.frag<acc, 64x64xf32, warpgroup>, %rows: memref<64xi32>) {
+  // expected-error @below {{row scales are floats, got 'memref<64xi32>'}}
+  %0 = croq.mma.scale %s, %s rows %rows : memref<64xi32> : !croq.frag<acc, 64x64xf32, warpgroup>
+  return
+}

@@ -330,3 +330,17 @@ func.func @device_call(%n: i32, %h: f16) {
   }
   return
 }
+
+// CHECK-LABEL: func.func @mma_scale
+// CHECK: croq.mma.scale %{{.*}}, %{{.*}} rows %{{.*}} : memref<64x1xf32> times %{{.*}} : f32 : !croq.frag<acc, 64x128xf32, warpgroup>
+// CHECK: croq.mma.scale %{{.*}}, %{{.*}} rows %{{.*}} : memref<64xf32> : !croq.frag<acc, 64x128xf16, warpgroup>
+// CHECK: croq.mma.scale %{{.*}}, %{{.*}} : !croq.frag<acc, 64x128xf32, warpgroup>
+func.func @mma_scale(%s: !croq.frag<acc, 64x128xf32, warpgroup>,
+                     %p: !croq.frag<acc, 64x128xf32, warpgroup>,
+                     %h: !croq.frag<acc, 64x128xf16, warpgroup>,
+                     %rows: memref<64x1xf32>, %flat: memref<64xf32>, %f: f32) {
+  %0 = croq.mma.scale %s, %p rows %rows : memref<64x1xf32> times %f : f32 : !croq.frag<acc, 64x128xf32, warpgroup>
+  %1 = croq.mma.scale %h, %h rows %flat : memref<64xf32> : !croq.frag<acc, 64x128xf16, warpgroup>
+  %2 = croq.mma.scale %0, %p : !croq.frag<acc, 64x128xf32, warpgroup>
+  return
+}

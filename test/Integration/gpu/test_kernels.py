@@ -1202,6 +1202,46 @@ def wgmma_a_from_registers_loaded_into_a_frag():
         assert err < 1e-3, f"RS wgmma {m}x{n}x{k}: relative error {err}"
 
 
+def blockscale_inputs(m, n, k):
+    """f8 operands of small integers (exact in e4m3), and power-of-two
+    scales for each row and 128-wide K block of A and each 128 x 128 tile
+    of B, so that every product and sum is exact in f32."""
+    kb, nb = (k + 127) // 128, (n + 127) // 128
+    a = torch.randint(-4, 5, (m, k), device="cuda").float()
+    b = torch.randint(-4, 5, (n, k), device="cuda").float()
+    sa = 2.0 ** torch.randint(-2, 3, (m, kb), device="cuda").float()
+    sb = 2.0 ** torch.randint(-2, 3, (nb, kb), device="cuda").float()
+    ref = torch.zeros(m, n, dtype=torch.float64, device="cuda")
+    cols = torch.arange(n, device="cuda") // 128
+    for j in range(kb):
+        part = a[:, 128 * j:128 * (j + 1)].double() @ \
+            b[:, 128 * j:128 * (j + 1)].double().T
+        ref += part * sa[:, j:j + 1].double() * sb[cols, j][None, :].double()
+    return (a.to(torch.float8_e4m3fn), b.to(torch.float8_e4m3fn), sa, sb,
+            ref)
+
+
+@test
+def blockscale_gemm_fp8():
+    # mma.row.row.scale on each wgmma (synchronous, 64 x 128 tiles) and
+    # mma.scale after each K block (warp-specialized, 128 x 128 tiles): the
+    # smallest shape, ragged M, N and K (the last K block part zeros, the
+    # scales of rows past M never read), 3 and 4 K blocks, and 2142 / 1088
+    # blocks at 4000 x 4300.
+    for m, n, k in sweep(((1, 8, 16), (64, 128, 128), (300, 200, 400),
+                          (4000, 4300, 272)), ((1, 8, 16), (300, 200, 400))):
+        a, b, sa, sb, ref = blockscale_inputs(m, n, k)
+        for name in ("blockscale_fused_co", "blockscale_ws_co"):
+            c = poisoned((m, n), torch.float32)
+            getattr(K, name)(a, sa, b, sb, c)
+            expect_equal(c, ref.float(), f"{name} {m}x{n}x{k}")
+        # f16 accumulator, A's scales stored [KB, M].
+        c = poisoned((m, n), torch.float16)
+        K.blockscale_t_co(a, sa.T.contiguous(), b, sb, c)
+        err = relative_error(c, ref)
+        assert err < 5e-3, f"blockscale_t_co {m}x{n}x{k}: relative error {err}"
+
+
 def check_cluster_sync(kernel, blocks, what):
     # Row tiles of 64 in whole clusters: 64 * blocks * j rows. 4096x4096
     # (64 x 32 = 2048 blocks), ragged N and K, one K tile, odd K tiles.

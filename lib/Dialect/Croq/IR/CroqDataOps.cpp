@@ -11,6 +11,7 @@
 
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 using namespace mlir;
@@ -310,6 +311,51 @@ static LogicalResult verifyAccumulatorRegister(Operation *op, FragType type,
            << index << " is out of range: a thread holds " << registers
            << " of " << type;
   return success();
+}
+
+LogicalResult MmaScaleOp::verify() {
+  FragType type = getSum().getType();
+  if (type.getRole() != FragRole::Acc || type.getScope() != Level::Warpgroup ||
+      !isa<FloatType>(type.getElementType()))
+    return emitOpError("scales a warpgroup's float accumulator (wgmma's), "
+                       "got ")
+           << type;
+  if (failed(verifyAccumulatorRegister(*this, type, 0)))
+    return failure();
+  if (Value rows = getRows()) {
+    auto rowsType = cast<MemRefType>(rows.getType());
+    int64_t m = type.getShape()[0];
+    ArrayRef<int64_t> shape = rowsType.getShape();
+    bool fits = (shape.size() == 1 && shape[0] == m) ||
+                (shape.size() == 2 && ((shape[0] == m && shape[1] == 1) ||
+                                       (shape[0] == 1 && shape[1] == m)));
+    if (!fits)
+      return emitOpError("takes one scale for each of the accumulator's ")
+             << m << " rows, as a view of [" << m << "], [" << m << ", 1] or [1, "
+             << m << "], got " << rowsType;
+    if (!isa<FloatType>(rowsType.getElementType()))
+      return emitOpError("row scales are floats, got ") << rowsType;
+    if (failed(verifyStorage(*this, rowsType, "row scales")))
+      return failure();
+  }
+  return success();
+}
+
+OpFoldResult MmaScaleOp::fold(FoldAdaptor) {
+  // Adding a product that no MMA wrote, unscaled, keeps the sum.
+  if (getRows() || getFactor())
+    return {};
+  auto fill = getProduct().getDefiningOp<MmaFillOp>();
+  if (!fill)
+    return {};
+  Attribute value;
+  if (!matchPattern(fill.getValue(), m_Constant(&value)))
+    return {};
+  auto f = dyn_cast<FloatAttr>(value);
+  auto i = dyn_cast<IntegerAttr>(value);
+  if ((f && f.getValue().isZero()) || (i && i.getValue().isZero()))
+    return getSum();
+  return {};
 }
 
 LogicalResult MmaCoordsOp::verify() {

@@ -889,6 +889,40 @@ def Croq_MmaSetElementOp : Croq_Op<"mma.set_element", [Pure,
   let hasVerifier = 1;
 }
 
+def Croq_MmaScaleOp : Croq_Op<"mma.scale", [AttrSizedOperandSegments,
+    AllTypesMatch<["sum", "product", "result"]>]> {
+  let summary = "an accumulator plus a product scaled by row and tile factors";
+  let description = [{
+    `result[i, j] = sum[i, j] + product[i, j] * rows[i] * factor`, computed
+    in f32 by each thread on its own registers: the block-scaled MMA of
+    8-bit floats, where the product of one K block (an accumulator that
+    croq.mma computed from zero) is dequantized by A's scale for each row
+    and B's scale for the tile before it is added. `rows` is a view of M
+    scales, shaped `[M]`, `[M, 1]` or `[1, M]`; rows of it past the end of
+    its tensor read as 0. Either scale may be left out (a factor of 1).
+
+    Croqtile's `mma.row.row.scale mc, ma, mb, sa, sb` is an MMA into a
+    zero product, then this op; its `mma.scale mc, sa, sb` scales what
+    the MMAs into `mc` have accumulated since the last scale (see
+    docs/Language.md). The MMAs that computed `product` must have
+    completed: croq-pipeline-mma commits before it.
+
+    ```mlir
+    %s1 = croq.mma.scale %s0, %p rows %sa : memref<64x1xf32, strided<[?, 1], offset: ?>> times %sb : f32 : !croq.frag<acc, 64x128xf32, warpgroup>
+    ```
+  }];
+  let arguments = (ins Croq_Frag:$sum, Croq_Frag:$product,
+                       Arg<Optional<AnyMemRef>, "", [MemRead]>:$rows,
+                       Optional<AnyFloat>:$factor);
+  let results = (outs Croq_Frag:$result);
+  let assemblyFormat = [{
+    $sum `,` $product (`rows` $rows^ `:` type($rows))?
+    (`times` $factor^ `:` type($factor))? attr-dict `:` qualified(type($result))
+  }];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
 def Croq_MmaStoreOp : Croq_Op<"mma.store", [AttrSizedOperandSegments,
     DeclareOpInterfaceMethods<Croq_CollectiveOpInterface>]> {
   let summary = "store an accumulator fragment to a view";
