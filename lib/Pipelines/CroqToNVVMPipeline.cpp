@@ -47,6 +47,8 @@ void mlir::croq::buildCroqPrepareGPUPipeline(
   auto [hopper, archSpecific] = hopperFeatures(options.chip.getValue());
   // Waits on TMA futures become waits on events their copies complete.
   pm.addPass(createCroqBindTmaFuturesPass());
+  // A loop's block-scaled MMAs scale their sum once, after the loop.
+  pm.addPass(createCroqFoldMmaScalesPass());
   // Roles get register budgets where setmaxnreg exists.
   if (archSpecific)
     pm.addPass(createCroqWarpSpecializePass());

@@ -201,6 +201,35 @@ def CroqInsertBarriersPass : Pass<"croq-insert-barriers"> {
 }
 
 
+def CroqFoldMmaScalesPass : Pass<"croq-fold-mma-scales"> {
+  let summary = "Scale a loop's block-scaled MMAs once, after the loop";
+  let description = [{
+    A loop whose accumulator is `croq.mma.scale %acc, %p rows %R times %F`
+    of a product `%p` that croq.mma computed from zero, with scales that do
+    not change in the loop, carries the products' sum instead and scales it
+    once after the loop: `mma.row.row.scale` written on each wgmma of a K
+    block then runs as one batch of wgmma and one rescale, as `mma.row.row`
+    then `mma.scale` would. The loop must not write the scales' memory, and
+    the accumulator must be used only by the scale. The result differs from
+    scaling each product only by rounding (one rounding of the scaled sum
+    instead of one per product).
+
+    ```mlir
+    %s = scf.for %i = %c0 to %c4 step %c1 iter_args(%a = %s0) -> (!acc) {
+      %p = croq.mma row_row %zero, %x, %y : ...
+      %t = croq.mma.scale %a, %p rows %R : memref<64x1xf32> times %F : f32 : !acc
+      scf.yield %t : !acc
+    }
+    // becomes
+    %q = scf.for %i = %c0 to %c4 step %c1 iter_args(%b = %zero2) -> (!acc) {
+      %p = croq.mma row_row %b, %x, %y : ...
+      scf.yield %p : !acc
+    }
+    %s = croq.mma.scale %s0, %q rows %R : memref<64x1xf32> times %F : f32 : !acc
+    ```
+  }];
+}
+
 def CroqResultsToOutputsPass : Pass<"croq-results-to-outputs", "ModuleOp"> {
   let summary = "Make the tensors a host function returns output arguments";
   let description = [{
