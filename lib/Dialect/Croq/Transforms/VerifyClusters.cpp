@@ -264,6 +264,17 @@ static bool sameIndex(Value a, Value b, unsigned depth = 4) {
   return true;
 }
 
+/// True when `slot` is `order % slots` (signed or unsigned remainder by
+/// the constant), the slot that `at(order)` of `slots` elements selects.
+static bool isRingSlot(Value slot, Value order, int64_t slots) {
+  Operation *rem = slot.getDefiningOp();
+  if (!rem || !isa<arith::RemSIOp, arith::RemUIOp>(rem))
+    return false;
+  APInt n;
+  return matchPattern(rem->getOperand(1), m_ConstantInt(&n)) &&
+         n.getSExtValue() == slots && sameIndex(rem->getOperand(0), order);
+}
+
 /// The shared allocation a view of it comes from, or null.
 static Value rootBuffer(Value view) {
   while (Operation *op = view.getDefiningOp()) {
@@ -314,13 +325,19 @@ static LogicalResult verifyReleased(TmaCopyOp copy, ParallelOp kernel) {
         anyTrigger = true;
         allCluster &= trigger.getCluster();
       }
-    // One slot (or a scalar event), or the slot the destination names.
+    // One slot (or a scalar event), or the slot the destination names:
+    // an index of both, or for `wait e.at(o)` on N slots (slot o % N) a
+    // destination index `o % N`.
+    int64_t slots = wait.getEvent().getType().getNumElements();
     bool sameSlot =
-        wait.getEvent().getType().getNumElements() == 1 ||
+        slots == 1 ||
         llvm::any_of(wait.getIndices(), [&](Value i) {
           return llvm::any_of(destination,
                               [&](Value d) { return sameIndex(i, d); });
-        });
+        }) ||
+        (wait.getOrder() && llvm::any_of(destination, [&](Value d) {
+           return isRingSlot(d, wait.getOrder(), slots);
+         }));
     released = anyTrigger && allCluster && sameSlot;
   });
   if (released)
