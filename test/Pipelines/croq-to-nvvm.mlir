@@ -1,17 +1,17 @@
 // RUN: croq-opt %s --croq-to-nvvm="format=none" | FileCheck %s
-// RUN: croq-opt %s --croq-to-nvvm="format=isa chip=sm_90a features=+ptx80" | FileCheck %s --check-prefix=ISA
+// RUN: croq-opt %s --croq-to-nvvm="format=isa chip=sm_90a features=+ptx83" | FileCheck %s --check-prefix=ISA
 
 // The pipeline outlines each kernel into a gpu.module lowered to NVVM and
 // leaves host code with gpu.launch_func.
 // CHECK-LABEL: func.func @scale
 // CHECK: gpu.launch_func @scale_kernel::@scale_kernel blocks in ({{.*}}) threads in ({{.*}})
-// CHECK: gpu.module @scale_kernel [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">]
+// CHECK: gpu.module @scale_kernel [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx83">]
 // CHECK: llvm.func @scale_kernel
 // CHECK-SAME: gpu.kernel
 // CHECK: nvvm.read.ptx.sreg.ctaid.x
 // CHECK: nvvm.read.ptx.sreg.tid.x
 // CHECK-NOT: croq.
-// ISA: gpu.binary @scale_kernel [#gpu.object<#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">
+// ISA: gpu.binary @scale_kernel [#gpu.object<#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx83">
 // ISA-SAME: .target sm_90a
 func.func @scale(%x: memref<?xf32>, %n: index) {
   %c128 = arith.constant 128 : index

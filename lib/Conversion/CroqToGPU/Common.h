@@ -37,6 +37,10 @@ inline constexpr int64_t kWgmmaKBytes = 32;
 inline int64_t wgmmaK(Type operandElement) {
   return kWgmmaKBytes * 8 / operandElement.getIntOrFloatBitWidth();
 }
+/// One sparse wgmma (wgmma.sp) consumes twice that of B's K, A holding half.
+inline int64_t sparseWgmmaK(Type operandElement) {
+  return 2 * wgmmaK(operandElement);
+}
 
 /// Base for patterns that need the launch analysis.
 template <typename OpTy>
@@ -232,8 +236,9 @@ void waitWarpgroupMmas(OpBuilder &b, Location loc, uint64_t pending = 0);
 Value fillWarpgroupAcc(OpBuilder &b, Location loc, FragType type, Value value);
 LogicalResult lowerWarpgroupLoad(MmaLoadOp op, Value source,
                                  ConversionPatternRewriter &rewriter);
+/// `meta` is the converted sparsity metadata of a sparse MMA, or null.
 LogicalResult lowerWarpgroupMma(MmaOp op, Value acc, Value a, Value b,
-                                ConversionPatternRewriter &rewriter);
+                                Value meta, ConversionPatternRewriter &rewriter);
 /// Stores a warpgroup accumulator into `target`. With `swizzled`, target
 /// is a whole view of a buffer stored in the swizzled layout of span
 /// `span` (an epilogue staging buffer, croq-plan-shared-layout).

@@ -63,6 +63,10 @@ void mlir::croq::populateCroqToGPUTypeConversions(TypeConverter &converter) {
     // shared-memory descriptor of its tile.
     if (type.getRole() == FragRole::Acc)
       return wgmmaAccType(type);
+    // Sparsity metadata: a 32-bit register per wgmma.sp step.
+    if (type.getRole() == FragRole::Meta)
+      return VectorType::get({type.getShape()[1] / sparseWgmmaK(type.getElementType())},
+                             IntegerType::get(type.getContext(), 32));
     return IntegerType::get(type.getContext(), 64);
   });
   converter.addConversion([](EventType type) -> Type {
@@ -217,6 +221,9 @@ static LogicalResult checkWarpgroupFragment(Operation *op,
     return op->emitOpError("is a warpgroup MMA, but the croq.inthreads "
                            "around it selects only some of the warpgroup's "
                            "threads; select whole warpgroups");
+  // Sparsity metadata: its type's verifier checked the shape.
+  if (type.getRole() == FragRole::Meta)
+    return success();
   Type element = type.getElementType();
   ArrayRef<int64_t> shape = type.getShape();
   if (type.getRole() == FragRole::Acc) {
@@ -340,7 +347,8 @@ static LogicalResult verifyPrepared(ModuleOp module,
       }
     }
     if (auto load = dyn_cast<MmaLoadOp>(op);
-        load && load.getResult().getType().getScope() == Level::Warpgroup) {
+        load && load.getResult().getType().getScope() == Level::Warpgroup &&
+        load.getResult().getType().getRole() != FragRole::Meta) {
       memref::AllocOp buffer = viewedBuffer(load.getSource());
       if (buffer && !buffer->hasAttr(kSwizzleAttrName))
         return missing("shared layout for the buffer it reads",
@@ -434,6 +442,7 @@ static LogicalResult verifyLowerable(ModuleOp module,
       return WalkResult::interrupt();
     if (auto load = dyn_cast<MmaLoadOp>(op);
         load && load.getResult().getType().getRole() != FragRole::Acc &&
+        load.getResult().getType().getRole() != FragRole::Meta &&
         failed(consumerLayout(load)))
       return WalkResult::interrupt();
     return WalkResult::advance();

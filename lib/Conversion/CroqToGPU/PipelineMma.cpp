@@ -285,6 +285,9 @@ bool mlir::croq::detail::needsMmaCompletion(Operation *access) {
 static DenseSet<Operation *> wgmmaOperandBuffers(ModuleOp module) {
   DenseSet<Operation *> buffers;
   module.walk([&](MmaLoadOp load) {
+    // Sparsity metadata is in registers once loaded.
+    if (load.getResult().getType().getRole() == FragRole::Meta)
+      return;
     bool feedsWgmma = llvm::any_of(load->getUsers(), [](Operation *user) {
       auto mma = dyn_cast<MmaOp>(user);
       return mma && isWarpgroupFrag(mma.getAcc().getType());

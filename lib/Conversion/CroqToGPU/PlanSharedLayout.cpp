@@ -51,7 +51,9 @@ static int64_t swizzleSpanFor(MemRefType type) {
 static LogicalResult planSwizzledBuffers(ModuleOp module) {
   DenseSet<Operation *> operandBuffers;
   WalkResult result = module.walk([&](MmaLoadOp load) {
-    if (load.getResult().getType().getScope() != Level::Warpgroup)
+    // Sparsity metadata is read into registers, from any layout.
+    if (load.getResult().getType().getScope() != Level::Warpgroup ||
+        load.getResult().getType().getRole() == FragRole::Meta)
       return WalkResult::advance();
     memref::AllocOp alloc = viewedBuffer(load.getSource());
     if (!alloc || getStorage(alloc.getType()) != Storage::Shared) {

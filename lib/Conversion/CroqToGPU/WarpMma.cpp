@@ -562,7 +562,7 @@ struct MmaLowering : ScopedPattern<MmaOp> {
     FragType acc = op.getAcc().getType();
     if (acc.getScope() == Level::Warpgroup)
       return lowerWarpgroupMma(op, adaptor.getAcc(), adaptor.getA(),
-                               adaptor.getB(), rewriter);
+                               adaptor.getB(), adaptor.getMeta(), rewriter);
     OperandGeometry a = operandGeometry(op.getA().getType(), op.getLayout());
     Type operand = op.getA().getType().getElementType();
     WarpTile tile = warpTile(operand);

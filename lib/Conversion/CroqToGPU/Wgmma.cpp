@@ -309,9 +309,79 @@ Value fillWarpgroupAcc(OpBuilder &b, Location loc, FragType type,
   return result;
 }
 
+/// The sparsity metadata register of each wgmma.sp step, as the executing
+/// thread supplies it (sparsity selector 0). For 16-bit types a step is 32
+/// of K, 4 bytes a row: the first two lanes of each quad supply rows
+/// r = 16 warp + lane / 4 and r + 8, lane 2q + h bytes 2h, 2h + 1 of each
+/// (the others repeat them). For 8-bit floats a step is 64 of K, 8 bytes
+/// a row: lane l supplies 4 bytes of row r + 8 (l mod 2), from byte
+/// 4 ((l / 2) mod 2).
+static Value loadSparseMetadata(OpBuilder &b, Location loc, FragType type,
+                                Value source) {
+  Type element = type.getElementType();
+  bool eightBit = element.getIntOrFloatBitWidth() == 8;
+  int64_t step = sparseWgmmaK(element), stepBytes = step / 8;
+  int64_t steps = type.getShape()[1] / step;
+  Value rank = arith::RemUIOp::create(b, loc, threadId(b, loc), cIndex(b, loc, 128));
+  Value lane = arith::RemUIOp::create(b, loc, rank, cIndex(b, loc, 32));
+  Value warp = arith::DivUIOp::create(b, loc, rank, cIndex(b, loc, 32));
+  Value row = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, warp, cIndex(b, loc, 16)),
+      arith::DivUIOp::create(b, loc, lane, cIndex(b, loc, 4)));
+  Value odd = arith::RemUIOp::create(b, loc, lane, cIndex(b, loc, 2));
+  Type i32 = b.getI32Type();
+  auto byteAt = [&](Value r, Value c) -> Value {
+    Value v = memref::LoadOp::create(b, loc, source, ValueRange{r, c});
+    return arith::ExtUIOp::create(b, loc, i32, v);
+  };
+  auto shifted = [&](Value v, int64_t bits) -> Value {
+    return bits ? Value(arith::ShLIOp::create(
+                      b, loc, v, arith::ConstantIntOp::create(b, loc, i32, bits)))
+                : v;
+  };
+  Value result = arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(VectorType::get({steps}, i32),
+                                     b.getI32IntegerAttr(0).getValue()));
+  for (int64_t s = 0; s < steps; ++s) {
+    Value word;
+    if (!eightBit) {
+      Value col = arith::AddIOp::create(
+          b, loc, cIndex(b, loc, s * stepBytes),
+          arith::MulIOp::create(b, loc, odd, cIndex(b, loc, 2)));
+      Value col1 = arith::AddIOp::create(b, loc, col, cIndex(b, loc, 1));
+      Value row8 = arith::AddIOp::create(b, loc, row, cIndex(b, loc, 8));
+      word = byteAt(row, col);
+      word = arith::OrIOp::create(b, loc, word, shifted(byteAt(row, col1), 8));
+      word = arith::OrIOp::create(b, loc, word, shifted(byteAt(row8, col), 16));
+      word = arith::OrIOp::create(b, loc, word, shifted(byteAt(row8, col1), 24));
+    } else {
+      Value r = arith::AddIOp::create(
+          b, loc, row, arith::MulIOp::create(b, loc, odd, cIndex(b, loc, 8)));
+      Value half = arith::RemUIOp::create(
+          b, loc, arith::DivUIOp::create(b, loc, lane, cIndex(b, loc, 2)),
+          cIndex(b, loc, 2));
+      Value col = arith::AddIOp::create(
+          b, loc, cIndex(b, loc, s * stepBytes),
+          arith::MulIOp::create(b, loc, half, cIndex(b, loc, 4)));
+      for (int64_t i = 0; i < 4; ++i) {
+        Value c = arith::AddIOp::create(b, loc, col, cIndex(b, loc, i));
+        Value v = shifted(byteAt(r, c), 8 * i);
+        word = i ? Value(arith::OrIOp::create(b, loc, word, v)) : v;
+      }
+    }
+    result = vector::InsertOp::create(b, loc, word, result, s);
+  }
+  return result;
+}
+
 LogicalResult lowerWarpgroupLoad(MmaLoadOp op, Value source,
                                         ConversionPatternRewriter &rewriter) {
   Location loc = op.getLoc();
+  if (op.getResult().getType().getRole() == FragRole::Meta) {
+    rewriter.replaceOp(op, loadSparseMetadata(rewriter, loc,
+                                              op.getResult().getType(), source));
+    return success();
+  }
   int64_t span = swizzleSpan(source, &rewriter);
   if (!span)
     return op.emitOpError("reads a shared buffer without a wgmma layout: run "
@@ -395,11 +465,81 @@ lowerRegisterAWarpgroupMma(MmaOp op, Value acc, Value a, Value b,
   return success();
 }
 
-LogicalResult lowerWarpgroupMma(MmaOp op, Value acc, Value a, Value b,
-                                       ConversionPatternRewriter &rewriter) {
+/// Sparse wgmma (wgmma.mma_async.sp): A's descriptor covers its K / 2
+/// kept elements, B's the step's whole K, and each step takes its metadata
+/// register. NVVM has no sparse wgmma op, so this one is inline PTX, the
+/// accumulator registers tied in and out.
+static LogicalResult lowerSparseWarpgroupMma(MmaOp op, Value acc, Value a,
+                                             Value b, Value meta,
+                                             ConversionPatternRewriter &rewriter) {
   Location loc = op.getLoc();
   FragType accType = op.getAcc().getType();
   FragType aType = op.getA().getType();
+  FailureOr<OperandBuffer> aBuffer = operandBuffer(op.getA());
+  FailureOr<OperandBuffer> bBuffer = operandBuffer(op.getB());
+  if (failed(aBuffer) || failed(bBuffer))
+    return op.emitOpError("operands of a warpgroup MMA must come from "
+                          "croq.mma.load of a shared buffer");
+  Type element = aType.getElementType();
+  bool eightBit = element.getIntOrFloatBitWidth() == 8;
+  std::string abType = element.isF16()    ? "f16"
+                       : element.isBF16() ? "bf16"
+                       : isa<Float8E4M3FNType>(element) ? "e4m3"
+                                                         : "e5m2";
+  int64_t n = accType.getShape()[1], k = op.getB().getType().getShape()[1];
+  int64_t step = sparseWgmmaK(element);
+  Type accElement = accType.getElementType();
+  bool f32Acc = accElement.isF32();
+  auto structType = cast<LLVM::LLVMStructType>(acc.getType());
+  int64_t accRegisters = structType.getBody().size();
+  std::string ptx;
+  llvm::raw_string_ostream os(ptx);
+  os << "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+     << "wgmma.mma_async.sp.sync.aligned.m64n" << n << "k" << step << "."
+     << (f32Acc ? "f32" : "f16") << "." << abType << "." << abType << " {";
+  for (int64_t i = 0; i < accRegisters; ++i)
+    os << (i ? ", " : "") << "$" << i;
+  os << "}, $" << accRegisters << ", $" << accRegisters + 1 << ", $"
+     << accRegisters + 2 << ", 0, p, 1, 1" << (eightBit ? "" : ", 0, 0")
+     << ";\n}";
+  std::string constraints;
+  llvm::raw_string_ostream cs(constraints);
+  const char *regKind = f32Acc ? "f" : "r";
+  for (int64_t i = 0; i < accRegisters; ++i)
+    cs << (i ? "," : "") << "=" << regKind;
+  cs << ",l,l,r";
+  for (int64_t i = 0; i < accRegisters; ++i)
+    cs << "," << i;
+  auto dialect = LLVM::AsmDialectAttr::get(rewriter.getContext(),
+                                           LLVM::AsmDialect::AD_ATT);
+  NVVM::WgmmaFenceAlignedOp::create(rewriter, loc);
+  Value d = acc;
+  for (int64_t kk = 0; kk < k; kk += step) {
+    SmallVector<Value> operands{
+        advanceDescriptor(rewriter, loc, a, *aBuffer, kk / 2, false),
+        advanceDescriptor(rewriter, loc, b, *bBuffer, kk, false),
+        vector::ExtractOp::create(rewriter, loc, meta, kk / step)};
+    for (int64_t i = 0; i < accRegisters; ++i)
+      operands.push_back(LLVM::ExtractValueOp::create(rewriter, loc, d, i));
+    d = LLVM::InlineAsmOp::create(rewriter, loc, structType, operands, ptx,
+                                  constraints, /*has_side_effects=*/true,
+                                  /*is_align_stack=*/false,
+                                  LLVM::TailCallKind::None, dialect,
+                                  /*operand_attrs=*/ArrayAttr())
+            .getResult(0);
+  }
+  rewriter.replaceOp(op, d);
+  return success();
+}
+
+LogicalResult lowerWarpgroupMma(MmaOp op, Value acc, Value a, Value b,
+                                Value meta,
+                                ConversionPatternRewriter &rewriter) {
+  Location loc = op.getLoc();
+  FragType accType = op.getAcc().getType();
+  FragType aType = op.getA().getType();
+  if (meta)
+    return lowerSparseWarpgroupMma(op, acc, a, b, meta, rewriter);
   if (aType.getRole() == FragRole::Acc)
     return lowerRegisterAWarpgroupMma(op, acc, a, b, rewriter);
   FailureOr<OperandBuffer> aBuffer = operandBuffer(op.getA());

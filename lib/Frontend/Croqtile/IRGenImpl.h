@@ -423,6 +423,11 @@ private:
   /// Rejects an MMA operand view of unsigned integers.
   LogicalResult checkSignedOperand(Value view, llvm::SMLoc at);
   LogicalResult mma(const Stmt &stmt);
+  /// The metadata fragment of `stmt`'s sparse MMA (its fourth operand, a
+  /// view that mma.load named) for an accumulator `acc` and A `a` over K
+  /// of `k`.
+  FailureOr<Value> sparseMetadata(const Stmt &stmt, FragType acc, FragType a,
+                                  int64_t k);
   LogicalResult mmaStore(const Stmt &stmt);
   /// `mma.scale acc, sa, sb;`: the product since the last scale, scaled,
   /// joins the sum.

@@ -200,9 +200,17 @@ LogicalResult IRGen::mmaLoad(const Stmt &stmt) {
                                   "shape, got " + typeString(type));
   if (stmt.refill)
     return mmaLoadInto(stmt, *source);
+  auto it = sema.loadRoles.find(&stmt);
+  if (it != sema.loadRoles.end() && it->second == FragRole::Meta) {
+    // Sparsity metadata: its fragment names A's element type, which the
+    // sparse MMA that reads it knows; it loads the view there.
+    Symbol s{Symbol::Kind::Tensor, *source};
+    s.origin = &stmt;
+    declare(stmt.name, s);
+    return success();
+  }
   if (failed(checkSignedOperand(*source, stmt.source->loc)))
     return failure();
-  auto it = sema.loadRoles.find(&stmt);
   if (it == sema.loadRoles.end())
     return fail(stmt.loc, "no MMA uses '" + stmt.name +
                               "', so its operand role is unknown",
@@ -366,6 +374,23 @@ LogicalResult IRGen::mma(const Stmt &stmt) {
   }
   std::string layoutName = stmt.layout;
   std::replace(layoutName.begin(), layoutName.end(), '_', '.');
+  // mma.row.row.sp: A holds half of K, the metadata says which half.
+  Value meta;
+  if (stmt.operands.size() > 3) {
+    if (2 * ka != kb)
+      return fail(stmt.loc, "A of a sparse MMA holds the two kept elements "
+                            "of each four along K, so its K is half of B's: "
+                            "A is " + Twine(a.getShape()[0]) + "x" +
+                                Twine(a.getShape()[1]) + " and B is " +
+                                Twine(b.getShape()[0]) + "x" +
+                                Twine(b.getShape()[1]),
+                  "pass A as [M, K / 2] and B as [N, K]");
+    FailureOr<Value> m = sparseMetadata(stmt, accType, a, kb);
+    if (failed(m))
+      return failure();
+    meta = *m;
+    ka *= 2;
+  }
   if (ka != kb)
     return fail(stmt.loc, "MMA operand shapes do not agree: A is " +
                               Twine(a.getShape()[0]) + "x" + Twine(a.getShape()[1]) +
@@ -403,7 +428,8 @@ LogicalResult IRGen::mma(const Stmt &stmt) {
         builder, l, builder.getZeroAttr(accType.getElementType()));
     Value product = MmaOp::create(builder, l, accType, layout,
                                   MmaFillOp::create(builder, l, accType, zero),
-                                  operands[0], operands[1], /*async=*/false);
+                                  operands[0], operands[1], meta,
+                                  /*async=*/false);
     Value &sum = acc->scaledSum ? acc->scaledSum : acc->value;
     FailureOr<Value> scaled = scaledSum(stmt, sum, product);
     if (failed(scaled))
@@ -421,9 +447,45 @@ LogicalResult IRGen::mma(const Stmt &stmt) {
     return success();
   }
   auto op = MmaOp::create(builder, l, accType, layout, acc->value, operands[0],
-                          operands[1], /*async=*/false);
+                          operands[1], meta, /*async=*/false);
   acc->value = op.getResult();
   return success();
+}
+
+FailureOr<Value> IRGen::sparseMetadata(const Stmt &stmt, FragType acc,
+                                       FragType a, int64_t k) {
+  Location l = loc(stmt.loc);
+  const Expr &e = *stmt.operands[3];
+  Symbol *s = e.kind == Expr::Kind::Name ? lookup(e.name) : nullptr;
+  auto role = s && s->origin ? sema.loadRoles.find(s->origin)
+                             : sema.loadRoles.end();
+  if (!s || s->kind != Symbol::Kind::Tensor || !s->origin ||
+      s->origin->kind != Stmt::Kind::MmaLoad || role == sema.loadRoles.end() ||
+      role->second != FragRole::Meta)
+    return fail(e.loc, "the sparsity metadata of a sparse MMA is loaded with "
+                       "mma.load before the MMA",
+                "write `me = mma.load meta_s.chunkat(_, k);` and pass `me`");
+  if (acc.getScope() != Level::Warpgroup || stmt.layout != "row_row")
+    return fail(stmt.loc, "a sparse MMA is a warpgroup's wgmma.sp, of "
+                          "row.row operands",
+                "run it in a `parallel ... : group-4` body, A as [M, K / 2] "
+                "and B as [N, K]");
+  auto view = cast<MemRefType>(s->value.getType());
+  int64_t m = acc.getShape()[0];
+  if (!view.getElementType().isInteger(8) ||
+      view.getShape() != ArrayRef<int64_t>{m, k / 8})
+    return fail(e.loc, "the sparsity metadata of this " + Twine(m) + " x " +
+                           Twine(k) + " MMA is a u8 view of [" + Twine(m) +
+                           ", " + Twine(k / 8) + "] (two 2-bit positions per "
+                           "four elements of K), got " + typeString(view));
+  auto type = FragType::getChecked([&] { return emitError(l); }, context,
+                                   FragRole::Meta, ArrayRef<int64_t>{m, k},
+                                   a.getElementType(), Level::Warpgroup);
+  if (!type)
+    return failure();
+  return MmaLoadOp::create(builder, loc(s->origin->loc), type, s->value,
+                           IntegerAttr())
+      .getResult();
 }
 
 LogicalResult IRGen::mmaStore(const Stmt &stmt) {

@@ -1642,12 +1642,13 @@ StmtPtr Parser::mma(SMLoc loc, std::string result, SMLoc resultLoc) {
       return nullptr;
     }
     stmt->layout = what + "_" + second;
-    if (at(".") && peek(1).is("sp")) {
-      error(peek(1).loc, "sparse MMA (mma." + what + "." + second +
-                             ".sp) is not supported");
+    SMLoc sparseLoc = peek(1).loc;
+    bool sparse = acceptMember("sp");
+    stmt->async = acceptMember("async");
+    if (sparse && stmt->async) {
+      error(sparseLoc, "a sparse MMA is synchronous: drop .async");
       return nullptr;
     }
-    stmt->async = acceptMember("async");
     SMLoc scaleLoc = peek(1).loc;
     bool scaled = acceptMember("scale");
     if (scaled && stmt->async) {
@@ -1666,6 +1667,16 @@ StmtPtr Parser::mma(SMLoc loc, std::string result, SMLoc resultLoc) {
       if (!operand)
         return nullptr;
       stmt->operands.push_back(std::move(operand));
+    }
+    // mma.row.row.sp acc, a, b, meta: the sparsity metadata.
+    if (sparse) {
+      if (!expect(",", "before the sparsity metadata of mma." + what + "." +
+                           second + ".sp"))
+        return nullptr;
+      ExprPtr meta = postfix();
+      if (!meta)
+        return nullptr;
+      stmt->operands.push_back(std::move(meta));
     }
     if (scaled && !mmaScales(*stmt))
       return nullptr;

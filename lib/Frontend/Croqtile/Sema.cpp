@@ -892,6 +892,8 @@ private:
         accExpr.kind == Expr::Kind::Name ? lookup(accExpr.name) : nullptr;
     std::optional<BufferFacts> a = operand(*stmt.operands[1], FragRole::A);
     std::optional<BufferFacts> b = operand(*stmt.operands[2], FragRole::B);
+    if (stmt.operands.size() > 3)
+      (void)operand(*stmt.operands[3], FragRole::Meta);
     if (acc && acc->kind == Decl::Kind::Frag && acc->stmt) {
       if (acc->stmt->kind == Stmt::Kind::MmaLoad)
         result.loadRoles.try_emplace(acc->stmt, FragRole::Acc);

@@ -1199,3 +1199,40 @@ func.func @scale_rows_type(%s: !croq.frag<acc, 64x64xf32, warpgroup>, %rows: mem
   %0 = croq.mma.scale %s, %s rows %rows : memref<64xi32> : !croq.frag<acc, 64x64xf32, warpgroup>
   return
 }
+
+// -----
+
+// expected-error @below {{sparsity metadata is a warpgroup's, of a 64 x K tile of f16, bf16, f8E4M3FN or f8E5M2 with K a multiple of its wgmma.sp step (32, or 64 for 8-bit floats), got 64x48xf16 at warpgroup scope}}
+func.func @meta_step(%m: !croq.frag<meta, 64x48xf16, warpgroup>) {
+  return
+}
+
+// -----
+
+func.func @meta_load_shape(%m: memref<64x8xi8, #gpu.address_space<workgroup>>) {
+  // expected-error @below {{loads the sparsity metadata of a 64x32 tile from an i8 view of [64, 4], got 'memref<64x8xi8, #gpu.address_space<workgroup>>'}}
+  %me = croq.mma.load %m : memref<64x8xi8, #gpu.address_space<workgroup>> -> !croq.frag<meta, 64x32xf16, warpgroup>
+  return
+}
+
+// -----
+
+func.func @sparse_shapes(%acc: !croq.frag<acc, 64x64xf32, warpgroup>,
+                         %a: !croq.frag<a, 64x32xf16, warpgroup>,
+                         %b: !croq.frag<b, 64x32xf16, warpgroup>,
+                         %me: !croq.frag<meta, 64x32xf16, warpgroup>) {
+  // expected-error @below {{operand shapes do not agree for row_row}}
+  %0 = croq.mma row_row %acc, %a, %b sparse(%me : !croq.frag<meta, 64x32xf16, warpgroup>) : !croq.frag<acc, 64x64xf32, warpgroup>, !croq.frag<a, 64x32xf16, warpgroup>, !croq.frag<b, 64x32xf16, warpgroup> -> !croq.frag<acc, 64x64xf32, warpgroup>
+  return
+}
+
+// -----
+
+func.func @sparse_meta_of(%acc: !croq.frag<acc, 64x64xf32, warpgroup>,
+                          %a: !croq.frag<a, 64x32xf16, warpgroup>,
+                          %b: !croq.frag<b, 64x64xf16, warpgroup>,
+                          %me: !croq.frag<meta, 64x32xf16, warpgroup>) {
+  // expected-error @below {{sparsity metadata '!croq.frag<meta, 64x32xf16, warpgroup>' is not that of A's 64x64 tile of 'f16'}}
+  %0 = croq.mma row_row %acc, %a, %b sparse(%me : !croq.frag<meta, 64x32xf16, warpgroup>) : !croq.frag<acc, 64x64xf32, warpgroup>, !croq.frag<a, 64x32xf16, warpgroup>, !croq.frag<b, 64x64xf16, warpgroup> -> !croq.frag<acc, 64x64xf32, warpgroup>
+  return
+}

@@ -344,3 +344,15 @@ func.func @mma_scale(%s: !croq.frag<acc, 64x128xf32, warpgroup>,
   %2 = croq.mma.scale %0, %p : !croq.frag<acc, 64x128xf32, warpgroup>
   return
 }
+
+// CHECK-LABEL: func.func @sparse_mma
+// CHECK: %[[ME:.*]] = croq.mma.load %{{.*}} : memref<64x4xi8, #gpu.address_space<workgroup>> -> <meta, 64x32xf16, warpgroup>
+// CHECK: croq.mma row_row %{{.*}}, %{{.*}}, %{{.*}} sparse(%[[ME]] : !croq.frag<meta, 64x32xf16, warpgroup>) : <acc, 64x64xf32, warpgroup>, <a, 64x16xf16, warpgroup>, <b, 64x32xf16, warpgroup> -> !croq.frag<acc, 64x64xf32, warpgroup>
+func.func @sparse_mma(%acc: !croq.frag<acc, 64x64xf32, warpgroup>,
+                      %a: !croq.frag<a, 64x16xf16, warpgroup>,
+                      %b: !croq.frag<b, 64x32xf16, warpgroup>,
+                      %m: memref<64x4xi8, #gpu.address_space<workgroup>>) {
+  %me = croq.mma.load %m : memref<64x4xi8, #gpu.address_space<workgroup>> -> !croq.frag<meta, 64x32xf16, warpgroup>
+  %0 = croq.mma row_row %acc, %a, %b sparse(%me : !croq.frag<meta, 64x32xf16, warpgroup>) : !croq.frag<acc, 64x64xf32, warpgroup>, !croq.frag<a, 64x16xf16, warpgroup>, !croq.frag<b, 64x32xf16, warpgroup> -> !croq.frag<acc, 64x64xf32, warpgroup>
+  return
+}

@@ -1242,6 +1242,44 @@ def blockscale_gemm_fp8():
         assert err < 5e-3, f"blockscale_t_co {m}x{n}x{k}: relative error {err}"
 
 
+def sparse_inputs(m, n, k, dtype):
+    """A [m, k] with two nonzeros (small integers, exact in every operand
+    type) in each group of four along K, as its packed values [m, k / 2]
+    and u8 metadata [m, k / 8] (positions of 2 bits, two groups a byte, the
+    first in the low nibble); rhs [n, k]; the exact product."""
+    pairs = torch.tensor([(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)],
+                         device="cuda")
+    idx = pairs[torch.randint(0, 6, (m, k // 4), device="cuda")]
+    vals = torch.randint(1, 5, (m, k // 4, 2), device="cuda").float()
+    vals *= torch.randint(0, 2, vals.shape, device="cuda").float() * 2 - 1
+    dense = torch.zeros(m, k // 4, 4, device="cuda")
+    dense.scatter_(2, idx, vals)
+    nibble = idx[..., 0] | (idx[..., 1] << 2)
+    meta = (nibble[:, 0::2] | (nibble[:, 1::2] << 4)).to(torch.uint8)
+    rhs = torch.randint(-4, 5, (n, k), device="cuda").float()
+    ref = dense.reshape(m, k) @ rhs.T
+    return (vals.reshape(m, k // 2).to(dtype), meta.contiguous(),
+            rhs.to(dtype), ref)
+
+
+@test
+def sparse_wgmma_gemm():
+    # 2:4 sparse A on wgmma.sp, f16 and bf16 (64 x 64 tiles, 64 of K each)
+    # and f8 e4m3 (64 x 128, 128 of K): the smallest shape, ragged M, N
+    # and K (a last K tile partly past the end, its metadata clipped), and
+    # 4096 / 2048 blocks at 4096^2. Small integers: the result is exact.
+    kernels = ((K.sparse_co, torch.float16, 16), (K.sparse_bf16_co,
+               torch.bfloat16, 16), (K.sparse_e4m3_co, torch.float8_e4m3fn, 32))
+    for kernel, dtype, align in kernels:
+        for m, n, k in sweep(((1, 8, 2 * align), (64, 64, 128),
+                              (200, 136, 13 * align), (4096, 4096, 256)),
+                             ((1, 8, 2 * align), (200, 136, 13 * align))):
+            packed, meta, rhs, ref = sparse_inputs(m, n, k, dtype)
+            c = poisoned((m, n), torch.float32)
+            kernel(packed, meta, rhs, c)
+            expect_equal(c, ref, f"sparse {dtype} {m}x{n}x{k}")
+
+
 def check_cluster_sync(kernel, blocks, what):
     # Row tiles of 64 in whole clusters: 64 * blocks * j rows. 4096x4096
     # (64 x 32 = 2048 blocks), ragged N and K, one K tile, odd K tiles.

@@ -385,8 +385,25 @@ LogicalResult MmaLoadOp::verify() {
   FragType fragType = getResult().getType();
   auto sourceType = cast<MemRefType>(getSource().getType());
   if (failed(verifyRole(*this, fragType,
-                        {FragRole::A, FragRole::B, FragRole::Acc}, "result")))
+                        {FragRole::A, FragRole::B, FragRole::Acc,
+                         FragRole::Meta},
+                        "result")))
     return failure();
+  if (fragType.getRole() == FragRole::Meta) {
+    // Sparsity metadata: two 2-bit positions per group of four along K,
+    // two groups a byte.
+    ArrayRef<int64_t> shape = fragType.getShape();
+    if (!sourceType.getElementType().isInteger(8) ||
+        sourceType.getShape() != ArrayRef<int64_t>{shape[0], shape[1] / 8})
+      return emitOpError("loads the sparsity metadata of a ")
+             << shape[0] << "x" << shape[1] << " tile from an i8 view of ["
+             << shape[0] << ", " << shape[1] / 8 << "], got " << sourceType;
+    if (failed(verifyStorage(*this, sourceType, "source")))
+      return failure();
+    if (getSwizzle())
+      return emitOpError("reads sparsity metadata, which is not swizzled");
+    return success();
+  }
   if (fragType.getRole() == FragRole::Acc &&
       fragType.getScope() != Level::Warp)
     return emitOpError("loads an accumulator only at warp scope; start a "
@@ -420,6 +437,22 @@ LogicalResult MmaOp::verify() {
       failed(verifyRole(*this, a, {FragRole::A, FragRole::Acc}, "operand A")) ||
       failed(verifyRole(*this, b, {FragRole::B}, "operand B")))
     return failure();
+  Value meta = getMeta();
+  if (meta) {
+    auto metaType = cast<FragType>(meta.getType());
+    if (failed(verifyRole(*this, metaType, {FragRole::Meta}, "metadata")))
+      return failure();
+    if (acc.getScope() != Level::Warpgroup || registerA ||
+        getLayout() != MmaLayout::RowRow || getAsync())
+      return emitOpError("is sparse only as a synchronous warpgroup MMA "
+                         "(wgmma.sp) of row.row operands from shared memory");
+    if (metaType.getElementType() != a.getElementType() ||
+        metaType.getShape() != ArrayRef<int64_t>{acc.getShape()[0],
+                                                 b.getShape()[1]})
+      return emitOpError("sparsity metadata ")
+             << metaType << " is not that of A's " << acc.getShape()[0] << "x"
+             << b.getShape()[1] << " tile of " << a.getElementType();
+  }
   if (registerA && (a.getScope() != Level::Warpgroup ||
                     a.getElementType().getIntOrFloatBitWidth() != 16 ||
                     (getLayout() != MmaLayout::RowRow &&
@@ -442,7 +475,8 @@ LogicalResult MmaOp::verify() {
   int64_t m = acc.getShape()[0], n = acc.getShape()[1];
   int64_t aM = a.getShape()[aRow ? 0 : 1], aK = a.getShape()[aRow ? 1 : 0];
   int64_t bN = b.getShape()[bRow ? 0 : 1], bK = b.getShape()[bRow ? 1 : 0];
-  if (aM != m || bN != n || aK != bK)
+  // A sparse A holds half of its K.
+  if (aM != m || bN != n || (meta ? 2 * aK : aK) != bK)
     return emitOpError("operand shapes do not agree for ")
            << stringifyMmaLayout(layout) << ": accumulator " << m << "x" << n
            << ", A is " << (aRow ? "[M, K]" : "[K, M]") << " = " << a

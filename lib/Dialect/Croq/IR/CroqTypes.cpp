@@ -259,6 +259,14 @@ int64_t FragType::getRegisterCount() const {
   return llvm::divideCeil(shape[0], 16) * llvm::divideCeil(shape[1], 8) * 4;
 }
 
+/// `type` as the IR prints it, without the quotes of a diagnostic.
+static std::string typeName(Type type) {
+  std::string name;
+  llvm::raw_string_ostream os(name);
+  os << type;
+  return name;
+}
+
 LogicalResult FragType::verify(function_ref<InFlightDiagnostic()> emitError,
                                FragRole role, ArrayRef<int64_t> shape,
                                Type elementType, Level scope) {
@@ -281,5 +289,22 @@ LogicalResult FragType::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "fragment element type must be an integer or "
                           "float, got "
                        << elementType;
+  if (role == FragRole::Meta) {
+    // One wgmma.sp step covers 32 elements of K of a 16-bit type, 64 of an
+    // 8-bit float.
+    unsigned bits = elementType.getIntOrFloatBitWidth();
+    bool known = elementType.isF16() || elementType.isBF16() ||
+                 isa<Float8E4M3FNType, Float8E5M2Type>(elementType);
+    int64_t step = bits == 16 ? 32 : 64;
+    if (scope != Level::Warpgroup || !known || shape[0] != 64 ||
+        shape[1] % step)
+      return emitError() << "sparsity metadata is a warpgroup's, of a 64 x K "
+                            "tile of f16, bf16, f8E4M3FN or f8E5M2 with K a "
+                            "multiple of its wgmma.sp step (32, or 64 for "
+                            "8-bit floats), got "
+                         << shape[0] << "x" << shape[1] << "x"
+                         << typeName(elementType) << " at "
+                         << stringifyLevel(scope) << " scope";
+  }
   return success();
 }

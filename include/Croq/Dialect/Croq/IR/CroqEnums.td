@@ -86,7 +86,8 @@ def Croq_FutureKind : I32EnumAttr<"FutureKind", "engine a future waits on", [
 def Croq_FragRole : I32EnumAttr<"FragRole", "role of an MMA fragment", [
     I32EnumAttrCase<"A", 0, "a">,
     I32EnumAttrCase<"B", 1, "b">,
-    I32EnumAttrCase<"Acc", 2, "acc">
+    I32EnumAttrCase<"Acc", 2, "acc">,
+    I32EnumAttrCase<"Meta", 3, "meta">
   ]> {
   let genSpecializedAttr = 0;
   let cppNamespace = "::mlir::croq";

@@ -813,8 +813,14 @@ def Croq_MmaOp : Croq_Op<"mma", [
     `croq.wait`. On Hopper the operands may describe shared memory that is
     read when the MMA executes, so the op reads memory.
 
+    With `sparse(%meta)` (Croqtile's `mma.row.row.sp acc, a, b, meta`) A is
+    2:4 structured-sparse along K, a warpgroup's wgmma.sp: `a` holds the
+    two kept elements of each group of four, [M, K / 2], and `meta` (a
+    `meta` fragment of M x K) their positions; B is [N, K].
+
     ```mlir
     %mc1 = croq.mma row_row %mc, %ma, %mb : !croq.frag<acc, 16x16xf32>, !croq.frag<a, 16x16xf16>, !croq.frag<b, 16x16xf16> -> !croq.frag<acc, 16x16xf32>
+    %mc2 = croq.mma row_row %mc, %sa, %sb sparse(%me : !croq.frag<meta, 64x32xf16, warpgroup>) : !croq.frag<acc, 64x64xf32, warpgroup>, !croq.frag<a, 64x16xf16, warpgroup>, !croq.frag<b, 64x32xf16, warpgroup> -> !croq.frag<acc, 64x64xf32, warpgroup>
     ```
   }];
   let arguments = (ins
@@ -822,13 +828,21 @@ def Croq_MmaOp : Croq_Op<"mma", [
     Croq_Frag:$acc,
     Croq_Frag:$a,
     Croq_Frag:$b,
+    Optional<Croq_Frag>:$meta,
     UnitAttr:$async
   );
   let results = (outs AnyTypeOf<[Croq_Frag, Croq_Future]>:$result);
   let assemblyFormat = [{
-    (`async` $async^)? $layout $acc `,` $a `,` $b attr-dict `:` type($acc) `,`
-    type($a) `,` type($b) `->` type($result)
+    (`async` $async^)? $layout $acc `,` $a `,` $b
+    (`sparse` `(` $meta^ `:` qualified(type($meta)) `)`)? attr-dict `:`
+    type($acc) `,` type($a) `,` type($b) `->` type($result)
   }];
+  let builders = [
+    OpBuilder<(ins "Type":$result, "MmaLayout":$layout, "Value":$acc,
+                   "Value":$a, "Value":$b, "bool":$async), [{
+      build($_builder, $_state, result, layout, acc, a, b, Value(), async);
+    }]>
+  ];
   let hasVerifier = 1;
 }
 

@@ -80,10 +80,17 @@ def Croq_FragType : Croq_Type<"Frag", "frag"> {
     mma.sync tiles, a warpgroup accumulator the wgmma register layout, and
     a warpgroup operand a shared-memory matrix descriptor.
 
+    A `meta` fragment is the 2:4 sparsity metadata of an M x K tile of A
+    (whose element type it names) for a sparse warpgroup MMA: loaded from
+    an i8 view of [M, K / 8] (two 2-bit positions per group of four along
+    K, two groups per byte, the first in the low nibble), it lives in one
+    32-bit register per thread and wgmma K step.
+
     ```mlir
     !croq.frag<acc, 64x64xf16>
     !croq.frag<a, 16x16xf16>
     !croq.frag<acc, 64x128xf32, warpgroup>
+    !croq.frag<meta, 64x32xf16, warpgroup>
     ```
   }];
   let parameters = (ins
