@@ -395,6 +395,43 @@ LogicalResult lowerWarpgroupLoad(MmaLoadOp op, Value source,
   return success();
 }
 
+/// `{$0, ..., $(n-1)}`: the accumulator registers of an inline wgmma.
+static std::string accRegisterList(int64_t n) {
+  std::string list = "{";
+  for (int64_t i = 0; i < n; ++i)
+    list += (i ? ", $" : "$") + std::to_string(i);
+  return list + "}";
+}
+
+/// One wgmma in inline PTX (for the forms NVVM's op lacks): `ptx` writes
+/// the accumulator registers as $0 ... $(n-1) (accRegisterList) and then
+/// `inputs` with constraints `inputKinds` ("r,l,..."); the accumulator
+/// `acc` is tied in and out.
+static Value inlineWgmma(OpBuilder &b, Location loc, Value acc, bool f32Acc,
+                         StringRef ptx, StringRef inputKinds,
+                         ValueRange inputs) {
+  auto structType = cast<LLVM::LLVMStructType>(acc.getType());
+  int64_t n = structType.getBody().size();
+  std::string constraints;
+  llvm::raw_string_ostream cs(constraints);
+  for (int64_t i = 0; i < n; ++i)
+    cs << (i ? "," : "") << "=" << (f32Acc ? "f" : "r");
+  cs << "," << inputKinds;
+  for (int64_t i = 0; i < n; ++i)
+    cs << "," << i;
+  SmallVector<Value> operands(inputs);
+  for (int64_t i = 0; i < n; ++i)
+    operands.push_back(LLVM::ExtractValueOp::create(b, loc, acc, i));
+  auto dialect =
+      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT);
+  return LLVM::InlineAsmOp::create(b, loc, structType, operands, ptx,
+                                   constraints, /*has_side_effects=*/true,
+                                   /*is_align_stack=*/false,
+                                   LLVM::TailCallKind::None, dialect,
+                                   /*operand_attrs=*/ArrayAttr())
+      .getResult(0);
+}
+
 /// wgmma with A from registers (the RS form): `a` is the 64 x K operand in
 /// the accumulator layout, 16-bit elements packed two to a register, so
 /// the four registers of K step s are a's registers 4s ... 4s + 3. NVVM's
@@ -428,38 +465,19 @@ lowerRegisterAWarpgroupMma(MmaOp op, Value acc, Value a, Value b,
   llvm::raw_string_ostream os(ptx);
   os << "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\nwgmma.mma_async.sync.aligned.m64n"
      << n << "k16." << (f32Acc ? "f32" : "f16") << "." << abType << "."
-     << abType << " {";
-  for (int64_t i = 0; i < accRegisters; ++i)
-    os << (i ? ", " : "") << "$" << i;
-  os << "}, {$" << accRegisters << ", $" << accRegisters + 1 << ", $"
-     << accRegisters + 2 << ", $" << accRegisters + 3 << "}, $"
-     << accRegisters + 4 << ", p, 1, 1, " << (bMnMajor ? 1 : 0) << ";\n}";
-  std::string constraints;
-  llvm::raw_string_ostream cs(constraints);
-  const char *regKind = f32Acc ? "f" : "r";
-  for (int64_t i = 0; i < accRegisters; ++i)
-    cs << (i ? "," : "") << "=" << regKind;
-  cs << ",r,r,r,r,l";
-  for (int64_t i = 0; i < accRegisters; ++i)
-    cs << "," << i;
-  auto dialect = LLVM::AsmDialectAttr::get(rewriter.getContext(),
-                                           LLVM::AsmDialect::AD_ATT);
+     << abType << " " << accRegisterList(accRegisters) << ", {$"
+     << accRegisters << ", $" << accRegisters + 1 << ", $" << accRegisters + 2
+     << ", $" << accRegisters + 3 << "}, $" << accRegisters + 4
+     << ", p, 1, 1, " << (bMnMajor ? 1 : 0) << ";\n}";
   NVVM::WgmmaFenceAlignedOp::create(rewriter, loc);
   Value d = acc;
   for (int64_t kk = 0; kk < k; kk += kWgmmaKBytes / 2) {
-    SmallVector<Value> operands;
+    SmallVector<Value> inputs;
     for (int64_t i = 0; i < 4; ++i)
-      operands.push_back(
+      inputs.push_back(
           LLVM::ExtractValueOp::create(rewriter, loc, a, kk / 4 + i));
-    operands.push_back(advanceDescriptor(rewriter, loc, b, *bBuffer, kk, bMnMajor));
-    for (int64_t i = 0; i < accRegisters; ++i)
-      operands.push_back(LLVM::ExtractValueOp::create(rewriter, loc, d, i));
-    d = LLVM::InlineAsmOp::create(rewriter, loc, structType, operands, ptx,
-                                  constraints, /*has_side_effects=*/true,
-                                  /*is_align_stack=*/false,
-                                  LLVM::TailCallKind::None, dialect,
-                                  /*operand_attrs=*/ArrayAttr())
-            .getResult(0);
+    inputs.push_back(advanceDescriptor(rewriter, loc, b, *bBuffer, kk, bMnMajor));
+    d = inlineWgmma(rewriter, loc, d, f32Acc, ptx, "r,r,r,r,l", inputs);
   }
   rewriter.replaceOp(op, d);
   return success();
@@ -496,37 +514,18 @@ static LogicalResult lowerSparseWarpgroupMma(MmaOp op, Value acc, Value a,
   llvm::raw_string_ostream os(ptx);
   os << "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
      << "wgmma.mma_async.sp.sync.aligned.m64n" << n << "k" << step << "."
-     << (f32Acc ? "f32" : "f16") << "." << abType << "." << abType << " {";
-  for (int64_t i = 0; i < accRegisters; ++i)
-    os << (i ? ", " : "") << "$" << i;
-  os << "}, $" << accRegisters << ", $" << accRegisters + 1 << ", $"
-     << accRegisters + 2 << ", 0, p, 1, 1" << (eightBit ? "" : ", 0, 0")
-     << ";\n}";
-  std::string constraints;
-  llvm::raw_string_ostream cs(constraints);
-  const char *regKind = f32Acc ? "f" : "r";
-  for (int64_t i = 0; i < accRegisters; ++i)
-    cs << (i ? "," : "") << "=" << regKind;
-  cs << ",l,l,r";
-  for (int64_t i = 0; i < accRegisters; ++i)
-    cs << "," << i;
-  auto dialect = LLVM::AsmDialectAttr::get(rewriter.getContext(),
-                                           LLVM::AsmDialect::AD_ATT);
+     << (f32Acc ? "f32" : "f16") << "." << abType << "." << abType << " "
+     << accRegisterList(accRegisters) << ", $" << accRegisters << ", $"
+     << accRegisters + 1 << ", $" << accRegisters + 2 << ", 0, p, 1, 1"
+     << (eightBit ? "" : ", 0, 0") << ";\n}";
   NVVM::WgmmaFenceAlignedOp::create(rewriter, loc);
   Value d = acc;
   for (int64_t kk = 0; kk < k; kk += step) {
-    SmallVector<Value> operands{
+    Value inputs[] = {
         advanceDescriptor(rewriter, loc, a, *aBuffer, kk / 2, false),
         advanceDescriptor(rewriter, loc, b, *bBuffer, kk, false),
         vector::ExtractOp::create(rewriter, loc, meta, kk / step)};
-    for (int64_t i = 0; i < accRegisters; ++i)
-      operands.push_back(LLVM::ExtractValueOp::create(rewriter, loc, d, i));
-    d = LLVM::InlineAsmOp::create(rewriter, loc, structType, operands, ptx,
-                                  constraints, /*has_side_effects=*/true,
-                                  /*is_align_stack=*/false,
-                                  LLVM::TailCallKind::None, dialect,
-                                  /*operand_attrs=*/ArrayAttr())
-            .getResult(0);
+    d = inlineWgmma(rewriter, loc, d, f32Acc, ptx, "l,l,r", inputs);
   }
   rewriter.replaceOp(op, d);
   return success();
