@@ -309,6 +309,8 @@ Value fillWarpgroupAcc(OpBuilder &b, Location loc, FragType type,
   return result;
 }
 
+static std::pair<Value, Value> warpgroupAccBase(OpBuilder &b, Location loc);
+
 /// The sparsity metadata register of each wgmma.sp step, as the executing
 /// thread supplies it (sparsity selector 0). For 16-bit types a step is 32
 /// of K, 4 bytes a row: the first two lanes of each quad supply rows
@@ -322,12 +324,9 @@ static Value loadSparseMetadata(OpBuilder &b, Location loc, FragType type,
   bool eightBit = element.getIntOrFloatBitWidth() == 8;
   int64_t step = sparseWgmmaK(element), stepBytes = step / 8;
   int64_t steps = type.getShape()[1] / step;
-  Value rank = arith::RemUIOp::create(b, loc, threadId(b, loc), cIndex(b, loc, 128));
-  Value lane = arith::RemUIOp::create(b, loc, rank, cIndex(b, loc, 32));
-  Value warp = arith::DivUIOp::create(b, loc, rank, cIndex(b, loc, 32));
-  Value row = arith::AddIOp::create(
-      b, loc, arith::MulIOp::create(b, loc, warp, cIndex(b, loc, 16)),
-      arith::DivUIOp::create(b, loc, lane, cIndex(b, loc, 4)));
+  // Row 16 warp + lane / 4, as an accumulator's register 0.
+  Value row = warpgroupAccBase(b, loc).first;
+  Value lane = arith::RemUIOp::create(b, loc, threadId(b, loc), cIndex(b, loc, 32));
   Value odd = arith::RemUIOp::create(b, loc, lane, cIndex(b, loc, 2));
   Type i32 = b.getI32Type();
   auto byteAt = [&](Value r, Value c) -> Value {
