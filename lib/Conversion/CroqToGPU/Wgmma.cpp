@@ -368,6 +368,19 @@ static Value loadSparseMetadata(OpBuilder &b, Location loc, FragType type,
         word = i ? Value(arith::OrIOp::create(b, loc, word, v)) : v;
       }
     }
+    // A group of all-zero metadata, (0, 0) (a tile clipped at the end of
+    // the tensor, whose values are zeros), is one the PTX ISA leaves
+    // undefined: it reads as (0, 1).
+    Value any = word;
+    for (int64_t shift : {1, 2, 3})
+      any = arith::OrIOp::create(
+          b, loc, any,
+          arith::ShRUIOp::create(b, loc, word,
+                                 arith::ConstantIntOp::create(b, loc, i32, shift)));
+    Value lowBits = arith::ConstantIntOp::create(b, loc, i32, 0x11111111);
+    Value empty = arith::XOrIOp::create(
+        b, loc, arith::AndIOp::create(b, loc, any, lowBits), lowBits);
+    word = arith::OrIOp::create(b, loc, word, shifted(empty, 2));
     result = vector::InsertOp::create(b, loc, word, result, s);
   }
   return result;

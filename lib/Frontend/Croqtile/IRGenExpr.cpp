@@ -621,6 +621,10 @@ FailureOr<EVal> IRGen::expr(const Expr &e) {
   case Expr::Kind::Unary: {
     if (e.name == "++" || e.name == "--")
       return increment(e, /*postfix=*/false);
+    if (e.name == "&")
+      return fail(e.loc, "the address of an element (`&x.at(i)`) is only an "
+                         "argument of a device function call",
+                  "pass it to `call f(&x.at(i))`, or read the element");
     FailureOr<EVal> v = expr(*e.args[0]);
     if (failed(v))
       return failure();
@@ -979,6 +983,16 @@ FailureOr<EVal> IRGen::deviceCall(const Expr &e, Type result,
   SmallVector<Value> args;
   SmallVector<bool> unsignedArgs;
   for (const ExprPtr &arg : e.args) {
+    // `&x.at(i, j)`: a pointer to the element, as the one-element view
+    // there.
+    if (arg->kind == Expr::Kind::Unary && arg->name == "&") {
+      FailureOr<Value> v = elementAddress(*arg);
+      if (failed(v))
+        return failure();
+      args.push_back(*v);
+      unsignedArgs.push_back(unsignedTensors.contains(rootTensor(*v)));
+      continue;
+    }
     if (isMemoryArgument(*arg, [&](StringRef n) { return lookup(n); })) {
       if (arg->kind == Expr::Kind::Name)
         if (Symbol *s = lookup(arg->name);
@@ -1072,6 +1086,40 @@ IRGen::element(const Expr &at) {
                           "element index " + Twine(d))))
       return failure();
   return std::make_pair(*buffer, std::move(indices));
+}
+
+FailureOr<Value> IRGen::elementAddress(const Expr &e) {
+  const Expr &target = *e.args[0];
+  auto lookupName = [&](StringRef n) { return lookup(n); };
+  bool registers = false;
+  if (target.kind == Expr::Kind::Name ||
+      (target.kind == Expr::Kind::Member && target.base &&
+       target.base->kind == Expr::Kind::Name))
+    if (Symbol *s = lookup(target.kind == Expr::Kind::Name ? target.name
+                                                           : target.base->name))
+      registers = s->kind == Symbol::Kind::Tile || s->kind == Symbol::Kind::Frag;
+  if (registers)
+    return fail(target.loc, "this is held in registers, which have no "
+                            "address",
+                "copy it into a local buffer (`local f32 [..] b;`) and pass "
+                "`&b.at(i)`");
+  // `&t` of a tensor or view: its first element, as `t` itself passes.
+  if (isMemoryArgument(target, lookupName))
+    return view(target);
+  if (target.kind != Expr::Kind::Member || target.name != "at" ||
+      !target.hasArgs || !target.base)
+    return fail(e.loc, "& takes the address of a tensor element, "
+                       "`&x.at(i, ...)`");
+  FailureOr<std::pair<Value, SmallVector<Value>>> at = element(target);
+  if (failed(at))
+    return failure();
+  Location l = loc(e.loc);
+  auto [buffer, indices] = *at;
+  int64_t rank = cast<MemRefType>(buffer.getType()).getRank();
+  SmallVector<OpFoldResult> offsets(indices.begin(), indices.end());
+  SmallVector<OpFoldResult> ones(rank, builder.getIndexAttr(1));
+  return memref::SubViewOp::create(builder, l, buffer, offsets, ones, ones)
+      .getResult();
 }
 
 std::optional<FailureOr<EVal>> IRGen::mathBuiltin(const Expr &e) {

@@ -474,6 +474,9 @@ private:
   const Function *currentFunction = nullptr;
   /// The buffer and indices of an element access `view.at(i, ...)`.
   FailureOr<std::pair<Value, SmallVector<Value>>> element(const Expr &at);
+  /// `&x.at(i, ...)` (or `&x`) as a device-call argument: the one-element
+  /// view at the element, whose address the call passes.
+  FailureOr<Value> elementAddress(const Expr &e);
   FailureOr<EVal> binary(const Expr &e);
   /// `__sqrt(x)`, `__pow(x, y)`, ...: none when `e` names no math built-in.
   std::optional<FailureOr<EVal>> mathBuiltin(const Expr &e);

@@ -1838,7 +1838,8 @@ ExprPtr Parser::unary() {
   if (tooDeep(peek().loc))
     return nullptr;
   SMLoc loc = peek().loc;
-  if (at("!") || at("-") || at("++") || at("--") || at("+")) {
+  // `&x.at(i)`: the address of an element, a device-call argument.
+  if (at("!") || at("-") || at("++") || at("--") || at("+") || at("&")) {
     std::string op = next().text;
     ExprPtr operand = unary();
     if (!operand)
