@@ -8,6 +8,7 @@
 #include "IRGenImpl.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "llvm/ADT/StringSet.h"
 
 using namespace mlir;
@@ -1116,7 +1117,7 @@ FailureOr<Value> IRGen::elementAddress(const Expr &e) {
   Location l = loc(e.loc);
   auto [buffer, indices] = *at;
   int64_t rank = cast<MemRefType>(buffer.getType()).getRank();
-  SmallVector<OpFoldResult> offsets(indices.begin(), indices.end());
+  SmallVector<OpFoldResult> offsets = getAsOpFoldResult(ValueRange(indices));
   SmallVector<OpFoldResult> ones(rank, builder.getIndexAttr(1));
   return memref::SubViewOp::create(builder, l, buffer, offsets, ones, ones)
       .getResult();

@@ -1798,6 +1798,15 @@ def device_calls():
         ref = padded.view(-1, 32).sum(1).repeat_interleave(32)[:n] * 0.5
         expect_equal(sums, ref, f"warp sums, N = {n}")
         expect_equal(hout, -h, f"f16 by value, N = {n}")
+    # `&counts.at(k, 1)` to an atomicAdd: a histogram of 1 to 300001 keys
+    # over 1 to 1000 bins.
+    for n, e in sweep(((1, 1), (127, 3), (300_001, 1000)), ((1, 1), (1000, 7))):
+        keys = torch.randint(0, e, (n,), dtype=torch.int32, device="cuda")
+        counts = torch.full((e, 2), 7, dtype=torch.int32, device="cuda")
+        K.device_call_address_co(keys, counts)
+        ref = torch.stack((torch.full((e,), 7, device="cuda"),
+                           7 + torch.bincount(keys, minlength=e)), 1).int()
+        expect_equal(counts, ref, f"histogram through &counts.at, N = {n}")
 
 
 @test
