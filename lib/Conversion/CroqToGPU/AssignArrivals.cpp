@@ -24,7 +24,7 @@ using namespace mlir::croq::detail;
 static LogicalResult assignArrivals(ModuleOp module,
                                     const LaunchAnalysis &analysis) {
   WalkResult result = module.walk([&](EventAllocOp alloc) {
-    if (!analysis.hasScope(alloc))
+    if (!analysis.hasScope(alloc) || !isMBarrierEvent(alloc.getEvent()))
       return WalkResult::advance();
     std::optional<int64_t> count;
     Operation *first = nullptr;

@@ -217,7 +217,7 @@ struct CroqAssignPhasesPass
   void runOnOperation() override {
     SmallVector<EventWaitOp> waits;
     getOperation().walk([&](EventWaitOp wait) {
-      if (!wait.getParity())
+      if (!wait.getParity() && isMBarrierEvent(wait.getEvent()))
         waits.push_back(wait);
     });
     // The waits one thread may run on one event use one rule: those of an

@@ -42,6 +42,12 @@ inline int64_t sparseWgmmaK(Type operandElement) {
   return 2 * wgmmaK(operandElement);
 }
 
+/// True for an event that lowers to mbarriers (a shared one); a local
+/// event is a thread's own counters.
+inline bool isMBarrierEvent(Value event) {
+  return cast<EventType>(event.getType()).getStorage() == MemoryKind::Shared;
+}
+
 /// Base for patterns that need the launch analysis.
 template <typename OpTy>
 struct ScopedPattern : OpConversionPattern<OpTy> {

@@ -15,6 +15,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Func/Transforms/FuncConversions.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -70,6 +71,13 @@ void mlir::croq::populateCroqToGPUTypeConversions(TypeConverter &converter) {
     return IntegerType::get(type.getContext(), 64);
   });
   converter.addConversion([](EventType type) -> Type {
+    // A local event: each thread's own counts of triggers not yet waited.
+    if (type.getStorage() == MemoryKind::Local)
+      return MemRefType::get(
+          {type.getNumElements()}, IntegerType::get(type.getContext(), 32),
+          MemRefLayoutAttrInterface(),
+          gpu::AddressSpaceAttr::get(type.getContext(),
+                                     gpu::AddressSpace::Private));
     return mbarrierGroupType(type.getContext(), type.getNumElements());
   });
   converter.addConversion([](StreamType type) -> Type {
@@ -87,6 +95,8 @@ void mlir::croq::configureCroqToGPUConversionLegality(
   // LLVM, where their pointer arguments exist (croq's ConvertToLLVM
   // interface, DeviceCalls.cpp).
   target.addLegalOp<CallOp>();
+  // A wait on a local event that cannot complete fails the kernel.
+  target.addLegalOp<cf::AssertOp>();
   // Local buffers become allocas.
   target.addDynamicallyLegalOp<memref::AllocOp>([](memref::AllocOp op) {
     return getStorage(op.getType()) != Storage::Local;
@@ -149,8 +159,10 @@ struct ChipFeatures {
     if (auto mma = dyn_cast<MmaOp>(op);
         mma && mma.getAcc().getType().getScope() == Level::Warp && !ampere)
       return "a warp MMA (mma.sync m16n8k16) needs sm_80 or newer";
-    if (isa<EventAllocOp>(op) && !hopper)
-      return "events need sm_90 or newer (mbarrier waits)";
+    if (auto alloc = dyn_cast<EventAllocOp>(op);
+        alloc && alloc.getEvent().getType().getStorage() == MemoryKind::Shared &&
+        !hopper)
+      return "shared events need sm_90 or newer (mbarrier waits)";
     if (auto kernel = dyn_cast<ParallelOp>(op);
         kernel && kernel.getCluster() && !hopper)
       return "thread-block clusters need sm_90 or newer";
@@ -183,20 +195,26 @@ static LogicalResult reportUnsupported(ModuleOp module, StringRef chip) {
       op->emitOpError("cannot be lowered for ") << chip << ": " << why;
       return WalkResult::interrupt();
     }
-    // Ops that device threads execute, outside any kernel.
+    // Ops that device threads execute, outside any kernel (a global
+    // event is declared there, and reported below).
+    bool globalEvent =
+        isa<EventAllocOp>(op) &&
+        cast<EventAllocOp>(op).getEvent().getType().getStorage() ==
+            MemoryKind::Global;
     if (isa<DmaCopyOp, TmaCopyOp, MmaFillOp, MmaLoadOp, MmaOp, MmaStoreOp,
             MmaCommitOp, BarrierOp, InThreadsOp, EventTriggerOp, EventWaitOp,
             EventAllocOp>(op) &&
-        !op->getParentOfType<ParallelOp>()) {
+        !globalEvent && !op->getParentOfType<ParallelOp>()) {
       op->emitOpError("runs on device threads, but is not inside a kernel: "
                       "put it in the body of a block-level croq.parallel");
       return WalkResult::interrupt();
     }
     StringRef why;
-    if (auto alloc = dyn_cast<EventAllocOp>(op);
-        alloc && alloc.getEvent().getType().getStorage() != MemoryKind::Shared)
-      why = "only shared events lower (to mbarriers); local and global "
-            "events are not implemented yet";
+    if (globalEvent)
+      why = "global events (flags that blocks would spin on across the "
+            "grid) are not implemented; a block's threads synchronise with "
+            "shared events, and blocks with sync.barrier in a "
+            "`block<cooperative>` kernel";
     else if (auto copy = dyn_cast<TmaCopyOp>(op);
              copy && copy.getAsync() && !copy.isLoad())
       why = "asynchronous TMA stores are not supported; use a synchronous "
@@ -297,13 +315,15 @@ static LogicalResult verifyPrepared(ModuleOp module,
           << what << ": run " << pass << " before convert-croq-to-gpu";
       return WalkResult::interrupt();
     };
-    if (auto alloc = dyn_cast<EventAllocOp>(op); alloc && !alloc.getArrivals())
+    if (auto alloc = dyn_cast<EventAllocOp>(op);
+        alloc && isMBarrierEvent(alloc.getEvent()) && !alloc.getArrivals())
       return missing("arrival count", "croq-assign-arrivals");
     if (needsElection(op, analysis))
       return missing("election of the one thread of its group that runs it "
                      "(it runs between parallel levels)",
                      "croq-elect-issuers");
-    if (auto wait = dyn_cast<EventWaitOp>(op); wait && !wait.getParity())
+    if (auto wait = dyn_cast<EventWaitOp>(op);
+        wait && isMBarrierEvent(wait.getEvent()) && !wait.getParity())
       return missing("phase parity", "croq-assign-phases");
     if (auto copy = dyn_cast<TmaCopyOp>(op); copy && kernelOf(copy)) {
       if (!copy.getTensorMap())

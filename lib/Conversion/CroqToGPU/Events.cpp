@@ -15,6 +15,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Func/Transforms/FuncConversions.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -55,6 +56,53 @@ namespace {
 // thread; a wait spins until the phase of the parity it names completes
 // (its `parity` operand, which croq-assign-phases computes).
 
+//
+// A local event is each thread's own: a count per element, in registers, of
+// the triggers its waits have not consumed. A wait with nothing to consume
+// could never complete (no other thread reaches the counts), so it fails
+// the kernel with that message instead of hanging.
+
+/// The linear elements a trigger or wait selects: slot `o mod N` of
+/// `at(o)`, one element, or every element under fewer subscripts.
+static SmallVector<Value> selectedSlots(OpBuilder &b, Location loc,
+                                        EventType type, ValueRange indices,
+                                        Value order) {
+  if (order)
+    return {arith::RemUIOp::create(b, loc, order,
+                                   cIndex(b, loc, type.getNumElements()))};
+  if (indices.size() == type.getRank())
+    return {linearSlot(b, loc, type, indices)};
+  int64_t rest = 1;
+  for (int64_t extent : type.getShape().drop_front(indices.size()))
+    rest *= extent;
+  Value base = linearSlot(b, loc, type, indices);
+  SmallVector<Value> slots;
+  for (int64_t i = 0; i < rest; ++i)
+    slots.push_back(arith::AddIOp::create(b, loc, base, cIndex(b, loc, i)));
+  return slots;
+}
+
+/// Adds `delta` to the local event counts of `slots`; with a negative
+/// delta (a wait) each count must be positive first.
+static void updateLocalCounts(OpBuilder &b, Location loc, Value counts,
+                              ArrayRef<Value> slots, int32_t delta) {
+  Type i32 = b.getI32Type();
+  for (Value slot : slots) {
+    Value count = memref::LoadOp::create(b, loc, counts, ValueRange{slot});
+    if (delta < 0)
+      cf::AssertOp::create(
+          b, loc,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, count,
+                                arith::ConstantIntOp::create(b, loc, i32, 0)),
+          "croq: a wait on a local event that this thread has not "
+          "triggered; no other thread can trigger it, so it would never "
+          "complete");
+    Value next = arith::AddIOp::create(
+        b, loc, count, arith::ConstantIntOp::create(b, loc, i32, delta));
+    memref::StoreOp::create(b, loc, next, counts, ValueRange{slot});
+  }
+}
+
 struct EventAllocLowering : ScopedPattern<EventAllocOp> {
   using ScopedPattern::ScopedPattern;
   LogicalResult
@@ -62,6 +110,19 @@ struct EventAllocLowering : ScopedPattern<EventAllocOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     EventType type = op.getEvent().getType();
+    if (!isMBarrierEvent(op.getEvent())) {
+      // Local: every count 0, or 1 (one completed generation) when ready.
+      auto countsType = cast<MemRefType>(getTypeConverter()->convertType(type));
+      Value counts = memref::AllocaOp::create(rewriter, loc, countsType);
+      Value start = arith::ConstantIntOp::create(rewriter, loc,
+                                                 rewriter.getI32Type(),
+                                                 op.getReady() ? 1 : 0);
+      for (int64_t i = 0; i < type.getNumElements(); ++i)
+        memref::StoreOp::create(rewriter, loc, start, counts,
+                                ValueRange{cIndex(rewriter, loc, i)});
+      rewriter.replaceOp(op, counts);
+      return success();
+    }
     // The count is a decision of its own (croq-assign-arrivals, or the
     // program's event<N>); the pattern does not guess one.
     if (!op.getArrivals())
@@ -85,21 +146,16 @@ struct EventTriggerLowering : ScopedPattern<EventTriggerOp> {
     Location loc = op.getLoc();
     EventType type = op.getEvent().getType();
     auto tokenType = rewriter.getType<nvgpu::MBarrierTokenType>();
-    SmallVector<Value> slots;
-    if (Value order = adaptor.getOrder()) {
-      slots.push_back(arith::RemUIOp::create(
-          rewriter, loc, order, cIndex(rewriter, loc, type.getNumElements())));
-    } else if (adaptor.getIndices().size() == type.getRank()) {
-      slots.push_back(linearSlot(rewriter, loc, type, adaptor.getIndices()));
-    } else {
-      // Fewer subscripts: every remaining element.
-      int64_t rest = 1;
-      for (int64_t extent : type.getShape().drop_front(adaptor.getIndices().size()))
-        rest *= extent;
-      Value base = linearSlot(rewriter, loc, type, adaptor.getIndices());
-      for (int64_t i = 0; i < rest; ++i)
-        slots.push_back(arith::AddIOp::create(rewriter, loc, base,
-                                              cIndex(rewriter, loc, i)));
+    SmallVector<Value> slots = selectedSlots(
+        rewriter, loc, type, adaptor.getIndices(), adaptor.getOrder());
+    if (!isMBarrierEvent(op.getEvent())) {
+      if (op.getCluster() || op.getExpectTx() || !op.getAfter().empty())
+        return op.emitOpError("triggers a local event, which counts its "
+                              "own thread's triggers: it cannot arrive "
+                              "across the cluster or wait for copies");
+      updateLocalCounts(rewriter, loc, adaptor.getEvent(), slots, 1);
+      rewriter.eraseOp(op);
+      return success();
     }
     if (std::optional<uint64_t> bytes = op.getExpectTx()) {
       // The thread that issued the bound TMA loads expects their bytes;
@@ -189,6 +245,15 @@ struct EventWaitLowering : ScopedPattern<EventWaitOp> {
   LogicalResult
   matchAndRewrite(EventWaitOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
+    if (!isMBarrierEvent(op.getEvent())) {
+      EventType type = op.getEvent().getType();
+      updateLocalCounts(rewriter, op.getLoc(), adaptor.getEvent(),
+                        selectedSlots(rewriter, op.getLoc(), type,
+                                      adaptor.getIndices(), adaptor.getOrder()),
+                        -1);
+      rewriter.eraseOp(op);
+      return success();
+    }
     // Which generation a wait is owed is a decision of its own.
     if (!adaptor.getParity())
       return op.emitOpError("has no phase parity: run croq-assign-phases "

@@ -1810,6 +1810,18 @@ def device_calls():
 
 
 @test
+def local_events():
+    # local_events_co.co: each thread triggers its own local event 0 to 3
+    # times and waits as often, and waits once on a `ready` one; 1 to 2344
+    # blocks, ragged tails.
+    for n in sweep((1, 127, 128, 300_001), (1, 1000)):
+        x = torch.randint(0, 4, (n,), dtype=torch.int32, device="cuda")
+        y = poisoned((n,), torch.int32)
+        K.local_events_co(x, y)
+        expect_equal(y, x * 11, f"local events, N = {n}")
+
+
+@test
 def inline_asm():
     # asm_co.co: mad.lo into a scalar, a "+r" update of an element, a 64-bit
     # product and an f32 add; 1 to 1172 blocks, ragged tails.
