@@ -287,13 +287,15 @@ struct NestedParallelLowering : ScopedPattern<ParallelOp> {
 
 /// A role's register budget (croq.warp_specialize) as setmaxnreg at the
 /// start of `block`, relative to the kernel's entry count
-/// (croq-bound-kernel-registers makes that count known to ptxas).
+/// (croq-bound-kernel-registers makes that count known to ptxas). A budget
+/// equal to the entry count is still set (`inc` to the same count): the
+/// warpgroup-aligned instruction tells ptxas that the role's warpgroups run
+/// converged, without which it serializes their wgmma (C7520: a wait after
+/// each one, about 15% of a GEMM's time).
 static void emitRoleRegisters(ConversionPatternRewriter &rewriter,
                               Location loc, int64_t regs, Block *block,
                               int64_t blockDim, int64_t blocks) {
   int64_t entry = entryRegisters(blockDim, blocks);
-  if (regs == entry)
-    return;
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPointToStart(block);
   NVVM::SetMaxRegisterOp::create(
