@@ -326,6 +326,9 @@ LogicalResult IRGen::copy(const Stmt &stmt) {
     // the buffer's shape would copy part of it).
     if (sourceType.getRank() == targetType.getRank()) {
       Location l = loc(stmt.loc);
+      // Whether every dimension the source knows only at run time was
+      // checked on the host to be the destination's.
+      bool sourceChecked = true;
       for (int64_t d = 0; d < sourceType.getRank(); ++d) {
         int64_t sd = sourceType.getDimSize(d), td = targetType.getDimSize(d);
         if (ShapedType::isDynamic(sd) == ShapedType::isDynamic(td))
@@ -346,6 +349,7 @@ LogicalResult IRGen::copy(const Stmt &stmt) {
                 " is not " + Twine(fixed) +
                 " for these shapes (a chunkat of a tensor extent that its "
                 "tile does not divide into " + Twine(fixed) + ")");
+        sourceChecked &= checked || !ShapedType::isDynamic(sd);
         // Known only in the kernel (a tail tile's extent computed
         // there): the copy covers the destination, zero beyond the source.
         if (!checked && !isTma) {
@@ -360,6 +364,16 @@ LogicalResult IRGen::copy(const Stmt &stmt) {
                       "parameters and constants, or use dma.copy, which "
                       "zero-fills past a smaller source");
       }
+      // A chunk of run-time extents that the host checked, loaded by TMA:
+      // the same tile as a subspan of the destination's extents, whose
+      // origin in the kernel is a product, not a division by the chunk
+      // count. (TMA bounds its boxes itself; a DMA copy of a subspan would
+      // guard each element against the tensor's end, which a chunk cannot
+      // pass.)
+      if (auto chunk = source->getDefiningOp<ChunkAtOp>();
+          chunk && isTma && sourceChecked && !partial &&
+          targetType.hasStaticShape() && !sourceType.hasStaticShape())
+        *source = chunkAsSubspan(chunk, targetType.getShape(), l);
     }
   }
   // A GPU copies asynchronously only from global into shared memory

@@ -474,6 +474,11 @@ private:
   const Function *currentFunction = nullptr;
   /// The buffer and indices of an element access `view.at(i, ...)`.
   FailureOr<std::pair<Value, SmallVector<Value>>> element(const Expr &at);
+  /// `chunk` as the subspan of `extents` (one per dimension; those of `_`
+  /// dimensions unused) at its indices: the same tile when the host checked
+  /// that its chunks have those extents, with origins `index * extent`
+  /// that need no division by the chunk count.
+  Value chunkAsSubspan(ChunkAtOp chunk, ArrayRef<int64_t> extents, Location l);
   /// `&x.at(i, ...)` (or `&x`) as a device-call argument: the one-element
   /// view at the element, whose address the call passes.
   FailureOr<Value> elementAddress(const Expr &e);

@@ -23,6 +23,32 @@ static MemRefType tileType(MemRefType source, ArrayRef<int64_t> shape) {
                          source.getMemorySpace());
 }
 
+Value IRGen::chunkAsSubspan(ChunkAtOp chunk, ArrayRef<int64_t> extents,
+                            Location l) {
+  auto sourceType = cast<MemRefType>(chunk.getSource().getType());
+  SmallVector<int64_t> statics;
+  SmallVector<Value> indices;
+  unsigned next = 0;
+  for (auto [d, bound] : llvm::enumerate(chunk.getStaticBounds())) {
+    if (bound == tile::kWholeDim) {
+      statics.push_back(tile::kWholeDim);
+      indices.push_back(constIndex(0, l));
+      continue;
+    }
+    statics.push_back(extents[d]);
+    indices.push_back(chunk.getIndices()[next++]);
+  }
+  std::optional<SmallVector<int64_t>> shape =
+      tile::subspanShape(sourceType.getShape(), statics);
+  MemRefType result = shape ? tileType(sourceType, *shape) : MemRefType();
+  if (!result)
+    return chunk.getResult();
+  return SubspanOp::create(builder, l, result, chunk.getSource(), ValueRange{},
+                           builder.getDenseI64ArrayAttr(statics), indices,
+                           ValueRange{})
+      .getResult();
+}
+
 FailureOr<Value> IRGen::view(const Expr &e) {
   Location l = loc(e.loc);
   if (e.kind == Expr::Kind::Name) {
