@@ -119,6 +119,10 @@ static void deferWarpgroupMmaWaits(ModuleOp module) {
     bool movable = true;
     for (Operation *op = commit->getNextNode(); op != loop.getBody()->getTerminator();
          op = op->getNextNode()) {
+      // A local event's trigger is its thread's own count: it stays.
+      if (auto trigger = dyn_cast<EventTriggerOp>(op);
+          trigger && trigger.getEvent().getType().isThreadLocal())
+        continue;
       if (auto trigger = dyn_cast<EventTriggerOp>(op)) {
         movable &= trigger.getAfter().empty() &&
                    trigger.getEvent().getType().getNumElements() >= 2;
@@ -226,6 +230,9 @@ static bool committedBefore(Operation *op) {
 }
 
 bool mlir::croq::detail::needsMmaCommit(EventTriggerOp trigger) {
+  // A local event publishes nothing to other threads.
+  if (trigger.getEvent().getType().isThreadLocal())
+    return false;
   return followsWgmma(trigger) && !committedBefore(trigger);
 }
 

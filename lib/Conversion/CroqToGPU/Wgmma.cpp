@@ -319,7 +319,8 @@ static std::pair<Value, Value> warpgroupAccBase(OpBuilder &b, Location loc);
 /// a row: lane l supplies 4 bytes of row r + 8 (l mod 2), from byte
 /// 4 ((l / 2) mod 2).
 static Value loadSparseMetadata(OpBuilder &b, Location loc, FragType type,
-                                Value source) {
+                                Value source,
+                                const std::optional<SmallVector<Value>> &valid) {
   Type element = type.getElementType();
   bool eightBit = element.getIntOrFloatBitWidth() == 8;
   int64_t step = sparseWgmmaK(element), stepBytes = step / 8;
@@ -329,8 +330,27 @@ static Value loadSparseMetadata(OpBuilder &b, Location loc, FragType type,
   Value lane = arith::RemUIOp::create(b, loc, threadId(b, loc), cIndex(b, loc, 32));
   Value odd = arith::RemUIOp::create(b, loc, lane, cIndex(b, loc, 2));
   Type i32 = b.getI32Type();
+  // A byte of the view; past the end of its tensor (a tail tile of a
+  // global view) 0, which reads as positions (0, 1) below.
   auto byteAt = [&](Value r, Value c) -> Value {
-    Value v = memref::LoadOp::create(b, loc, source, ValueRange{r, c});
+    Value v;
+    if (!valid) {
+      v = memref::LoadOp::create(b, loc, source, ValueRange{r, c});
+    } else {
+      Type i8 = b.getI8Type();
+      auto guard = scf::IfOp::create(b, loc, TypeRange{i8},
+                                     inBounds(b, loc, {r, c}, *valid),
+                                     /*withElseRegion=*/true);
+      OpBuilder inside = guard.getThenBodyBuilder();
+      scf::YieldOp::create(inside, loc,
+                           ValueRange{memref::LoadOp::create(
+                               inside, loc, source, ValueRange{r, c})});
+      inside = guard.getElseBodyBuilder();
+      scf::YieldOp::create(inside, loc,
+                           ValueRange{arith::ConstantIntOp::create(inside, loc,
+                                                                   i8, 0)});
+      v = guard.getResult(0);
+    }
     return arith::ExtUIOp::create(b, loc, i32, v);
   };
   auto shifted = [&](Value v, int64_t bits) -> Value {
@@ -390,8 +410,9 @@ LogicalResult lowerWarpgroupLoad(MmaLoadOp op, Value source,
                                         ConversionPatternRewriter &rewriter) {
   Location loc = op.getLoc();
   if (op.getResult().getType().getRole() == FragRole::Meta) {
-    rewriter.replaceOp(op, loadSparseMetadata(rewriter, loc,
-                                              op.getResult().getType(), source));
+    rewriter.replaceOp(op, loadSparseMetadata(
+                               rewriter, loc, op.getResult().getType(), source,
+                               validExtents(rewriter, loc, op.getSource())));
     return success();
   }
   int64_t span = swizzleSpan(source, &rewriter);

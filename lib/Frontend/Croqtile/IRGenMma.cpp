@@ -298,6 +298,8 @@ LogicalResult IRGen::mma(const Stmt &stmt) {
     const Expr &e = *stmt.operands[i];
     Symbol *s = e.kind == Expr::Kind::Name ? lookup(e.name) : nullptr;
     if (s && s->kind == Symbol::Kind::Frag) {
+      if (failed(rejectBlockScaled(*s, e.loc, e.name)))
+        return failure();
       operands.push_back(s->value);
       operandSymbols.push_back(s);
       continue;

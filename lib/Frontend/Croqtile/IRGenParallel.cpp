@@ -661,7 +661,8 @@ LogicalResult IRGen::ifStmt(const Stmt &stmt) {
   SmallVector<Carried> carriedNames = carried(stmt.body);
   for (const Carried &c : carried(stmt.elseBody))
     if (llvm::none_of(carriedNames, [&](const Carried &t) {
-          return t.flag == c.flag && t.name == c.name;
+          return t.flag == c.flag && t.name == c.name &&
+                 t.scaledSum == c.scaledSum;
         }))
       carriedNames.push_back(c);
   SmallVector<Type> types;

@@ -10,7 +10,9 @@
 // CHECK-SAME: (%[[S0:[^:]*]]: !croq.frag<acc, 64x128xf32, warpgroup>, %{{.*}}, %{{.*}}, %[[R:[^:]*]]: memref<64x1xf32>, %[[F:[^:]*]]: f32, %[[OUT:[^:]*]]: memref<64x1xf32>)
 // CHECK: %[[Z:.*]] = croq.mma.fill
 // CHECK: %[[Q:.*]] = scf.for {{.*}} iter_args(%[[B:.*]] = %[[Z]])
+// The old zero fill is left for canonicalization to remove.
 // CHECK-NEXT: arith.constant
+// CHECK-NEXT: croq.mma.fill
 // CHECK-NEXT: %[[P:.*]] = croq.mma {{ *}}row_row %[[B]]
 // CHECK-NEXT: memref.store
 // CHECK-NEXT: scf.yield %[[P]]
@@ -78,4 +80,30 @@ func.func @keeps(%s0: !acc, %x: !a, %y: !b, %rows: memref<64x4xf32>, %f: f32,
     scf.yield %t : !acc
   }
   return %s1, %s2, %s3, %s4 : !acc, !acc, !acc, !acc
+}
+
+// -----
+
+!acc = !croq.frag<acc, 64x128xf32, warpgroup>
+!a = !croq.frag<a, 64x32xf8E4M3FN, warpgroup>
+!b = !croq.frag<b, 128x32xf8E4M3FN, warpgroup>
+
+// One zero fill (after CSE) both starts the sum and is each product's
+// accumulator: the scale after the loop still starts from it.
+// CHECK-LABEL: func.func @shared_fill
+// CHECK: %[[Z:.*]] = croq.mma.fill
+// CHECK: %[[Q:.*]] = scf.for
+// CHECK: croq.mma.scale %[[Z]], %[[Q]] rows
+func.func @shared_fill(%x: !a, %y: !b, %rows: memref<64x1xf32>, %f: f32) -> !acc {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %zero = arith.constant 0.0 : f32
+  %z = croq.mma.fill %zero : f32 -> !acc
+  %s = scf.for %i = %c0 to %c4 step %c1 iter_args(%a = %z) -> (!acc) {
+    %p = croq.mma row_row %z, %x, %y : !acc, !a, !b -> !acc
+    %t = croq.mma.scale %a, %p rows %rows : memref<64x1xf32> times %f : f32 : !acc
+    scf.yield %t : !acc
+  }
+  return %s : !acc
 }

@@ -160,9 +160,9 @@ static bool foldScale(scf::ForOp loop, unsigned index) {
   loop.getInitArgsMutable()[index].assign(zero);
   mma.getAccMutable().assign(sum);
   yield.setOperand(index, mma.getResult());
+  // The old zero fill may still be used (as the loop's own init, after
+  // CSE): canonicalization removes it when it is not.
   scale.erase();
-  if (zeroFill->use_empty())
-    zeroFill.erase();
 
   b.setInsertionPointAfter(loop);
   Value result = loop.getResult(index);
@@ -177,8 +177,9 @@ namespace {
 struct CroqFoldMmaScalesPass
     : croq::impl::CroqFoldMmaScalesPassBase<CroqFoldMmaScalesPass> {
   void runOnOperation() override {
-    // Innermost loops first (a post-order walk), so that a scale folded
-    // out of one loop may fold out of the loop around it too.
+    // Each loop on its own: a scale folded out of one follows it, where
+    // the loop around it sees a product that croq.mma did not compute and
+    // so leaves it.
     getOperation()->walk([](scf::ForOp loop) {
       for (unsigned i = 0, e = loop.getNumRegionIterArgs(); i < e; ++i)
         (void)foldScale(loop, i);

@@ -255,7 +255,11 @@ private:
   }
 
   void walkOp(Operation *op, State &state) {
-    if (isa<EventWaitOp, BarrierOp, GridBarrierOp>(op)) {
+    // A wait orders other threads' accesses before it, unless it is on a
+    // local event (a thread's own count).
+    auto wait = dyn_cast<EventWaitOp>(op);
+    if ((wait && !wait.getEvent().getType().isThreadLocal()) ||
+        isa<BarrierOp, GridBarrierOp>(op)) {
       state.clear();
       return;
     }

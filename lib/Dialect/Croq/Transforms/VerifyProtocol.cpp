@@ -37,6 +37,13 @@ struct Role {
   SmallVector<Operation *> trace;
 };
 
+/// True for a trigger or wait on a local event.
+static bool onLocalEvent(Operation *op) {
+  Value event = isa<EventTriggerOp>(op) ? cast<EventTriggerOp>(op).getEvent()
+                                        : cast<EventWaitOp>(op).getEvent();
+  return cast<EventType>(event.getType()).isThreadLocal();
+}
+
 /// Appends the event operations under `op` in program order; each loop
 /// body is taken once (the first iteration) and both sides of a branch are
 /// assumed possible.
@@ -65,7 +72,9 @@ static void traceEvents(Operation *op, SmallVectorImpl<Operation *> &trace,
     // Nothing in a loop of no iterations happens.
     if (neverRuns(inner))
       return WalkResult::skip();
-    if (isa<EventWaitOp, EventTriggerOp>(inner))
+    // A local event is each thread's own count: it orders nothing between
+    // roles (checked on its own, localEventsTriggered).
+    if (isa<EventWaitOp, EventTriggerOp>(inner) && !onLocalEvent(inner))
       trace.push_back(inner);
     // Another role; an inthreads nested in the role traced (an elected
     // lane) belongs to it.
@@ -206,12 +215,40 @@ struct CroqVerifyProtocolPass
     // Arrival counts: every role that triggers an event must bring the same
     // number of threads.
     llvm::MapVector<Value, SmallVector<Operation *>> triggers, waits;
+    llvm::MapVector<Value, SmallVector<Operation *>> localTriggers, localWaits;
     kernel.walk([&](Operation *op) {
+      if (!isa<EventTriggerOp, EventWaitOp>(op))
+        return;
+      bool local = onLocalEvent(op);
       if (auto t = dyn_cast<EventTriggerOp>(op))
-        triggers[t.getEvent()].push_back(op);
+        (local ? localTriggers : triggers)[t.getEvent()].push_back(op);
       if (auto w = dyn_cast<EventWaitOp>(op))
-        waits[w.getEvent()].push_back(op);
+        (local ? localWaits : waits)[w.getEvent()].push_back(op);
     });
+    // A local event's wait consumes its own threads' triggers: a role that
+    // waits on one it never triggers (and that does not start ready) would
+    // wait forever.
+    for (auto &[event, ops] : localWaits) {
+      auto alloc = event.getDefiningOp<EventAllocOp>();
+      if (alloc && alloc.getReady())
+        continue;
+      for (Operation *wait : ops) {
+        Role *role = roleOf(wait);
+        bool triggered = llvm::any_of(localTriggers.lookup(event),
+                                      [&](Operation *t) {
+                                        return roleOf(t) == role;
+                                      });
+        if (triggered)
+          continue;
+        InFlightDiagnostic diag = emitError(
+            wait->getLoc(), "this wait is on a local event, which only its "
+                            "own thread triggers, but these threads never "
+                            "trigger it: it would never complete");
+        diag.attachNote() << "hint: use a shared event to signal between "
+                             "threads or roles";
+        return failure();
+      }
+    }
     for (auto &[event, ops] : triggers) {
       auto alloc = event.getDefiningOp<EventAllocOp>();
       if (alloc && alloc.getArrivals())

@@ -42,6 +42,11 @@ def Croq_EventType : Croq_Type<"Event", "event"> {
     unsigned getRank() const { return getShape().size(); }
     /// Number of event elements.
     int64_t getNumElements() const;
+    /// A local event: each thread's own counts, which synchronise nothing
+    /// between threads.
+    bool isThreadLocal() const {
+      return getStorage() == ::mlir::croq::MemoryKind::Local;
+    }
   }];
 }
 
