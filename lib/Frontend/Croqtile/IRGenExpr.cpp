@@ -990,6 +990,10 @@ FailureOr<EVal> IRGen::deviceCall(const Expr &e, Type result,
       FailureOr<Value> v = elementAddress(*arg);
       if (failed(v))
         return failure();
+      Type element = cast<MemRefType>(v->getType()).getElementType();
+      if (getDeviceCallTypeName(element, false).empty())
+        return fail(arg->loc, "a device function cannot take a pointer to " +
+                                  typeString(element) + " elements");
       args.push_back(*v);
       unsignedArgs.push_back(unsignedTensors.contains(rootTensor(*v)));
       continue;

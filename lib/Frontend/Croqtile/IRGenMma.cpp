@@ -202,6 +202,10 @@ LogicalResult IRGen::mmaLoad(const Stmt &stmt) {
     return mmaLoadInto(stmt, *source);
   auto it = sema.loadRoles.find(&stmt);
   if (it != sema.loadRoles.end() && it->second == FragRole::Meta) {
+    if (stmt.swizzle)
+      return fail(stmt.loc, "sparsity metadata is read as it is stored, not "
+                            "swizzled",
+                  "drop .swiz<" + Twine(*stmt.swizzle) + ">");
     // Sparsity metadata: its fragment names A's element type, which the
     // sparse MMA that reads it knows; it loads the view there.
     Symbol s{Symbol::Kind::Tensor, *source};
