@@ -58,7 +58,9 @@ void mlir::croq::buildCroqPrepareGPUPipeline(
   pm.addPass(createCroqPlanSharedLayoutPass());
   // wgmma batches stay in flight one K iteration; triggers after MMAs
   // commit and wait for them first.
-  pm.addPass(createCroqPipelineMmaPass());
+  CroqPipelineMmaPassOptions mma;
+  mma.deferMinSlots = options.mmaDeferMinSlots;
+  pm.addPass(createCroqPipelineMmaPass(mma));
   // TMA copies name their host-built tensor maps; triggers the bytes.
   pm.addPass(createCroqMaterializeTmaPass());
   // Arrival counts and the phase parity each wait is owed.
@@ -84,6 +86,7 @@ void mlir::croq::buildCroqToNVVMPipeline(
   // Every lowering decision, each made by its own pass, as croq IR.
   CroqPrepareGPUPipelineOptions prepare;
   prepare.chip = options.chip.getValue();
+  prepare.mmaDeferMinSlots = options.mmaDeferMinSlots.getValue();
   buildCroqPrepareGPUPipeline(pm, prepare);
   // The croq-to-gpu patterns lower what those passes decided.
   ConvertCroqToGPUPassOptions toGPU;

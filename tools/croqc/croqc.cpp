@@ -118,6 +118,12 @@ cl::opt<unsigned> maxRegisters(
              "[[maxnreg(N)]] (24 to 256; 0: croq chooses), as nvcc's "
              "-maxrregcount"),
     cl::init(0), cl::cat(category));
+cl::opt<unsigned> mmaDeferMinSlots(
+    "mma-defer-min-slots",
+    cl::desc("A tuning knob: consumer rings of fewer slots wait for each "
+             "wgmma batch before releasing its stages (default 2: every "
+             "ring of two or more keeps one batch pending)"),
+    cl::init(2), cl::cat(category));
 cl::opt<bool> verbose("v", cl::desc("Print the commands croqc runs"),
                       cl::cat(category));
 cl::opt<bool> keepTemps("keep-temps",
@@ -253,6 +259,7 @@ int main(int argc, char **argv) {
   pipeline.clang = clangPath;
   pipeline.format = cubins ? "bin" : "isa";
   pipeline.fastMath = fastMath;
+  pipeline.mmaDeferMinSlots = mmaDeferMinSlots;
   croq::buildCroqToNVVMPipeline(pm, pipeline);
   if (failed(pm.run(*module)))
     return 1;

@@ -156,6 +156,14 @@ def CroqPipelineMmaPass : Pass<"croq-pipeline-mma", "::mlir::ModuleOp"> {
     scf.if (%c0 < %n) { croq.event.trigger %empty[last % 2] }
     ```
   }];
+  let options = [
+    Option<"deferMinSlots", "defer-min-slots", "unsigned", /*default=*/"2",
+           "Rings of fewer slots keep the plain form (the batch waited for, "
+           "its stages released at once): one batch pending holds a slot "
+           "back until the next tile has arrived, which leaves a ring of S "
+           "slots S - 1 loads in flight. A tuning knob; 2 defers every ring "
+           "that can be">
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::scf::SCFDialect"

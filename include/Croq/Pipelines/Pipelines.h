@@ -23,6 +23,12 @@ struct CroqPrepareGPUPipelineOptions
   PassOptions::Option<std::string> chip{
       *this, "chip", llvm::cl::desc("Target GPU, e.g. sm_90a or sm_80"),
       llvm::cl::init("sm_90a")};
+  PassOptions::Option<unsigned> mmaDeferMinSlots{
+      *this, "mma-defer-min-slots",
+      llvm::cl::desc("croq-pipeline-mma's defer-min-slots: consumer rings "
+                     "of fewer slots wait for each wgmma batch before "
+                     "releasing its stages"),
+      llvm::cl::init(2)};
 };
 
 /// The preparation passes, in order: croq-bind-tma-futures,
@@ -45,6 +51,12 @@ struct CroqToNVVMPipelineOptions
   PassOptions::Option<int> optLevel{
       *this, "opt-level", llvm::cl::desc("NVVM optimisation level"),
       llvm::cl::init(3)};
+  PassOptions::Option<unsigned> mmaDeferMinSlots{
+      *this, "mma-defer-min-slots",
+      llvm::cl::desc("croq-pipeline-mma's defer-min-slots: consumer rings "
+                     "of fewer slots wait for each wgmma batch before "
+                     "releasing its stages"),
+      llvm::cl::init(2)};
   PassOptions::Option<bool> fastMath{
       *this, "fast-math",
       llvm::cl::desc("Approximate f32 division and square roots and flush "

@@ -102,7 +102,7 @@ static FailureOr<Value> cloneSlice(OpBuilder &b, Value v, scf::ForOp loop,
 /// last. Rings of one slot keep the plain form,
 /// where the producer would wait for a release that comes after the
 /// consumer's next wait.
-static void deferWarpgroupMmaWaits(ModuleOp module) {
+static void deferWarpgroupMmaWaits(ModuleOp module, unsigned minSlots) {
   SmallVector<MmaCommitOp> commits;
   module.walk([&](MmaCommitOp commit) { commits.push_back(commit); });
   for (MmaCommitOp commit : commits) {
@@ -125,7 +125,8 @@ static void deferWarpgroupMmaWaits(ModuleOp module) {
         continue;
       if (auto trigger = dyn_cast<EventTriggerOp>(op)) {
         movable &= trigger.getAfter().empty() &&
-                   trigger.getEvent().getType().getNumElements() >= 2;
+                   trigger.getEvent().getType().getNumElements() >=
+                       std::max<int64_t>(2, minSlots);
         triggers.push_back(trigger);
         continue;
       }
@@ -310,6 +311,7 @@ namespace {
 
 struct CroqPipelineMmaPass
     : mlir::croq::impl::CroqPipelineMmaPassBase<CroqPipelineMmaPass> {
+  using CroqPipelineMmaPassBase::CroqPipelineMmaPassBase;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     // A role's trigger publishes what its MMAs computed or releases the
@@ -366,7 +368,7 @@ struct CroqPipelineMmaPass
       }
     // Then the releases at the end of a consumer loop, whoever wrote their
     // commit, move one iteration later.
-    deferWarpgroupMmaWaits(module);
+    deferWarpgroupMmaWaits(module, deferMinSlots);
   }
 };
 

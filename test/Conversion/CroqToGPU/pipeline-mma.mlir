@@ -1,6 +1,15 @@
 // RUN: croq-opt %s --croq-pipeline-mma --split-input-file | FileCheck %s
 // A second run changes nothing.
 // RUN: croq-opt %s --croq-pipeline-mma --croq-pipeline-mma --split-input-file | FileCheck %s
+// With defer-min-slots=3 the 2-slot ring keeps the plain form: a full
+// commit, then the release of this iteration's slot.
+// RUN: croq-opt %s --croq-pipeline-mma="defer-min-slots=3" --split-input-file | FileCheck %s --check-prefix=PLAIN
+// PLAIN-LABEL: func.func @deferred_release
+// PLAIN: scf.for
+// PLAIN: croq.mma row_row
+// PLAIN-NOT: pending
+// PLAIN: croq.mma.commit{{$}}
+// PLAIN-NEXT: croq.event.trigger
 
 !ws = memref<64x16xf16, strided<[16, 1], offset: ?>, #gpu.address_space<workgroup>>
 !acc = !croq.frag<acc, 64x64xf16, warpgroup>
