@@ -2,6 +2,7 @@
 machine by bench/choreo_bench.py).
 
     python3 bench/choreo_prepare.py TUNER OUT [--per-set N] [--croqc PATH]
+                                    [--croqc-flag=OPTION ...]
 
 TUNER is a checkout of codes1gn/croqtile-tuner. Its f16 GEMM tuning runs
 (f16 in, f32 out, B stored [N, K]; `tuning/sm90_NVIDIA_H800_PCIe/croqtile/
@@ -165,6 +166,9 @@ def main():
     ap.add_argument("--per-set", type=int, default=2)
     ap.add_argument("--croqc", default=os.path.join(os.path.dirname(__file__), "..",
                                                     "build", "bin", "croqc"))
+    ap.add_argument("--croqc-flag", action="append", default=[],
+                    help="an extra croqc option for every croq build (a "
+                         "tuning A/B, e.g. --croqc-flag=--mma-defer-min-slots=3)")
     args = ap.parse_args()
     root = os.path.join(args.tuner, ROOT)
     out = args.out
@@ -227,7 +231,7 @@ def main():
             # croqc's knobs for the kernel's tuned nvcc flags.
             cpp = os.path.join(out, "croq", name + ".cpp")
             run = subprocess.run([args.croqc, co, "--emit=host", "-o", cpp,
-                                  *croqc_flags(entry["flags"])],
+                                  *croqc_flags(entry["flags"]), *args.croqc_flag],
                                  capture_output=True, text=True)
             if run.returncode == 0:
                 # One library holds every croq build: each entry point renamed.
