@@ -748,11 +748,24 @@ private:
 
   /// The memory an access touches, for diagnostics.
   static StringRef memoryName(const Access &access) {
-    if (access.memref)
-      if (auto type = dyn_cast<MemRefType>(access.memref.getType()))
-        if (getStorage(type) == Storage::Global)
-          return "global memory";
-    return "shared memory";
+    auto storageOf = [](Value v) -> std::optional<Storage> {
+      if (auto type = dyn_cast_or_null<MemRefType>(v ? v.getType() : Type()))
+        return getStorage(type);
+      return std::nullopt;
+    };
+    std::optional<Storage> storage = storageOf(access.memref);
+    // An access of whole buffers (a copy, a device call): their roots.
+    if (!storage && !access.buffers.unknown && !access.buffers.roots.empty()) {
+      storage = storageOf(*access.buffers.roots.begin());
+      for (Value root : access.buffers.roots)
+        if (storageOf(root) != storage)
+          storage.reset();
+    }
+    if (storage == Storage::Global)
+      return "global memory";
+    if (storage == Storage::Shared)
+      return "shared memory";
+    return "memory";
   }
 
   /// A barrier between `earlier` and `later`, before `later` lifted to the
