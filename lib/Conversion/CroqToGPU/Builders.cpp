@@ -172,6 +172,20 @@ Value inBounds(OpBuilder &b, Location loc, ArrayRef<Value> indices,
   return allHold(b, loc, arith::CmpIPredicate::slt, indices, valid);
 }
 
+Value loadOrZero(OpBuilder &b, Location loc, Value source, ValueRange indices,
+                 Value inside, Value zero) {
+  if (!inside)
+    return memref::LoadOp::create(b, loc, source, indices);
+  auto guard = scf::IfOp::create(b, loc, zero.getType(), inside,
+                                 /*withElseRegion=*/true);
+  OpBuilder thenB = guard.getThenBodyBuilder();
+  scf::YieldOp::create(
+      thenB, loc, memref::LoadOp::create(thenB, loc, source, indices).getResult());
+  OpBuilder elseB = guard.getElseBodyBuilder();
+  scf::YieldOp::create(elseB, loc, zero);
+  return guard.getResult(0);
+}
+
 /// True when the valid extents cover the whole tile.
 Value coversTile(OpBuilder &b, Location loc, ArrayRef<Value> valid,
                         ArrayRef<Value> sizes) {

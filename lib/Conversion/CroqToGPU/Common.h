@@ -83,6 +83,10 @@ SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value linear,
 /// True when every index lies below its valid extent.
 Value inBounds(OpBuilder &b, Location loc, ArrayRef<Value> indices,
                ArrayRef<Value> valid);
+/// `source[indices]` where `inside` holds (everywhere when it is null),
+/// `zero` elsewhere.
+Value loadOrZero(OpBuilder &b, Location loc, Value source, ValueRange indices,
+                 Value inside, Value zero);
 /// True when the valid extents cover the whole tile.
 Value coversTile(OpBuilder &b, Location loc, ArrayRef<Value> valid,
                  ArrayRef<Value> sizes);

@@ -305,22 +305,6 @@ static std::pair<Value, Value> accumulatorRegisterAt(OpBuilder &b,
   return {row, col};
 }
 
-/// `source[indices]` where `inside` holds (everywhere when it is null),
-/// `zero` elsewhere.
-static Value loadOrZero(OpBuilder &b, Location loc, Value source,
-                        ValueRange indices, Value inside, Value zero) {
-  if (!inside)
-    return memref::LoadOp::create(b, loc, source, indices);
-  auto guard = scf::IfOp::create(b, loc, zero.getType(), inside,
-                                 /*withElseRegion=*/true);
-  OpBuilder thenB = guard.getThenBodyBuilder();
-  scf::YieldOp::create(
-      thenB, loc, memref::LoadOp::create(thenB, loc, source, indices).getResult());
-  OpBuilder elseB = guard.getElseBodyBuilder();
-  scf::YieldOp::create(elseB, loc, zero);
-  return guard.getResult(0);
-}
-
 /// A warp accumulator from memory, each lane reading the elements it
 /// holds (the layout MmaStoreLowering writes): rows g and g + 8, columns
 /// c and c + 1 of each m16n8 tile. Elements past the view's tensor, or of
@@ -775,25 +759,12 @@ struct MmaScaleLowering : ScopedPattern<MmaScaleOp> {
         if (rowsType.getRank() == 2)
           where = rowsType.getShape()[0] == 1 ? SmallVector<Value>{zero, row}
                                               : SmallVector<Value>{row, zero};
-        Value scale;
-        if (!valid) {
-          scale = memref::LoadOp::create(rewriter, loc, adaptor.getRows(), where);
-        } else {
-          // A row past the end of the scales' tensor scales by 0.
-          auto guard = scf::IfOp::create(rewriter, loc, TypeRange{element},
-                                         inBounds(rewriter, loc, where, *valid),
-                                         /*withElseRegion=*/true);
-          OpBuilder inside = guard.getThenBodyBuilder();
-          scf::YieldOp::create(inside, loc,
-                               ValueRange{memref::LoadOp::create(
-                                   inside, loc, adaptor.getRows(), where)});
-          inside = guard.getElseBodyBuilder();
-          scf::YieldOp::create(
-              inside, loc,
-              ValueRange{arith::ConstantOp::create(
-                  inside, loc, inside.getZeroAttr(element))});
-          scale = guard.getResult(0);
-        }
+        // A row past the end of the scales' tensor scales by 0.
+        Value scale = loadOrZero(
+            rewriter, loc, adaptor.getRows(), where,
+            valid ? inBounds(rewriter, loc, where, *valid) : Value(),
+            arith::ConstantOp::create(rewriter, loc,
+                                      rewriter.getZeroAttr(element)));
         scale = convertElement(rewriter, loc, scale, f32);
         if (factor)
           scale = arith::MulFOp::create(rewriter, loc, scale, factor);

@@ -332,25 +332,11 @@ static Value loadSparseMetadata(OpBuilder &b, Location loc, FragType type,
   Type i32 = b.getI32Type();
   // A byte of the view; past the end of its tensor (a tail tile of a
   // global view) 0, which reads as positions (0, 1) below.
+  Value zeroByte = arith::ConstantIntOp::create(b, loc, b.getI8Type(), 0);
   auto byteAt = [&](Value r, Value c) -> Value {
-    Value v;
-    if (!valid) {
-      v = memref::LoadOp::create(b, loc, source, ValueRange{r, c});
-    } else {
-      Type i8 = b.getI8Type();
-      auto guard = scf::IfOp::create(b, loc, TypeRange{i8},
-                                     inBounds(b, loc, {r, c}, *valid),
-                                     /*withElseRegion=*/true);
-      OpBuilder inside = guard.getThenBodyBuilder();
-      scf::YieldOp::create(inside, loc,
-                           ValueRange{memref::LoadOp::create(
-                               inside, loc, source, ValueRange{r, c})});
-      inside = guard.getElseBodyBuilder();
-      scf::YieldOp::create(inside, loc,
-                           ValueRange{arith::ConstantIntOp::create(inside, loc,
-                                                                   i8, 0)});
-      v = guard.getResult(0);
-    }
+    Value v = loadOrZero(b, loc, source, {r, c},
+                         valid ? inBounds(b, loc, {r, c}, *valid) : Value(),
+                         zeroByte);
     return arith::ExtUIOp::create(b, loc, i32, v);
   };
   auto shifted = [&](Value v, int64_t bits) -> Value {
