@@ -290,6 +290,16 @@ static LogicalResult verifyRole(Operation *op, FragType type,
                            << ", got " << type;
 }
 
+bool MmaFillOp::isZero() {
+  Attribute value;
+  if (!matchPattern(getValue(), m_Constant(&value)))
+    return false;
+  if (auto f = dyn_cast<FloatAttr>(value))
+    return f.getValue().isZero();
+  auto i = dyn_cast<IntegerAttr>(value);
+  return i && i.getValue().isZero();
+}
+
 LogicalResult MmaFillOp::verify() {
   return verifyRole(*this, getResult().getType(), {FragRole::Acc}, "result");
 }
@@ -346,16 +356,7 @@ OpFoldResult MmaScaleOp::fold(FoldAdaptor) {
   if (getRows() || getFactor())
     return {};
   auto fill = getProduct().getDefiningOp<MmaFillOp>();
-  if (!fill)
-    return {};
-  Attribute value;
-  if (!matchPattern(fill.getValue(), m_Constant(&value)))
-    return {};
-  auto f = dyn_cast<FloatAttr>(value);
-  auto i = dyn_cast<IntegerAttr>(value);
-  if ((f && f.getValue().isZero()) || (i && i.getValue().isZero()))
-    return getSum();
-  return {};
+  return fill && fill.isZero() ? OpFoldResult(getSum()) : OpFoldResult();
 }
 
 LogicalResult MmaCoordsOp::verify() {

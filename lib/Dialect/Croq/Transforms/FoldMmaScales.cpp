@@ -36,7 +36,6 @@
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
@@ -114,13 +113,7 @@ static bool isLoopInvariant(scf::ForOp loop, Value v, bool hoist) {
 /// True when `v` is an accumulator no MMA wrote: a fill of zero.
 static bool isZeroProduct(Value v) {
   auto fill = v.getDefiningOp<MmaFillOp>();
-  Attribute value;
-  if (!fill || !matchPattern(fill.getValue(), m_Constant(&value)))
-    return false;
-  if (auto f = dyn_cast<FloatAttr>(value))
-    return f.getValue().isZero();
-  auto i = dyn_cast<IntegerAttr>(value);
-  return i && i.getValue().isZero();
+  return fill && fill.isZero();
 }
 
 /// Folds the scale of iter_arg `index` of `loop` out of it, if it can.

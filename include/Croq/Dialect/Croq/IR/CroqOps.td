@@ -772,6 +772,10 @@ def Croq_MmaFillOp : Croq_Op<"mma.fill", [Pure]> {
   let results = (outs Croq_Frag:$result);
   let assemblyFormat = "$value attr-dict `:` type($value) `->` type($result)";
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// True for a fill with a constant zero: an accumulator no MMA wrote.
+    bool isZero();
+  }];
 }
 
 def Croq_MmaLoadOp : Croq_Op<"mma.load", [
