@@ -138,12 +138,7 @@ FailureOr<Value> IRGen::scaledSum(const Stmt &stmt, Value sum, Value product) {
     return failure();
   auto rowsType = cast<MemRefType>(rows->getType());
   int64_t m = type.getShape()[0];
-  ArrayRef<int64_t> shape = rowsType.getShape();
-  bool fits = rowsType.hasStaticShape() &&
-              ((shape.size() == 1 && shape[0] == m) ||
-               (shape.size() == 2 && ((shape[0] == m && shape[1] == 1) ||
-                                      (shape[0] == 1 && shape[1] == m))));
-  if (!fits)
+  if (!MmaScaleOp::isRowScaleShape(rowsType.getShape(), m))
     return fail(stmt.scaleA->loc,
                 "the row scales of a block-scaled MMA are one for each of "
                 "the accumulator's " + Twine(m) + " rows, but this view is " +

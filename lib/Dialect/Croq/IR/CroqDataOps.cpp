@@ -335,11 +335,7 @@ LogicalResult MmaScaleOp::verify() {
   if (Value rows = getRows()) {
     auto rowsType = cast<MemRefType>(rows.getType());
     int64_t m = type.getShape()[0];
-    ArrayRef<int64_t> shape = rowsType.getShape();
-    bool fits = (shape.size() == 1 && shape[0] == m) ||
-                (shape.size() == 2 && ((shape[0] == m && shape[1] == 1) ||
-                                       (shape[0] == 1 && shape[1] == m)));
-    if (!fits)
+    if (!isRowScaleShape(rowsType.getShape(), m))
       return emitOpError("takes one scale for each of the accumulator's ")
              << m << " rows, as a view of [" << m << "], [" << m << ", 1] or [1, "
              << m << "], got " << rowsType;

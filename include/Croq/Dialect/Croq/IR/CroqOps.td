@@ -937,6 +937,15 @@ def Croq_MmaScaleOp : Croq_Op<"mma.scale", [AttrSizedOperandSegments,
     $sum `,` $product (`rows` $rows^ `:` type($rows))?
     (`times` $factor^ `:` type($factor))? attr-dict `:` qualified(type($result))
   }];
+  let extraClassDeclaration = [{
+    /// True for the shape of a view of row scales for `rows` rows: [rows],
+    /// [rows, 1] or [1, rows].
+    static bool isRowScaleShape(::llvm::ArrayRef<int64_t> shape, int64_t rows) {
+      return (shape.size() == 1 && shape[0] == rows) ||
+             (shape.size() == 2 && ((shape[0] == rows && shape[1] == 1) ||
+                                    (shape[0] == 1 && shape[1] == rows)));
+    }
+  }];
   let hasVerifier = 1;
   let hasFolder = 1;
 }
