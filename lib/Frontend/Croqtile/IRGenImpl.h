@@ -435,6 +435,8 @@ private:
   /// `sum + product * sa[row] * sb` of a block-scaled MMA at `stmt`, whose
   /// scales are stmt.scaleA and stmt.scaleB.
   FailureOr<Value> scaledSum(const Stmt &stmt, Value sum, Value product);
+  /// An accumulator of `type` that no MMA wrote: a fill of zero.
+  Value zeroFill(FragType type, Location l);
   /// Rejects a use of a block-scaled accumulator other than an MMA into
   /// it, mma.scale, mma.fill and mma.store.
   LogicalResult rejectBlockScaled(const Symbol &acc, llvm::SMLoc at,

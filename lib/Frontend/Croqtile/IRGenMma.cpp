@@ -107,13 +107,17 @@ LogicalResult IRGen::mmaFill(const Stmt &stmt) {
   if (sema.blockScaled.contains(&stmt) && !unshaped) {
     // The sum starts at the value; the MMAs accumulate into a product
     // from zero, which each mma.scale adds to the sum.
-    Type element = cast<FragType>(type).getElementType();
-    Value zero = arith::ConstantOp::create(builder, l, builder.getZeroAttr(element));
     s.scaledSum = fill;
-    s.zeroProduct = s.value = MmaFillOp::create(builder, l, type, zero);
+    s.zeroProduct = s.value = zeroFill(cast<FragType>(type), l);
   }
   declare(stmt.name, s);
   return success();
+}
+
+Value IRGen::zeroFill(FragType type, Location l) {
+  Value zero = arith::ConstantOp::create(
+      builder, l, builder.getZeroAttr(type.getElementType()));
+  return MmaFillOp::create(builder, l, type, zero);
 }
 
 LogicalResult IRGen::rejectBlockScaled(const Symbol &acc, SMLoc at,
@@ -318,9 +322,7 @@ LogicalResult IRGen::mma(const Stmt &stmt) {
                     "operand");
       auto type = FragType::get(context, FragRole::Acc, tile.shape,
                                 tile.element, Level::Warpgroup);
-      Value zero = arith::ConstantOp::create(builder, l,
-                                             builder.getZeroAttr(tile.element));
-      Value registers = MmaFillOp::create(builder, l, type, zero);
+      Value registers = zeroFill(type, l);
       for (int64_t r = 0; r < tile.registerCount(); ++r) {
         Value v = memref::LoadOp::create(builder, l, tile.registers,
                                          ValueRange{constIndex(r, l)});
@@ -425,12 +427,9 @@ LogicalResult IRGen::mma(const Stmt &stmt) {
                 "drop .async: mma.scale waits for the product anyway");
   if (stmt.scaleA) {
     // mma.row.row.scale: the product from zero, scaled into the sum.
-    Value zero = arith::ConstantOp::create(
-        builder, l, builder.getZeroAttr(accType.getElementType()));
     Value product = MmaOp::create(builder, l, accType, layout,
-                                  MmaFillOp::create(builder, l, accType, zero),
-                                  operands[0], operands[1], meta,
-                                  /*async=*/false);
+                                  zeroFill(accType, l), operands[0],
+                                  operands[1], meta, /*async=*/false);
     Value &sum = acc->scaledSum ? acc->scaledSum : acc->value;
     FailureOr<Value> scaled = scaledSum(stmt, sum, product);
     if (failed(scaled))
