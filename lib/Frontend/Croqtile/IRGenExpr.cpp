@@ -984,21 +984,10 @@ FailureOr<EVal> IRGen::deviceCall(const Expr &e, Type result,
   SmallVector<Value> args;
   SmallVector<bool> unsignedArgs;
   for (const ExprPtr &arg : e.args) {
-    // `&x.at(i, j)`: a pointer to the element, as the one-element view
-    // there.
-    if (arg->kind == Expr::Kind::Unary && arg->name == "&") {
-      FailureOr<Value> v = elementAddress(*arg);
-      if (failed(v))
-        return failure();
-      Type element = cast<MemRefType>(v->getType()).getElementType();
-      if (getDeviceCallTypeName(element, false).empty())
-        return fail(arg->loc, "a device function cannot take a pointer to " +
-                                  typeString(element) + " elements");
-      args.push_back(*v);
-      unsignedArgs.push_back(unsignedTensors.contains(rootTensor(*v)));
-      continue;
-    }
-    if (isMemoryArgument(*arg, [&](StringRef n) { return lookup(n); })) {
+    // Memory passes as a pointer to its first element: a tensor, buffer or
+    // view, or `&x.at(i, j)`, the one-element view at that element.
+    bool address = arg->kind == Expr::Kind::Unary && arg->name == "&";
+    if (address || isMemoryArgument(*arg, [&](StringRef n) { return lookup(n); })) {
       if (arg->kind == Expr::Kind::Name)
         if (Symbol *s = lookup(arg->name);
             s && (s->kind == Symbol::Kind::Tile || s->kind == Symbol::Kind::Frag))
@@ -1006,15 +995,16 @@ FailureOr<EVal> IRGen::deviceCall(const Expr &e, Type result,
                                 "and a device function takes memory",
                       "copy it into a local buffer (`local f32 [..] b;`) "
                       "and pass that");
-      FailureOr<Value> v = view(*arg);
+      FailureOr<Value> v = address ? elementAddress(*arg) : view(*arg);
       if (failed(v))
         return failure();
       auto type = cast<MemRefType>(v->getType());
       if (getDeviceCallTypeName(type.getElementType(), false).empty())
-        return fail(arg->loc, "a device function cannot take " +
+        return fail(arg->loc, Twine("a device function cannot take ") +
+                                  (address ? "a pointer to " : "") +
                                   typeString(type.getElementType()) +
                                   " elements");
-      if (!isContiguous(type))
+      if (!address && !isContiguous(type))
         emitWarning(loc(arg->loc))
             << "this view is not known to be contiguous (" << type
             << "): the device function gets only the address of its first "
