@@ -751,20 +751,19 @@ struct MmaScaleLowering : ScopedPattern<MmaScaleOp> {
       auto rowsType = cast<MemRefType>(op.getRows().getType());
       std::optional<SmallVector<Value>> valid =
           validExtents(rewriter, loc, op.getRows());
-      Type element = rowsType.getElementType();
+      Value zero = cIndex(rewriter, loc, 0);
+      // A row past the end of the scales' tensor scales by 0.
+      Value noScale = arith::ConstantOp::create(
+          rewriter, loc, rewriter.getZeroAttr(rowsType.getElementType()));
       for (int64_t half = 0; half < 2; ++half) {
         Value row = warpgroupAccCoords(rewriter, loc, 2 * half).first;
-        Value zero = cIndex(rewriter, loc, 0);
         SmallVector<Value> where{row};
         if (rowsType.getRank() == 2)
           where = rowsType.getShape()[0] == 1 ? SmallVector<Value>{zero, row}
                                               : SmallVector<Value>{row, zero};
-        // A row past the end of the scales' tensor scales by 0.
         Value scale = loadOrZero(
             rewriter, loc, adaptor.getRows(), where,
-            valid ? inBounds(rewriter, loc, where, *valid) : Value(),
-            arith::ConstantOp::create(rewriter, loc,
-                                      rewriter.getZeroAttr(element)));
+            valid ? inBounds(rewriter, loc, where, *valid) : Value(), noScale);
         scale = convertElement(rewriter, loc, scale, f32);
         if (factor)
           scale = arith::MulFOp::create(rewriter, loc, scale, factor);

@@ -73,7 +73,7 @@ static void traceEvents(Operation *op, SmallVectorImpl<Operation *> &trace,
     if (neverRuns(inner))
       return WalkResult::skip();
     // A local event is each thread's own count: it orders nothing between
-    // roles (checked on its own, localEventsTriggered).
+    // roles (its waits are checked on their own, below).
     if (isa<EventWaitOp, EventTriggerOp>(inner) && !onLocalEvent(inner))
       trace.push_back(inner);
     // Another role; an inthreads nested in the role traced (an elected
