@@ -215,6 +215,7 @@ namespace {
 struct CroqAssignPhasesPass
     : mlir::croq::impl::CroqAssignPhasesPassBase<CroqAssignPhasesPass> {
   void runOnOperation() override {
+    splitWholeWaits();
     SmallVector<EventWaitOp> waits;
     getOperation().walk([&](EventWaitOp wait) {
       if (!wait.getParity() && isMBarrierEvent(wait.getEvent()))
@@ -287,6 +288,41 @@ struct CroqAssignPhasesPass
                                                             : &it->second;
       if (failed(assign(wait, g, bits)))
         return signalPassFailure();
+    }
+  }
+
+  /// `wait e` or `wait e[i]` with fewer subscripts than the event's rank
+  /// waits on every element it selects, and each element is owed its own
+  /// generation: such a wait becomes one wait per element, each of which
+  /// gets its own parity below.
+  void splitWholeWaits() {
+    SmallVector<EventWaitOp> whole;
+    getOperation().walk([&](EventWaitOp wait) {
+      if (!wait.getParity() && !wait.getOrder() &&
+          isMBarrierEvent(wait.getEvent()) &&
+          wait.getIndices().size() < wait.getEvent().getType().getRank())
+        whole.push_back(wait);
+    });
+    for (EventWaitOp wait : whole) {
+      OpBuilder b(wait);
+      Location loc = wait.getLoc();
+      ArrayRef<int64_t> rest = wait.getEvent().getType().getShape().drop_front(
+          wait.getIndices().size());
+      int64_t count = 1;
+      for (int64_t extent : rest)
+        count *= extent;
+      for (int64_t linear = 0; linear < count; ++linear) {
+        SmallVector<Value> indices(wait.getIndices());
+        SmallVector<int64_t> tail(rest.size());
+        for (int64_t d = rest.size() - 1, r = linear; d >= 0; --d) {
+          tail[d] = r % rest[d];
+          r /= rest[d];
+        }
+        for (int64_t t : tail)
+          indices.push_back(cIndex(b, loc, t));
+        EventWaitOp::create(b, loc, wait.getEvent(), indices, Value(), Value());
+      }
+      wait.erase();
     }
   }
 

@@ -260,6 +260,11 @@ struct EventWaitLowering : ScopedPattern<EventWaitOp> {
                             "before the croq-to-gpu patterns");
     Location loc = op.getLoc();
     EventType type = op.getEvent().getType();
+    // One parity names one element's phase.
+    if (!adaptor.getOrder() && adaptor.getIndices().size() != type.getRank())
+      return op.emitOpError("waits on several elements with one parity: "
+                            "croq-assign-phases gives each element a wait "
+                            "of its own");
     Value slot =
         adaptor.getOrder()
             ? arith::RemUIOp::create(rewriter, loc, adaptor.getOrder(),

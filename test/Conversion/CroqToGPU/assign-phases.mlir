@@ -3,7 +3,7 @@
 
 // croq-assign-phases writes the parity each wait is owed as IR before it.
 // A second run leaves waits that already have one alone.
-// AGAIN-COUNT-15: parity
+// AGAIN-COUNT-20: parity
 // AGAIN-NOT: parity {{.*}} parity
 
 // The only wait of a step-1 loop, on slot iv % N: generation
@@ -408,6 +408,44 @@ func.func @rewait_dynamic_lb(%n: index, %lb: index) {
           %pick = arith.select %first, %s, %prev : index
           croq.event.wait %vf[%pick] : !croq.event<shared, 2>
         }
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// `wait e` of a 3-element event and `wait g[%i]` of a 2x2 one wait on every
+// element they select, each owed its own generation: one wait per element,
+// each with its own parity (here the waiter's own bit per slot, since the
+// waits are not on slot iv % N of a loop).
+// CHECK-LABEL: func.func @whole_waits
+// CHECK-COUNT-3: croq.event.trigger
+// CHECK: croq.event.wait %[[E:.*]][%[[C0:.*]]] parity
+// CHECK: croq.event.wait %[[E]][%[[C1:.*]]] parity
+// CHECK: croq.event.wait %[[E]][%[[C2:.*]]] parity
+// CHECK: croq.event.wait %[[G:.*]][%[[I:.*]], %{{.*}}] parity
+// CHECK: croq.event.wait %[[G]][%[[I]], %{{.*}}] parity
+// CHECK-NOT: croq.event.wait
+func.func @whole_waits(%n: index, %i: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  croq.parallel (%b) by [%n] : block {
+    %e = croq.event.alloc : !croq.event<shared, 3>
+    %g = croq.event.alloc : !croq.event<shared, 2x2>
+    croq.parallel (%p) by [%c2] : warpgroup {
+      %producer = arith.cmpi eq, %p, %c0 : index
+      croq.inthreads async (%producer) {
+        croq.event.trigger %e : !croq.event<shared, 3>
+        croq.event.trigger %g[%i] : !croq.event<shared, 2x2>
+        croq.event.trigger %g[%i, %c1] : !croq.event<shared, 2x2>
+      }
+      %consumer = arith.cmpi eq, %p, %c1 : index
+      croq.inthreads async (%consumer) {
+        croq.event.wait %e : !croq.event<shared, 3>
+        croq.event.wait %g[%i] : !croq.event<shared, 2x2>
       }
     }
   }

@@ -50,6 +50,7 @@ SIGNATURES = {
     "loops_co": [_TENSOR],
     "ring_sum_co": [_TENSOR, _TENSOR],
     "ring_sum_1p2c_co": [_TENSOR, _TENSOR],
+    "whole_wait_co": [_TENSOR, _TENSOR],
     "gemm_ws4_co": [_TENSOR, _TENSOR, _TENSOR],
     "gemm_ws2_co": [_TENSOR, _TENSOR, _TENSOR],
     "matmul_1p1c_co": [_TENSOR, _TENSOR, _TENSOR],

@@ -704,6 +704,22 @@ def event_ring_one_producer_one_consumer():
 
 
 @test
+def event_whole_array_waits():
+    # whole_wait_co.co: `wait full;` and `trigger empty;` of 3-element
+    # events. K / 96 rounds (odd, even, many: each slot's phase flips every
+    # round), ragged M (tail rows read as zero, not stored), 1 to 2049
+    # blocks. A wait on one element only would read slots still being
+    # filled.
+    for m, k in sweep(((1, 96), (130, 288), (128 * 133 + 5, 96 * 64),
+                       (128 * 2049, 96 * 3), (300, 96 * 65)),
+                      ((1, 96), (300, 96 * 5))):
+        x = torch.randint(-8, 8, (m, k), device="cuda").float()
+        out = poisoned((m,), torch.float32)
+        K.whole_wait_co(x, out)
+        expect_equal(out, x.sum(dim=1), f"whole-array waits, M = {m}, K = {k}")
+
+
+@test
 def event_ring_one_producer_two_consumers():
     # `empty` completes only when both consumer warpgroups (256 threads)
     # have arrived; the consumers run with 232 registers, the producer 40.
