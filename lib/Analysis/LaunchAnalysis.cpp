@@ -29,16 +29,26 @@ static SmallVector<ParallelOp> directChildren(ParallelOp op) {
   return children;
 }
 
-/// Product of the constant bounds of a thread-side parallel.
-static FailureOr<int64_t> constantExtent(ParallelOp op) {
+/// Product of the constant bounds of a thread-side parallel. Where
+/// `runtimeAllowed`, a bound that is not a constant makes the product
+/// kRuntimeThreads (the launch computes it).
+static FailureOr<int64_t> constantExtent(ParallelOp op, bool runtimeAllowed) {
   int64_t total = 1;
+  bool runtime = false;
   for (auto [i, bound] : llvm::enumerate(op.getBounds())) {
     APInt value;
-    if (!matchPattern(bound, m_ConstantInt(&value)))
+    if (!matchPattern(bound, m_ConstantInt(&value))) {
+      if (runtimeAllowed) {
+        runtime = true;
+        continue;
+      }
       return op.emitOpError("bound ")
              << i << " of a " << stringifyLevel(op.getLevel())
-             << " parallel must be a compile-time constant: it sets the "
-                "block size of the kernel";
+             << " parallel must be a compile-time constant: it sets how many "
+                "threads run each instance of the level above, which is "
+                "fixed; only the outermost thread-side parallel of a kernel, "
+                "alone in its block, may have a run-time extent";
+    }
     int64_t extent = value.getSExtValue();
     if (extent < 1)
       return op.emitOpError("bound ")
@@ -49,7 +59,7 @@ static FailureOr<int64_t> constantExtent(ParallelOp op) {
                 ? std::numeric_limits<int64_t>::max()
                 : total * extent;
   }
-  return total;
+  return runtime ? LaunchAnalysis::kRuntimeThreads : total;
 }
 
 /// The most threads one block may have.
@@ -59,13 +69,18 @@ constexpr int64_t kMaxBlockThreads = 1024;
 FailureOr<int64_t> LaunchAnalysis::childThreads(ParallelOp op) {
   std::optional<int64_t> common;
   ParallelOp first;
-  for (ParallelOp child : directChildren(op)) {
-    FailureOr<int64_t> extent = constantExtent(child);
+  SmallVector<ParallelOp> children = directChildren(op);
+  // The block's size may be a run-time value when one thread-side parallel
+  // sets it alone: the launch computes it from that parallel's extents.
+  bool runtimeAllowed = !op.getParentParallel() && children.size() == 1 &&
+                        op.getCluster().value_or(1) == 1;
+  for (ParallelOp child : children) {
+    FailureOr<int64_t> extent = constantExtent(child, runtimeAllowed);
     if (failed(extent))
       return failure();
     int64_t unit = levelThreads(child.getLevel());
     // Checked before multiplying: 2^62 warpgroups x 128 would wrap.
-    if (*extent > kMaxBlockThreads / unit)
+    if (*extent != kRuntimeThreads && *extent > kMaxBlockThreads / unit)
       return child.emitOpError("needs ")
              << *extent << " x " << unit
              << " threads per block; the limit is " << kMaxBlockThreads
@@ -84,7 +99,8 @@ FailureOr<int64_t> LaunchAnalysis::childThreads(ParallelOp op) {
                << "; make the inner extents multiply to " << unit;
       break;
     }
-    int64_t threads = *extent * unit;
+    int64_t threads = *extent == kRuntimeThreads ? kRuntimeThreads
+                                                 : *extent * unit;
     if (common && *common != threads) {
       InFlightDiagnostic diag =
           child.emitOpError("sibling parallels in one block need equal thread "
@@ -97,6 +113,45 @@ FailureOr<int64_t> LaunchAnalysis::childThreads(ParallelOp op) {
     first = child;
   }
   return common.value_or(1);
+}
+
+/// A kernel whose block size is a run-time value: an op whose lowering
+/// needs the thread count at compile time is an error at its location.
+static LogicalResult checkRuntimeBlock(ParallelOp kernel) {
+  ParallelOp sized = directChildren(kernel).front();
+  if (kernel.getCooperative()) {
+    InFlightDiagnostic diag = kernel.emitOpError(
+        "is a cooperative launch, whose grid must fit the GPU at once, which "
+        "croq checks for its block size; but this kernel's block size is a "
+        "run-time value");
+    diag.attachNote(sized.getLoc())
+        << "this parallel's run-time extent sets it; make the extent a "
+           "compile-time constant";
+    return failure();
+  }
+  WalkResult result = kernel.getBody().walk([&](Operation *op) {
+    StringRef why;
+    if (auto alloc = dyn_cast<EventAllocOp>(op);
+        alloc && alloc.getEvent().getType().getStorage() == MemoryKind::Shared)
+      why = "a shared event's arrivals are counted in threads";
+    else if (auto region = dyn_cast<InThreadsOp>(op);
+             region && region.getAsync())
+      why = "warp-specialized roles are given threads and registers";
+    else if (isa<TmaCopyOp>(op))
+      why = "the thread that issues a TMA copy is chosen among the block's";
+    else if (isa<NamedBarrierOp>(op))
+      why = "named barrier ids are assigned after the block's warpgroups";
+    if (why.empty())
+      return WalkResult::advance();
+    InFlightDiagnostic diag =
+        op->emitOpError("needs the block's thread count at compile time (")
+        << why << "), but this kernel's block size is a run-time value";
+    diag.attachNote(sized.getLoc())
+        << "this parallel's run-time extent sets it; make the extent a "
+           "compile-time constant";
+    return WalkResult::interrupt();
+  });
+  return failure(result.wasInterrupted());
 }
 
 void LaunchAnalysis::recordScopes(ParallelOp kernel, int64_t blockDim) {
@@ -166,7 +221,9 @@ LogicalResult LaunchAnalysis::analyze(ModuleOp module) {
     FailureOr<int64_t> blockDim = childThreads(op);
     if (failed(blockDim))
       return WalkResult::interrupt();
-    if (*blockDim > kMaxBlockThreads) {
+    if (*blockDim == kRuntimeThreads && failed(checkRuntimeBlock(op)))
+      return WalkResult::interrupt();
+    if (*blockDim != kRuntimeThreads && *blockDim > kMaxBlockThreads) {
       op.emitOpError("needs ") << *blockDim
                                << " threads per block; the limit is "
                                << kMaxBlockThreads;

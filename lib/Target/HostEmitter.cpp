@@ -408,6 +408,21 @@ LogicalResult HostEmitter::emitOp(Operation &op) {
     }
     return op.emitError("unsupported host constant ") << value;
   }
+  // An integer division by a run-time zero would kill the caller's
+  // process (SIGFPE): the entry point refuses it instead, with the place.
+  if (isa<arith::DivSIOp, arith::DivUIOp, arith::RemSIOp, arith::RemUIOp,
+          arith::CeilDivSIOp, arith::CeilDivUIOp, arith::FloorDivSIOp>(op) &&
+      !matchPattern(op.getOperand(1), m_Constant())) {
+    std::string where;
+    if (auto file = op.getLoc()->findInstanceOf<FileLineColLoc>())
+      where = " (" + file.getFilename().str() + ":" +
+              std::to_string(file.getLine()) + ")";
+    os << "  if (" << use(op.getOperand(1)) << " == 0) return croq_rt_fail(\""
+       << function << "\", \"%s\", "
+       << cString("an integer division by zero" + where +
+                  ": a run-time value that divides is 0")
+       << ");\n";
+  }
   std::string binary = binaryOperator(op);
   if (!binary.empty()) {
     Value lhs = op.getOperand(0), rhs = op.getOperand(1);

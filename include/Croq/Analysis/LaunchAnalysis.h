@@ -19,6 +19,7 @@
 #include "Croq/Dialect/Croq/IR/CroqOps.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/BuiltinTypeInterfaces.h"
 #include "mlir/Pass/AnalysisManager.h"
 #include "llvm/ADT/DenseMap.h"
 
@@ -37,14 +38,20 @@ public:
   /// False when the analysis reported an error.
   bool isValid() const { return valid; }
 
+  /// The thread count of a block whose size is a run-time value (a
+  /// run-time extent of the kernel's outermost thread-side parallel): the
+  /// launch computes it, the kernel reads it from the block size register.
+  static constexpr int64_t kRuntimeThreads = ShapedType::kDynamic;
+
   /// Where an op inside a kernel runs.
   struct Scope {
-    /// Threads per block of the enclosing kernel.
+    /// Threads per block of the enclosing kernel, or kRuntimeThreads.
     int64_t blockDim = 1;
     /// Blocks per cluster of the enclosing kernel (1: no cluster).
     int64_t clusterSize = 1;
     /// The innermost enclosing parallel above thread level: its instance is
-    /// the group that executes collective ops cooperatively.
+    /// the group that executes collective ops cooperatively. Its size is
+    /// kRuntimeThreads for the block of a run-time block size.
     Level groupLevel = Level::Block;
     int64_t groupSize = 1;
     /// True when the innermost enclosing parallel is thread level.
@@ -55,6 +62,13 @@ public:
     /// executing thread alone (a local buffer, or a view that depends on a
     /// thread index), false when the group above copies cooperatively.
     bool copiesPerThread = false;
+
+    /// True when the block's thread count is known only at the launch.
+    bool runtimeBlock() const { return blockDim == kRuntimeThreads; }
+    /// True when the group is several threads (a run-time block is).
+    bool manyThreads() const {
+      return groupSize == kRuntimeThreads || groupSize > 1;
+    }
   };
 
   /// Scope of `op`, which must be inside a kernel.
@@ -65,7 +79,8 @@ public:
   }
   bool hasScope(Operation *op) const { return scopes.count(op); }
 
-  /// Threads in one instance of a nested parallel; block size of a kernel.
+  /// Threads in one instance of a nested parallel; block size of a kernel
+  /// (kRuntimeThreads when the launch computes it).
   int64_t getInstanceThreads(ParallelOp op) const {
     return instanceThreads.lookup(op);
   }

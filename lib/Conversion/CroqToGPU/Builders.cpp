@@ -67,6 +67,7 @@ Value threadId(OpBuilder &b, Location loc) {
 Value groupRank(OpBuilder &b, Location loc,
                        const LaunchAnalysis::Scope &scope) {
   Value tid = threadId(b, loc);
+  // A run-time block's group is the block (LaunchAnalysis).
   if (scope.groupSize == scope.blockDim)
     return tid;
   return arith::RemUIOp::create(b, loc, tid, cIndex(b, loc, scope.groupSize));
@@ -75,7 +76,7 @@ Value groupRank(OpBuilder &b, Location loc,
 /// A barrier over the threads of one group.
 void emitGroupBarrier(OpBuilder &b, Location loc, Level level,
                              int64_t groupSize, int64_t blockDim) {
-  if (groupSize <= 1)
+  if (groupSize != LaunchAnalysis::kRuntimeThreads && groupSize <= 1)
     return;
   if (level == Level::Block || groupSize == blockDim) {
     gpu::BarrierOp::create(b, loc);

@@ -253,7 +253,7 @@ static void buildStridedLoop(OpBuilder &b, Location loc, Value rank,
 /// `access(b, indices, width)` moves one access.
 static void
 buildCopyLoop(OpBuilder &b, Location loc, ArrayRef<Value> sizes, int64_t width,
-              Value rank, int64_t groupSize,
+              Value rank, Value groupSize,
               function_ref<void(OpBuilder &, ArrayRef<Value>, int64_t)> access) {
   SmallVector<Value> extents(sizes);
   extents.back() = arith::DivUIOp::create(b, loc, extents.back(),
@@ -262,7 +262,7 @@ buildCopyLoop(OpBuilder &b, Location loc, ArrayRef<Value> sizes, int64_t width,
   for (Value e : ArrayRef(extents).drop_front())
     count = arith::MulIOp::create(b, loc, count, e);
   buildStridedLoop(
-      b, loc, rank, count, cIndex(b, loc, groupSize),
+      b, loc, rank, count, groupSize,
       [&](OpBuilder &b, Value linear) {
         SmallVector<Value> indices = delinearize(b, loc, linear, extents);
         if (width > 1)
@@ -296,6 +296,11 @@ struct DmaCopyLowering : ScopedPattern<DmaCopyOp> {
       scope.groupSize = 1;
     Value rank = scope.groupSize == 1 ? cIndex(rewriter, loc, 0)
                                       : groupRank(rewriter, loc, scope);
+    // A run-time block's threads copy together: as many as the launch gave.
+    Value groupSize =
+        scope.groupSize == LaunchAnalysis::kRuntimeThreads
+            ? Value(gpu::BlockDimOp::create(rewriter, loc, gpu::Dimension::x))
+            : cIndex(rewriter, loc, scope.groupSize);
     SmallVector<Value> sizes = memrefSizes(rewriter, loc, target);
     Type elementType = sourceType.getElementType();
     bool async = op.getAsync() && getStorage(targetType) == Storage::Shared &&
@@ -390,13 +395,13 @@ struct DmaCopyLowering : ScopedPattern<DmaCopyOp> {
       auto ifOp = scf::IfOp::create(rewriter, loc, aligned,
                                     /*withElseRegion=*/true);
       OpBuilder thenBuilder = ifOp.getThenBodyBuilder();
-      buildCopyLoop(thenBuilder, loc, sizes, width, rank, scope.groupSize,
+      buildCopyLoop(thenBuilder, loc, sizes, width, rank, groupSize,
                     vectorAccess);
       OpBuilder elseBuilder = ifOp.getElseBodyBuilder();
-      buildCopyLoop(elseBuilder, loc, sizes, 1, rank, scope.groupSize,
+      buildCopyLoop(elseBuilder, loc, sizes, 1, rank, groupSize,
                     scalarAccess);
     } else {
-      buildCopyLoop(rewriter, loc, sizes, 1, rank, scope.groupSize,
+      buildCopyLoop(rewriter, loc, sizes, 1, rank, groupSize,
                     scalarAccess);
     }
 

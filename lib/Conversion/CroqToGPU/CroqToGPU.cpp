@@ -419,7 +419,7 @@ static LogicalResult verifyLowerable(ModuleOp module,
       }
     }
     if (auto copy = dyn_cast<DmaCopyOp>(op)) {
-      bool cooperative = !scope.copiesPerThread && scope.groupSize > 1;
+      bool cooperative = !scope.copiesPerThread && scope.manyThreads();
       if (cooperative && scope.inThreads &&
           !selectsWholeGroups(copy, scope.groupLevel)) {
         copy.emitOpError("is a cooperative copy by a ")
@@ -436,9 +436,12 @@ static LogicalResult verifyLowerable(ModuleOp module,
     // function or assembly without results runs in one elected thread
     // (croq-elect-issuers); one with results would give them to one thread.
     if (isa<CallOp, LLVM::InlineAsmOp>(op) && op->getNumResults() != 0 &&
-        !scope.perThread && scope.groupSize > 1) {
+        !scope.perThread && scope.manyThreads()) {
       op->emitOpError("gives a value to every thread of its ")
-          << stringifyLevel(scope.groupLevel) << " (" << scope.groupSize
+          << stringifyLevel(scope.groupLevel) << " ("
+          << (scope.groupSize == LaunchAnalysis::kRuntimeThreads
+                  ? std::string("a run-time count of")
+                  : std::to_string(scope.groupSize))
           << " threads), but the level's code runs once, in one thread; "
              "call it from the body of a thread-level parallel, where each "
              "thread has its own";

@@ -67,7 +67,7 @@ bool mlir::croq::detail::needsElection(Operation *op,
   if ((!store && !opaque) || !analysis.hasScope(op))
     return false;
   const LaunchAnalysis::Scope &scope = analysis.getScope(op);
-  if (scope.perThread || scope.groupSize <= 1)
+  if (scope.perThread || !scope.manyThreads())
     return false;
   // Buffers private to a thread need no election: local buffers, and
   // allocas such as the phase bits of croq-assign-phases.
@@ -81,7 +81,7 @@ bool mlir::croq::detail::needsElection(Operation *op,
 /// `blockDim` threads: every warp of its innermost croq.inthreads (or of
 /// the block) is selected entirely or not at all.
 static bool runsOnWholeWarps(Operation *op, int64_t blockDim) {
-  if (blockDim % 32 != 0)
+  if (blockDim == LaunchAnalysis::kRuntimeThreads || blockDim % 32 != 0)
     return false;
   auto role = op->getParentOfType<InThreadsOp>();
   if (!role)
@@ -130,10 +130,10 @@ static void electIssuers(ModuleOp module, const LaunchAnalysis &analysis,
     // A croq.inthreads of several threads, not whole groups: its lowest
     // thread issues, once for the region.
     std::optional<int64_t> lowest =
-        scope.groupSize > 1 && someThreads ? lowestSelectedThread(op)
+        scope.manyThreads() && someThreads ? lowestSelectedThread(op)
                                            : std::nullopt;
     Issuer who =
-        scope.groupSize <= 1 ? Issuer::Each
+        !scope.manyThreads() ? Issuer::Each
         : lowest             ? Issuer::Lowest
         : someThreads        ? Issuer::Each
         : useElectSync && getExecutionScope(*solver, op) >= UniformScope::Warp

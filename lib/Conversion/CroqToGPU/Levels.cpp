@@ -15,6 +15,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Func/Transforms/FuncConversions.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -113,7 +114,9 @@ struct KernelLaunchLowering : ScopedPattern<ParallelOp> {
     if (bounds.size() > 3)
       return rewriter.notifyMatchFailure(op, "more than 3 grid dimensions");
     int64_t blockDim = analysis.getInstanceThreads(op);
-    if (std::optional<int64_t> most = op.getMaxThreads(); most && blockDim > *most)
+    bool runtimeBlock = blockDim == LaunchAnalysis::kRuntimeThreads;
+    if (std::optional<int64_t> most = op.getMaxThreads();
+        most && !runtimeBlock && blockDim > *most)
       return op.emitOpError("launch bounds allow ")
              << *most << " threads per block, but this kernel's block has "
              << blockDim;
@@ -181,7 +184,43 @@ struct KernelLaunchLowering : ScopedPattern<ParallelOp> {
     Value gx = toIndex(bounds[0]);
     Value gy = bounds.size() > 1 ? bounds[1] : one;
     Value gz = bounds.size() > 2 ? bounds[2] : one;
-    Value bx = cIndex(rewriter, loc, blockDim);
+    Value bx;
+    if (!runtimeBlock) {
+      bx = cIndex(rewriter, loc, blockDim);
+    } else {
+      // The one thread-side parallel that sets the block's size
+      // (LaunchAnalysis): its extents, computed on the host, times the
+      // threads of one of its instances.
+      ParallelOp sized;
+      op.getBody().walk<WalkOrder::PreOrder>([&](ParallelOp child) {
+        sized = child;
+        return WalkResult::interrupt();
+      });
+      bx = cIndex(rewriter, loc, levelThreads(sized.getLevel()));
+      for (Value bound : sized.getBounds()) {
+        FailureOr<Value> host = hostValue(rewriter, bound, op, hostMap);
+        if (failed(host))
+          return sized.emitOpError(
+              "has a run-time extent that the launch cannot compute: it must "
+              "come from the kernel's arguments, not from values the kernel "
+              "computes");
+        bx = arith::MulIOp::create(rewriter, loc, bx, *host);
+      }
+      // The host entry point refuses a size the GPU cannot launch.
+      Value atLeastOne = arith::CmpIOp::create(
+          rewriter, loc, arith::CmpIPredicate::sge, bx, one);
+      Value atMost = arith::CmpIOp::create(
+          rewriter, loc, arith::CmpIPredicate::sle, bx,
+          cIndex(rewriter, loc, 1024));
+      std::string where;
+      if (auto fileLoc = sized.getLoc()->findInstanceOf<FileLineColLoc>())
+        where = " at line " + std::to_string(fileLoc.getLine());
+      cf::AssertOp::create(
+          rewriter, loc,
+          arith::AndIOp::create(rewriter, loc, atLeastOne, atMost),
+          "the run-time extent of the parallel" + where +
+              " makes a block of fewer than 1 or more than 1024 threads");
+    }
     Value smem =
         dynamicBytes
             ? Value(arith::IndexCastOp::create(rewriter, loc,

@@ -134,6 +134,16 @@ Value IRGen::viewExtent(Value view, int64_t d, Location l) {
     }
     return arith::DivSIOp::create(builder, l, whole, count);
   }
+  // A subspan's tile has its extents wherever it is (a tail tile is clipped
+  // by the copies that read it, not by its shape).
+  if (auto subspan = view.getDefiningOp<SubspanOp>()) {
+    ArrayRef<int64_t> statics = subspan.getStaticExtents();
+    if (d < static_cast<int64_t>(statics.size()) &&
+        statics[d] == ShapedType::kDynamic) {
+      unsigned i = llvm::count(statics.take_front(d), ShapedType::kDynamic);
+      return subspan.getExtents()[i];
+    }
+  }
   // A future's data is the buffer its copy wrote: an allocation's extents.
   if (auto data = view.getDefiningOp<FutureDataOp>())
     if (auto copy = data.getFuture().getDefiningOp<DmaCopyOp>())

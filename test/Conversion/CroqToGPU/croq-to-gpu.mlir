@@ -154,6 +154,37 @@ func.func @dma_copy_to_shared(%src: memref<?x?xf16>, %i: index, %j: index) {
 
 // -----
 
+// A run-time warp count: the launch's block size is the warp parallel's
+// extent times 32, computed on the host; the block's cooperative copy
+// strides by the block size register, and each warp's index is tid / 32.
+// CHECK-LABEL: func.func @runtime_block_size
+// CHECK-SAME: (%{{.*}}: memref<?x?xf16>, %[[N:.*]]: index)
+// CHECK: %[[C32:.*]] = arith.constant 32 : index
+// CHECK: %[[BX:.*]] = arith.muli %[[C32]], %[[N]] : index
+// CHECK: cf.assert %{{.*}}, "the run-time extent of the parallel at line {{[0-9]+}} makes a block of fewer than 1 or more than 1024 threads"
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}}) threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %[[BX]],
+// CHECK: %[[TID:.*]] = gpu.thread_id x
+// CHECK: arith.divui %[[TID]], %{{.*}} : index
+// CHECK: %[[STRIDE:.*]] = gpu.block_dim x
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %[[STRIDE]]
+// CHECK: gpu.barrier
+func.func @runtime_block_size(%src: memref<?x?xf16>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  croq.parallel (%b) by [%c1] : block {
+    %s = memref.alloc() : memref<64x64xf16, #gpu.address_space<workgroup>>
+    croq.parallel (%w) by [%n] : warp {
+      %tile = croq.subspan %src[64, 64] at [%c0, %c0] : memref<?x?xf16> -> memref<64x64xf16, strided<[?, 1], offset: ?>>
+      croq.dma.copy %tile to %s : memref<64x64xf16, strided<[?, 1], offset: ?>> to memref<64x64xf16, #gpu.address_space<workgroup>>
+      %v = memref.load %s[%w, %c0] : memref<64x64xf16, #gpu.address_space<workgroup>>
+      memref.store %v, %src[%w, %c1] : memref<?x?xf16>
+    }
+  }
+  return
+}
+
+// -----
+
 // Async copies issue cp.async and commit a group; a wait drains the groups
 // and synchronises the scope. Futures become their buffers; swap and
 // dma.any disappear.

@@ -52,10 +52,49 @@ func.func @negative_tma_box(%g: memref<512x64xf16>) {
 
 // -----
 
-func.func @negative_dynamic_block_shape(%n: index) {
+// A run-time extent below the outermost thread-side level: a warp's
+// instance is 32 threads, whatever the program asks.
+func.func @negative_dynamic_nested_extent(%n: index) {
+  %c2 = arith.constant 2 : index
   croq.parallel (%b) by [%n] : block {
-    // expected-error @below {{bound 0 of a thread parallel must be a compile-time constant: it sets the block size of the kernel}}
+    croq.parallel (%w) by [%c2] : warp {
+      // expected-error @below {{bound 0 of a thread parallel must be a compile-time constant: it sets how many threads run each instance of the level above, which is fixed; only the outermost thread-side parallel of a kernel, alone in its block, may have a run-time extent}}
+      croq.parallel (%t) by [%n] : thread {
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// A run-time block size comes from one parallel; siblings would each need
+// the block to be their size.
+func.func @negative_dynamic_siblings(%n: index) {
+  %c64 = arith.constant 64 : index
+  croq.parallel (%b) by [%n] : block {
+    // expected-error @below {{bound 0 of a thread parallel must be a compile-time constant}}
     croq.parallel (%t) by [%n] : thread {
+    }
+    croq.parallel (%t) by [%c64] : thread {
+    }
+  }
+  return
+}
+
+// -----
+
+// A shared event counts its arrivals in threads, which a run-time block
+// size does not give.
+func.func @negative_dynamic_block_event(%n: index) {
+  %c1 = arith.constant 1 : index
+  croq.parallel (%b) by [%c1] : block {
+    // expected-note @below {{this parallel's run-time extent sets it; make the extent a compile-time constant}}
+    croq.parallel (%w) by [%n] : warp {
+      // expected-error @below {{needs the block's thread count at compile time (a shared event's arrivals are counted in threads), but this kernel's block size is a run-time value}}
+      %e = croq.event.alloc : !croq.event<shared, 1>
+      croq.event.trigger %e : !croq.event<shared, 1>
+      croq.event.wait %e : !croq.event<shared, 1>
     }
   }
   return

@@ -51,6 +51,8 @@ SIGNATURES = {
     "ring_sum_co": [_TENSOR, _TENSOR],
     "ring_sum_1p2c_co": [_TENSOR, _TENSOR],
     "whole_wait_co": [_TENSOR, _TENSOR],
+    "runtime_warps_co": [_TENSOR, _TENSOR, _TENSOR],
+    "runtime_threads_co": [_TENSOR, _TENSOR, _INDEX],
     "gemm_ws4_co": [_TENSOR, _TENSOR, _TENSOR],
     "gemm_ws2_co": [_TENSOR, _TENSOR, _TENSOR],
     "matmul_1p1c_co": [_TENSOR, _TENSOR, _TENSOR],

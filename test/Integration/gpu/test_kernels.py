@@ -720,6 +720,38 @@ def event_whole_array_waits():
 
 
 @test
+def runtime_block_sizes():
+    # runtime_threads_co.co: blocks whose size the launch computes. W warps
+    # per block (1 to 32, so 32 to 1024 threads) over M blocks (1 to 1500),
+    # each block copying its [1, W, 32] tiles into shared memory sized at
+    # the launch; then T threads per block (1 to 1024, ragged N, up to
+    # 300001 blocks). A size of 0 or past 1024 threads, and T = 0 (which
+    # also divides N), are refused before the launch.
+    for m, w in sweep(((1, 1), (3, 17), (200, 32), (1500, 5), (7, 31)),
+                      ((1, 1), (3, 17))):
+        a = torch.randint(-1000, 1000, (m, w, 32), dtype=torch.int32, device="cuda")
+        b = torch.randint(-1000, 1000, (m, w, 32), dtype=torch.int32, device="cuda")
+        out = poisoned((m, w, 32), torch.int32)
+        K.runtime_warps_co(a, b, out)
+        expect_equal(out, a + b * 3, f"run-time warp count, M = {m}, W = {w}")
+    for n, t in sweep(((1, 1), (300_001, 1), (1000, 33), (300_001, 256),
+                       (5000, 1024), (1023, 1000)),
+                      ((1, 1), (1000, 33))):
+        x = torch.randn(n, device="cuda")
+        y = poisoned((n,), torch.float32)
+        K.runtime_threads_co(x, y, t)
+        lane = (torch.arange(n, device="cuda") % t).float()
+        expect_equal(y, x * 2.0 + lane, f"run-time thread count, N = {n}, T = {t}")
+    for t, needle in ((1025, "1024 threads"), (0, "division by zero")):
+        rejects(K.runtime_threads_co,
+                (torch.zeros(64, device="cuda"), poisoned((64,), torch.float32), t),
+                needle, what=f"T = {t}")
+    a = torch.zeros(2, 33, 32, dtype=torch.int32, device="cuda")
+    rejects(K.runtime_warps_co, (a, a.clone(), poisoned((2, 33, 32), torch.int32)),
+            "1024 threads", what="W = 33")
+
+
+@test
 def event_ring_one_producer_two_consumers():
     # `empty` completes only when both consumer warpgroups (256 threads)
     # have arrived; the consumers run with 232 registers, the producer 40.
