@@ -213,13 +213,60 @@ LogicalResult IRGen::checkBufferIndex(SMLoc smloc, Value index, int64_t extent,
       return success();
   }
   // A bounded index whose range reaches past the array.
-  if (auto range = indexRange(index, known);
-      range && (range->first < 0 || range->second > extent))
+  std::optional<IndexRange> range = indexRange(index, known);
+  if (range && (range->first < 0 || range->second > extent))
     return fail(smloc, what + " ranges over [" + Twine(range->first) + ", " +
                            Twine(range->second) + "), out of bounds of [0, " +
                            Twine(extent) + ")",
                 "keep the index within the array for every value of its "
                 "bounded variables");
+  if (range || !known.empty())
+    return success();
+  // A run-time index outside every condition: the host entry point checks
+  // it before the launch when the host can compute it (a parameter, or a
+  // bounded variable's run-time bound), and refuses the call otherwise.
+  Location l = loc(smloc);
+  std::string message = (what + " at line " +
+                         Twine(sourceMgr.FindLineNumber(smloc)) +
+                         " is out of bounds of its array of " + Twine(extent) +
+                         " buffers")
+                            .str();
+  auto within = [&](OpBuilder &b, Value v, Value lo) {
+    Value hi = arith::ConstantIndexOp::create(b, l, extent);
+    return arith::AndIOp::create(
+        b, l, arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge, v, lo),
+        arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, v, hi));
+  };
+  if (checkOnHost(
+          l, {index},
+          [&](OpBuilder &b, ArrayRef<Value> v) {
+            return within(b, v[0], arith::ConstantIndexOp::create(b, l, 0));
+          },
+          message))
+    return success();
+  auto arg = dyn_cast<BlockArgument>(index);
+  if (!arg)
+    return success();
+  Operation *owner = arg.getOwner()->getParentOp();
+  Value bound;
+  if (auto parallel = dyn_cast_or_null<ParallelOp>(owner)) {
+    bound = parallel.getBounds()[arg.getArgNumber()];
+  } else if (auto loop = dyn_cast_or_null<scf::ForOp>(owner);
+             loop && arg == loop.getInductionVar() &&
+             matchPattern(loop.getLowerBound(), m_Zero()) &&
+             matchPattern(loop.getStep(), m_One())) {
+    bound = loop.getUpperBound();
+  }
+  if (bound)
+    checkOnHost(
+        l, {bound},
+        [&](OpBuilder &b, ArrayRef<Value> v) {
+          // Values 0 to bound - 1: the bound is at most the extent.
+          return arith::CmpIOp::create(
+              b, l, arith::CmpIPredicate::sle, v[0],
+              arith::ConstantIndexOp::create(b, l, extent));
+        },
+        message + " for some values of its bounded variable");
   return success();
 }
 

@@ -191,7 +191,8 @@ bool IRGen::checkOnHost(
       if (available(v))
         return v;
       Operation *def = v.getDefiningOp();
-      if (!def || def->getNumRegions() ||
+      // A block's rank in its cluster exists only in the kernel.
+      if (!def || def->getNumRegions() || isa<ClusterRankOp>(def) ||
           !(isMemoryEffectFree(def) || isa<memref::DimOp>(def)))
         return Value();
       for (Value operand : def->getOperands())

@@ -53,6 +53,7 @@ SIGNATURES = {
     "whole_wait_co": [_TENSOR, _TENSOR],
     "runtime_warps_co": [_TENSOR, _TENSOR, _TENSOR],
     "runtime_threads_co": [_TENSOR, _TENSOR, _INDEX],
+    "buffer_index_co": [_TENSOR, _TENSOR, _INDEX, _INDEX],
     "gemm_ws4_co": [_TENSOR, _TENSOR, _TENSOR],
     "gemm_ws2_co": [_TENSOR, _TENSOR, _TENSOR],
     "matmul_1p1c_co": [_TENSOR, _TENSOR, _TENSOR],

@@ -752,6 +752,24 @@ def runtime_block_sizes():
 
 
 @test
+def buffer_array_subscripts_checked_on_the_host():
+    # buffer_index_co.co: s[r] for r in [rounds] and s[pick] of a 4-buffer
+    # array; 1 to 2000 blocks. Every legal (rounds, pick) runs; a bound
+    # past 4, a pick of 4 and of -1 are refused before the launch.
+    for n in sweep((1, 2000), (3,)):
+        x = torch.randn(n, 64, device="cuda")
+        for rounds, pick in ((1, 0), (4, 0), (4, 3), (3, 2)):
+            y = poisoned((n, 64), torch.float32)
+            K.buffer_index_co(x, y, rounds, pick)
+            expect_equal(y, x + pick, f"N = {n}, rounds = {rounds}, pick = {pick}")
+    x = torch.zeros(2, 64, device="cuda")
+    for rounds, pick in ((5, 0), (4, 4), (4, -1)):
+        rejects(K.buffer_index_co, (x, poisoned((2, 64), torch.float32), rounds, pick),
+                "out of bounds of its array of 4 buffers",
+                what=f"rounds = {rounds}, pick = {pick}")
+
+
+@test
 def event_ring_one_producer_two_consumers():
     # `empty` completes only when both consumer warpgroups (256 threads)
     # have arrived; the consumers run with 232 registers, the producer 40.
