@@ -45,6 +45,15 @@ using namespace mlir::croq::detail;
 
 namespace mlir::croq::detail {
 
+/// Whether the host can run `def` in place of the kernel: an op of values
+/// without memory effects or regions. A division may trap on a zero, which
+/// the host entry point refuses before computing it; a block's cluster rank
+/// exists only in the kernel.
+static bool runsOnHost(Operation *def) {
+  return !def->getNumRegions() && isMemoryEffectFree(def) &&
+         !isa<ClusterRankOp>(def);
+}
+
 /// Whether hostValue can compute `value` before `kernel`.
 bool isHostComputable(Value value, Operation *kernel) {
   Operation *def = value.getDefiningOp();
@@ -52,7 +61,7 @@ bool isHostComputable(Value value, Operation *kernel) {
       def ? def : cast<BlockArgument>(value).getOwner()->getParentOp();
   if (!owner || !kernel->isAncestor(owner))
     return true;
-  return def && !def->getNumRegions() && isPure(def) &&
+  return def && runsOnHost(def) &&
          llvm::all_of(def->getOperands(), [&](Value operand) {
            return isHostComputable(operand, kernel);
          });
@@ -87,7 +96,7 @@ static FailureOr<Value> hostValue(ConversionPatternRewriter &b, Value value,
     Value remapped = b.getRemappedValue(value);
     return remapped ? remapped : value;
   }
-  if (!def || def->getNumRegions() || !isPure(def))
+  if (!def || !runsOnHost(def))
     return failure();
   for (Value operand : def->getOperands()) {
     FailureOr<Value> host = hostValue(b, operand, kernel, map);

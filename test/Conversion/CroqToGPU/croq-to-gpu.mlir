@@ -720,3 +720,24 @@ func.func @host_sized_shared(%g: memref<?xf32>, %n: index) {
   }
   return
 }
+
+// -----
+
+// An extent that divides by a run-time value is computed on the host too
+// (whose entry point refuses a zero divisor first: Target/Host/division.mlir).
+// CHECK-LABEL: func.func @host_sized_shared_runtime_divisor
+// CHECK-SAME: (%[[G:.*]]: memref<?xf32>, %[[N:.*]]: index)
+// CHECK: %[[M:.*]] = memref.dim %[[G]]
+// CHECK: arith.divsi %[[M]], %[[N]] : index
+// CHECK: gpu.launch
+func.func @host_sized_shared_runtime_divisor(%g: memref<?xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  croq.parallel (%b) by [%n] : block {
+    %m = memref.dim %g, %c0 : memref<?xf32>
+    %size = arith.divsi %m, %n : index
+    %s = memref.alloc(%size) : memref<?xf32, #gpu.address_space<workgroup>>
+    %v = arith.constant 1.0 : f32
+    memref.store %v, %s[%c0] : memref<?xf32, #gpu.address_space<workgroup>>
+  }
+  return
+}
