@@ -824,17 +824,60 @@ LogicalResult IRGen::inthreads(const Stmt &stmt) {
     return fail(stmt.loc, "break, continue and yield cannot leave an "
                           "inthreads region",
                 "end the work with an if inside the region instead");
-  if (!carriedNames.empty())
-    return fail(stmt.loc, "inthreads cannot assign '" + carriedNames.front().name +
-                              "', which is defined outside it",
-                "declare it inside the inthreads region");
-  auto op = InThreadsOp::create(builder, loc(stmt.loc), cond->value, stmt.async);
-  OpBuilder::InsertionGuard guard(builder);
-  builder.setInsertionPoint(op.getBody().front().getTerminator());
-  push();
-  ++inthreadsDepth;
-  LogicalResult result = statements(stmt.body);
-  --inthreadsDepth;
-  pop();
-  return result;
+  // A scalar the region assigns keeps its value in the threads the region
+  // leaves out: each thread holds it in its own memory across the region (a
+  // slot at the kernel's entry, which LLVM promotes back to a register).
+  // Roles of inthreads.async are separate programs, and futures, frags and
+  // events are not values of one thread.
+  Location l = loc(stmt.loc);
+  SmallVector<Value> slots;
+  for (const Carried &c : carriedNames) {
+    Value before = carriedValue(c);
+    if (stmt.async || c.scaledSum ||
+        !isa<IntegerType, FloatType, IndexType>(before.getType()))
+      return fail(stmt.loc,
+                  "inthreads" + Twine(stmt.async ? ".async" : "") +
+                      " cannot assign '" + c.name +
+                      "', which is defined outside it",
+                  stmt.async ? "declare it inside the region: a role is a "
+                               "program of its own"
+                             : "only scalars carry out of an inthreads "
+                               "region; declare it inside the region");
+    Operation *kernel = nullptr;
+    for (Operation *p = builder.getInsertionBlock()->getParentOp(); p;
+         p = p->getParentOp())
+      if (isa<ParallelOp>(p))
+        kernel = p;
+    if (!kernel)
+      return internalError(stmt.loc, "an inthreads region outside a parallel");
+    OpBuilder atEntry(builder.getContext());
+    atEntry.setInsertionPointToStart(&kernel->getRegion(0).front());
+    auto type = MemRefType::get(
+        {}, before.getType(), MemRefLayoutAttrInterface(),
+        gpu::AddressSpaceAttr::get(builder.getContext(),
+                                   gpu::AddressSpace::Private));
+    slots.push_back(memref::AllocaOp::create(atEntry, l, type));
+    memref::StoreOp::create(builder, l, before, slots.back());
+  }
+  auto op = InThreadsOp::create(builder, l, cond->value, stmt.async);
+  LogicalResult result = success();
+  {
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPoint(op.getBody().front().getTerminator());
+    push();
+    shadow(carriedNames);
+    ++inthreadsDepth;
+    result = statements(stmt.body);
+    --inthreadsDepth;
+    if (succeeded(result))
+      for (auto [value, slot] :
+           llvm::zip_equal(currentValues(carriedNames), slots))
+        memref::StoreOp::create(builder, l, value, slot);
+    pop();
+  }
+  if (failed(result))
+    return failure();
+  for (auto [c, slot] : llvm::zip_equal(carriedNames, slots))
+    rebind(c, memref::LoadOp::create(builder, l, slot));
+  return success();
 }

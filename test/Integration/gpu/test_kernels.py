@@ -770,6 +770,22 @@ def buffer_array_subscripts_checked_on_the_host():
 
 
 @test
+def inthreads_assigning_outer_scalars():
+    # inthreads_assign_co.co: threads 0-31 set v = 7 + x, threads 64-95 set
+    # w = 2 and triple v; the rest keep v = 1, w = 0.5. 1 to 2344 blocks,
+    # ragged tails.
+    for n in sweep((1, 127, 1000, 300_001), (1, 1000)):
+        x = torch.randint(-100, 100, (n,), dtype=torch.int32, device="cuda")
+        y = poisoned((n,), torch.int32)
+        K.inthreads_assign_co(x, y)
+        t = torch.arange(n, device="cuda") % 128
+        v = torch.where(t < 32, x + 7, torch.ones_like(x))
+        second = (t >= 64) & (t < 96)
+        v = torch.where(second, v * 3, v)
+        expect_equal(y, v * 10 + second.int(), f"inthreads assignments, N = {n}")
+
+
+@test
 def event_ring_one_producer_two_consumers():
     # `empty` completes only when both consumer warpgroups (256 threads)
     # have arrived; the consumers run with 232 registers, the producer 40.
