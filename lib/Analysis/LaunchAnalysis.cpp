@@ -204,6 +204,16 @@ void LaunchAnalysis::recordScopes(ParallelOp kernel, int64_t blockDim) {
         scope.groupSize = blockDim;
       }
     }
+    // The same for a synchronous TMA copy (one that completes no event):
+    // the block issues it once, and every thread waits for it. Issued by
+    // each group, the copies would load the same tile twice and arrive on
+    // its barrier more often than it counts.
+    if (auto copy = dyn_cast<TmaCopyOp>(op);
+        copy && !copy.getAsync() && !copy.getEvent() && !scope.perThread &&
+        scope.groupLevel != Level::Block && isGroupInvariantCopy(copy, kernel)) {
+      scope.groupLevel = Level::Block;
+      scope.groupSize = blockDim;
+    }
     scopes[op] = scope;
   });
 }

@@ -246,7 +246,8 @@ static bool dependsOnGroupIndex(Value value, Operation *kernel,
   });
 }
 
-bool mlir::croq::isGroupInvariantCopy(DmaCopyOp copy, Operation *kernel) {
+bool mlir::croq::isGroupInvariantCopy(Operation *op, Operation *kernel) {
+  auto copy = cast<CopyOpInterface>(op);
   for (Value side : {copy.getSource(), copy.getTarget()}) {
     // A local buffer is each thread's own: its copy is per thread.
     if (getStorage(cast<MemRefType>(side.getType())) == Storage::Local ||

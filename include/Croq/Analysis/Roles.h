@@ -52,7 +52,7 @@ bool isPerThreadCopy(DmaCopyOp copy);
 /// index below the block, and no croq.inthreads selects a subset): the
 /// whole block then copies cooperatively, once, instead of each group
 /// writing the same elements.
-bool isGroupInvariantCopy(DmaCopyOp copy, Operation *kernel);
+bool isGroupInvariantCopy(Operation *copy, Operation *kernel);
 
 /// Which instances of the parallels around `region` (below the block level,
 /// indices linearised row-major, outermost first) run it: those for which

@@ -116,11 +116,12 @@ tmaCoordinates(ConversionPatternRewriter &rewriter, Location loc,
 /// the start of its kernel.
 static std::pair<Value, Value> syncTmaBarrier(OpBuilder &b, Location loc,
                                               gpu::LaunchOp launch,
-                                              int64_t clusterSize) {
+                                              int64_t clusterSize,
+                                              int64_t instances) {
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&launch.getBody().front());
   Value group =
-      createMBarriers(b, loc, /*count=*/1, /*arrivals=*/1, clusterSize);
+      createMBarriers(b, loc, instances, /*arrivals=*/1, clusterSize);
   return {group, createPhaseBits(b, loc, /*count=*/1, /*start=*/false)};
 }
 
@@ -315,10 +316,22 @@ struct TmaCopyLowering : ScopedPattern<TmaCopyOp> {
     auto launch = op->getParentOfType<gpu::LaunchOp>();
     if (!launch)
       return op.emitOpError("synchronous TMA outside a kernel");
+    // Each instance of the issuing group (a warp, a warpgroup) issues its
+    // own tile and waits for it: one barrier each, since a barrier counts
+    // one arrival per phase.
+    Value zero = cIndex(rewriter, loc, 0);
+    int64_t instances = 1;
+    Value instance = zero;
+    if (cooperative && op.getIssuer() != Issuer::Lowest &&
+        scope.groupLevel != Level::Block && !scope.runtimeBlock() &&
+        scope.groupSize > 1 && scope.blockDim > scope.groupSize) {
+      instances = scope.blockDim / scope.groupSize;
+      instance = arith::DivUIOp::create(rewriter, loc, threadId(rewriter, loc),
+                                        cIndex(rewriter, loc, scope.groupSize));
+    }
     Value barrier, phase;
     std::tie(barrier, phase) =
-        syncTmaBarrier(rewriter, loc, launch, scope.clusterSize);
-    Value zero = cIndex(rewriter, loc, 0);
+        syncTmaBarrier(rewriter, loc, launch, scope.clusterSize, instances);
     int64_t bytes = tileBytes(cast<MemRefType>(sharedView.getType()));
     if (op.getMulticast()) {
       // Every block has finished with the buffer's previous tile, and
@@ -337,20 +350,20 @@ struct TmaCopyLowering : ScopedPattern<TmaCopyOp> {
     auto issueLoad = [&](OpBuilder &b) {
       for (auto &[box, at] : *boxes)
         nvgpu::TmaAsyncLoadOp::create(b, loc, box, barrier, descriptor, at,
-                                      zero, mask, Value());
+                                      instance, mask, Value());
     };
     // Each block expects the bytes; only the cluster's first block loads
     // a multicast tile.
     onIssuer(rewriter, loc, issues, [&](OpBuilder &b) {
       nvgpu::MBarrierArriveExpectTxOp::create(b, loc, barrier,
-                                              cIndex(b, loc, bytes), zero,
+                                              cIndex(b, loc, bytes), instance,
                                               Value());
       if (!op.getMulticast())
         issueLoad(b);
     });
     if (op.getMulticast())
       onIssuer(rewriter, loc, loads, issueLoad);
-    waitOnPhaseBit(rewriter, loc, barrier, zero, phase, zero);
+    waitOnPhaseBit(rewriter, loc, barrier, instance, phase, zero);
     replaceCopy(rewriter, op, sharedView);
     return success();
   }

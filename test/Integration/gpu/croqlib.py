@@ -55,6 +55,8 @@ SIGNATURES = {
     "runtime_threads_co": [_TENSOR, _TENSOR, _INDEX],
     "buffer_index_co": [_TENSOR, _TENSOR, _INDEX, _INDEX],
     "inthreads_assign_co": [_TENSOR, _TENSOR],
+    "tma_groups_co": [_TENSOR, _TENSOR, _TENSOR],
+    "tma_groups_cluster_co": [_TENSOR, _TENSOR, _TENSOR],
     "gemm_ws4_co": [_TENSOR, _TENSOR, _TENSOR],
     "gemm_ws2_co": [_TENSOR, _TENSOR, _TENSOR],
     "matmul_1p1c_co": [_TENSOR, _TENSOR, _TENSOR],

@@ -786,6 +786,26 @@ def inthreads_assigning_outer_scalars():
 
 
 @test
+def synchronous_tma_in_two_warpgroups():
+    # tma_groups_co.co: rhs loaded once per block, lhs per warpgroup, each
+    # on its own barrier; 128x64 tiles, ragged M, N, K (TMA zero-fills
+    # and clips), 1 to 2176 blocks, odd K-tile counts.
+    check_matmul(K.tma_groups_co,
+                 sweep(((1, 8, 8), (300, 200, 136), (4000, 4304, 320),
+                        (2048, 2048, 2048), (129, 65, 1000)),
+                       ((1, 8, 8), (300, 200, 136))),
+                 True, 2e-3, "synchronous TMA in two warpgroups", torch.float16)
+    # Clusters of 2 along M, the rhs tile multicast from the warpgroups'
+    # body: M a whole number of clusters (256 rows), 2 to 1088 blocks.
+    check_matmul(K.tma_groups_cluster_co,
+                 sweep(((256, 8, 8), (256, 200, 136), (4096, 1000, 320),
+                        (2048, 2048, 2048)),
+                       ((256, 8, 8), (256, 200, 136))),
+                 True, 2e-3, "synchronous multicast in two warpgroups",
+                 torch.float16)
+
+
+@test
 def event_ring_one_producer_two_consumers():
     # `empty` completes only when both consumer warpgroups (256 threads)
     # have arrived; the consumers run with 232 registers, the producer 40.

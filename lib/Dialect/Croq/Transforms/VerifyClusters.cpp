@@ -25,6 +25,7 @@
 
 #include "VerifyClusters.h"
 
+#include "Croq/Analysis/Roles.h"
 #include "Croq/Dialect/Croq/IR/CroqOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -361,14 +362,18 @@ LogicalResult mlir::croq::verifyClusterCopies(ParallelOp kernel) {
   WalkResult result = kernel.getBody().walk([&](Operation *op) {
     if (auto copy = dyn_cast<TmaCopyOp>(op); copy && copy.getMulticast()) {
       // A synchronous multicast waits at a cluster barrier, which every
-      // thread of every block must reach: the block's own body.
+      // thread of every block must reach: the block's own body, or an
+      // inner level's where every instance loads the same tile under the
+      // same control flow (the block then issues it once).
       if (!copy.getAsync() &&
           (copy->getParentOfType<InThreadsOp>() ||
-           copy->getParentOfType<ParallelOp>() != kernel)) {
+           (copy->getParentOfType<ParallelOp>() != kernel &&
+            !isGroupInvariantCopy(copy, kernel)))) {
         copy.emitError("a synchronous multicast load waits at a cluster "
                        "barrier that every thread of every block reaches, "
-                       "so it must be in the block's own body, not in an "
-                       "inthreads region or an inner parallel level")
+                       "so it must be in the block's own body, or load the "
+                       "same tile in every instance of an inner level, not "
+                       "be in an inthreads region")
                 .attachNote()
             << "hint: bind it to an event (tma.copy.async<e>.multicast) "
                "whose producer waits on an event released with "
