@@ -410,18 +410,28 @@ LogicalResult HostEmitter::emitOp(Operation &op) {
   }
   // An integer division by a run-time zero would kill the caller's
   // process (SIGFPE): the entry point refuses it instead, with the place.
+  // So would the one signed quotient that does not fit (INT64_MIN / -1).
   if (isa<arith::DivSIOp, arith::DivUIOp, arith::RemSIOp, arith::RemUIOp,
-          arith::CeilDivSIOp, arith::CeilDivUIOp, arith::FloorDivSIOp>(op) &&
-      !matchPattern(op.getOperand(1), m_Constant())) {
+          arith::CeilDivSIOp, arith::CeilDivUIOp, arith::FloorDivSIOp>(op)) {
+    APInt divisor;
+    bool constant = matchPattern(op.getOperand(1), m_ConstantInt(&divisor));
+    bool isSigned = !isUnsignedOp(op);
     std::string where;
     if (auto file = op.getLoc()->findInstanceOf<FileLineColLoc>())
       where = " (" + file.getFilename().str() + ":" +
               std::to_string(file.getLine()) + ")";
-    os << "  if (" << use(op.getOperand(1)) << " == 0) return croq_rt_fail(\""
-       << function << "\", \"%s\", "
-       << cString("an integer division by zero" + where +
-                  ": a run-time value that divides is 0")
-       << ");\n";
+    auto refuse = [&](const std::string &condition, const std::string &why) {
+      os << "  if (" << condition << ") return croq_rt_fail(\"" << function
+         << "\", \"%s\", " << cString(why + where) << ");\n";
+    };
+    if (!constant || divisor.isZero())
+      refuse(use(op.getOperand(1)) + " == 0", "an integer division by zero");
+    if (isSigned && (!constant || divisor.isAllOnes()) &&
+        (op.getOperand(0).getType().isInteger(64) ||
+         op.getOperand(0).getType().isIndex()))
+      refuse(use(op.getOperand(0)) + " == INT64_MIN && " +
+                 use(op.getOperand(1)) + " == -1",
+             "an integer division that overflows (INT64_MIN / -1)");
   }
   std::string binary = binaryOperator(op);
   if (!binary.empty()) {

@@ -105,6 +105,13 @@ static bool runsOnWholeWarps(Operation *op, int64_t blockDim) {
   return true;
 }
 
+/// elect.sync names all 32 lanes: only a group of whole warps may use it (a
+/// block of fewer threads, or of a run-time count, has a partial warp).
+static bool wholeWarps(const LaunchAnalysis::Scope &scope) {
+  return scope.groupLevel != Level::Block ||
+         (!scope.runtimeBlock() && scope.blockDim % 32 == 0);
+}
+
 static void electIssuers(ModuleOp module, const LaunchAnalysis &analysis,
                          DataFlowSolver *solver) {
   // Without the analysis (no use-elect-sync), elect by thread id.
@@ -136,7 +143,8 @@ static void electIssuers(ModuleOp module, const LaunchAnalysis &analysis,
         !scope.manyThreads() ? Issuer::Each
         : lowest             ? Issuer::Lowest
         : someThreads        ? Issuer::Each
-        : useElectSync && getExecutionScope(*solver, op) >= UniformScope::Warp
+        : useElectSync && wholeWarps(scope) &&
+                getExecutionScope(*solver, op) >= UniformScope::Warp
             ? Issuer::Elected
             : Issuer::First;
     op->setAttr("issuer", IssuerAttr::get(op->getContext(), who));
@@ -164,7 +172,8 @@ static void electIssuers(ModuleOp module, const LaunchAnalysis &analysis,
     // first warp (a warp-uniform test) instead of comparing thread ids.
     Value elected = electOneThread(
         b, loc, rank,
-        useElectSync && getExecutionScope(*solver, action) >= UniformScope::Warp);
+        useElectSync && wholeWarps(scope) &&
+            getExecutionScope(*solver, action) >= UniformScope::Warp);
     auto ifOp = scf::IfOp::create(b, loc, elected, /*withElseRegion=*/false);
     action->moveBefore(ifOp.thenBlock()->getTerminator());
   }

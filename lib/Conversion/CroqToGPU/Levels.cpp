@@ -205,6 +205,26 @@ struct KernelLaunchLowering : ScopedPattern<ParallelOp> {
         sized = child;
         return WalkResult::interrupt();
       });
+      // The host entry point refuses a size the GPU cannot launch, or the
+      // kernel's launch bounds forbid: each extent at least 1 (a negative
+      // pair would multiply to a valid count) and the product at most the
+      // bound (each extent checked first, so that it cannot overflow).
+      int64_t most = std::min<int64_t>(op.getMaxThreads().value_or(1024), 1024);
+      std::string where;
+      if (auto fileLoc = sized.getLoc()->findInstanceOf<FileLineColLoc>())
+        where = " at line " + std::to_string(fileLoc.getLine());
+      std::string message = "the run-time extents of the parallel" + where +
+                            " make a block of fewer than 1 or more than " +
+                            std::to_string(most) + " threads";
+      Value maxThreads = cIndex(rewriter, loc, most);
+      auto within = [&](Value v) {
+        return arith::AndIOp::create(
+            rewriter, loc,
+            arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sge, v,
+                                  one),
+            arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sle, v,
+                                  maxThreads));
+      };
       bx = cIndex(rewriter, loc, levelThreads(sized.getLevel()));
       for (Value bound : sized.getBounds()) {
         FailureOr<Value> host = hostValue(rewriter, bound, op, hostMap);
@@ -213,22 +233,10 @@ struct KernelLaunchLowering : ScopedPattern<ParallelOp> {
               "has a run-time extent that the launch cannot compute: it must "
               "come from the kernel's arguments, not from values the kernel "
               "computes");
+        cf::AssertOp::create(rewriter, loc, within(*host), message);
         bx = arith::MulIOp::create(rewriter, loc, bx, *host);
       }
-      // The host entry point refuses a size the GPU cannot launch.
-      Value atLeastOne = arith::CmpIOp::create(
-          rewriter, loc, arith::CmpIPredicate::sge, bx, one);
-      Value atMost = arith::CmpIOp::create(
-          rewriter, loc, arith::CmpIPredicate::sle, bx,
-          cIndex(rewriter, loc, 1024));
-      std::string where;
-      if (auto fileLoc = sized.getLoc()->findInstanceOf<FileLineColLoc>())
-        where = " at line " + std::to_string(fileLoc.getLine());
-      cf::AssertOp::create(
-          rewriter, loc,
-          arith::AndIOp::create(rewriter, loc, atLeastOne, atMost),
-          "the run-time extent of the parallel" + where +
-              " makes a block of fewer than 1 or more than 1024 threads");
+      cf::AssertOp::create(rewriter, loc, within(bx), message);
     }
     Value smem =
         dynamicBytes
@@ -261,11 +269,19 @@ struct KernelLaunchLowering : ScopedPattern<ParallelOp> {
                           MemRefLayoutAttrInterface(),
                           sharedAllocs.front().getType().getMemorySpace()));
     // Launch bounds travel with the body through kernel outlining.
+    // A block of run-time size is bounded by its launch bounds, or by the
+    // most a block may have (`.maxntid`, without which ptxas ignores
+    // `.minnctapersm`).
+    IntegerAttr maxThreads;
+    if (runtimeBlock)
+      maxThreads = rewriter.getI64IntegerAttr(
+          std::min<int64_t>(op.getMaxThreads().value_or(1024), 1024));
     if (op.getMinBlocksAttr() || op.getMaxRegistersAttr() ||
-        op.getCooperative() || op.getClusterAttr())
+        op.getCooperative() || op.getClusterAttr() || maxThreads)
       LaunchHintsOp::create(rewriter, loc, op.getMinBlocksAttr(),
                             op.getMaxRegistersAttr(),
-                            op.getCooperativeAttr(), op.getClusterAttr());
+                            op.getCooperativeAttr(), op.getClusterAttr(),
+                            maxThreads);
     auto terminator = gpu::TerminatorOp::create(rewriter, loc);
     inlineBody(rewriter, op.getBody(), terminator, blockIds);
     if (op.getCluster().value_or(1) > 1) {

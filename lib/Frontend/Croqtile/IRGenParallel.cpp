@@ -820,7 +820,7 @@ LogicalResult IRGen::inthreads(const Stmt &stmt) {
     return fail(stmt.value->loc, "an inthreads predicate must be a "
                                  "comparison");
   SmallVector<Carried> carriedNames = carried(stmt.body);
-  if (!carriedNames.empty() && carriedNames.front().isFlag())
+  if (llvm::any_of(carriedNames, [](const Carried &c) { return c.isFlag(); }))
     return fail(stmt.loc, "break, continue and yield cannot leave an "
                           "inthreads region",
                 "end the work with an if inside the region instead");

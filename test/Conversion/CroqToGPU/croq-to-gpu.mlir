@@ -160,9 +160,11 @@ func.func @dma_copy_to_shared(%src: memref<?x?xf16>, %i: index, %j: index) {
 // CHECK-LABEL: func.func @runtime_block_size
 // CHECK-SAME: (%{{.*}}: memref<?x?xf16>, %[[N:.*]]: index)
 // CHECK: %[[C32:.*]] = arith.constant 32 : index
+// CHECK: cf.assert %{{.*}}, "the run-time extents of the parallel at line {{[0-9]+}} make a block of fewer than 1 or more than 1024 threads"
 // CHECK: %[[BX:.*]] = arith.muli %[[C32]], %[[N]] : index
-// CHECK: cf.assert %{{.*}}, "the run-time extent of the parallel at line {{[0-9]+}} makes a block of fewer than 1 or more than 1024 threads"
+// CHECK: cf.assert %{{.*}}, "the run-time extents of the parallel at line {{[0-9]+}} make a block of fewer than 1 or more than 1024 threads"
 // CHECK: gpu.launch blocks({{.*}}) in ({{.*}}) threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %[[BX]],
+// CHECK: croq.launch_hints max_threads 1024
 // CHECK: %[[TID:.*]] = gpu.thread_id x
 // CHECK: arith.divui %[[TID]], %{{.*}} : index
 // CHECK: %[[STRIDE:.*]] = gpu.block_dim x

@@ -53,6 +53,7 @@ SIGNATURES = {
     "whole_wait_co": [_TENSOR, _TENSOR],
     "runtime_warps_co": [_TENSOR, _TENSOR, _TENSOR],
     "runtime_threads_co": [_TENSOR, _TENSOR, _INDEX],
+    "runtime_bounded_co": [_TENSOR, _TENSOR, _INDEX],
     "buffer_index_co": [_TENSOR, _TENSOR, _INDEX, _INDEX],
     "inthreads_assign_co": [_TENSOR, _TENSOR],
     "tma_groups_co": [_TENSOR, _TENSOR, _TENSOR],

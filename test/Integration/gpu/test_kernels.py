@@ -742,10 +742,19 @@ def runtime_block_sizes():
         K.runtime_threads_co(x, y, t)
         lane = (torch.arange(n, device="cuda") % t).float()
         expect_equal(y, x * 2.0 + lane, f"run-time thread count, N = {n}, T = {t}")
-    for t, needle in ((1025, "1024 threads"), (0, "division by zero")):
+    for t, needle in ((1025, "1024 threads"), (0, "division by zero"),
+                      (-4, "fewer than 1")):
         rejects(K.runtime_threads_co,
                 (torch.zeros(64, device="cuda"), poisoned((64,), torch.float32), t),
                 needle, what=f"T = {t}")
+    # Launch bounds of 256 threads: T = 256 runs, 257 is refused.
+    x = torch.randn(5000, device="cuda")
+    y = poisoned((5000,), torch.float32)
+    K.runtime_bounded_co(x, y, 256)
+    lane = (torch.arange(5000, device="cuda") % 256).float()
+    expect_equal(y, x * 2.0 + lane, "run-time thread count under launch bounds")
+    rejects(K.runtime_bounded_co, (x, poisoned((5000,), torch.float32), 257),
+            "256 threads", what="T = 257 under launch_bounds(256)")
     a = torch.zeros(2, 33, 32, dtype=torch.int32, device="cuda")
     rejects(K.runtime_warps_co, (a, a.clone(), poisoned((2, 33, 32), torch.int32)),
             "1024 threads", what="W = 33")

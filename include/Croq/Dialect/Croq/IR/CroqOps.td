@@ -110,19 +110,23 @@ def Croq_LaunchHintsOp : Croq_Op<"launch_hints"> {
     block-level `croq.parallel` with `min_blocks` or `max_registers`, so
     that the bounds survive kernel outlining; `croq-bound-kernel-registers`
     turns it into `nvvm.minctasm` / `nvvm.maxnreg` on the kernel function
-    and erases it.
+    and erases it. `max_threads` bounds a block whose size is a run-time
+    value (`nvvm.maxntid`; a block of constant size gets `nvvm.reqntid`
+    from its launch instead).
 
     ```mlir
     croq.launch_hints min_blocks 2 max_registers 72
+    croq.launch_hints max_threads 256
     ```
   }];
   let arguments = (ins
     OptionalAttr<ConfinedAttr<I64Attr, [IntMinValue<1>]>>:$min_blocks,
     OptionalAttr<ConfinedAttr<I64Attr, [IntMinValue<24>, IntMaxValue<256>]>>:$max_registers,
     UnitAttr:$cooperative,
-    OptionalAttr<ConfinedAttr<I64Attr, [IntMinValue<1>, IntMaxValue<8>]>>:$cluster
+    OptionalAttr<ConfinedAttr<I64Attr, [IntMinValue<1>, IntMaxValue<8>]>>:$cluster,
+    OptionalAttr<ConfinedAttr<I64Attr, [IntMinValue<1>, IntMaxValue<1024>]>>:$max_threads
   );
-  let assemblyFormat = "(`min_blocks` $min_blocks^)? (`max_registers` $max_registers^)? (`cooperative` $cooperative^)? (`cluster` $cluster^)? attr-dict";
+  let assemblyFormat = "(`min_blocks` $min_blocks^)? (`max_registers` $max_registers^)? (`cooperative` $cooperative^)? (`cluster` $cluster^)? (`max_threads` $max_threads^)? attr-dict";
 }
 
 def Croq_InThreadsOp : Croq_Op<"inthreads", [
