@@ -144,6 +144,33 @@ LogicalResult DivergenceAnalysis::visitOperation(
     setAll(Uniformity(UniformScope::Grid));
     return success();
   }
+  // Memory a thread has of its own (an alloca, a `local` buffer, the slot a
+  // scalar keeps across an inthreads region): what it holds is that
+  // thread's, whatever the address. A shared buffer is the block's.
+  auto ownMemory = [](Value memref) {
+    auto type = dyn_cast<MemRefType>(memref.getType());
+    return type && (memref.getDefiningOp<memref::AllocaOp>() ||
+                    getStorage(type) == Storage::Local);
+  };
+  if (isa<memref::AllocaOp, memref::AllocOp>(op)) {
+    Value memref = op->getResult(0);
+    std::optional<Storage> storage =
+        getStorage(cast<MemRefType>(memref.getType()));
+    setAll(Uniformity(ownMemory(memref) ? UniformScope::Thread
+                      : storage == Storage::Shared ? UniformScope::Block
+                                                   : UniformScope::Grid));
+    // A run-time extent may be less uniform than the space.
+    for (const UniformityLattice *operand : operands)
+      if (!operand->getValue().isUninitialized() &&
+          operand->getValue().getScope() < UniformScope::Grid &&
+          !ownMemory(memref))
+        setAll(Uniformity(operand->getValue().getScope()));
+    return success();
+  }
+  if (auto load = dyn_cast<memref::LoadOp>(op); load && ownMemory(load.getMemRef())) {
+    setAll(Uniformity(UniformScope::Thread));
+    return success();
+  }
 
   // The join of the operands, with the thread-index rules.
   Uniformity joined;

@@ -132,3 +132,27 @@ func.func @negative_expect_tx_every_thread() {
   }
   return
 }
+
+// -----
+
+// What a thread's own memory holds is that thread's, whatever the address:
+// a loop bounded by a value loaded from an alloca (a scalar an inthreads
+// region assigned, kept in its slot) runs a per-thread trip count, so a
+// barrier in it is wrong.
+func.func @negative_barrier_in_loop_of_private_bound() {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c128 = arith.constant 128 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c128, %sy = %c1, %sz = %c1) {
+    %slot = memref.alloca() : memref<index, #gpu.address_space<private>>
+    %n = memref.load %slot[] : memref<index, #gpu.address_space<private>>
+    scf.for %i = %c0 to %n step %c1 {
+      // expected-error @below {{is collective over a block, but the control around it is only per thread}}
+      // expected-note @below {{hint: make the branches around it block-uniform (test a block index), or move it out of them}}
+      gpu.barrier
+    }
+    gpu.terminator
+  }
+  return
+}
