@@ -454,9 +454,76 @@ FailureOr<Value> IRGen::indexExpr(const Expr &e) {
   return coerce(v->value, builder.getIndexType(), loc(e.loc));
 }
 
+/// True when evaluating `e` reads elements of memory or calls a device
+/// function: what C's `&&`, `||` and `?:` evaluate only where their
+/// condition lets them (`i < N && x.at(i) > 0` must not read past x).
+static bool readsMemory(const Expr &e) {
+  if ((e.kind == Expr::Kind::Member && e.name == "at") ||
+      e.kind == Expr::Kind::DeviceCall)
+    return true;
+  if (e.base && readsMemory(*e.base))
+    return true;
+  return llvm::any_of(e.args, [](const ExprPtr &arg) {
+    return arg && readsMemory(*arg);
+  });
+}
+
+FailureOr<EVal> IRGen::shortCircuit(const Expr &e) {
+  Location l = loc(e.loc);
+  bool isTernary = e.kind == Expr::Kind::Ternary;
+  FailureOr<EVal> c = expr(*e.args[0]);
+  if (failed(c))
+    return failure();
+  Value cond = isTernary ? c->value : truthValue(c->value, l);
+  if (!cond.getType().isInteger(1))
+    return fail(e.args[0]->loc, "the condition of ?: must be a boolean");
+  // The arms, each in its branch; their type is known once both are built.
+  auto branch = scf::IfOp::create(builder, l, TypeRange{}, cond,
+                                  /*withElseRegion=*/true);
+  auto arm = [&](Block *block, const Expr *operand,
+                 bool value) -> FailureOr<EVal> {
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPoint(block->getTerminator());
+    if (!operand)
+      return EVal{arith::ConstantIntOp::create(builder, l, builder.getI1Type(),
+                                               value)};
+    FailureOr<EVal> v = expr(*operand);
+    if (failed(v) || isTernary)
+      return v;
+    return EVal{truthValue(v->value, l)};
+  };
+  bool isAnd = e.name == "&&";
+  const Expr *thenOperand = isTernary || isAnd ? e.args[1].get() : nullptr;
+  const Expr *elseOperand = isTernary ? e.args[2].get()
+                            : isAnd   ? nullptr
+                                      : e.args[1].get();
+  FailureOr<EVal> a = arm(branch.thenBlock(), thenOperand, true);
+  FailureOr<EVal> b = arm(branch.elseBlock(), elseOperand, false);
+  if (failed(a) || failed(b))
+    return failure();
+  Type type = a->literal ? b->value.getType() : a->value.getType();
+  for (auto [block, v] : {std::pair(branch.thenBlock(), a->value),
+                          std::pair(branch.elseBlock(), b->value)}) {
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPoint(block->getTerminator());
+    Value coerced = coerce(v, type, l);
+    block->getTerminator()->erase();
+    builder.setInsertionPointToEnd(block);
+    scf::YieldOp::create(builder, l, coerced);
+  }
+  auto result = scf::IfOp::create(builder, l, TypeRange{type}, cond,
+                                  /*withElseRegion=*/true);
+  result.getThenRegion().takeBody(branch.getThenRegion());
+  result.getElseRegion().takeBody(branch.getElseRegion());
+  branch.erase();
+  return EVal{result.getResult(0)};
+}
+
 FailureOr<EVal> IRGen::binary(const Expr &e) {
   Location l = loc(e.loc);
   StringRef op = e.name;
+  if ((op == "&&" || op == "||") && readsMemory(*e.args[1]))
+    return shortCircuit(e);
   FailureOr<EVal> lhs = expr(*e.args[0]);
   FailureOr<EVal> rhs = expr(*e.args[1]);
   if (failed(lhs) || failed(rhs))
@@ -700,6 +767,8 @@ FailureOr<EVal> IRGen::expr(const Expr &e) {
   case Expr::Kind::Binary:
     return binary(e);
   case Expr::Kind::Ternary: {
+    if (readsMemory(*e.args[1]) || readsMemory(*e.args[2]))
+      return shortCircuit(e);
     FailureOr<EVal> c = expr(*e.args[0]);
     FailureOr<EVal> a = expr(*e.args[1]);
     FailureOr<EVal> b = expr(*e.args[2]);

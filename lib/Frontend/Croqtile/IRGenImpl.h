@@ -594,6 +594,9 @@ private:
   Value coerce(Value value, Type type, Location l);
   /// `v != 0` as an i1 (an i1 is itself).
   Value truthValue(Value v, Location l);
+  /// `&&`, `||` or `?:` whose operands read memory, evaluated as C does:
+  /// each operand in the branch where the condition lets it run.
+  FailureOr<EVal> shortCircuit(const Expr &e);
   /// Unsigned element types (u8 ... u64) lower to signless integers; these
   /// sets keep what is unsigned: tensors declared so, and the values read
   /// from them or computed from such values. Division, remainder,

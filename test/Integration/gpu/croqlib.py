@@ -57,6 +57,7 @@ SIGNATURES = {
     "buffer_index_co": [_TENSOR, _TENSOR, _INDEX, _INDEX],
     "inthreads_assign_co": [_TENSOR, _TENSOR],
     "tma_groups_co": [_TENSOR, _TENSOR, _TENSOR],
+    "short_circuit_co": [_TENSOR, _TENSOR],
     "tma_groups_cluster_co": [_TENSOR, _TENSOR, _TENSOR],
     "gemm_ws4_co": [_TENSOR, _TENSOR, _TENSOR],
     "gemm_ws2_co": [_TENSOR, _TENSOR, _TENSOR],

@@ -815,6 +815,20 @@ def synchronous_tma_in_two_warpgroups():
 
 
 @test
+def short_circuit_reads():
+    # short_circuit_co.co: guarded reads at ragged tails (1 to 2344 blocks);
+    # x is a tensor of exactly N elements, so an unguarded read past it is
+    # a memcheck error in the sanitizer mode.
+    for n in sweep((1, 127, 1000, 300_001), (1, 130)):
+        x = torch.randint(-100, 100, (n,), dtype=torch.int32, device="cuda")
+        y = poisoned((n,), torch.int32)
+        K.short_circuit_co(x, y)
+        ref = (x > 0).int() * 1000 + x
+        ref = torch.where(x > 50, torch.full_like(x, -1), ref)
+        expect_equal(y, ref, f"short-circuit reads, N = {n}")
+
+
+@test
 def event_ring_one_producer_two_consumers():
     # `empty` completes only when both consumer warpgroups (256 threads)
     # have arrived; the consumers run with 232 registers, the producer 40.
