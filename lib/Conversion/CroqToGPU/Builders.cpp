@@ -116,7 +116,8 @@ Value linearSlot(OpBuilder &b, Location loc, EventType type,
   return slot;
 }
 
-std::optional<int64_t> lowestSelectedThread(Operation *op) {
+std::optional<int64_t> lowestSelectedThread(Operation *op,
+                                            int64_t groupSize) {
   auto region = op->getParentOfType<InThreadsOp>();
   if (!region)
     return std::nullopt;
@@ -137,7 +138,22 @@ std::optional<int64_t> lowestSelectedThread(Operation *op) {
   if (!selected || selected->count() < 2 || !parent ||
       parent.getLevel() != Level::Thread)
     return std::nullopt;
-  return selected->find_first();
+  // Each instance of the group issues its own: its lowest selected thread,
+  // which must be the same rank in every instance that selects any (a rank
+  // test then picks it).
+  int64_t size = selected->size();
+  if (groupSize <= 0 || groupSize >= size || size % groupSize != 0)
+    return selected->find_first();
+  std::optional<int64_t> rank;
+  for (int64_t first = 0; first < size; first += groupSize) {
+    int found = selected->find_first_in(first, first + groupSize);
+    if (found < 0)
+      continue;
+    if (rank && *rank != found - first)
+      return std::nullopt;
+    rank = found - first;
+  }
+  return rank;
 }
 
 /// True when every croq.inthreads around `op` tests only indices of

@@ -65,10 +65,13 @@ Value cIndex(OpBuilder &b, Location loc, int64_t v);
 /// The kernel (outermost croq.parallel) around `op`, or null.
 ParallelOp kernelOf(Operation *op);
 Value threadId(OpBuilder &b, Location loc);
-/// The lowest thread id of the threads the croq.inthreads around `op`
-/// selects, when it selects several threads of a thread-level parallel and
-/// every one of them reaches `op` (Issuer::Lowest); nullopt otherwise.
-std::optional<int64_t> lowestSelectedThread(Operation *op);
+/// The rank, in its instance of the cooperating group of `groupSize`
+/// threads (the block when it is the block's size or unknown), of the
+/// lowest thread the croq.inthreads around `op` selects in each instance,
+/// when it selects several threads of a thread-level parallel, every one of
+/// them reaches `op`, and that rank is the same in every instance that
+/// selects any (Issuer::Lowest: one issue per instance); nullopt otherwise.
+std::optional<int64_t> lowestSelectedThread(Operation *op, int64_t groupSize);
 /// Rank of the executing thread in its cooperating group.
 Value groupRank(OpBuilder &b, Location loc, const LaunchAnalysis::Scope &scope);
 /// A barrier over the `size` threads of one instance of `level`.

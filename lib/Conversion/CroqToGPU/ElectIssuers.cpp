@@ -137,8 +137,9 @@ static void electIssuers(ModuleOp module, const LaunchAnalysis &analysis,
     // A croq.inthreads of several threads, not whole groups: its lowest
     // thread issues, once for the region.
     std::optional<int64_t> lowest =
-        scope.manyThreads() && someThreads ? lowestSelectedThread(op)
-                                           : std::nullopt;
+        scope.manyThreads() && someThreads
+            ? lowestSelectedThread(op, scope.groupSize)
+            : std::nullopt;
     Issuer who =
         !scope.manyThreads() ? Issuer::Each
         : lowest             ? Issuer::Lowest

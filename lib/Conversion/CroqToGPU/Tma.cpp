@@ -61,11 +61,13 @@ Value issuer(OpBuilder &b, Location loc, Operation *op,
   if (who.getValue() == Issuer::Each)
     return Value();
   if (who.getValue() == Issuer::Lowest) {
-    // The thread croq-elect-issuers found while the croq.inthreads around
-    // the op could still be enumerated (the op verifiers require it).
+    // The rank croq-elect-issuers found, in each instance of the group,
+    // while the croq.inthreads around the op could still be enumerated
+    // (the op verifiers require it).
     auto thread = op->getAttrOfType<IntegerAttr>("croq.issuer_thread");
     return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                 threadId(b, loc), cIndex(b, loc, thread.getInt()));
+                                 groupRank(b, loc, analysis.getScope(op)),
+                                 cIndex(b, loc, thread.getInt()));
   }
   return electOneThread(b, loc, groupRank(b, loc, analysis.getScope(op)),
                         who.getValue() == Issuer::Elected);
@@ -320,10 +322,18 @@ struct TmaCopyLowering : ScopedPattern<TmaCopyOp> {
     // own tile and waits for it: one barrier each, since a barrier counts
     // one arrival per phase.
     Value zero = cIndex(rewriter, loc, 0);
+    // Several threads each issuing their own copy would arrive on the one
+    // barrier of their instance more often than it counts.
+    if (!cooperative && scope.manyThreads())
+      return op.emitOpError(
+          "is a synchronous TMA load that several threads issue, each its "
+          "own, but it waits on one barrier per instance of its group: "
+          "select one thread of each instance (e.g. inthreads (t == 0), the "
+          "same thread in each), or bind the copy to an event");
     int64_t instances = 1;
     Value instance = zero;
-    if (cooperative && op.getIssuer() != Issuer::Lowest &&
-        scope.groupLevel != Level::Block && !scope.runtimeBlock() &&
+    if (cooperative && scope.groupLevel != Level::Block &&
+        !scope.runtimeBlock() &&
         scope.groupSize > 1 && scope.blockDim > scope.groupSize) {
       instances = scope.blockDim / scope.groupSize;
       instance = arith::DivUIOp::create(rewriter, loc, threadId(rewriter, loc),

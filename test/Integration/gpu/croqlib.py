@@ -59,6 +59,7 @@ SIGNATURES = {
     "tma_groups_co": [_TENSOR, _TENSOR, _TENSOR],
     "short_circuit_co": [_TENSOR, _TENSOR],
     "tma_groups_cluster_co": [_TENSOR, _TENSOR, _TENSOR],
+    "tma_lowest_co": [_TENSOR, _TENSOR],
     "gemm_ws4_co": [_TENSOR, _TENSOR, _TENSOR],
     "gemm_ws2_co": [_TENSOR, _TENSOR, _TENSOR],
     "matmul_1p1c_co": [_TENSOR, _TENSOR, _TENSOR],

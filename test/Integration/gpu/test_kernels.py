@@ -812,6 +812,13 @@ def synchronous_tma_in_two_warpgroups():
                        ((256, 8, 8), (256, 200, 136))),
                  True, 2e-3, "synchronous multicast in two warpgroups",
                  torch.float16)
+    # Thread 0 of each warpgroup loads its 64 rows; everyone reads them.
+    # Ragged M (TMA zero-fills, nothing stored past M), 1 to 2048 blocks.
+    for m in sweep((1, 64, 300, 128 * 2048), (1, 300)):
+        x = torch.randn(m, 64, device="cuda").half()
+        y = poisoned((m, 64), torch.float16)
+        K.tma_lowest_co(x, y)
+        expect_equal(y, x, f"per-warpgroup TMA from one thread, M = {m}")
 
 
 @test

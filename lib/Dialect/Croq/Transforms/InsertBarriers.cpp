@@ -300,8 +300,15 @@ private:
     SmallVector<Access> accesses = accessesOf(op);
     for (const Access &access : accesses)
       check(access, state);
+    // A TMA load's tile is visible to the threads that wait for it: a
+    // synchronous copy's whole group, or an event's waiters. A synchronous
+    // copy in an inthreads region is waited by the region's threads only,
+    // so the others need a barrier before they read the tile.
+    auto tma = dyn_cast<TmaCopyOp>(op);
+    bool waitedByAll = tma && (tma.getAsync() || tma.getEvent() ||
+                               !tma->getParentOfType<InThreadsOp>());
     for (Access &access : accesses)
-      if (!isa<TmaCopyOp>(op) || !access.write)
+      if (!waitedByAll || !access.write)
         state.push_back(access);
   }
 
