@@ -237,7 +237,21 @@ LogicalResult IRGen::checkBufferIndex(SMLoc smloc, Value index, int64_t extent,
         b, l, arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge, v, lo),
         arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, v, hi));
   };
-  if (checkOnHost(
+  // A loop around the access that may run no iteration (a run-time trip
+  // count) may never make it: the host cannot tell, so it does not check.
+  bool maybeSkipped = false;
+  for (Operation *p = builder.getInsertionBlock()->getParentOp();
+       p && !isa<func::FuncOp>(p); p = p->getParentOp()) {
+    auto loop = dyn_cast<scf::ForOp>(p);
+    std::optional<int64_t> lo = loop ? asConstant(loop.getLowerBound())
+                                     : std::nullopt;
+    std::optional<int64_t> hi = loop ? asConstant(loop.getUpperBound())
+                                     : std::nullopt;
+    if (loop && (!lo || !hi || *lo >= *hi))
+      maybeSkipped = true;
+  }
+  if (!maybeSkipped &&
+      checkOnHost(
           l, {index},
           [&](OpBuilder &b, ArrayRef<Value> v) {
             return within(b, v[0], arith::ConstantIndexOp::create(b, l, 0));
