@@ -156,15 +156,13 @@ LogicalResult DivergenceAnalysis::visitOperation(
     Value memref = op->getResult(0);
     std::optional<Storage> storage =
         getStorage(cast<MemRefType>(memref.getType()));
-    setAll(Uniformity(ownMemory(memref) ? UniformScope::Thread
-                      : storage == Storage::Shared ? UniformScope::Block
-                                                   : UniformScope::Grid));
-    // A run-time extent may be less uniform than the space.
+    // The space's uniformity, or less where a run-time extent is.
+    Uniformity space(ownMemory(memref)            ? UniformScope::Thread
+                     : storage == Storage::Shared ? UniformScope::Block
+                                                  : UniformScope::Grid);
     for (const UniformityLattice *operand : operands)
-      if (!operand->getValue().isUninitialized() &&
-          operand->getValue().getScope() < UniformScope::Grid &&
-          !ownMemory(memref))
-        setAll(Uniformity(operand->getValue().getScope()));
+      space = Uniformity::join(space, operand->getValue());
+    setAll(Uniformity(space.getScope()));
     return success();
   }
   if (auto load = dyn_cast<memref::LoadOp>(op); load && ownMemory(load.getMemRef())) {

@@ -62,9 +62,6 @@ static FailureOr<int64_t> constantExtent(ParallelOp op, bool runtimeAllowed) {
   return runtime ? LaunchAnalysis::kRuntimeThreads : total;
 }
 
-/// The most threads one block may have.
-constexpr int64_t kMaxBlockThreads = 1024;
-
 /// Threads used by the thread-side children of `op`, which must agree.
 FailureOr<int64_t> LaunchAnalysis::childThreads(ParallelOp op) {
   std::optional<int64_t> common;
@@ -119,14 +116,17 @@ FailureOr<int64_t> LaunchAnalysis::childThreads(ParallelOp op) {
 /// needs the thread count at compile time is an error at its location.
 static LogicalResult checkRuntimeBlock(ParallelOp kernel) {
   ParallelOp sized = directChildren(kernel).front();
+  auto pointAtExtent = [&](InFlightDiagnostic &diag) {
+    diag.attachNote(sized.getLoc())
+        << "this parallel's run-time extent sets it; make the extent a "
+           "compile-time constant";
+  };
   if (kernel.getCooperative()) {
     InFlightDiagnostic diag = kernel.emitOpError(
         "is a cooperative launch, whose grid must fit the GPU at once, which "
         "croq checks for its block size; but this kernel's block size is a "
         "run-time value");
-    diag.attachNote(sized.getLoc())
-        << "this parallel's run-time extent sets it; make the extent a "
-           "compile-time constant";
+    pointAtExtent(diag);
     return failure();
   }
   WalkResult result = kernel.getBody().walk([&](Operation *op) {
@@ -146,9 +146,7 @@ static LogicalResult checkRuntimeBlock(ParallelOp kernel) {
     InFlightDiagnostic diag =
         op->emitOpError("needs the block's thread count at compile time (")
         << why << "), but this kernel's block size is a run-time value";
-    diag.attachNote(sized.getLoc())
-        << "this parallel's run-time extent sets it; make the extent a "
-           "compile-time constant";
+    pointAtExtent(diag);
     return WalkResult::interrupt();
   });
   return failure(result.wasInterrupted());

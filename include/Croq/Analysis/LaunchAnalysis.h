@@ -42,6 +42,8 @@ public:
   /// run-time extent of the kernel's outermost thread-side parallel): the
   /// launch computes it, the kernel reads it from the block size register.
   static constexpr int64_t kRuntimeThreads = ShapedType::kDynamic;
+  /// The most threads one block may have.
+  static constexpr int64_t kMaxBlockThreads = 1024;
 
   /// Where an op inside a kernel runs.
   struct Scope {

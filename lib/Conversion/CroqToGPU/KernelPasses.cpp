@@ -74,13 +74,13 @@ struct CroqBoundKernelRegistersPass
         // The host launches it with cuLaunchCooperativeKernel.
         if (h.getCooperative())
           func->setAttr(kCooperativeAttrName, UnitAttr::get(&getContext()));
-        // `.reqnctapercluster`: a plain launch forms the clusters.
         // `.maxntid` of a block whose size is a run-time value.
         if (std::optional<int64_t> n = h.getMaxThreads();
             n && !func.getKnownBlockSizeAttr())
           func->setAttr(NVVM::NVVMDialect::getMaxntidAttrName(),
                         DenseI32ArrayAttr::get(
                             &getContext(), {static_cast<int32_t>(*n), 1, 1}));
+        // `.reqnctapercluster`: a plain launch forms the clusters.
         if (std::optional<int64_t> n = h.getCluster(); n && *n > 1)
           func->setAttr(NVVM::NVVMDialect::getClusterDimAttrName(),
                         DenseI32ArrayAttr::get(

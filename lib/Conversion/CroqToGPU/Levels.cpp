@@ -124,6 +124,10 @@ struct KernelLaunchLowering : ScopedPattern<ParallelOp> {
       return rewriter.notifyMatchFailure(op, "more than 3 grid dimensions");
     int64_t blockDim = analysis.getInstanceThreads(op);
     bool runtimeBlock = blockDim == LaunchAnalysis::kRuntimeThreads;
+    // A block of run-time size may have at most this many threads.
+    int64_t most = std::min<int64_t>(
+        op.getMaxThreads().value_or(LaunchAnalysis::kMaxBlockThreads),
+        LaunchAnalysis::kMaxBlockThreads);
     if (std::optional<int64_t> most = op.getMaxThreads();
         most && !runtimeBlock && blockDim > *most)
       return op.emitOpError("launch bounds allow ")
@@ -209,7 +213,6 @@ struct KernelLaunchLowering : ScopedPattern<ParallelOp> {
       // kernel's launch bounds forbid: each extent at least 1 (a negative
       // pair would multiply to a valid count) and the product at most the
       // bound (each extent checked first, so that it cannot overflow).
-      int64_t most = std::min<int64_t>(op.getMaxThreads().value_or(1024), 1024);
       std::string where;
       if (auto fileLoc = sized.getLoc()->findInstanceOf<FileLineColLoc>())
         where = " at line " + std::to_string(fileLoc.getLine());
@@ -272,10 +275,8 @@ struct KernelLaunchLowering : ScopedPattern<ParallelOp> {
     // A block of run-time size is bounded by its launch bounds, or by the
     // most a block may have (`.maxntid`, without which ptxas ignores
     // `.minnctapersm`).
-    IntegerAttr maxThreads;
-    if (runtimeBlock)
-      maxThreads = rewriter.getI64IntegerAttr(
-          std::min<int64_t>(op.getMaxThreads().value_or(1024), 1024));
+    IntegerAttr maxThreads =
+        runtimeBlock ? rewriter.getI64IntegerAttr(most) : IntegerAttr();
     if (op.getMinBlocksAttr() || op.getMaxRegistersAttr() ||
         op.getCooperative() || op.getClusterAttr() || maxThreads)
       LaunchHintsOp::create(rewriter, loc, op.getMinBlocksAttr(),

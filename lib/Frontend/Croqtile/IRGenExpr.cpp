@@ -200,11 +200,19 @@ LogicalResult IRGen::checkBufferIndex(SMLoc smloc, Value index, int64_t extent,
   // (`if (wg >= 1)`: wg in [1, #wg)); an access under any other condition
   // (an inthreads predicate, a while, `x != c`, `||`) is not checked.
   llvm::DenseMap<Value, IndexRange> known;
+  // A loop around the access that may run no iteration (a run-time trip
+  // count) may never make it: the host cannot check it before the launch.
+  bool maybeSkipped = false;
   Block *at = builder.getInsertionBlock();
   for (Operation *p = at->getParentOp(); p && !isa<func::FuncOp>(p);
        at = p->getBlock(), p = p->getParentOp()) {
     if (isa<scf::WhileOp, InThreadsOp>(p))
       return success();
+    if (auto loop = dyn_cast<scf::ForOp>(p)) {
+      std::optional<int64_t> lo = asConstant(loop.getLowerBound());
+      std::optional<int64_t> hi = asConstant(loop.getUpperBound());
+      maybeSkipped |= !lo || !hi || *lo >= *hi;
+    }
     auto branch = dyn_cast<scf::IfOp>(p);
     if (!branch)
       continue;
@@ -237,19 +245,6 @@ LogicalResult IRGen::checkBufferIndex(SMLoc smloc, Value index, int64_t extent,
         b, l, arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge, v, lo),
         arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, v, hi));
   };
-  // A loop around the access that may run no iteration (a run-time trip
-  // count) may never make it: the host cannot tell, so it does not check.
-  bool maybeSkipped = false;
-  for (Operation *p = builder.getInsertionBlock()->getParentOp();
-       p && !isa<func::FuncOp>(p); p = p->getParentOp()) {
-    auto loop = dyn_cast<scf::ForOp>(p);
-    std::optional<int64_t> lo = loop ? asConstant(loop.getLowerBound())
-                                     : std::nullopt;
-    std::optional<int64_t> hi = loop ? asConstant(loop.getUpperBound())
-                                     : std::nullopt;
-    if (loop && (!lo || !hi || *lo >= *hi))
-      maybeSkipped = true;
-  }
   if (!maybeSkipped &&
       checkOnHost(
           l, {index},

@@ -594,6 +594,16 @@ private:
   Value coerce(Value value, Type type, Location l);
   /// `v != 0` as an i1 (an i1 is itself).
   Value truthValue(Value v, Location l);
+  /// The kernel (the outermost croq.parallel) around the insertion point,
+  /// or null in host code.
+  Operation *enclosingKernel() {
+    Operation *kernel = nullptr;
+    for (Operation *p = builder.getInsertionBlock()->getParentOp(); p;
+         p = p->getParentOp())
+      if (isa<ParallelOp>(p))
+        kernel = p;
+    return kernel;
+  }
   /// `&&`, `||` or `?:` whose operands read memory, evaluated as C does:
   /// each operand in the branch where the condition lets it run.
   FailureOr<EVal> shortCircuit(const Expr &e);

@@ -843,11 +843,7 @@ LogicalResult IRGen::inthreads(const Stmt &stmt) {
                                "program of its own"
                              : "only scalars carry out of an inthreads "
                                "region; declare it inside the region");
-    Operation *kernel = nullptr;
-    for (Operation *p = builder.getInsertionBlock()->getParentOp(); p;
-         p = p->getParentOp())
-      if (isa<ParallelOp>(p))
-        kernel = p;
+    Operation *kernel = enclosingKernel();
     if (!kernel)
       return internalError(stmt.loc, "an inthreads region outside a parallel");
     OpBuilder atEntry(builder.getContext());

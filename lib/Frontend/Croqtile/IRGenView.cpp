@@ -159,12 +159,7 @@ bool IRGen::checkOnHost(
     Location l, ArrayRef<Value> values,
     function_ref<Value(OpBuilder &, ArrayRef<Value>)> make,
     const Twine &message) {
-  // The outermost parallel around the insertion point is the kernel.
-  Operation *kernel = nullptr;
-  for (Operation *p = builder.getInsertionBlock()->getParentOp(); p;
-       p = p->getParentOp())
-    if (isa<ParallelOp>(p))
-      kernel = p;
+  Operation *kernel = enclosingKernel();
   // The host code of the function: the block the kernels are launched from.
   Operation *here = kernel;
   Block *hostBlock = kernel ? kernel->getBlock() : builder.getInsertionBlock();
