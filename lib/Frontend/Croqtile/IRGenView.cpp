@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "IRGenImpl.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 
 using namespace mlir;
 using namespace mlir::croq;
@@ -151,6 +152,20 @@ Value IRGen::viewExtent(Value view, int64_t d, Location l) {
   if (auto alloc = view.getDefiningOp<memref::AllocOp>()) {
     unsigned i = llvm::count(type.getShape().take_front(d), ShapedType::kDynamic);
     return alloc.getDynamicSizes()[i];
+  }
+  // `span_as`, `view(...).from(...)` and subscripts of buffer arrays: the
+  // extent the view was made with, not a dim of the view, which would tie
+  // it to the kernel-side origin (and keep it from a host check).
+  if (auto reshape = view.getDefiningOp<memref::ReinterpretCastOp>())
+    return getValueOrCreateConstantIndexOp(builder, l,
+                                           reshape.getMixedSizes()[d]);
+  if (auto sub = view.getDefiningOp<memref::SubViewOp>()) {
+    llvm::SmallBitVector dropped = sub.getDroppedDims();
+    SmallVector<OpFoldResult> sizes = sub.getMixedSizes();
+    int64_t kept = -1;
+    for (auto [i, size] : llvm::enumerate(sizes))
+      if (!dropped.test(i) && ++kept == d)
+        return getValueOrCreateConstantIndexOp(builder, l, size);
   }
   return memref::DimOp::create(builder, l, view, d);
 }
@@ -481,18 +496,8 @@ FailureOr<Value> IRGen::windowView(const Expr &from) {
 
 FailureOr<Value> IRGen::squeeze(const Expr &e) {
   Location l = loc(e.loc);
-  // Only views with explicit extents have unit dimensions to drop.
-  const Expr *base = e.base.get();
-  if (base->kind == Expr::Kind::Member && base->name == "at" && base->base &&
-      base->base->kind == Expr::Kind::Member)
-    base = base->base.get();
-  if (base->kind == Expr::Kind::Member && base->name == "step" && base->base)
-    base = base->base.get();
-  if (base->kind != Expr::Kind::Member ||
-      (base->name != "subspan" && base->name != "span_as" && base->name != "from"))
-    return fail(e.loc, ".sqz() drops the unit extents of a subspan, span_as or "
-                       "view(...).from(...)",
-                "write the tile as a subspan with unit extents");
+  // The extents known to be 1 are dropped; a run-time extent stays, even
+  // where it is 1 at run time (the view's rank is part of its type).
   FailureOr<Value> source = view(*e.base);
   if (failed(source))
     return failure();
@@ -627,7 +632,7 @@ FailureOr<Value> IRGen::viewMember(const Expr &e) {
                       "subspan(...).at(...) tiles, which handle tails");
         continue;
       }
-      Value extent = memref::DimOp::create(builder, l, base, d);
+      Value extent = viewExtent(base, d, l);
       Value chunks =
           bound ? bound : Value(arith::ConstantIndexOp::create(builder, l, count));
       bool checked = checkOnHost(

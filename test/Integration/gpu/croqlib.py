@@ -107,6 +107,8 @@ SIGNATURES = {
     "mask_co": [_TENSOR, _TENSOR, _TENSOR, _INDEX],
     "views_co": [_TENSOR] * 4,
     "view_rest_co": [_TENSOR] * 2,
+    "view_chunk_co": [_TENSOR] * 2,
+    "sqz_chunk_co": [_TENSOR] * 2,
     "transp_co": [_TENSOR] * 4,
     "tma_future_co": [_TENSOR, _TENSOR],
     "tma_swap_co": [_TENSOR, _TENSOR],

@@ -1742,6 +1742,33 @@ def view_extent_rest_of_dimension():
 
 
 @test
+def chunkat_of_a_reshaped_window():
+    # view_chunk_co: block b copies rows b*T .. b*T + T - 1 of the [B*T, 16]
+    # reshape in 4 chunks of T/4 rows; up to 2000 blocks; the smallest
+    # legal T (4). T not a multiple of 4 is refused on the host.
+    for b, t in sweep(((1, 4), (2000, 8), (300, 100), (3, 404)), ((1, 4), (3, 12))):
+        q = torch.randn(b, t, 16, device="cuda")
+        out = poisoned((b, t, 16), torch.float32)
+        K.view_chunk_co(q, out)
+        expect_equal(out, q, f"B = {b}, T = {t}")
+    for t in (6, 5, 1):
+        rejects(K.view_chunk_co, (torch.randn(2, t, 16, device="cuda"),
+                                  poisoned((2, t, 16), torch.float32)),
+                "not a multiple of the chunk count", what=f"T = {t}")
+
+
+@test
+def sqz_of_a_chunkat_tile():
+    # sqz_chunk_co: 4 blocks per [32, 8] slice, each an [8, 8] tile through
+    # shared memory; 1 to 3000 slices (12000 blocks).
+    for n in sweep((1, 7, 3000), (1, 7)):
+        a = torch.randn(n, 32, 8, device="cuda")
+        out = poisoned((n * 32, 8), torch.float32)
+        K.sqz_chunk_co(a, out)
+        expect_equal(out, a.reshape(n * 32, 8), f"N = {n}")
+
+
+@test
 def tma_load_waited_through_its_future():
     # Two phases of the copy's own event per block; 600+ blocks; a ragged
     # last tile (TMA clips it); one block.
