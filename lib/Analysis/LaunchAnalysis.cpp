@@ -153,9 +153,16 @@ static LogicalResult checkRuntimeBlock(ParallelOp kernel) {
 }
 
 void LaunchAnalysis::recordScopes(ParallelOp kernel, int64_t blockDim) {
+  uint32_t programBarrierIds = 0;
+  kernel.getBody().walk([&](NamedBarrierOp named) {
+    std::optional<int64_t> id = getConstantIntValue(named.getId());
+    if (id && *id >= 0 && *id < 32)
+      programBarrierIds |= 1u << *id;
+  });
   kernel.getBody().walk([&](Operation *op) {
     Scope scope;
     scope.blockDim = blockDim;
+    scope.programBarrierIds = programBarrierIds;
     scope.clusterSize = kernel.getCluster().value_or(1);
     scope.groupLevel = Level::Block;
     scope.groupSize = blockDim;

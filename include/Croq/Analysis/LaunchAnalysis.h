@@ -64,6 +64,9 @@ public:
     /// executing thread alone (a local buffer, or a view that depends on a
     /// thread index), false when the group above copies cooperatively.
     bool copiesPerThread = false;
+    /// The named barrier ids the kernel's program uses by constant
+    /// (`__bar_sync(id, n)`): bit i for id i. croq's own barriers avoid them.
+    uint32_t programBarrierIds = 0;
 
     /// True when the block's thread count is known only at the launch.
     bool runtimeBlock() const { return blockDim == kRuntimeThreads; }

@@ -74,8 +74,19 @@ Value groupRank(OpBuilder &b, Location loc,
 }
 
 /// A barrier over the threads of one group.
+SmallVector<int64_t> warpgroupBarrierIds(int64_t warpgroups,
+                                         uint32_t programIds) {
+  SmallVector<int64_t> ids;
+  for (int64_t id = kWarpgroupBarrierTop;
+       id > 0 && static_cast<int64_t>(ids.size()) < warpgroups; --id)
+    if (!(programIds & (1u << id)))
+      ids.push_back(id);
+  return ids;
+}
+
 void emitGroupBarrier(OpBuilder &b, Location loc, Level level,
-                             int64_t groupSize, int64_t blockDim) {
+                      int64_t groupSize, int64_t blockDim,
+                      uint32_t programIds) {
   if (groupSize != LaunchAnalysis::kRuntimeThreads && groupSize <= 1)
     return;
   if (level == Level::Block || groupSize == blockDim) {
@@ -87,13 +98,25 @@ void emitGroupBarrier(OpBuilder &b, Location loc, Level level,
     NVVM::SyncWarpOp::create(b, loc, mask);
     return;
   }
-  // A warpgroup synchronises on named barrier 15 - its index, leaving the
-  // low ids to the program's __bar_sync (croq.named_barrier); barrier 0 is
-  // the block's.
+  // A warpgroup synchronises on a named barrier of its own, from the top
+  // ids down, leaving the program's __bar_sync ids (croq.named_barrier) to
+  // it; barrier 0 is the block's. The verifier made sure there are enough.
   Value tid = threadId(b, loc);
   Value group = arith::DivUIOp::create(b, loc, tid, cIndex(b, loc, 128));
-  Value id = arith::SubIOp::create(b, loc, cIndex(b, loc, kWarpgroupBarrierTop),
-                                   group);
+  Value id;
+  if (programIds == 0) {
+    id = arith::SubIOp::create(b, loc, cIndex(b, loc, kWarpgroupBarrierTop),
+                               group);
+  } else {
+    SmallVector<int64_t> ids =
+        warpgroupBarrierIds((blockDim + 127) / 128, programIds);
+    id = cIndex(b, loc, ids.back());
+    for (int64_t w = static_cast<int64_t>(ids.size()) - 2; w >= 0; --w) {
+      Value here = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                         group, cIndex(b, loc, w));
+      id = arith::SelectOp::create(b, loc, here, cIndex(b, loc, ids[w]), id);
+    }
+  }
   Value id32 = arith::IndexCastOp::create(b, loc, b.getI32Type(), id);
   Value count = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 128);
   NVVM::BarrierOp::create(b, loc, Type(), id32, count, /*reductionOp=*/nullptr,
@@ -102,7 +125,8 @@ void emitGroupBarrier(OpBuilder &b, Location loc, Level level,
 
 void emitScopeBarrier(OpBuilder &b, Location loc,
                              const LaunchAnalysis::Scope &scope) {
-  emitGroupBarrier(b, loc, scope.groupLevel, scope.groupSize, scope.blockDim);
+  emitGroupBarrier(b, loc, scope.groupLevel, scope.groupSize, scope.blockDim,
+                   scope.programBarrierIds);
 }
 
 Value linearSlot(OpBuilder &b, Location loc, EventType type,

@@ -74,9 +74,10 @@ Value threadId(OpBuilder &b, Location loc);
 std::optional<int64_t> lowestSelectedThread(Operation *op, int64_t groupSize);
 /// Rank of the executing thread in its cooperating group.
 Value groupRank(OpBuilder &b, Location loc, const LaunchAnalysis::Scope &scope);
-/// A barrier over the `size` threads of one instance of `level`.
+/// A barrier over the `size` threads of one instance of `level`; a
+/// warpgroup's takes its id from warpgroupBarrierIds(.., programIds).
 void emitGroupBarrier(OpBuilder &b, Location loc, Level level, int64_t size,
-                      int64_t blockDim);
+                      int64_t blockDim, uint32_t programIds);
 /// A barrier over the threads of the scope's group.
 void emitScopeBarrier(OpBuilder &b, Location loc,
                       const LaunchAnalysis::Scope &scope);
@@ -105,9 +106,14 @@ bool selectsWholeGroups(Operation *op, Level level);
 /// warp (also a block of one warp) or a warpgroup (also a block of one
 /// warpgroup); none elsewhere.
 std::optional<Level> mmaScope(const LaunchAnalysis::Scope &scope);
-/// Warpgroup w of a block synchronises on named barrier kWarpgroupBarrierTop
-/// - w; the program's croq.named_barrier ids stay below those.
+/// The highest named barrier id; 0 is the block's (bar.sync 0).
 constexpr int64_t kWarpgroupBarrierTop = 15;
+/// The named barrier of each of `warpgroups` warpgroups: the highest ids
+/// that the program's croq.named_barrier ops (bit i of `programIds`: id i)
+/// leave free, warpgroup 0 the highest. Fewer than `warpgroups` when too
+/// few are free.
+SmallVector<int64_t> warpgroupBarrierIds(int64_t warpgroups,
+                                         uint32_t programIds);
 
 /// `value` as element type `to`: floats truncated or extended, integers
 /// (signed) truncated or extended, and converted between the two.

@@ -448,16 +448,26 @@ static LogicalResult verifyLowerable(ModuleOp module,
       return WalkResult::interrupt();
     }
     if (auto named = dyn_cast<NamedBarrierOp>(op)) {
-      // croq's warpgroup barriers take the top ids, one per warpgroup.
-      int64_t warpgroups = (scope.blockDim + 127) / 128;
-      int64_t highest = kWarpgroupBarrierTop - warpgroups;
+      // croq's warpgroup barriers take the highest ids the program leaves.
       std::optional<int64_t> id = getConstantIntValue(named.getId());
-      if (id && (*id == 0 || *id > highest)) {
+      if (id && (*id <= 0 || *id > kWarpgroupBarrierTop)) {
         named.emitOpError("uses barrier id ")
-            << *id << ", which croq uses: barrier 0 is the block's "
-            << "(sync.shared) and ids " << highest + 1 << " to "
-            << kWarpgroupBarrierTop << " synchronise this kernel's "
-            << warpgroups << " warpgroup(s); use an id from 1 to " << highest;
+            << *id << "; named barriers are 1 to " << kWarpgroupBarrierTop
+            << " (barrier 0 is the block's, sync.shared)";
+        return WalkResult::interrupt();
+      }
+      int64_t warpgroups = scope.runtimeBlock()
+                               ? 0
+                               : (scope.blockDim + 127) / 128;
+      if (warpgroups > 1 &&
+          static_cast<int64_t>(
+              warpgroupBarrierIds(warpgroups, scope.programBarrierIds)
+                  .size()) < warpgroups) {
+        named.emitOpError("leaves croq too few named barriers: this "
+                          "kernel's ")
+            << warpgroups << " warpgroups need one each besides the "
+            << llvm::popcount(scope.programBarrierIds)
+            << " ids the program uses; use fewer distinct ids";
         return WalkResult::interrupt();
       }
     }

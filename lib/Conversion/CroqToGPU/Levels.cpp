@@ -457,7 +457,7 @@ struct BarrierLowering : ScopedPattern<BarrierOp> {
                        ? scope.blockDim
                        : levelThreads(op.getLevel());
     emitGroupBarrier(rewriter, op.getLoc(), op.getLevel(), size,
-                     scope.blockDim);
+                     scope.blockDim, scope.programBarrierIds);
     rewriter.eraseOp(op);
     return success();
   }
@@ -533,7 +533,7 @@ struct GridBarrierLowering : ScopedPattern<GridBarrierOp> {
           /*constant=*/false, /*alignment=*/IntegerAttr());
     }
     emitGroupBarrier(rewriter, loc, Level::Block, scope.blockDim,
-                     scope.blockDim);
+                     scope.blockDim, scope.programBarrierIds);
     Value barrier =
         memref::GetGlobalOp::create(rewriter, loc, type, kGridBarrierName);
     Value first = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq,
@@ -588,7 +588,7 @@ struct GridBarrierLowering : ScopedPattern<GridBarrierOp> {
       NVVM::MembarOp::create(rewriter, loc, NVVM::MemScopeKind::GPU);
     }
     emitGroupBarrier(rewriter, loc, Level::Block, scope.blockDim,
-                     scope.blockDim);
+                     scope.blockDim, scope.programBarrierIds);
     rewriter.eraseOp(op);
     return success();
   }

@@ -403,6 +403,10 @@ private:
   LogicalResult parallelBody(ParallelOp op, ArrayRef<Carried> carriedNames,
                              function_ref<LogicalResult()> fill);
   LogicalResult ifStmt(const Stmt &stmt);
+  /// scf.if of `c` over two bodies, carrying the names they assign.
+  LogicalResult ifThenElse(Location l, Value c,
+                           const std::vector<StmtPtr> &thenBody,
+                           const std::vector<StmtPtr> *elseBody);
   LogicalResult whileStmt(const Stmt &stmt);
   LogicalResult inthreads(const Stmt &stmt);
   LogicalResult copy(const Stmt &stmt);

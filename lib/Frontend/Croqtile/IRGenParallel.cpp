@@ -650,16 +650,23 @@ LogicalResult IRGen::foreach(const Stmt &stmt) {
 }
 
 LogicalResult IRGen::ifStmt(const Stmt &stmt) {
-  Location l = loc(stmt.loc);
   FailureOr<EVal> cond = expr(*stmt.value);
   if (failed(cond))
     return failure();
-  Value c = cond->value;
-  if (!c.getType().isInteger(1))
+  if (!cond->value.getType().isInteger(1))
     return fail(stmt.value->loc, "an if condition must be a comparison or a "
                                  "bool");
-  SmallVector<Carried> carriedNames = carried(stmt.body);
-  for (const Carried &c : carried(stmt.elseBody))
+  return ifThenElse(loc(stmt.loc), cond->value, stmt.body,
+                    stmt.hasElse ? &stmt.elseBody : nullptr);
+}
+
+LogicalResult IRGen::ifThenElse(Location l, Value c,
+                                const std::vector<StmtPtr> &thenBody,
+                                const std::vector<StmtPtr> *elseBody) {
+  SmallVector<Carried> carriedNames = carried(thenBody);
+  static const std::vector<StmtPtr> none;
+  const std::vector<StmtPtr> &otherwise = elseBody ? *elseBody : none;
+  for (const Carried &c : carried(otherwise))
     if (llvm::none_of(carriedNames, [&](const Carried &t) {
           return t.flag == c.flag && t.name == c.name &&
                  t.scaledSum == c.scaledSum;
@@ -672,7 +679,7 @@ LogicalResult IRGen::ifStmt(const Stmt &stmt) {
     types.push_back(before.back().getType());
   }
   auto ifOp = scf::IfOp::create(builder, l, types, c,
-                                /*withElseRegion=*/!types.empty() || stmt.hasElse);
+                                /*withElseRegion=*/!types.empty() || elseBody);
   auto branch = [&](Block *block, const std::vector<StmtPtr> &body) {
     OpBuilder::InsertionGuard guard(builder);
     setInsertionBeforeTerminator(block);
@@ -684,9 +691,9 @@ LogicalResult IRGen::ifStmt(const Stmt &stmt) {
     pop();
     return result;
   };
-  if (failed(branch(ifOp.thenBlock(), stmt.body)))
+  if (failed(branch(ifOp.thenBlock(), thenBody)))
     return failure();
-  if (ifOp.elseBlock() && failed(branch(ifOp.elseBlock(), stmt.elseBody)))
+  if (ifOp.elseBlock() && failed(branch(ifOp.elseBlock(), otherwise)))
     return failure();
   for (auto [c, value] : llvm::zip_equal(carriedNames, ifOp.getResults()))
     rebind(c, value);
@@ -800,25 +807,79 @@ static bool isStaticPredicate(const Expr &e,
   }
 }
 
+/// True when evaluating `e` may change a variable or call out.
+static bool hasSideEffects(const Expr &e) {
+  if (e.kind == Expr::Kind::Postfix || e.kind == Expr::Kind::DeviceCall ||
+      (e.kind == Expr::Kind::Unary && (e.name == "++" || e.name == "--")))
+    return true;
+  if (e.base && hasSideEffects(*e.base))
+    return true;
+  return llvm::any_of(e.args,
+                      [](const ExprPtr &a) { return a && hasSideEffects(*a); });
+}
+
 LogicalResult IRGen::inthreads(const Stmt &stmt) {
+  // The predicate is a conjunction. Its conjuncts over parallel indices and
+  // constants select the region's threads (the analyses and warp
+  // specialization read them); the others test run-time values and guard
+  // the body, as an `if` inside the region. A thread runs the body exactly
+  // when the whole predicate holds.
+  SmallVector<const Expr *> conjuncts;
+  std::function<void(const Expr &)> flatten = [&](const Expr &e) {
+    if (e.kind == Expr::Kind::Binary && e.name == "&&") {
+      flatten(*e.args[0]);
+      flatten(*e.args[1]);
+      return;
+    }
+    conjuncts.push_back(&e);
+  };
+  flatten(*stmt.value);
+  SmallVector<const Expr *> selects, guards;
   bool usesIndex = false;
-  SMLoc culprit;
-  if (!isStaticPredicate(*stmt.value,
-                         [&](StringRef n) { return lookup(n); }, usesIndex,
-                         culprit))
-    return fail(culprit, "an inthreads predicate may only use parallel "
-                         "indices and constants",
-                "use if (...) for a condition on run-time values");
+  for (const Expr *c : conjuncts) {
+    SMLoc culprit;
+    bool uses = false;
+    if (isStaticPredicate(*c, [&](StringRef n) { return lookup(n); }, uses,
+                          culprit)) {
+      selects.push_back(c);
+      usesIndex |= uses;
+      continue;
+    }
+    if (hasSideEffects(*c))
+      return fail(c->loc, "an inthreads predicate cannot change variables "
+                          "or call functions",
+                  "compute the value before the inthreads region");
+    guards.push_back(c);
+  }
   if (!usesIndex)
-    return fail(stmt.value->loc, "an inthreads predicate must test a "
-                                 "parallel index",
-                "e.g. inthreads.async (p1 == 0)");
-  FailureOr<EVal> cond = expr(*stmt.value);
+    return fail(stmt.value->loc,
+                guards.empty()
+                    ? "an inthreads predicate must test a parallel index"
+                    : "an inthreads predicate needs a conjunct of parallel "
+                      "indices and constants that selects its threads; the "
+                      "rest may test run-time values",
+                guards.empty()
+                    ? "e.g. inthreads.async (p1 == 0)"
+                    : "e.g. inthreads.async (p1 == 0 && t < limit), or "
+                      "use if (...) for a condition on run-time values alone");
+  auto conjunction = [&](ArrayRef<const Expr *> parts) -> FailureOr<Value> {
+    Value all;
+    for (const Expr *part : parts) {
+      FailureOr<EVal> v = expr(*part);
+      if (failed(v))
+        return failure();
+      if (!v->value.getType().isInteger(1))
+        return fail(part->loc, "an inthreads predicate must be a "
+                               "comparison");
+      all = all ? arith::AndIOp::create(builder, loc(part->loc), all, v->value)
+                      .getResult()
+                : v->value;
+    }
+    return all;
+  };
+  FailureOr<Value> cond = conjunction(selects);
   if (failed(cond))
     return failure();
-  if (!cond->value.getType().isInteger(1))
-    return fail(stmt.value->loc, "an inthreads predicate must be a "
-                                 "comparison");
   SmallVector<Carried> carriedNames = carried(stmt.body);
   if (llvm::any_of(carriedNames, [](const Carried &c) { return c.isFlag(); }))
     return fail(stmt.loc, "break, continue and yield cannot leave an "
@@ -855,7 +916,7 @@ LogicalResult IRGen::inthreads(const Stmt &stmt) {
     slots.push_back(memref::AllocaOp::create(atEntry, l, type));
     memref::StoreOp::create(builder, l, before, slots.back());
   }
-  auto op = InThreadsOp::create(builder, l, cond->value, stmt.async);
+  auto op = InThreadsOp::create(builder, l, *cond, stmt.async);
   LogicalResult result = success();
   {
     OpBuilder::InsertionGuard guard(builder);
@@ -863,7 +924,13 @@ LogicalResult IRGen::inthreads(const Stmt &stmt) {
     push();
     shadow(carriedNames);
     ++inthreadsDepth;
-    result = statements(stmt.body);
+    if (guards.empty()) {
+      result = statements(stmt.body);
+    } else {
+      FailureOr<Value> guard = conjunction(guards);
+      result = failed(guard) ? failure()
+                             : ifThenElse(l, *guard, stmt.body, nullptr);
+    }
     --inthreadsDepth;
     if (succeeded(result))
       for (auto [value, slot] :

@@ -470,16 +470,48 @@ func.func @negative_index_after_copy(%n: index, %g: memref<?x?xf16>, %idx: memre
 
 // -----
 
-// Two warpgroups: croq synchronises them on named barriers 15 and 14.
+// Barrier 0 is the block's.
 func.func @negative_named_barrier_id() {
   %c1 = arith.constant 1 : index
   %c256 = arith.constant 256 : index
-  %id = arith.constant 14 : i32
+  %id = arith.constant 0 : i32
   %count = arith.constant 256 : i32
   croq.parallel (%b) by [%c1] : block {
     croq.parallel (%t) by [%c256] : thread {
-      // expected-error @below {{uses barrier id 14, which croq uses: barrier 0 is the block's (sync.shared) and ids 14 to 15 synchronise this kernel's 2 warpgroup(s); use an id from 1 to 13}}
+      // expected-error @below {{uses barrier id 0; named barriers are 1 to 15 (barrier 0 is the block's, sync.shared)}}
       croq.named_barrier %id, %count
+    }
+  }
+  return
+}
+
+// -----
+
+// Eight warpgroups need eight named barriers of croq's; the program takes
+// eight of the fifteen.
+func.func @negative_named_barriers_left() {
+  %c1 = arith.constant 1 : index
+  %c1024 = arith.constant 1024 : index
+  %count = arith.constant 1024 : i32
+  croq.parallel (%b) by [%c1] : block {
+    croq.parallel (%t) by [%c1024] : thread {
+      %i1 = arith.constant 1 : i32
+      %i2 = arith.constant 2 : i32
+      %i3 = arith.constant 3 : i32
+      %i4 = arith.constant 4 : i32
+      %i5 = arith.constant 5 : i32
+      %i6 = arith.constant 6 : i32
+      %i7 = arith.constant 7 : i32
+      %i8 = arith.constant 8 : i32
+      // expected-error @below {{leaves croq too few named barriers: this kernel's 8 warpgroups need one each besides the 8 ids the program uses; use fewer distinct ids}}
+      croq.named_barrier %i1, %count
+      croq.named_barrier %i2, %count
+      croq.named_barrier %i3, %count
+      croq.named_barrier %i4, %count
+      croq.named_barrier %i5, %count
+      croq.named_barrier %i6, %count
+      croq.named_barrier %i7, %count
+      croq.named_barrier %i8, %count
     }
   }
   return

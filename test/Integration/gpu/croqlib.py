@@ -157,6 +157,7 @@ SIGNATURES = {
     "mma_loadc_co": [_TENSOR, _TENSOR, _TENSOR, _F32],
     "grid_sync_co": [_TENSOR, _TENSOR],
     "named_barrier_co": [_TENSOR, _TENSOR],
+    "role_guard_co": [_TENSOR, _TENSOR, _INDEX],
     "f8_ops_co": [_TENSOR] * 4,
     "subbyte_co": [_TENSOR] * 16,
     "bits_co": [_TENSOR] * 2,

@@ -336,6 +336,27 @@ def named_barriers():
 
 
 @test
+def role_with_a_run_time_guard():
+    # role_guard_co: warpgroup 1 reverses each 128-element tile through
+    # shared memory, on croq's barrier 13 beside the program's 15;
+    # warpgroup 0's threads t < limit wait for it and store. 1 to 2001
+    # blocks, ragged tails; limit 0 (no thread stores), 1, 77, 128, 1000.
+    for n in sweep((1, 300, 128 * 2000 + 5), (1, 300)):
+        a = torch.randn(n, device="cuda")
+        j = torch.arange(n)
+        src = (j // 128) * 128 + 127 - j % 128
+        ref = torch.where(src < n, a.cpu()[src.clamp(max=n - 1)],
+                          torch.zeros(())) + 1
+        for limit in (0, 1, 77, 128, 1000):
+            b = poisoned((n,), torch.float32)
+            K.role_guard_co(a, b, limit)
+            stored = (j % 128) < limit
+            expect_equal(b.cpu()[stored], ref[stored], f"N = {n}, limit = {limit}")
+            assert torch.isnan(b.cpu()[~stored]).all(), \
+                f"N = {n}, limit = {limit}: threads past the limit stored"
+
+
+@test
 def f8_arithmetic():
     # e4m3 + e5m2 into f16 (each extended exactly, the f32 sum rounded once)
     # and e4m3 * 2 stored as e4m3 (round to nearest; |2a| <= 448 fits), over
