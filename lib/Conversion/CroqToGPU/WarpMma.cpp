@@ -501,7 +501,8 @@ struct MmaLoadLowering : ScopedPattern<MmaLoadOp> {
 /// products that wrap (it always saturates; wgmma's s8 wraps, and so
 /// does C++). Each register of `a` and `b` is passed as its 32 bits.
 static Value directMmaSync(OpBuilder &b, Location loc, Value a, Value bv,
-                           Value c, int64_t k, NVVM::MMATypes type) {
+                           Value c, int64_t k, NVVM::MMATypes type,
+                           NVVM::MMATypes bType) {
   auto registers = [&](Value v) {
     auto type = cast<VectorType>(v.getType());
     SmallVector<Value> words;
@@ -524,12 +525,12 @@ static Value directMmaSync(OpBuilder &b, Location loc, Value a, Value bv,
   auto structType = LLVM::LLVMStructType::getLiteral(
       b.getContext(), SmallVector<Type>(4, element));
   std::optional<NVVM::MMAIntOverflow> overflow;
-  if (type == NVVM::MMATypes::s8)
+  if (type == NVVM::MMATypes::s8 || type == NVVM::MMATypes::u8)
     overflow = NVVM::MMAIntOverflow::wrapped;
   Value d = NVVM::MmaOp::create(
       b, loc, structType, registers(a), registers(bv), accumulators,
       ArrayRef<int64_t>{kTileM, kTileN, k}, std::nullopt, overflow,
-      std::array<NVVM::MMATypes, 2>{type, type},
+      std::array<NVVM::MMATypes, 2>{type, bType},
       std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
                                      NVVM::MMALayout::col});
   SmallVector<Value> results;
@@ -565,10 +566,16 @@ struct MmaLowering : ScopedPattern<MmaOp> {
                                                mi * kTiles + ki);
           Value bv = vector::ExtractOp::create(rewriter, loc, adaptor.getB(),
                                                ni * kTiles + ki);
+          auto integer = [](bool isUnsigned) {
+            return isUnsigned ? NVVM::MMATypes::u8 : NVVM::MMATypes::s8;
+          };
           c = operand.isBF16() || operand.isInteger(8)
-                  ? directMmaSync(rewriter, loc, av, bv, c, tile.k,
-                                  operand.isBF16() ? NVVM::MMATypes::bf16
-                                                   : NVVM::MMATypes::s8)
+                  ? directMmaSync(
+                        rewriter, loc, av, bv, c, tile.k,
+                        operand.isBF16() ? NVVM::MMATypes::bf16
+                                         : integer(op.getUnsignedA()),
+                        operand.isBF16() ? NVVM::MMATypes::bf16
+                                         : integer(op.getUnsignedB()))
                   : nvgpu::MmaSyncOp::create(
                         rewriter, loc, av, bv, c,
                         ArrayRef<int64_t>{kTileM, kTileN, tile.k},

@@ -567,11 +567,12 @@ LogicalResult lowerWarpgroupMma(MmaOp op, Value acc, Value a, Value b,
                           "croq.mma.load of a shared buffer");
   MLIRContext *context = op.getContext();
   // f32 operands multiply as tf32; an f32 accumulator is f32.
-  auto wgmmaType = [&](Type t, bool operand) {
+  auto wgmmaType = [&](Type t, bool operand, bool isUnsigned = false) {
     NVVM::WGMMATypes kind = t.isF16()                  ? NVVM::WGMMATypes::f16
                             : t.isBF16()               ? NVVM::WGMMATypes::bf16
                             : isa<Float8E4M3FNType>(t) ? NVVM::WGMMATypes::e4m3
                             : isa<Float8E5M2Type>(t)   ? NVVM::WGMMATypes::e5m2
+                            : t.isInteger(8) && isUnsigned ? NVVM::WGMMATypes::u8
                             : t.isInteger(8)           ? NVVM::WGMMATypes::s8
                             : t.isInteger(32)          ? NVVM::WGMMATypes::s32
                             : operand                  ? NVVM::WGMMATypes::tf32
@@ -613,7 +614,8 @@ LogicalResult lowerWarpgroupMma(MmaOp op, Value acc, Value a, Value b,
     Value db = advanceDescriptor(rewriter, loc, b, *bBuffer, kk, bMnMajor);
     d = NVVM::WgmmaMmaAsyncOp::create(
         rewriter, loc, structType, d, da, db, shape,
-        wgmmaType(aType.getElementType(), true), wgmmaType(bElement, true),
+        wgmmaType(aType.getElementType(), true, op.getUnsignedA()),
+        wgmmaType(bElement, true, op.getUnsignedB()),
         wgmmaType(accType.getElementType(), false), scaleOut, scaleIn,
         scaleIn, layoutA, layoutB, overflow);
   }

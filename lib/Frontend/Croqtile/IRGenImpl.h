@@ -425,7 +425,8 @@ private:
   /// `__bar_sync(id, count)` / `__bar_arrive(id, count)`.
   LogicalResult namedBarrier(const Expr &e);
   /// Rejects an MMA operand view of unsigned integers.
-  LogicalResult checkSignedOperand(Value view, llvm::SMLoc at);
+  /// True when an MMA operand view holds unsigned integers.
+  bool isUnsignedOperand(Value view);
   LogicalResult mma(const Stmt &stmt);
   /// The metadata fragment of `stmt`'s sparse MMA (its fourth operand, a
   /// view that mma.load named) for an accumulator `acc` and A `a` over K

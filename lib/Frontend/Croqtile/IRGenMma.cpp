@@ -15,13 +15,9 @@ using namespace mlir::croq::croqtile;
 // MMA
 //===----------------------------------------------------------------------===//
 
-LogicalResult IRGen::checkSignedOperand(Value view, SMLoc at) {
-  if (cast<MemRefType>(view.getType()).getElementType().isInteger() &&
-      unsignedTensors.contains(rootTensor(view)))
-    return fail(at, "croq's MMAs multiply signed integers; unsigned MMA "
-                    "operands are not supported",
-                "store the operands as s8");
-  return success();
+bool IRGen::isUnsignedOperand(Value view) {
+  return cast<MemRefType>(view.getType()).getElementType().isInteger() &&
+         unsignedTensors.contains(rootTensor(view));
 }
 
 Type IRGen::accumulatorType(const Stmt &fill, const AccumulatorFacts &facts,
@@ -212,8 +208,6 @@ LogicalResult IRGen::mmaLoad(const Stmt &stmt) {
     declare(stmt.name, s);
     return success();
   }
-  if (failed(checkSignedOperand(*source, stmt.source->loc)))
-    return failure();
   if (it == sema.loadRoles.end())
     return fail(stmt.loc, "no MMA uses '" + stmt.name +
                               "', so its operand role is unknown",
@@ -227,6 +221,9 @@ LogicalResult IRGen::mmaLoad(const Stmt &stmt) {
   auto op = MmaLoadOp::create(builder, l, fragType, *source,
                               stmt.swizzle ? builder.getI64IntegerAttr(*stmt.swizzle)
                                            : IntegerAttr());
+  // An MMA reads the fragment's bytes as unsigned (.u8) when they are.
+  if (isUnsignedOperand(*source))
+    unsignedValues.insert(op.getResult());
   Symbol s{Symbol::Kind::Frag, op.getResult()};
   s.origin = &stmt;
   declare(stmt.name, s);
@@ -333,7 +330,7 @@ LogicalResult IRGen::mma(const Stmt &stmt) {
       continue;
     }
     FailureOr<Value> v = view(e);
-    if (failed(v) || failed(checkSignedOperand(*v, e.loc)))
+    if (failed(v))
       return failure();
     auto type = cast<MemRefType>(v->getType());
     if (!type.hasStaticShape() || type.getRank() != 2)
@@ -346,6 +343,8 @@ LogicalResult IRGen::mma(const Stmt &stmt) {
       return failure();
     operands.push_back(MmaLoadOp::create(builder, l, fragType, *v, IntegerAttr()));
     operandSymbols.push_back(nullptr);
+    if (isUnsignedOperand(*v))
+      unsignedValues.insert(operands.back());
   }
   // The operands are fine: an accumulator its mma.fill could not type is
   // this MMA's error.
@@ -421,6 +420,8 @@ LogicalResult IRGen::mma(const Stmt &stmt) {
     return fail(stmt.loc, "an operand fragment is used as both A and B",
                 "load the operand once per role");
   auto layout = *symbolizeMmaLayout(stmt.layout);
+  bool unsignedA = unsignedValues.contains(operands[0]);
+  bool unsignedB = unsignedValues.contains(operands[1]);
   if (stmt.async && acc->scaledSum)
     return fail(stmt.loc, "an async MMA into the block-scaled '" +
                               accExpr.name + "' is not supported",
@@ -440,14 +441,16 @@ LogicalResult IRGen::mma(const Stmt &stmt) {
   if (stmt.async) {
     Type futureType = FutureType::get(context, FutureKind::Mma, true, accType);
     auto op = MmaOp::create(builder, l, futureType, layout, acc->value,
-                            operands[0], operands[1], /*async=*/true);
+                            operands[0], operands[1], /*meta=*/Value(),
+                            /*async=*/true, unsignedA, unsignedB);
     Symbol s{Symbol::Kind::Future, op.getResult()};
     s.origin = &stmt;
     declare(stmt.name, s);
     return success();
   }
   auto op = MmaOp::create(builder, l, accType, layout, acc->value, operands[0],
-                          operands[1], meta, /*async=*/false);
+                          operands[1], meta, /*async=*/false, unsignedA,
+                          unsignedB);
   acc->value = op.getResult();
   return success();
 }

@@ -840,6 +840,14 @@ func.func @negative_mma_a_role(%c: !croq.frag<acc, 16x16xf32>, %a: !croq.frag<b,
 
 // -----
 
+func.func @negative_mma_unsigned_float(%c: !croq.frag<acc, 16x16xf32>, %a: !croq.frag<a, 16x16xf16>, %b: !croq.frag<b, 16x16xf16>) {
+  // expected-error @below {{reads unsigned operands only of 8-bit integers, dense; got 'f16'}}
+  %r = croq.mma row_row %c, %a, %b {unsigned_a} : !croq.frag<acc, 16x16xf32>, !croq.frag<a, 16x16xf16>, !croq.frag<b, 16x16xf16> -> !croq.frag<acc, 16x16xf32>
+  return
+}
+
+// -----
+
 func.func @negative_mma_b_role(%c: !croq.frag<acc, 16x16xf32>, %a: !croq.frag<a, 16x16xf16>, %b: !croq.frag<a, 16x16xf16>) {
   // expected-error @below {{operand B must be a fragment of role b, got '!croq.frag<a, 16x16xf16>'}}
   %r = croq.mma row_row %c, %a, %b : !croq.frag<acc, 16x16xf32>, !croq.frag<a, 16x16xf16>, !croq.frag<a, 16x16xf16> -> !croq.frag<acc, 16x16xf32>

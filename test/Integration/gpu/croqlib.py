@@ -150,6 +150,8 @@ SIGNATURES = {
     "mma_bf16_co": [_TENSOR, _TENSOR, _TENSOR],
     "mma_tf32_co": [_TENSOR, _TENSOR, _TENSOR],
     "mma_s8_co": [_TENSOR, _TENSOR, _TENSOR],
+    "mma_u8_co": [_TENSOR, _TENSOR, _TENSOR],
+    "wgmma_u8_co": [_TENSOR, _TENSOR, _TENSOR],
     "mma_small_co": [_TENSOR, _TENSOR, _TENSOR],
     "mma_k8_co": [_TENSOR, _TENSOR, _TENSOR],
     "gemm_tf32_co": [_TENSOR, _TENSOR, _TENSOR],

@@ -268,6 +268,24 @@ def warp_mma_s8():
 
 
 @test
+def mma_unsigned_bytes():
+    # mma_u8_co: u8 A (0..255) times s8 B on mma.sync; wgmma_u8_co: u8
+    # times u8 on wgmma. Products past 2^31 cannot occur at these K.
+    for m, n, k in MMA_TYPE_SHAPES:
+        a = torch.randint(0, 256, (m, k), dtype=torch.uint8, device="cuda")
+        b = torch.randint(-128, 128, (k, n), dtype=torch.int8, device="cuda")
+        c = poisoned((m, n), torch.int32)
+        K.mma_u8_co(a, b, c)
+        expect_equal(c.cpu(), (a.cpu().long() @ b.cpu().long()).int(),
+                     f"u8 x s8 mma.sync {m}x{n}x{k}")
+        b = torch.randint(0, 256, (n, k), dtype=torch.uint8, device="cuda")
+        c = poisoned((m, n), torch.int32)
+        K.wgmma_u8_co(a, b, c)
+        expect_equal(c.cpu(), (a.cpu().long() @ b.cpu().long().T).int(),
+                     f"u8 x u8 wgmma {m}x{n}x{k}")
+
+
+@test
 def warp_mma_loaded_accumulator_epilogue():
     # C = 2 (C + A B^T + bias): the accumulator loaded from C, then a
     # scalar added and multiplied into every element.

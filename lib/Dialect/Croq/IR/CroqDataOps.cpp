@@ -461,6 +461,11 @@ LogicalResult MmaOp::verify() {
   if (a.getElementType() != b.getElementType())
     return emitOpError("operand element types differ: ")
            << a.getElementType() << " and " << b.getElementType();
+  if ((getUnsignedA() || getUnsignedB()) &&
+      (!a.getElementType().isInteger(8) || meta))
+    return emitOpError("reads unsigned operands only of 8-bit integers, "
+                       "dense; got ")
+           << a.getElementType();
   if (a.getScope() != acc.getScope() || b.getScope() != acc.getScope())
     return emitOpError("the accumulator and the operands must be held by "
                        "the same scope, got ")

@@ -826,6 +826,9 @@ def Croq_MmaOp : Croq_Op<"mma", [
     two kept elements of each group of four, [M, K / 2], and `meta` (a
     `meta` fragment of M x K) their positions; B is [N, K].
 
+    Integer operands are 8-bit and signed; `unsigned_a` / `unsigned_b`
+    read A's / B's bytes as unsigned (mma.sync's and wgmma's `.u8`).
+
     ```mlir
     %mc1 = croq.mma row_row %mc, %ma, %mb : !croq.frag<acc, 16x16xf32>, !croq.frag<a, 16x16xf16>, !croq.frag<b, 16x16xf16> -> !croq.frag<acc, 16x16xf32>
     %mc2 = croq.mma row_row %mc, %sa, %sb sparse(%me : !croq.frag<meta, 64x32xf16, warpgroup>) : !croq.frag<acc, 64x64xf32, warpgroup>, !croq.frag<a, 64x16xf16, warpgroup>, !croq.frag<b, 64x32xf16, warpgroup> -> !croq.frag<acc, 64x64xf32, warpgroup>
@@ -837,7 +840,9 @@ def Croq_MmaOp : Croq_Op<"mma", [
     Croq_Frag:$a,
     Croq_Frag:$b,
     Optional<Croq_Frag>:$meta,
-    UnitAttr:$async
+    UnitAttr:$async,
+    UnitAttr:$unsigned_a,
+    UnitAttr:$unsigned_b
   );
   let results = (outs AnyTypeOf<[Croq_Frag, Croq_Future]>:$result);
   let assemblyFormat = [{
@@ -848,7 +853,8 @@ def Croq_MmaOp : Croq_Op<"mma", [
   let builders = [
     OpBuilder<(ins "Type":$result, "MmaLayout":$layout, "Value":$acc,
                    "Value":$a, "Value":$b, "bool":$async), [{
-      build($_builder, $_state, result, layout, acc, a, b, Value(), async);
+      build($_builder, $_state, result, layout, acc, a, b, Value(), async,
+            /*unsigned_a=*/false, /*unsigned_b=*/false);
     }]>
   ];
   let hasVerifier = 1;
