@@ -114,12 +114,19 @@ static LogicalResult planSwizzledBuffers(ModuleOp module) {
       }
       if (auto copy = dyn_cast<TmaCopyOp>(op);
           copy && &operand == &copy.getTargetMutable()) {
-        if (copy.getSwizzle() &&
-            static_cast<int64_t>(*copy.getSwizzle()) == span)
+        // A TMA copy writes the layout it is told: without a swizzle of
+        // its own it takes the buffer's (as a DMA copy does); a different
+        // one would scramble the tile.
+        if (!copy.getSwizzle()) {
+          copy.setSwizzle(static_cast<decltype(*copy.getSwizzle())>(span));
+          continue;
+        }
+        if (static_cast<int64_t>(*copy.getSwizzle()) == span)
           continue;
         op->emitOpError("fills a buffer that warpgroup MMAs read, which is "
                         "stored with swizzle ")
-            << span << "; write tma.copy.swiz<" << span << ">";
+            << span << "; write tma.copy.swiz<" << span
+            << "> or drop the swizzle";
         return WalkResult::interrupt();
       }
       op->emitOpError("accesses a shared buffer that warpgroup MMAs read, "

@@ -65,6 +65,7 @@ SIGNATURES = {
     "matmul_1p1c_co": [_TENSOR, _TENSOR, _TENSOR],
     "matmul_1p1c_s4_co": [_TENSOR, _TENSOR, _TENSOR],
     "tma_copy_co": [_TENSOR, _TENSOR],
+    "tma_plain_wgmma_co": [_TENSOR] * 3,
     "tma_subwarp_co": [_TENSOR, _TENSOR],
     "tma_ws_d1_co": [_TENSOR, _TENSOR, _TENSOR],
     "tma_ws_d2_co": [_TENSOR, _TENSOR, _TENSOR],

@@ -1229,6 +1229,18 @@ def tma_wgmma_gemm_tf32_and_s8():
 
 
 @test
+def tma_without_swizzle_into_wgmma_operands():
+    # tma_plain_wgmma_co: unswizzled TMA copies into buffers wgmma reads
+    # take the buffers' 64-byte swizzle. 64x64 tiles; ragged M, N and K
+    # (zero-filled by TMA), 1 to 4096 blocks, odd K-tile counts.
+    check_matmul(K.tma_plain_wgmma_co,
+                 sweep(((1, 8, 8), (64, 64, 32), (300, 200, 136),
+                        (4096, 4096, 96), (129, 72, 1000)),
+                       ((1, 8, 8), (300, 200, 136))),
+                 True, 1e-3, "TMA without a swizzle into wgmma operands")
+
+
+@test
 def tma_wgmma_gemm_two_panel_k_tiles():
     # 128-wide K tiles (rows of 256 bytes, two 128-byte swizzle panels, one
     # TMA box each): the smallest shape, ragged M, N and K (K = 136: a
