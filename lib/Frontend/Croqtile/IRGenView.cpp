@@ -24,6 +24,21 @@ static MemRefType tileType(MemRefType source, ArrayRef<int64_t> shape) {
                          source.getMemorySpace());
 }
 
+/// True when `a` and `b` are the same extent: one value, equal constants,
+/// or the same dimension of one memref.
+static bool sameExtent(Value a, Value b) {
+  if (a == b)
+    return true;
+  std::optional<int64_t> ca = getConstantIntValue(a), cb = getConstantIntValue(b);
+  if (ca && cb)
+    return *ca == *cb;
+  auto da = a.getDefiningOp<memref::DimOp>(), db = b.getDefiningOp<memref::DimOp>();
+  if (!da || !db || da.getSource() != db.getSource())
+    return false;
+  std::optional<int64_t> ia = getConstantIntValue(da.getIndex());
+  return ia && ia == getConstantIntValue(db.getIndex());
+}
+
 Value IRGen::chunkAsSubspan(ChunkAtOp chunk, ArrayRef<int64_t> extents,
                             Location l) {
   auto sourceType = cast<MemRefType>(chunk.getSource().getType());
@@ -615,6 +630,10 @@ FailureOr<Value> IRGen::viewMember(const Expr &e) {
             ? "'" + paramNames[root.getArgNumber()] + "'"
             : std::string("the view");
     unsigned dynamicBound = 0;
+    // Dimensions whose run-time chunk count is their extent (`foreach r in
+    // [R]` over a dimension R): tiles of one, with nothing to check.
+    SmallVector<int64_t> tileShape(*shape);
+    bool allStatic = true;
     for (int64_t d = 0; d < rank; ++d) {
       int64_t count = statics[d];
       if (count == tile::kWholeDim)
@@ -622,6 +641,11 @@ FailureOr<Value> IRGen::viewMember(const Expr &e) {
       Value bound = count == ShapedType::kDynamic ? bounds[dynamicBound++]
                                                   : Value();
       int64_t dim = type.getShape()[d];
+      if (bound && sameExtent(bound, viewExtent(base, d, l))) {
+        tileShape[d] = 1;
+        continue;
+      }
+      allStatic &= !ShapedType::isDynamic(tileShape[d]);
       if (!bound && dim != ShapedType::kDynamic) {
         if (dim % count != 0)
           return fail(idx[d].expr->loc,
@@ -658,9 +682,18 @@ FailureOr<Value> IRGen::viewMember(const Expr &e) {
     MemRefType result = tileType(type, *shape);
     if (!result)
       return fail(e.loc, "cannot take a tile of this view");
-    return ChunkAtOp::create(builder, l, result, base, indices, bounds,
-                             builder.getDenseI64ArrayAttr(statics))
-        .getResult();
+    auto chunk = ChunkAtOp::create(builder, l, result, base, indices, bounds,
+                                   builder.getDenseI64ArrayAttr(statics));
+    // Tiles of one along a whole dimension have a static extent: the same
+    // tile as a subspan, which `.sqz()` can drop.
+    if (allStatic && tileShape != *shape) {
+      Value tile = chunkAsSubspan(chunk, tileShape, l);
+      if (tile != chunk.getResult()) {
+        chunk.erase();
+        return tile;
+      }
+    }
+    return chunk.getResult();
   }
   // subspan(e...)[.step(s...)][.at(i...)]
   const Expr *at = nullptr, *step = nullptr, *subspan = nullptr;

@@ -110,6 +110,7 @@ SIGNATURES = {
     "view_rest_co": [_TENSOR] * 2,
     "view_chunk_co": [_TENSOR] * 2,
     "sqz_chunk_co": [_TENSOR] * 2,
+    "rows_sqz_co": [_TENSOR] * 2,
     "transp_co": [_TENSOR] * 4,
     "tma_future_co": [_TENSOR, _TENSOR],
     "tma_swap_co": [_TENSOR, _TENSOR],

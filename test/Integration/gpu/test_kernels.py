@@ -1820,6 +1820,17 @@ def sqz_of_a_chunkat_tile():
 
 
 @test
+def sqz_of_whole_dimension_chunks():
+    # rows_sqz_co: chunkat(b, r, _) over [B, R, 64] with b in [B], r in [R]:
+    # one row a tile; 1 to 3000 blocks, 1 to 5 rows each.
+    for b, r in sweep(((1, 1), (3000, 2), (7, 5)), ((1, 1), (7, 5))):
+        x = torch.randn(b, r, 64, device="cuda")
+        out = poisoned((b, r, 64), torch.float32)
+        K.rows_sqz_co(x, out)
+        expect_equal(out, x * 2, f"B = {b}, R = {r}")
+
+
+@test
 def tma_load_waited_through_its_future():
     # Two phases of the copy's own event per block; 600+ blocks; a ragged
     # last tile (TMA clips it); one block.
