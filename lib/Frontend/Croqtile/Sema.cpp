@@ -1019,7 +1019,8 @@ private:
       if (s.kind == Stmt::Kind::Parallel)
         return false;
       for (const Expr *e :
-           {s.target.get(), s.value.get(), s.source.get(), s.dest.get()})
+           {s.target.get(), s.value.get(), s.source.get(), s.dest.get(),
+            s.mask.get(), s.padValue.get()})
         if (e && touchesElements(*e))
           return true;
       for (const ExprPtr &e : s.operands)

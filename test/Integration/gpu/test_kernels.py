@@ -1119,12 +1119,13 @@ def dma_pad():
 @test
 def host_element_statements():
     # A host loop over elements (one GPU thread), then a parallel (1 to 157
-    # blocks), then a host read-modify-write: in program order.
+    # blocks), then a host read-modify-write and a filtered host loop
+    # (foreach ... if (a.at(i) < 0)): in program order.
     for n in sweep((1, 129, 20_000), (1, 129)):
         a = poisoned((n,), torch.int32)
         K.host_elements_co(a)
         i = torch.arange(n, device="cuda", dtype=torch.int32)
-        ref = torch.where(i % 2 == 0, i * 3, torch.full_like(i, -1))
+        ref = torch.where(i % 2 == 0, i * 3, torch.full_like(i, -2))
         ref[0] += 7
         expect_equal(a, ref, f"host element statements, N = {n}")
 
