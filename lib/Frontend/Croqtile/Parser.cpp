@@ -333,11 +333,21 @@ static bool isRuntimeUsing(llvm::ArrayRef<const Token *> item) {
 }
 
 /// The main file's text as device C++: the ranges in `blanks` (the __co__
-/// functions, host functions) turned into spaces, lines kept, and each
+/// functions, host functions) turned into spaces, lines kept, `edits`
+/// applied (the braces of `__cok__` blocks), and each
 /// quoted #include either pointed at the file croq's preprocessor read or,
 /// when it read none (a host runtime header) or one of Croqtile, blanked.
+namespace {
+/// A replacement in the device C++ text: main-file offsets [begin, end).
+struct DeviceEdit {
+  size_t begin, end;
+  std::string text;
+};
+} // namespace
+
 static std::string deviceSource(llvm::SourceMgr &sourceMgr,
-                                llvm::ArrayRef<std::pair<size_t, size_t>> blanks) {
+                                llvm::ArrayRef<std::pair<size_t, size_t>> blanks,
+                                llvm::ArrayRef<DeviceEdit> edits) {
   const llvm::MemoryBuffer *main =
       sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
   std::string text = main->getBuffer().str();
@@ -345,6 +355,11 @@ static std::string deviceSource(llvm::SourceMgr &sourceMgr,
     for (size_t i = begin; i < end && i < text.size(); ++i)
       if (text[i] != '\n')
         text[i] = ' ';
+  // Edits replace a range on one line (so that lines stay where they
+  // were), the last first so that earlier offsets hold.
+  for (const DeviceEdit &edit : llvm::reverse(edits))
+    if (edit.end <= text.size())
+      text.replace(edit.begin, edit.end - edit.begin, edit.text);
   // Comments go too (a line comment's newline stays); literals are kept.
   for (size_t i = 0; i < text.size(); ++i) {
     char c = text[i];
@@ -409,6 +424,7 @@ bool Parser::program(Program &out) {
   const char *mainStart = sourceMgr.getMemoryBuffer(mainId)->getBufferStart();
   const char *mainEnd = sourceMgr.getMemoryBuffer(mainId)->getBufferEnd();
   std::vector<std::pair<size_t, size_t>> blanks;
+  std::vector<DeviceEdit> edits;
   auto blank = [&](const Token &first, const Token &last) {
     const char *begin = first.loc.getPointer();
     const char *end = last.loc.getPointer() + last.text.size();
@@ -434,6 +450,42 @@ bool Parser::program(Program &out) {
     itemIsDevice = false;
   };
   while (peek().kind != TokKind::Eof) {
+    // `__cok__ { ... }`: device C++ of the separate-source model, every
+    // function in it a device function (clang's force_cuda_host_device
+    // makes them __host__ __device__). Not host code.
+    if (at("__cok__")) {
+      endItem();
+      flushHost();
+      const Token &keyword = next();
+      if (!at("{"))
+        return error(peek().loc, "expected '{' after __cok__");
+      const Token &open = next();
+      const char *begin = keyword.loc.getPointer();
+      if (begin < mainStart || begin >= mainEnd ||
+          open.loc.getPointer() >= mainEnd)
+        return error(keyword.loc, "a __cok__ block must be in the main file, "
+                                  "not in a header or a macro");
+      if (StringRef(begin, open.loc.getPointer() - begin).contains('\n'))
+        return error(keyword.loc, "write `__cok__ {` on one line");
+      edits.push_back({static_cast<size_t>(begin - mainStart),
+                       static_cast<size_t>(open.loc.getPointer() + 1 - mainStart),
+                       "_Pragma(\"clang force_cuda_host_device begin\")"});
+      int depth = 1;
+      while (depth > 0 && peek().kind != TokKind::Eof) {
+        const Token &tok = next();
+        if (tok.is("{"))
+          ++depth;
+        else if (tok.is("}") && --depth == 0)
+          edits.push_back(
+              {static_cast<size_t>(tok.loc.getPointer() - mainStart),
+               static_cast<size_t>(tok.loc.getPointer() + 1 - mainStart),
+               "_Pragma(\"clang force_cuda_host_device end\")"});
+      }
+      if (depth > 0)
+        return error(open.loc, "this __cok__ block has no closing '}'");
+      anyDevice = true;
+      continue;
+    }
     if (at("__co__")) {
       endItem();
       flushHost();
@@ -479,7 +531,7 @@ bool Parser::program(Program &out) {
   endItem();
   flushHost();
   if (anyDevice)
-    out.deviceCode = deviceSource(sourceMgr, blanks);
+    out.deviceCode = deviceSource(sourceMgr, blanks, edits);
   return true;
 }
 

@@ -2032,6 +2032,16 @@ def device_calls():
 
 
 @test
+def device_call_from_a_cok_block():
+    # device_call_cok_co: cubic(x) from a __cok__ block; 1 to 2344 blocks.
+    for n in sweep((1, 129, 300_001), (1, 129)):
+        x = torch.randn(n, device="cuda")
+        y = poisoned((n,), torch.float32)
+        K.device_call_cok_co(x, y)
+        assert relative_error(y, x.double() ** 3) < 1e-6, f"__cok__ cubic, N = {n}"
+
+
+@test
 def local_events():
     # local_events_co.co: each thread triggers its own local event 0 to 3
     # times and waits as often, and waits once on a `ready` one; 1 to 2344
