@@ -187,9 +187,18 @@ LogicalResult IRGen::checkFuturesWaited(func::FuncOp func) {
                 return true;
             }
             auto result = dyn_cast<OpResult>(f);
-            auto loop = result ? dyn_cast<scf::ForOp>(result.getOwner())
-                               : scf::ForOp();
-            if (!loop || depth > 8)
+            if (!result || depth > 8)
+              return false;
+            // A future that swap, rotate or select passed on is one of
+            // their operands: waited when each of them was, before `at`.
+            Operation *owner = result.getOwner();
+            if (isa<SwapOp, RotateOp, arith::SelectOp>(owner))
+              return llvm::all_of(owner->getOperands(), [&](Value operand) {
+                return !isa<FutureType>(operand.getType()) ||
+                       waitedBefore(operand, at, depth + 1);
+              });
+            auto loop = dyn_cast<scf::ForOp>(owner);
+            if (!loop)
               return false;
             Operation *yield = loop.getBody()->getTerminator();
             return waitedBefore(yield->getOperand(result.getResultNumber()),
