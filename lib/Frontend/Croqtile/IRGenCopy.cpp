@@ -335,7 +335,9 @@ LogicalResult IRGen::copy(const Stmt &stmt) {
           continue;
         Value dynamicSide = ShapedType::isDynamic(sd) ? Value(*source) : target;
         int64_t fixed = ShapedType::isDynamic(sd) ? td : sd;
-        Value extent = viewExtent(dynamicSide, d, l);
+        // A window's extent (view(rows, _).from(...), span_as) is the
+        // kernel's: a copy from it is partial, as documented.
+        Value extent = viewExtent(dynamicSide, d, l, /*ofWindows=*/false);
         bool checked = checkOnHost(
             l, {extent},
             [&](OpBuilder &b, ArrayRef<Value> v) -> Value {

@@ -475,7 +475,11 @@ private:
   bool checkOnHost(Location l, ArrayRef<Value> values,
                    function_ref<Value(OpBuilder &, ArrayRef<Value>)> make,
                    const Twine &message);
-  Value viewExtent(Value view, int64_t d, Location l);
+  /// Extent `d` of `view`, from the operands that made it where it can
+  /// (so that it does not depend on a tile's indices). `ofWindows`: also
+  /// through span_as, view(...).from(...) and subscripts; without it
+  /// their extents are `memref.dim`s of the view, known only in the kernel.
+  Value viewExtent(Value view, int64_t d, Location l, bool ofWindows = true);
   /// Names of the current function's parameters.
   std::vector<std::string> paramNames;
   const Function *currentFunction = nullptr;

@@ -132,12 +132,12 @@ FailureOr<Value> IRGen::view(const Expr &e) {
 /// Extent `d` of a view, from its source's extent where the view is a
 /// chunkat (the extent over the chunk count), so that it does not depend on
 /// the tile's indices.
-Value IRGen::viewExtent(Value view, int64_t d, Location l) {
+Value IRGen::viewExtent(Value view, int64_t d, Location l, bool ofWindows) {
   auto type = cast<MemRefType>(view.getType());
   if (!type.isDynamicDim(d))
     return arith::ConstantIndexOp::create(builder, l, type.getDimSize(d));
   if (auto chunk = view.getDefiningOp<ChunkAtOp>()) {
-    Value whole = viewExtent(chunk.getSource(), d, l);
+    Value whole = viewExtent(chunk.getSource(), d, l, ofWindows);
     ArrayRef<int64_t> statics = chunk.getStaticBounds();
     if (statics[d] == tile::kWholeDim)
       return whole;
@@ -163,7 +163,7 @@ Value IRGen::viewExtent(Value view, int64_t d, Location l) {
   // A future's data is the buffer its copy wrote: an allocation's extents.
   if (auto data = view.getDefiningOp<FutureDataOp>())
     if (auto copy = data.getFuture().getDefiningOp<DmaCopyOp>())
-      return viewExtent(copy.getTarget(), d, l);
+      return viewExtent(copy.getTarget(), d, l, ofWindows);
   if (auto alloc = view.getDefiningOp<memref::AllocOp>()) {
     unsigned i = llvm::count(type.getShape().take_front(d), ShapedType::kDynamic);
     return alloc.getDynamicSizes()[i];
@@ -171,6 +171,8 @@ Value IRGen::viewExtent(Value view, int64_t d, Location l) {
   // `span_as`, `view(...).from(...)` and subscripts of buffer arrays: the
   // extent the view was made with, not a dim of the view, which would tie
   // it to the kernel-side origin (and keep it from a host check).
+  if (!ofWindows)
+    return memref::DimOp::create(builder, l, view, d);
   if (auto reshape = view.getDefiningOp<memref::ReinterpretCastOp>())
     return getValueOrCreateConstantIndexOp(builder, l,
                                            reshape.getMixedSizes()[d]);
