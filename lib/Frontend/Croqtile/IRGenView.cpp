@@ -159,6 +159,10 @@ Value IRGen::viewExtent(Value view, int64_t d, Location l, bool ofWindows) {
       unsigned i = llvm::count(statics.take_front(d), ShapedType::kDynamic);
       return subspan.getExtents()[i];
     }
+    // `_` keeps the source's extent.
+    if (d < static_cast<int64_t>(statics.size()) &&
+        statics[d] == tile::kWholeDim)
+      return viewExtent(subspan.getSource(), d, l, ofWindows);
   }
   // A future's data is the buffer its copy wrote: an allocation's extents.
   if (auto data = view.getDefiningOp<FutureDataOp>())
@@ -513,6 +517,18 @@ FailureOr<Value> IRGen::windowView(const Expr &from) {
 
 FailureOr<Value> IRGen::squeeze(const Expr &e) {
   Location l = loc(e.loc);
+  // The language's rule: the unit extents come from a reshape or explicit
+  // extents somewhere in the chain (a chunkat's may follow them).
+  bool explicitExtents = false;
+  for (const Expr *base = e.base.get(); base && !explicitExtents;
+       base = base->base.get())
+    explicitExtents = base->kind == Expr::Kind::Member &&
+                      (base->name == "subspan" || base->name == "span_as" ||
+                       base->name == "from");
+  if (!explicitExtents)
+    return fail(e.loc, ".sqz() drops the unit extents of a subspan, span_as "
+                       "or view(...).from(...) before it in the chain",
+                "write the tile as a subspan with unit extents");
   // The extents known to be 1 are dropped; a run-time extent stays, even
   // where it is 1 at run time (the view's rank is part of its type).
   FailureOr<Value> source = view(*e.base);
