@@ -551,7 +551,20 @@ LogicalResult IRGen::dmaAny(const Stmt &stmt) {
       if (memref.isDynamicDim(d))
         dynamicSizes.push_back(viewExtent(data, d, l));
   }
-  Value buffer = memref::AllocOp::create(builder, l, memref, dynamicSizes);
+  // The placeholder's own buffer is plain; typed as the partner's view (a
+  // buffer of an array, `buf[0]`, is a strided view) so the two swap.
+  auto plain = MemRefType::get(memref.getShape(), memref.getElementType(),
+                               MemRefLayoutAttrInterface(),
+                               memref.getMemorySpace());
+  Value buffer = memref::AllocOp::create(builder, l, plain, dynamicSizes);
+  if (plain != memref) {
+    if (!memref::CastOp::areCastCompatible(plain, memref))
+      return fail(stmt.loc, "this " + stmt.op + ".any stands for a view "
+                                "whose layout a buffer of its own cannot "
+                                "have",
+                  "swap it with a future of a whole buffer");
+    buffer = memref::CastOp::create(builder, l, memref, buffer);
+  }
   auto placeholderType =
       FutureType::get(context, stmt.op == "tma" ? FutureKind::Tma
                                                 : FutureKind::Dma,

@@ -45,6 +45,7 @@ SIGNATURES = {
     "mma_cc_co": [_TENSOR, _TENSOR, _TENSOR],
     "unsigned_co": [_TENSOR] * 6,
     "double_buffer_co": [_TENSOR, _TENSOR, _TENSOR],
+    "any_array_co": [_TENSOR] * 2,
     "matmul_persistent_co": [_TENSOR, _TENSOR, _TENSOR],
     "spin_streams_co": [_TENSOR, _TENSOR, _INDEX],
     "loops_co": [_TENSOR],

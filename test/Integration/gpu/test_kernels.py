@@ -2042,6 +2042,17 @@ def device_call_from_a_cok_block():
 
 
 @test
+def placeholder_beside_a_buffer_array():
+    # any_array_co: dma.any swapped with the future of buf[0]; 1 to 4688
+    # blocks, a ragged tail.
+    for n in sweep((1, 65, 300_001), (1, 65)):
+        a = torch.randn(n, device="cuda")
+        c = poisoned((n,), torch.float32)
+        K.any_array_co(a, c)
+        expect_equal(c, a + 1, f"N = {n}")
+
+
+@test
 def local_events():
     # local_events_co.co: each thread triggers its own local event 0 to 3
     # times and waits as often, and waits once on a `ready` one; 1 to 2344
