@@ -460,6 +460,13 @@ private:
     });
   }
 
+  /// The extent of a thread coordinate (an index of a parallel), if
+  /// constant.
+  static std::optional<int64_t> coordinateExtent(BlockArgument arg) {
+    auto level = cast<ParallelOp>(arg.getOwner()->getParentOp());
+    return getConstantIntValue(level.getBounds()[arg.getArgNumber()]);
+  }
+
   static std::optional<Slot> slotOf(Value index, ParallelOp threads,
                                     int depth = 0) {
     if (depth > 12)
@@ -477,8 +484,12 @@ private:
       return llvm::all_of(def->getOperands(),
                           [&](Value o) { return outside(o, level + 1); });
     };
+    // An index of the thread parallel or of a warp or warpgroup level
+    // around it: a coordinate of the executing thread.
     if (auto arg = dyn_cast<BlockArgument>(index)) {
-      if (arg.getOwner()->getParentOp() != threads.getOperation())
+      auto level = dyn_cast<ParallelOp>(arg.getOwner()->getParentOp());
+      if (!level || level.getLevel() == Level::Block ||
+          !level->isAncestor(threads))
         return std::nullopt;
       Slot slot;
       slot.thread = arg;
@@ -507,31 +518,40 @@ private:
       return std::nullopt;
     }
     if (auto add = index.getDefiningOp<arith::AddIOp>()) {
-      for (auto [x, y] : {std::pair{add.getLhs(), add.getRhs()},
-                          std::pair{add.getRhs(), add.getLhs()}}) {
-        std::optional<Slot> slot = slotOf(x, threads, depth + 1);
-        if (!slot)
-          continue;
+      // Adds `y` to the slot: a constant, a base, a loop term or an
+      // in-thread counter, or a sum of those (`b * 512 + e * 128` beside
+      // `t`).
+      std::function<bool(Slot &, Value, int)> absorb = [&](Slot &slot, Value y,
+                                                           int level) {
         if (std::optional<int64_t> c = getConstantIntValue(y)) {
-          slot->offset += *c;
-          return slot;
+          slot.offset += *c;
+          return true;
         }
         if (outside(y, 0) && uniformOverBlock(y, threads)) {
-          slot->base.push_back(y);
-          return slot;
+          slot.base.push_back(y);
+          return true;
         }
         // A loop counter times a constant, of any trip count.
         if (std::optional<int64_t> l = loopTerm(y);
-            l && slot->loopStride == 0 && !counterRange(y)) {
-          slot->loopStride = *l;
-          return slot;
+            l && slot.loopStride == 0 && !counterRange(y)) {
+          slot.loopStride = *l;
+          return true;
         }
         // A loop counter inside the thread: 0 <= r < trip count.
         if (auto range = counterRange(y)) {
-          slot->offset += range->first;
-          slot->span += range->second - range->first - 1;
-          return slot;
+          slot.offset += range->first;
+          slot.span += range->second - range->first - 1;
+          return true;
         }
+        auto sum = y.getDefiningOp<arith::AddIOp>();
+        return sum && level < 4 && absorb(slot, sum.getLhs(), level + 1) &&
+               absorb(slot, sum.getRhs(), level + 1);
+      };
+      for (auto [x, y] : {std::pair{add.getLhs(), add.getRhs()},
+                          std::pair{add.getRhs(), add.getLhs()}}) {
+        std::optional<Slot> slot = slotOf(x, threads, depth + 1);
+        if (slot && absorb(*slot, y, 0))
+          return slot;
       }
       return std::nullopt;
     }
@@ -634,7 +654,7 @@ private:
       if (x->loopStride != 0) {
         auto arg = cast<BlockArgument>(x->thread);
         std::optional<int64_t> extent =
-            getConstantIntValue(threads.getBounds()[arg.getArgNumber()]);
+            coordinateExtent(arg);
         if (!extent || *extent <= 0 ||
             std::abs(x->stride) * (*extent - 1) + (hi - lo) > x->loopStride)
           continue;
@@ -644,6 +664,10 @@ private:
           }))
         pinned.insert(x->thread);
     }
+    // Every coordinate fixed by the inthreads around both (`t == 0`): one
+    // thread makes both accesses, in program order.
+    if (coordinates.empty())
+      return true;
     return !pinned.empty() &&
            llvm::all_of(coordinates, [&](Value c) { return pinned.contains(c); });
   }
@@ -664,7 +688,7 @@ private:
         return std::nullopt;
       auto arg = cast<BlockArgument>(slot.thread);
       std::optional<int64_t> extent =
-          getConstantIntValue(threads.getBounds()[arg.getArgNumber()]);
+          coordinateExtent(arg);
       if (!extent || *extent <= 0)
         return std::nullopt;
       int64_t reach = slot.stride * (*extent - 1);
@@ -673,6 +697,13 @@ private:
                            width - 2};
     };
     for (size_t d = 0; d < a.indices.size(); ++d) {
+      bool last = d + 1 == a.indices.size();
+      // Constant indices: `o[0]` and `o[1]`.
+      std::optional<int64_t> ca = getConstantIntValue(a.indices[d]);
+      std::optional<int64_t> cb = getConstantIntValue(b.indices[d]);
+      if (ca && cb &&
+          (*ca + (last ? a.width : 1) <= *cb || *cb + (last ? b.width : 1) <= *ca))
+        return true;
       std::optional<Slot> x = slotOf(a.indices[d], threads);
       std::optional<Slot> y = slotOf(b.indices[d], threads);
       if (!x || !y || x->base.size() != y->base.size() ||
@@ -680,7 +711,6 @@ private:
             return sameValue(std::get<0>(pair), std::get<1>(pair), 8);
           }))
         continue;
-      bool last = d + 1 == a.indices.size();
       auto rx = range(*x, last ? a.width : 1);
       auto ry = range(*y, last ? b.width : 1);
       if (rx && ry && (rx->second < ry->first || ry->second < rx->first))
