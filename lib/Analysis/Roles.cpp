@@ -14,6 +14,8 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/IR/OperationSupport.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 using namespace mlir;
 using namespace mlir::croq;
@@ -156,6 +158,21 @@ std::optional<int64_t> mlir::croq::countRoleThreads(InThreadsOp region) {
 
 /// Calls `visit` on each block argument `value` is computed from (through
 /// any ops), once each, until it returns false; false then.
+bool mlir::croq::computesSameValue(Value x, Value y, int depth) {
+  if (x == y)
+    return true;
+  Operation *dx = x.getDefiningOp(), *dy = y.getDefiningOp();
+  if (!dx || !dy || depth == 0 || dx->getNumRegions() || !isPure(dx) ||
+      cast<OpResult>(x).getResultNumber() != cast<OpResult>(y).getResultNumber())
+    return false;
+  return OperationEquivalence::isEquivalentTo(
+      dx, dy,
+      [&](Value ox, Value oy) {
+        return success(computesSameValue(ox, oy, depth - 1));
+      },
+      /*markEquivalent=*/nullptr, OperationEquivalence::IgnoreLocations);
+}
+
 bool mlir::croq::allSources(Value value, function_ref<bool(BlockArgument)> visit) {
   SmallVector<Value> worklist{value};
   llvm::SmallPtrSet<Value, 16> visited;

@@ -37,6 +37,10 @@ bool allSources(Value value, function_ref<bool(BlockArgument)> visit);
 
 /// True when `value` depends on the index of a thread-level parallel.
 bool dependsOnThreadIndex(Value value);
+/// True when `x` and `y` compute the same value: the same SSA value, or the
+/// same pure op (name, attributes) of operands that do, up to `depth` ops
+/// deep (the importer does not share `k % 2` written twice).
+bool computesSameValue(Value x, Value y, int depth = 8);
 /// The conjuncts of a condition: the leaves of its tree of arith.andi.
 SmallVector<Value> conjunctsOf(Value condition);
 

@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Common.h"
+#include "Croq/Analysis/Roles.h"
 #include "Croq/Conversion/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -219,7 +220,14 @@ static LogicalResult materializeTma(ModuleOp module) {
            op = op->getNextNode())
         if (auto t = dyn_cast<EventTriggerOp>(op);
             t && t.getEvent() == event && t.getAfter().empty() &&
-            t.getIndices() == copy.getEventIndices() && !t.getOrder())
+            t.getIndices().size() == copy.getEventIndices().size() &&
+            llvm::all_of(llvm::zip_equal(t.getIndices(),
+                                         copy.getEventIndices()),
+                         [](auto pair) {
+                           return computesSameValue(std::get<0>(pair),
+                                                    std::get<1>(pair));
+                         }) &&
+            !t.getOrder())
           trigger = t;
       if (!trigger) {
         copy.emitOpError("is bound to an event element that is not "

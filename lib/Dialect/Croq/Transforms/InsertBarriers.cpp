@@ -719,23 +719,8 @@ private:
     return false;
   }
 
-  /// `x` and `y` compute the same value: the same SSA value, or the same
-  /// pure op (name, attributes) of the same values (the importer does not
-  /// share `ty # i` between a load and the store after it).
   static bool sameValue(Value x, Value y, int depth) {
-    if (x == y)
-      return true;
-    Operation *dx = x.getDefiningOp(), *dy = y.getDefiningOp();
-    if (!dx || !dy || depth == 0 || dx->getNumRegions() || !isPure(dx) ||
-        cast<OpResult>(x).getResultNumber() !=
-            cast<OpResult>(y).getResultNumber())
-      return false;
-    return OperationEquivalence::isEquivalentTo(
-        dx, dy,
-        [&](Value ox, Value oy) {
-          return success(sameValue(ox, oy, depth - 1));
-        },
-        /*markEquivalent=*/nullptr, OperationEquivalence::IgnoreLocations);
+    return computesSameValue(x, y, depth);
   }
 
   static bool conflicts(const Access &earlier, const Access &later) {
