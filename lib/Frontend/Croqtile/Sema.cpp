@@ -71,6 +71,8 @@ public:
 
   /// False after an error.
   bool program(const Program &program) {
+    for (const Function &fn : program.functions)
+      coFunctions.insert(fn.name);
     for (const Function &fn : program.functions) {
       function(fn);
       if (hadError)
@@ -83,6 +85,8 @@ private:
   SemaResult &result;
   DiagnoseFn diagnose;
   bool hadError = false;
+  /// The file's __co__ functions, which `call` cannot name.
+  llvm::StringSet<> coFunctions;
 
   /// Reports the first error; Sema stops there.
   void fail(SMLoc loc, const Twine &message, const Twine &hint = "") {
@@ -1074,6 +1078,12 @@ private:
   }
 
   void checkExpr(const Expr &e) {
+    if (e.kind == Expr::Kind::DeviceCall && coFunctions.contains(e.name))
+      return fail(e.loc, "'" + e.name + "' is a __co__ function; `call` "
+                                        "runs C++ device functions",
+                  "croq does not call one __co__ function from another; "
+                  "make the shared work a __device__ function, or call "
+                  "both __co__ functions from the host program");
     if (e.kind == Expr::Kind::Call && !e.base &&
         isAtomicBuiltin(e.name)) {
       bool cas = e.name == "__atomic_cas";
