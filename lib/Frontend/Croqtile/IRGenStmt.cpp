@@ -828,6 +828,17 @@ LogicalResult IRGen::setRegisters(const Expr &e) {
   return success();
 }
 
+/// True when `e` reads the name `name`.
+static bool mentionsName(const Expr &e, StringRef name) {
+  if (e.kind == Expr::Kind::Name && e.name == name)
+    return true;
+  if (e.base && mentionsName(*e.base, name))
+    return true;
+  return llvm::any_of(e.args, [&](const ExprPtr &a) {
+    return a && mentionsName(*a, name);
+  });
+}
+
 LogicalResult IRGen::assignment(const Stmt &stmt) {
   Location l = loc(stmt.loc);
   if (stmt.kind == Stmt::Kind::ExprStmt) {
@@ -1041,7 +1052,15 @@ LogicalResult IRGen::assignment(const Stmt &stmt) {
       if (s && s->scope == scopes.size() && s->kind == Symbol::Kind::Scalar)
         return internalError(target.loc, "the immutable '" + target.name +
                                              "' assigned twice in one scope");
-      // The first assignment declares an immutable scalar.
+      // The first assignment declares an immutable scalar. One in an inner
+      // scope that reads the outer name of its own (`i = i + 1` in a loop
+      // body) shadows it, which is rarely what was meant: say so.
+      if (s && s->kind == Symbol::Kind::Scalar &&
+          mentionsName(*stmt.value, target.name))
+        emitWarning(loc(target.loc))
+            << "this declares a new '" << target.name
+            << "' for this block, computed from the outer one, which keeps "
+               "its value; to update the outer one, declare it `mutable`";
       declare(target.name, Symbol{Symbol::Kind::Scalar, rhs->value, rhs->bound});
       return success();
     }
