@@ -1184,6 +1184,15 @@ IRGen::element(const Expr &at) {
       return fail(at.base->loc, "'" + at.base->name +
                                     "' is a future, not a tensor",
                   "read the copied data as " + at.base->name + ".data.at(...)");
+  // `x.subspan(4, 4).at(1, 2)` is the tile at tile indices (1, 2) in a
+  // copy; read as an element it would be another place. Say which.
+  if (at.base->kind == Expr::Kind::Member &&
+      (at.base->name == "subspan" || at.base->name == "modspan" ||
+       at.base->name == "step" || at.base->name == "chunk"))
+    return fail(at.loc, "`" + at.base->name + "(...).at(...)` selects a "
+                            "tile by its tile indices, not an element",
+                "read an element of the tile with a second .at: "
+                "x.subspan(...).at(tile...).at(i, j)");
   FailureOr<Value> buffer = view(*at.base);
   if (failed(buffer))
     return failure();
