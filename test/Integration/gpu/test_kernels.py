@@ -375,6 +375,18 @@ def role_with_a_run_time_guard():
 
 
 @test
+def roles_over_a_two_dimensional_event_array():
+    # events_2d_co: 4 rounds through two slots of full[1][2] / empty[1][2],
+    # started by `trigger empty[0][s]` for each slot; 1 to 2345 blocks,
+    # ragged tails.
+    for n in sweep((1, 300, 128 * 2344 + 5), (1, 300)):
+        x = torch.randn(n, device="cuda")
+        y = poisoned((n,), torch.float32)
+        K.events_2d_co(x, y)
+        expect_equal(y, x * 8, f"N = {n}")
+
+
+@test
 def f8_arithmetic():
     # e4m3 + e5m2 into f16 (each extended exactly, the f32 sum rounded once)
     # and e4m3 * 2 stored as e4m3 (round to nearest; |2a| <= 448 fits), over

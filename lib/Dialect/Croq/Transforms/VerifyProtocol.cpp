@@ -138,21 +138,34 @@ static SmallVector<SmallVector<Operation *>> roleTraces(InThreadsOp role) {
 static bool triggersEachSlotOnce(EventTriggerOp trigger, Operation *loop) {
   auto forOp = dyn_cast<scf::ForOp>(loop);
   auto type = cast<EventType>(trigger.getEvent().getType());
-  if (!forOp || type.getRank() != 1)
+  if (!forOp)
     return false;
-  // `trigger e[s]` or `trigger e.at(s)`.
+  // `trigger e[s]`, `trigger e[0][s]` (the other subscripts fixed outside
+  // the loop) or `trigger e.at(s)` of a 1-D event.
   Value iv = forOp.getInductionVar();
-  bool bySlot =
-      trigger.getIndices().size() == 1 && trigger.getIndices()[0] == iv;
-  bool byOrder = trigger.getIndices().empty() && trigger.getOrder() == iv;
-  if (!bySlot && !byOrder)
+  std::optional<int64_t> dim;
+  if (trigger.getIndices().empty() && type.getRank() == 1 &&
+      trigger.getOrder() == iv)
+    dim = 0;
+  for (auto [d, index] : llvm::enumerate(trigger.getIndices())) {
+    if (index == iv) {
+      if (dim)
+        return false;
+      dim = d;
+    } else if (!getConstantIntValue(index) &&
+               forOp->isAncestor(index.getParentRegion()->getParentOp())) {
+      return false;
+    }
+  }
+  if (!dim || static_cast<int64_t>(trigger.getIndices().size()) !=
+                  (trigger.getIndices().empty() ? 0 : type.getRank()))
     return false;
   APInt lb, ub, step;
   return matchPattern(forOp.getLowerBound(), m_ConstantInt(&lb)) &&
          matchPattern(forOp.getUpperBound(), m_ConstantInt(&ub)) &&
          matchPattern(forOp.getStep(), m_ConstantInt(&step)) &&
          lb.getSExtValue() == 0 && step.getSExtValue() == 1 &&
-         ub.getSExtValue() <= type.getShape()[0];
+         ub.getSExtValue() <= type.getShape()[*dim];
 }
 
 static Operation *innermostLoop(Operation *op, Operation *stop) {
