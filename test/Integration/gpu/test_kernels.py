@@ -383,7 +383,10 @@ def roles_over_a_two_dimensional_event_array():
         x = torch.randn(n, device="cuda")
         y = poisoned((n,), torch.float32)
         K.events_2d_co(x, y)
-        expect_equal(y, x * 8, f"N = {n}")
+        ref = torch.zeros_like(x)
+        for _ in range(4):
+            ref = ref + x * 2  # the kernel's f32 additions, in its order
+        expect_equal(y, ref, f"N = {n}")
 
 
 @test
