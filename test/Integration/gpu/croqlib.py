@@ -165,6 +165,7 @@ SIGNATURES = {
     "named_barrier_co": [_TENSOR, _TENSOR],
     "role_guard_co": [_TENSOR, _TENSOR, _INDEX],
     "events_2d_co": [_TENSOR] * 2,
+    "divmod_epilogue_co": [_TENSOR] * 2,
     "f8_ops_co": [_TENSOR] * 4,
     "subbyte_co": [_TENSOR] * 16,
     "bits_co": [_TENSOR] * 2,

@@ -390,6 +390,18 @@ def roles_over_a_two_dimensional_event_array():
 
 
 @test
+def epilogue_indices_by_div_and_mod():
+    # divmod_epilogue_co: 64x64 tiles, each thread 32 elements at
+    # ((e * 128 + t) / 64, (e * 128 + t) % 64); ragged M and N, 1 to 4096
+    # blocks.
+    for m, n in sweep(((1, 1), (64, 64), (100, 77), (4096, 4096)), ((1, 1), (100, 77))):
+        x = torch.randn(m, n, device="cuda")
+        y = poisoned((m, n), torch.float32)
+        K.divmod_epilogue_co(x, y)
+        expect_equal(y, x + 1, f"{m}x{n}")
+
+
+@test
 def f8_arithmetic():
     # e4m3 + e5m2 into f16 (each extended exactly, the f32 sum rounded once)
     # and e4m3 * 2 stored as e4m3 (round to nearest; |2a| <= 448 fits), over

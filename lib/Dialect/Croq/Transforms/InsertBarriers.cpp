@@ -460,6 +460,57 @@ private:
     });
   }
 
+  /// `v` is the same in every thread of `threads`: defined outside it, or
+  /// pure arithmetic of such values.
+  static bool isOutside(Value v, ParallelOp threads, int level = 0) {
+    Operation *def = v.getDefiningOp();
+    Operation *owner =
+        def ? def : cast<BlockArgument>(v).getOwner()->getParentOp();
+    if (!threads->isAncestor(owner))
+      return true;
+    if (!def || level > 8 || def->getNumRegions() || !isPure(def))
+      return false;
+    return llvm::all_of(def->getOperands(), [&](Value o) {
+      return isOutside(o, threads, level + 1);
+    });
+  }
+
+  /// An index `base + x / divisor` or `base + x % divisor` (signed or
+  /// unsigned, a positive constant divisor), `base` the same in every
+  /// thread of the block (a constant 0 when absent).
+  struct DivMod {
+    Value base, x;
+    int64_t divisor;
+    bool remainder;
+  };
+  static std::optional<DivMod> divModOf(Value index, ParallelOp threads) {
+    Value base;
+    if (auto add = index.getDefiningOp<arith::AddIOp>()) {
+      for (auto [x, y] : {std::pair{add.getLhs(), add.getRhs()},
+                          std::pair{add.getRhs(), add.getLhs()}})
+        if (isOutside(y, threads) && uniformOverBlock(y, threads)) {
+          base = y;
+          index = x;
+          break;
+        }
+      if (!base)
+        return std::nullopt;
+    }
+    Operation *def = index.getDefiningOp();
+    if (!def || !isa<arith::DivSIOp, arith::DivUIOp, arith::RemSIOp,
+                     arith::RemUIOp>(def))
+      return std::nullopt;
+    std::optional<int64_t> c = getConstantIntValue(def->getOperand(1));
+    if (!c || *c <= 0)
+      return std::nullopt;
+    DivMod result;
+    result.base = base ? base : Value();
+    result.x = def->getOperand(0);
+    result.divisor = *c;
+    result.remainder = isa<arith::RemSIOp, arith::RemUIOp>(def);
+    return result;
+  }
+
   /// The extent of a thread coordinate (an index of a parallel), if
   /// constant.
   static std::optional<int64_t> coordinateExtent(BlockArgument arg) {
@@ -471,18 +522,8 @@ private:
                                     int depth = 0) {
     if (depth > 12)
       return std::nullopt;
-    // The same in every thread: defined outside, or pure arithmetic of
-    // such values.
-    std::function<bool(Value, int)> outside = [&](Value v, int level) {
-      Operation *def = v.getDefiningOp();
-      Operation *owner =
-          def ? def : cast<BlockArgument>(v).getOwner()->getParentOp();
-      if (!threads->isAncestor(owner))
-        return true;
-      if (!def || level > 8 || def->getNumRegions() || !isPure(def))
-        return false;
-      return llvm::all_of(def->getOperands(),
-                          [&](Value o) { return outside(o, level + 1); });
+    auto outside = [&](Value v, int level) {
+      return isOutside(v, threads, level);
     };
     // An index of the thread parallel or of a warp or warpgroup level
     // around it: a coordinate of the executing thread.
@@ -636,34 +677,62 @@ private:
             !(fixed && fixed == fixedCoordinate(b.op, index)))
           coordinates.insert(index);
       }
+    // Whether slots x and y (spans widened by a vector access) determine
+    // their thread: then it is pinned.
+    auto pin = [&](const Slot &x, const Slot &y, int64_t xWidth,
+                   int64_t yWidth) {
+      if (x.thread != y.thread || x.stride != y.stride ||
+          x.loopStride != y.loopStride || x.base.size() != y.base.size())
+        return;
+      int64_t xSpan = x.span + xWidth - 1, ySpan = y.span + yWidth - 1;
+      int64_t lo = std::min(x.offset, y.offset);
+      int64_t hi = std::max(x.offset + xSpan, y.offset + ySpan);
+      if (hi - lo > std::abs(x.stride))
+        return;
+      // With a loop term j * L, the thread part t * k + r must stay within
+      // L values, so that one element is one (j, t).
+      if (x.loopStride != 0) {
+        std::optional<int64_t> extent =
+            coordinateExtent(cast<BlockArgument>(x.thread));
+        if (!extent || *extent <= 0 ||
+            std::abs(x.stride) * (*extent - 1) + (hi - lo) > x.loopStride)
+          return;
+      }
+      if (llvm::all_of(llvm::zip_equal(x.base, y.base), [](auto pair) {
+            return sameValue(std::get<0>(pair), std::get<1>(pair), 8);
+          }))
+        pinned.insert(x.thread);
+    };
     for (size_t d = 0; d < a.indices.size(); ++d) {
       std::optional<Slot> x = slotOf(a.indices[d], threads);
       std::optional<Slot> y = slotOf(b.indices[d], threads);
-      if (!x || !y || x->thread != y->thread || x->stride != y->stride ||
-          x->loopStride != y->loopStride || x->base.size() != y->base.size())
-        continue;
       // A vector access along the last dimension covers `width` elements.
-      int64_t xSpan = x->span + (d + 1 == a.indices.size() ? a.width - 1 : 0);
-      int64_t ySpan = y->span + (d + 1 == b.indices.size() ? b.width - 1 : 0);
-      int64_t lo = std::min(x->offset, y->offset);
-      int64_t hi = std::max(x->offset + xSpan, y->offset + ySpan);
-      if (hi - lo > std::abs(x->stride))
-        continue;
-      // With a loop term j * L, the thread part t * k + r must stay within
-      // L values, so that one element is one (j, t).
-      if (x->loopStride != 0) {
-        auto arg = cast<BlockArgument>(x->thread);
-        std::optional<int64_t> extent =
-            coordinateExtent(arg);
-        if (!extent || *extent <= 0 ||
-            std::abs(x->stride) * (*extent - 1) + (hi - lo) > x->loopStride)
-          continue;
-      }
-      if (llvm::all_of(llvm::zip_equal(x->base, y->base), [](auto pair) {
-            return sameValue(std::get<0>(pair), std::get<1>(pair), 8);
-          }))
-        pinned.insert(x->thread);
+      bool last = d + 1 == a.indices.size();
+      if (x && y)
+        pin(*x, *y, last ? a.width : 1, last ? b.width : 1);
     }
+    // Two dimensions `base + X / c` and `base' + X % c` of one X determine
+    // X (an epilogue's `r = (e * 128 + t) / 64; q = (e * 128 + t) % 64`):
+    // X pins its thread as one dimension would.
+    for (size_t d0 = 0; d0 < a.indices.size(); ++d0)
+      for (size_t d1 = 0; d1 < a.indices.size(); ++d1) {
+        std::optional<DivMod> qa = divModOf(a.indices[d0], threads);
+        std::optional<DivMod> ra = divModOf(a.indices[d1], threads);
+        std::optional<DivMod> qb = divModOf(b.indices[d0], threads);
+        std::optional<DivMod> rb = divModOf(b.indices[d1], threads);
+        if (!qa || !ra || !qb || !rb || qa->remainder || !ra->remainder ||
+            qb->remainder || !rb->remainder || qa->divisor != ra->divisor ||
+            qb->divisor != qa->divisor || rb->divisor != qa->divisor ||
+            !sameValue(qa->x, ra->x, 8) || !sameValue(qb->x, rb->x, 8) ||
+            !sameValue(qa->base, qb->base, 8) ||
+            !sameValue(ra->base, rb->base, 8) ||
+            (d1 + 1 == a.indices.size() && (a.width != 1 || b.width != 1)))
+          continue;
+        std::optional<Slot> x = slotOf(qa->x, threads);
+        std::optional<Slot> y = slotOf(qb->x, threads);
+        if (x && y)
+          pin(*x, *y, 1, 1);
+      }
     // Every coordinate fixed by the inthreads around both (`t == 0`): one
     // thread makes both accesses, in program order.
     if (coordinates.empty())
@@ -720,6 +789,8 @@ private:
   }
 
   static bool sameValue(Value x, Value y, int depth) {
+    if (!x || !y)
+      return x == y;
     return computesSameValue(x, y, depth);
   }
 
