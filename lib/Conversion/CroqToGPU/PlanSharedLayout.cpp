@@ -56,6 +56,19 @@ static LogicalResult planSwizzledBuffers(ModuleOp module) {
         load.getResult().getType().getRole() == FragRole::Meta)
       return WalkResult::advance();
     memref::AllocOp alloc = viewedBuffer(load.getSource());
+    // The data of a future that a loop carries or a swap exchanged: one of
+    // several buffers, picked at run time.
+    if (auto data = viewSource(load.getSource()).getDefiningOp<FutureDataOp>();
+        !alloc && data &&
+        getStorage(cast<MemRefType>(data.getType())) == Storage::Shared) {
+      load.emitOpError("is a warpgroup MMA operand from the data of a future "
+                       "that names one of several shared buffers at run "
+                       "time (carried by a loop, or swapped); croq gives the "
+                       "wgmma layout to one buffer an operand reads, so "
+                       "copy into an array of buffers (`shared f16 [64, 64] "
+                       "s[2]`) and read `s[k % 2]`");
+      return WalkResult::interrupt();
+    }
     if (!alloc || getStorage(alloc.getType()) != Storage::Shared) {
       load.emitOpError("is a warpgroup MMA operand, which wgmma reads from "
                        "shared memory; load it from a view of a shared "
