@@ -416,6 +416,125 @@ struct CroqVerifyProtocolPass
       return failure();
     }
 
+    // Deadlock past the first phase: each wait of a role takes a generation
+    // of its event of its own (the wait flips that thread's phase), so a role
+    // that waits on an event more often than the event's elements complete
+    // (its triggers' runs, plus one for a `ready` event's elements) blocks
+    // for good. Counted where every count is known: constant trip counts,
+    // no branch or while around the op inside its role, one role
+    // triggering, straight in its region, and no event<N>.
+    auto runs = [&](Operation *op, Operation *stop) -> std::optional<int64_t> {
+      int64_t n = 1;
+      for (Operation *p = op->getParentOp(); p && p != stop;
+           p = p->getParentOp()) {
+        if (isa<scf::IfOp, scf::WhileOp, scf::IndexSwitchOp, InThreadsOp>(p))
+          return std::nullopt;
+        auto loop = dyn_cast<scf::ForOp>(p);
+        if (!loop)
+          continue;
+        APInt lb, ub, step;
+        if (!matchPattern(loop.getLowerBound(), m_ConstantInt(&lb)) ||
+            !matchPattern(loop.getUpperBound(), m_ConstantInt(&ub)) ||
+            !matchPattern(loop.getStep(), m_ConstantInt(&step)) ||
+            step.getSExtValue() <= 0)
+          return std::nullopt;
+        int64_t trips = std::max<int64_t>(
+            0, llvm::divideCeil(ub.getSExtValue() - lb.getSExtValue(),
+                                step.getSExtValue()));
+        n *= trips;
+      }
+      return n;
+    };
+    // The elements one trigger or wait covers: all those its subscripts
+    // leave free (`trigger e[0]` of e[2][2] covers a row).
+    auto covered = [](Operation *op) -> int64_t {
+      auto trigger = dyn_cast<EventTriggerOp>(op);
+      auto wait = dyn_cast<EventWaitOp>(op);
+      Value event = trigger ? trigger.getEvent() : wait.getEvent();
+      ValueRange indices = trigger ? trigger.getIndices() : wait.getIndices();
+      Value order = trigger ? trigger.getOrder() : wait.getOrder();
+      if (order)
+        return 1;
+      int64_t n = 1;
+      for (int64_t extent :
+           cast<EventType>(event.getType()).getShape().drop_front(indices.size()))
+        n *= extent;
+      return n;
+    };
+    for (auto &[event, ops] : triggers) {
+      auto alloc = event.getDefiningOp<EventAllocOp>();
+      if (!alloc || alloc.getArrivals() ||
+          cast<EventType>(event.getType()).isThreadLocal())
+        continue;
+      Role *triggerRole = nullptr;
+      std::optional<int64_t> completions = 0;
+      for (Operation *t : ops) {
+        Role *role = roleOf(t);
+        if (!role || !role->region || (triggerRole && role != triggerRole)) {
+          completions.reset();
+          break;
+        }
+        triggerRole = role;
+        // A subscript that differs between the role's threads (`c = p - 1`
+        // of two consumer warpgroups) completes several elements per run.
+        auto trigger = cast<EventTriggerOp>(t);
+        bool perGroup = llvm::any_of(
+            llvm::concat<const Value>(
+                trigger.getIndices(),
+                trigger.getOrder() ? ValueRange(trigger.getOrder())
+                                   : ValueRange()),
+            [](Value index) {
+              return !allSources(index, [](BlockArgument arg) {
+                auto level = dyn_cast<ParallelOp>(arg.getOwner()->getParentOp());
+                return !level || level.getLevel() == Level::Block;
+              });
+            });
+        std::optional<int64_t> n =
+            perGroup ? std::nullopt : runs(t, role->region);
+        if (!n) {
+          completions.reset();
+          break;
+        }
+        *completions += *n * covered(t);
+      }
+      if (!completions)
+        continue;
+      if (alloc.getReady())
+        *completions += cast<EventType>(event.getType()).getNumElements();
+      llvm::MapVector<Role *, std::pair<int64_t, Operation *>> waited;
+      bool known = true;
+      for (Operation *w : waits.lookup(event)) {
+        Role *role = roleOf(w);
+        std::optional<int64_t> n =
+            role && role->region ? runs(w, role->region) : std::nullopt;
+        if (!n || role == triggerRole) {
+          known = false;
+          break;
+        }
+        auto &[count, first] = waited[role];
+        count += *n * covered(w);
+        if (!first)
+          first = w;
+      }
+      if (!known)
+        continue;
+      for (auto &[role, entry] : waited) {
+        auto [count, first] = entry;
+        if (count <= *completions)
+          continue;
+        InFlightDiagnostic diag =
+            emitError(first->getLoc(), "deadlock: this role waits for ")
+            << count << " element generations of the event, but its "
+            << "triggers complete only " << *completions;
+        diag.attachNote(ops.front()->getLoc())
+            << "its triggers (the runs of these statements) complete it";
+        diag.attachNote() << "hint: trigger the event once per wait, e.g. "
+                             "release each slot after consuming it (`trigger "
+                             "empty[st];` in the consumer's loop)";
+        return failure();
+      }
+    }
+
     // Run-ahead: a loop that triggers an event other roles wait on must also
     // wait on something those roles trigger, or it can run more than one
     // phase ahead (parity only tells two phases apart).
