@@ -467,13 +467,9 @@ FailureOr<Value> IRGen::indexExpr(const Expr &e) {
 /// function: what C's `&&`, `||` and `?:` evaluate only where their
 /// condition lets them (`i < N && x.at(i) > 0` must not read past x).
 static bool readsMemory(const Expr &e) {
-  if ((e.kind == Expr::Kind::Member && e.name == "at") ||
-      e.kind == Expr::Kind::DeviceCall)
-    return true;
-  if (e.base && readsMemory(*e.base))
-    return true;
-  return llvm::any_of(e.args, [](const ExprPtr &arg) {
-    return arg && readsMemory(*arg);
+  return anyExpr(e, [](const Expr &x) {
+    return (x.kind == Expr::Kind::Member && x.name == "at") ||
+           x.kind == Expr::Kind::DeviceCall;
   });
 }
 

@@ -809,13 +809,10 @@ static bool isStaticPredicate(const Expr &e,
 
 /// True when evaluating `e` may change a variable or call out.
 static bool hasSideEffects(const Expr &e) {
-  if (e.kind == Expr::Kind::Postfix || e.kind == Expr::Kind::DeviceCall ||
-      (e.kind == Expr::Kind::Unary && (e.name == "++" || e.name == "--")))
-    return true;
-  if (e.base && hasSideEffects(*e.base))
-    return true;
-  return llvm::any_of(e.args,
-                      [](const ExprPtr &a) { return a && hasSideEffects(*a); });
+  return anyExpr(e, [](const Expr &x) {
+    return x.kind == Expr::Kind::Postfix || x.kind == Expr::Kind::DeviceCall ||
+           (x.kind == Expr::Kind::Unary && (x.name == "++" || x.name == "--"));
+  });
 }
 
 LogicalResult IRGen::inthreads(const Stmt &stmt) {

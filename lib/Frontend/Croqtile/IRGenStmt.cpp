@@ -830,12 +830,8 @@ LogicalResult IRGen::setRegisters(const Expr &e) {
 
 /// True when `e` reads the name `name`.
 static bool mentionsName(const Expr &e, StringRef name) {
-  if (e.kind == Expr::Kind::Name && e.name == name)
-    return true;
-  if (e.base && mentionsName(*e.base, name))
-    return true;
-  return llvm::any_of(e.args, [&](const ExprPtr &a) {
-    return a && mentionsName(*a, name);
+  return anyExpr(e, [&](const Expr &x) {
+    return x.kind == Expr::Kind::Name && x.name == name;
   });
 }
 

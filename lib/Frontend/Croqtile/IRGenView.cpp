@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "IRGenImpl.h"
+#include "Croq/Analysis/Roles.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 
 using namespace mlir;
@@ -22,21 +23,6 @@ static MemRefType tileType(MemRefType source, ArrayRef<int64_t> shape) {
                                        ShapedType::kDynamic, strides);
   return MemRefType::get(shape, source.getElementType(), layout,
                          source.getMemorySpace());
-}
-
-/// True when `a` and `b` are the same extent: one value, equal constants,
-/// or the same dimension of one memref.
-static bool sameExtent(Value a, Value b) {
-  if (a == b)
-    return true;
-  std::optional<int64_t> ca = getConstantIntValue(a), cb = getConstantIntValue(b);
-  if (ca && cb)
-    return *ca == *cb;
-  auto da = a.getDefiningOp<memref::DimOp>(), db = b.getDefiningOp<memref::DimOp>();
-  if (!da || !db || da.getSource() != db.getSource())
-    return false;
-  std::optional<int64_t> ia = getConstantIntValue(da.getIndex());
-  return ia && ia == getConstantIntValue(db.getIndex());
 }
 
 Value IRGen::chunkAsSubspan(ChunkAtOp chunk, ArrayRef<int64_t> extents,
@@ -659,7 +645,7 @@ FailureOr<Value> IRGen::viewMember(const Expr &e) {
       Value bound = count == ShapedType::kDynamic ? bounds[dynamicBound++]
                                                   : Value();
       int64_t dim = type.getShape()[d];
-      if (bound && sameExtent(bound, viewExtent(base, d, l))) {
+      if (bound && computesSameValue(bound, viewExtent(base, d, l))) {
         tileShape[d] = 1;
         continue;
       }

@@ -504,7 +504,7 @@ private:
     if (!c || *c <= 0)
       return std::nullopt;
     DivMod result;
-    result.base = base ? base : Value();
+    result.base = base;
     result.x = def->getOperand(0);
     result.divisor = *c;
     result.remainder = isa<arith::RemSIOp, arith::RemUIOp>(def);
@@ -522,9 +522,6 @@ private:
                                     int depth = 0) {
     if (depth > 12)
       return std::nullopt;
-    auto outside = [&](Value v, int level) {
-      return isOutside(v, threads, level);
-    };
     // An index of the thread parallel or of a warp or warpgroup level
     // around it: a coordinate of the executing thread.
     if (auto arg = dyn_cast<BlockArgument>(index)) {
@@ -568,7 +565,7 @@ private:
           slot.offset += *c;
           return true;
         }
-        if (outside(y, 0) && uniformOverBlock(y, threads)) {
+        if (isOutside(y, threads) && uniformOverBlock(y, threads)) {
           slot.base.push_back(y);
           return true;
         }
@@ -714,12 +711,15 @@ private:
     // Two dimensions `base + X / c` and `base' + X % c` of one X determine
     // X (an epilogue's `r = (e * 128 + t) / 64; q = (e * 128 + t) % 64`):
     // X pins its thread as one dimension would.
+    SmallVector<std::optional<DivMod>> aParts, bParts;
+    for (auto [ia, ib] : llvm::zip_equal(a.indices, b.indices)) {
+      aParts.push_back(divModOf(ia, threads));
+      bParts.push_back(divModOf(ib, threads));
+    }
     for (size_t d0 = 0; d0 < a.indices.size(); ++d0)
       for (size_t d1 = 0; d1 < a.indices.size(); ++d1) {
-        std::optional<DivMod> qa = divModOf(a.indices[d0], threads);
-        std::optional<DivMod> ra = divModOf(a.indices[d1], threads);
-        std::optional<DivMod> qb = divModOf(b.indices[d0], threads);
-        std::optional<DivMod> rb = divModOf(b.indices[d1], threads);
+        const std::optional<DivMod> &qa = aParts[d0], &ra = aParts[d1];
+        const std::optional<DivMod> &qb = bParts[d0], &rb = bParts[d1];
         if (!qa || !ra || !qb || !rb || qa->remainder || !ra->remainder ||
             qb->remainder || !rb->remainder || qa->divisor != ra->divisor ||
             qb->divisor != qa->divisor || rb->divisor != qa->divisor ||

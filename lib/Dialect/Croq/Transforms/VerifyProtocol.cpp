@@ -432,16 +432,10 @@ struct CroqVerifyProtocolPass
         auto loop = dyn_cast<scf::ForOp>(p);
         if (!loop)
           continue;
-        APInt lb, ub, step;
-        if (!matchPattern(loop.getLowerBound(), m_ConstantInt(&lb)) ||
-            !matchPattern(loop.getUpperBound(), m_ConstantInt(&ub)) ||
-            !matchPattern(loop.getStep(), m_ConstantInt(&step)) ||
-            step.getSExtValue() <= 0)
+        std::optional<APInt> trips = loop.getStaticTripCount();
+        if (!trips)
           return std::nullopt;
-        int64_t trips = std::max<int64_t>(
-            0, llvm::divideCeil(ub.getSExtValue() - lb.getSExtValue(),
-                                step.getSExtValue()));
-        n *= trips;
+        n *= trips->getSExtValue();
       }
       return n;
     };
