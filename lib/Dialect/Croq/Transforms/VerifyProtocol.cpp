@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "VerifyClusters.h"
+#include "VerifyRaces.h"
 
 #include "Croq/Analysis/Futures.h"
 #include "Croq/Analysis/Roles.h"
@@ -182,7 +183,8 @@ struct CroqVerifyProtocolPass
     getOperation()->walk([&](ParallelOp kernel) {
       if (kernel.getLevel() != Level::Block || kernel.getParentParallel())
         return;
-      if (failed(verifyKernel(kernel)) || failed(verifyClusterCopies(kernel)))
+      if (failed(verifyKernel(kernel)) || failed(verifyClusterCopies(kernel)) ||
+          failed(verifyRoleRaces(kernel)))
         failedAny = true;
     });
     getOperation()->walk([&](Operation *op) {

@@ -100,7 +100,13 @@ def CroqVerifyProtocolPass : Pass<"croq-verify-protocol"> {
     - a multicast TMA load whose tile, or whether it runs, differs between
       the blocks of a cluster (it depends on the block's rank or on the
       first block index), or that in a loop does not first wait on an
-      event released across the cluster (`trigger.cluster`).
+      event released across the cluster (`trigger.cluster`);
+    - a race between `async` roles on a shared buffer: one role writes it
+      and another accesses it with no event triggered after the write and
+      waited before the access (an error when the role waits on such an
+      event only after the access, a warning when no event connects the two
+      roles at all: the seed chapter's skeleton, whose events come in a
+      later chapter, compiles with it).
     Roles are the `croq.inthreads` regions of a kernel; their thread counts
     are computed by evaluating the predicates over the parallel indices.
     Elements of an event array are told apart where their indices are
