@@ -302,6 +302,23 @@ LogicalResult IRGen::copy(const Stmt &stmt) {
       int64_t s = sourceType.getDimSize(d), t = targetType.getDimSize(d);
       shapesMatch = ShapedType::isDynamic(s) || ShapedType::isDynamic(t) || s == t;
     }
+    // A source larger than its destination in a dimension both know at
+    // compile time would drop elements: upstream's "DMA to-buffer is too
+    // small", and for differing extents its conditional copy only
+    // zero-fills past a smaller source.
+    if (!shapesMatch && !isTma && sourceType.getRank() == targetType.getRank())
+      for (int64_t d = 0; d < sourceType.getRank(); ++d) {
+        int64_t s = sourceType.getDimSize(d), t = targetType.getDimSize(d);
+        if (!ShapedType::isDynamic(s) && !ShapedType::isDynamic(t) && s > t)
+          return fail(stmt.loc,
+                      "this copy's source has " + Twine(s) +
+                          " elements in dimension " + Twine(d) +
+                          " and its destination only " + Twine(t) +
+                          ": it would drop elements",
+                      "copy a view of the destination's shape (subspan or "
+                      "chunkat of the source); a smaller source is "
+                      "zero-filled");
+      }
     if (!shapesMatch && !isTma &&
         sourceType.getRank() == targetType.getRank()) {
       partial = true;
@@ -317,8 +334,8 @@ LogicalResult IRGen::copy(const Stmt &stmt) {
       return fail(stmt.loc, "copy shapes differ: " + shape(sourceType) +
                                 " => " + shape(targetType),
                   isTma ? "a TMA copy moves equal shapes; use dma.copy, "
-                          "which zero-fills or truncates, or copy views of "
-                          "equal shape"
+                          "which zero-fills past a smaller source, or copy "
+                          "views of equal shape"
                         : "copy views of one rank");
     }
     // A dimension known on one side only: equal at run time, checked by

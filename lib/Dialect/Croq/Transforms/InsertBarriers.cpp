@@ -83,6 +83,10 @@ struct Access {
   /// A device function's access (croq.call): any element of the buffer,
   /// by whichever thread calls it.
   bool opaque = false;
+  /// Made in an earlier iteration of a loop around the access it is
+  /// compared with (pending across the loop's back edge): a value computed
+  /// in that loop may differ between the two.
+  bool carried = false;
 };
 
 using State = SmallVector<Access>;
@@ -190,7 +194,10 @@ private:
       for (Region &r : op->getRegions())
         walkBlock(r.front(), once);
       State again = entry;
+      size_t fresh = again.size();
       join(again, once);
+      for (size_t i = fresh; i < again.size(); ++i)
+        again[i].carried = true;
       for (Region &r : op->getRegions())
         walkBlock(r.front(), again);
       state = entry;
@@ -280,13 +287,31 @@ private:
     }
     if (auto call = dyn_cast<CallOp>(op)) {
       // A C++ device function may read and write all of each buffer it is
-      // given.
+      // given; given the address of one element (`&x.at(i, j)`, a subview
+      // of one element at run-time offsets), it is taken to access that
+      // element, as a load and a store there would.
       for (Value arg : call.getArgs()) {
+        auto element = arg.getDefiningOp<memref::SubViewOp>();
+        bool one = element && isTracked(arg) &&
+                   llvm::all_of(element.getStaticSizes(),
+                                [](int64_t n) { return n == 1; }) &&
+                   llvm::all_of(element.getStaticOffsets(), [](int64_t o) {
+                     return ShapedType::isDynamic(o);
+                   });
+        size_t first = result.size();
         add(arg, false);
         add(arg, true);
+        for (size_t i = first; i < result.size(); ++i) {
+          Access &access = result[i];
+          access.opaque = !one;
+          if (!one)
+            continue;
+          access.isElement = true;
+          access.memref = element.getSource();
+          access.indices.assign(element.getOffsets().begin(),
+                                element.getOffsets().end());
+        }
       }
-      for (Access &access : result)
-        access.opaque = true;
       return result;
     }
     if (auto rmw = dyn_cast<memref::GenericAtomicRMWOp>(op)) {
@@ -353,14 +378,25 @@ private:
   }
 
   /// `value` as `j * c` (or `j`) of a loop counter `j`: |c|, else nullopt.
+  /// A term `g * L` of an index: `g` a loop counter, or any value the
+  /// same in every thread at one point of the program (`(it % 3) * 64` in
+  /// a loop), times a nonzero constant; L, or 1 for a bare counter.
   static std::optional<int64_t> loopTerm(Value value) {
     if (counterLoop(value))
       return 1;
+    auto sameInEveryThread = [](Value x) {
+      return !getConstantIntValue(x) &&
+             allSources(x, [](BlockArgument arg) {
+               auto level =
+                   dyn_cast<ParallelOp>(arg.getOwner()->getParentOp());
+               return !level || level.getLevel() == Level::Block;
+             });
+    };
     if (auto mul = value.getDefiningOp<arith::MulIOp>())
       for (auto [x, y] : {std::pair{mul.getLhs(), mul.getRhs()},
                           std::pair{mul.getRhs(), mul.getLhs()}})
         if (std::optional<int64_t> c = getConstantIntValue(y);
-            c && *c != 0 && counterLoop(x))
+            c && *c != 0 && (counterLoop(x) || sameInEveryThread(x)))
           return std::abs(*c);
     return std::nullopt;
   }
@@ -525,23 +561,97 @@ private:
     return dyn_cast_or_null<ParallelOp>(a.perThread);
   }
 
-  /// The value a croq.inthreads around `op` fixes `coordinate` to (a
-  /// conjunct `coordinate == c` of its predicate), if any.
-  static std::optional<int64_t> fixedCoordinate(Operation *op, Value coordinate) {
-    for (auto region = op->getParentOfType<InThreadsOp>(); region;
-         region = region->getParentOfType<InThreadsOp>()) {
-      for (Value v : conjunctsOf(region.getPredicate())) {
+  /// The values thread coordinate `coordinate` (an index of a parallel
+  /// level, of constant extent) takes where `op` runs: its extent, narrowed
+  /// by the conjuncts of the conditions around `op` that compare it with a
+  /// constant (`if (t < 128)`, the then side only; `inthreads (g == 1)`).
+  static std::optional<std::pair<int64_t, int64_t>>
+  coordinateRange(Operation *op, Value coordinate) {
+    auto arg = dyn_cast<BlockArgument>(coordinate);
+    auto level = arg ? dyn_cast<ParallelOp>(arg.getOwner()->getParentOp())
+                     : ParallelOp();
+    if (!level)
+      return std::nullopt;
+    std::optional<int64_t> extent = coordinateExtent(arg);
+    if (!extent || *extent <= 0)
+      return std::nullopt;
+    int64_t lo = 0, hi = *extent - 1;
+    auto narrow = [&](Value condition) {
+      for (Value v : conjunctsOf(condition)) {
         auto test = v.getDefiningOp<arith::CmpIOp>();
-        if (!test || test.getPredicate() != arith::CmpIPredicate::eq)
+        if (!test)
           continue;
-        for (auto [x, y] : {std::pair{test.getLhs(), test.getRhs()},
-                            std::pair{test.getRhs(), test.getLhs()}})
-          if (x == coordinate)
-            if (std::optional<int64_t> c = getConstantIntValue(y))
-              return c;
+        arith::CmpIPredicate pred = test.getPredicate();
+        Value x = test.getLhs(), y = test.getRhs();
+        if (y == coordinate) {
+          std::swap(x, y);
+          // `c < t` is `t > c`.
+          using P = arith::CmpIPredicate;
+          switch (pred) {
+          case P::slt: pred = P::sgt; break;
+          case P::sle: pred = P::sge; break;
+          case P::sgt: pred = P::slt; break;
+          case P::sge: pred = P::sle; break;
+          case P::ult: pred = P::ugt; break;
+          case P::ule: pred = P::uge; break;
+          case P::ugt: pred = P::ult; break;
+          case P::uge: pred = P::ule; break;
+          default: break;
+          }
+        }
+        std::optional<int64_t> c = getConstantIntValue(y);
+        if (x != coordinate || !c)
+          continue;
+        switch (pred) {
+        case arith::CmpIPredicate::eq:
+          lo = std::max(lo, *c);
+          hi = std::min(hi, *c);
+          break;
+        case arith::CmpIPredicate::slt:
+        case arith::CmpIPredicate::ult:
+          hi = std::min(hi, *c - 1);
+          break;
+        case arith::CmpIPredicate::sle:
+        case arith::CmpIPredicate::ule:
+          hi = std::min(hi, *c);
+          break;
+        case arith::CmpIPredicate::sgt:
+        case arith::CmpIPredicate::ugt:
+          lo = std::max(lo, *c + 1);
+          break;
+        case arith::CmpIPredicate::sge:
+        case arith::CmpIPredicate::uge:
+          lo = std::max(lo, *c);
+          break;
+        default:
+          break;
+        }
       }
+    };
+    for (Operation *child = op, *p = op->getParentOp();
+         p && p != level.getOperation(); child = p, p = p->getParentOp()) {
+      if (auto ifOp = dyn_cast<scf::IfOp>(p);
+          ifOp && child->getParentRegion() == &ifOp.getThenRegion())
+        narrow(ifOp.getCondition());
     }
-    return std::nullopt;
+    for (auto region = op->getParentOfType<InThreadsOp>(); region;
+         region = region->getParentOfType<InThreadsOp>())
+      narrow(region.getPredicate());
+    if (lo > hi)
+      return std::nullopt;
+    return std::pair{lo, hi};
+  }
+
+  /// The values `coordinate` takes over the places of `a` and `b` (the
+  /// union of their ranges).
+  static std::optional<std::pair<int64_t, int64_t>>
+  coordinateRange(const Access &a, const Access &b, Value coordinate) {
+    auto x = coordinateRange(a.op, coordinate);
+    auto y = coordinateRange(b.op, coordinate);
+    if (!x || !y)
+      return std::nullopt;
+    return std::pair{std::min(x->first, y->first),
+                     std::max(x->second, y->second)};
   }
 
   /// Two element accesses of one thread-level body that only the same
@@ -583,14 +693,14 @@ private:
     // varies (extent above 1): `s[t]` in `parallel w by 2 : group-4, t by
     // 128 : thread` is the element of two threads, (0, t) and (1, t).
     llvm::SmallSetVector<Value, 4> coordinates, pinned;
-    // A coordinate that the croq.inthreads around both accesses fix to one
-    // value (`inthreads.async (g == 1)`) does not vary between them.
+    // A coordinate that the conditions around both accesses fix to one
+    // value (`inthreads.async (g == 1)`, `if (t == 0)`) does not vary
+    // between them.
     for (ParallelOp level = threads; level && level.getLevel() != Level::Block;
          level = level.getParentParallel())
-      for (auto [index, bound] : llvm::zip_equal(level.getIndices(), level.getBounds())) {
-        std::optional<int64_t> fixed = fixedCoordinate(a.op, index);
-        if (getConstantIntValue(bound) != std::optional<int64_t>(1) &&
-            !(fixed && fixed == fixedCoordinate(b.op, index)))
+      for (Value index : level.getIndices()) {
+        auto range = coordinateRange(a, b, index);
+        if (!range || range->first != range->second)
           coordinates.insert(index);
       }
     // Whether slots x and y (spans widened by a vector access) determine
@@ -608,10 +718,10 @@ private:
       // With a loop term j * L, the thread part t * k + r must stay within
       // L values, so that one element is one (j, t).
       if (x.loopStride != 0) {
-        std::optional<int64_t> extent =
-            coordinateExtent(cast<BlockArgument>(x.thread));
-        if (!extent || *extent <= 0 ||
-            std::abs(x.stride) * (*extent - 1) + (hi - lo) > x.loopStride)
+        auto range = coordinateRange(a, b, x.thread);
+        if (!range || std::abs(x.stride) * (range->second - range->first) +
+                              (hi - lo) >
+                          x.loopStride)
           return;
       }
       if (llvm::all_of(llvm::zip_equal(x.base, y.base), [](auto pair) {
@@ -668,20 +778,21 @@ private:
     ParallelOp threads = comparableElements(a, b);
     if (!threads)
       return false;
-    // [lo, hi] of a slot's values, relative to its base.
-    auto range = [&](const Slot &slot, int64_t width)
+    // [lo, hi] of a slot's values where `op` runs, relative to its base
+    // (the coordinate narrowed by the conditions around `op`: `s[t]` and
+    // `s[t + 128]` under `if (t < 128)`).
+    auto range = [&](const Slot &slot, int64_t width, Operation *op)
         -> std::optional<std::pair<int64_t, int64_t>> {
       // A loop term of unknown trip count has no bounded range.
       if (slot.loopStride != 0)
         return std::nullopt;
-      auto arg = cast<BlockArgument>(slot.thread);
-      std::optional<int64_t> extent =
-          coordinateExtent(arg);
-      if (!extent || *extent <= 0)
+      auto values = coordinateRange(op, slot.thread);
+      if (!values)
         return std::nullopt;
-      int64_t reach = slot.stride * (*extent - 1);
-      return std::pair{slot.offset + std::min<int64_t>(0, reach),
-                       slot.offset + std::max<int64_t>(0, reach) + slot.span +
+      int64_t first = slot.stride * values->first;
+      int64_t last = slot.stride * values->second;
+      return std::pair{slot.offset + std::min(first, last),
+                       slot.offset + std::max(first, last) + slot.span +
                            width - 2};
     };
     for (size_t d = 0; d < a.indices.size(); ++d) {
@@ -692,6 +803,10 @@ private:
       if (ca && cb &&
           (*ca + (last ? a.width : 1) <= *cb || *cb + (last ? b.width : 1) <= *ca))
         return true;
+      if (!last || (a.width == 1 && b.width == 1))
+        if (halves(a, a.indices[d], b, b.indices[d]) ||
+            halves(b, b.indices[d], a, a.indices[d]))
+          return true;
       std::optional<Slot> x = slotOf(a.indices[d], threads);
       std::optional<Slot> y = slotOf(b.indices[d], threads);
       if (!x || !y || x->base.size() != y->base.size() ||
@@ -699,12 +814,82 @@ private:
             return sameValue(std::get<0>(pair), std::get<1>(pair), 8);
           }))
         continue;
-      auto rx = range(*x, last ? a.width : 1);
-      auto ry = range(*y, last ? b.width : 1);
+      auto rx = range(*x, last ? a.width : 1, a.op);
+      auto ry = range(*y, last ? b.width : 1, b.op);
       if (rx && ry && (rx->second < ry->first || ry->second < rx->first))
         return true;
     }
     return false;
+  }
+
+  /// A run-time value the same in every thread of the block at one point of
+  /// the program: no thread index and no counter of a loop inside the
+  /// thread body (whose threads may be at different iterations).
+  static bool sameInBlock(Value v) {
+    return allSources(v, [](BlockArgument arg) {
+      Operation *owner = arg.getOwner()->getParentOp();
+      if (auto level = dyn_cast<ParallelOp>(owner))
+        return level.getLevel() == Level::Block;
+      if (isa<scf::ForOp, scf::WhileOp>(owner))
+        return !owner->getParentOfType<ParallelOp>() ||
+               owner->getParentOfType<ParallelOp>().getLevel() ==
+                   Level::Block;
+      return true;
+    });
+  }
+
+  /// The bound `u` of a condition `t < u` around `op` (then side), `u` the
+  /// same in every thread.
+  static SmallVector<Value> upperBounds(Operation *op, Value coordinate) {
+    SmallVector<Value> bounds;
+    auto level =
+        cast<ParallelOp>(cast<BlockArgument>(coordinate).getOwner()->getParentOp());
+    for (Operation *child = op, *p = op->getParentOp();
+         p && p != level.getOperation(); child = p, p = p->getParentOp()) {
+      auto ifOp = dyn_cast<scf::IfOp>(p);
+      if (!ifOp || child->getParentRegion() != &ifOp.getThenRegion())
+        continue;
+      for (Value v : conjunctsOf(ifOp.getCondition())) {
+        auto test = v.getDefiningOp<arith::CmpIOp>();
+        if (!test)
+          continue;
+        using P = arith::CmpIPredicate;
+        P pred = test.getPredicate();
+        if ((pred == P::slt || pred == P::ult) && test.getLhs() == coordinate &&
+            sameInBlock(test.getRhs()))
+          bounds.push_back(test.getRhs());
+        if ((pred == P::sgt || pred == P::ugt) && test.getRhs() == coordinate &&
+            sameInBlock(test.getLhs()))
+          bounds.push_back(test.getLhs());
+      }
+    }
+    return bounds;
+  }
+
+  /// `s[t]` (at `low`, by `a`) and `s[t + u]` (at `high`, by `b`), both under
+  /// `if (t < u)` for one run-time u (a tree reduction's step, `u = 128 >>
+  /// s`): t < u <= t' + u, so no element is both. Not across a loop's back
+  /// edge, where u may have changed.
+  static bool halves(const Access &a, Value low, const Access &b, Value high) {
+    if (a.carried || b.carried)
+      return false;
+    auto t = dyn_cast<BlockArgument>(low);
+    auto level = t ? dyn_cast<ParallelOp>(t.getOwner()->getParentOp())
+                   : ParallelOp();
+    auto add = high.getDefiningOp<arith::AddIOp>();
+    if (!level || level.getLevel() == Level::Block || !add)
+      return false;
+    Value u = add.getLhs() == t ? add.getRhs()
+              : add.getRhs() == t ? add.getLhs()
+                                  : Value();
+    if (!u || !sameInBlock(u))
+      return false;
+    auto guarded = [&](const Access &access) {
+      return llvm::any_of(upperBounds(access.op, t), [&](Value bound) {
+        return computesSameValue(bound, u, 8);
+      });
+    };
+    return guarded(a) && guarded(b);
   }
 
   static bool sameValue(Value x, Value y, int depth) {
@@ -800,7 +985,29 @@ private:
     Level level = inRole ? Level::Warpgroup : Level::Block;
     UniformScope required =
         inRole ? UniformScope::Warpgroup : UniformScope::Block;
+    // An access of the previous iteration (`s[t + u]` read under an `if` in
+    // one step of a loop, written in the step before): any point of the
+    // loop's body before `later` orders it, so the barrier can go where
+    // the body starts to hold `later`, outside the `if`.
+    if (earlier.carried && getExecutionScope(solver, anchor) < required)
+      for (Operation *loop = anchor->getParentOp(); loop;
+           loop = loop->getParentOp()) {
+        if (!isa<scf::ForOp, scf::WhileOp>(loop) ||
+            !loop->isProperAncestor(earlier.op))
+          continue;
+        Operation *top = later.op;
+        while (top->getParentOp() != loop)
+          top = top->getParentOp();
+        if (getExecutionScope(solver, top) >= required)
+          anchor = top;
+        break;
+      }
     if (getExecutionScope(solver, anchor) < required) {
+      status = failure();
+      state.clear();
+      // The second walk of a loop meets the same pair again.
+      if (!reported.insert(later.op).second)
+        return;
       InFlightDiagnostic diag =
           later.op->emitError()
           << (later.write ? "this write to " : "this read of ")
@@ -815,8 +1022,6 @@ private:
                            "region, or make the region's condition uniform "
                            "over the "
                         << (inRole ? "warpgroup" : "block");
-      status = failure();
-      state.clear();
       return;
     }
     auto [it, inserted] = anchors.insert({anchor, level});
@@ -831,6 +1036,7 @@ private:
 
   DataFlowSolver &solver;
   llvm::MapVector<Operation *, Level> anchors;
+  llvm::SmallPtrSet<Operation *, 4> reported;
   LogicalResult status = success();
 };
 
