@@ -34,10 +34,19 @@ int64_t mlir::croq::levelThreads(Level level) {
   llvm_unreachable("a block instance has the kernel's block size");
 }
 
+static std::optional<int64_t> evaluate(Value v,
+                                       const DenseMap<Value, int64_t> &bindings,
+                                       unsigned depth = 0);
+
+std::optional<int64_t>
+mlir::croq::evaluateIndex(Value v, const DenseMap<Value, int64_t> &bindings) {
+  return evaluate(v, bindings);
+}
+
 /// Evaluates an index / i1 expression over constants and `bindings`.
 static std::optional<int64_t> evaluate(Value v,
                                        const DenseMap<Value, int64_t> &bindings,
-                                       unsigned depth = 0) {
+                                       unsigned depth) {
   if (depth > 64)
     return std::nullopt;
   if (auto it = bindings.find(v); it != bindings.end())

@@ -11,6 +11,7 @@
 #include "mlir/IR/Value.h"
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/BitVector.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
@@ -30,6 +31,12 @@ int64_t levelThreads(Level level);
 /// it; std::nullopt when a bound or the predicate is not a compile-time
 /// value.
 std::optional<int64_t> countRoleThreads(InThreadsOp region);
+
+/// The value of an index or i1 expression over constants and `bindings`
+/// (arith add, sub, mul, div, rem, and, or, xor, cmpi, casts), or
+/// std::nullopt where it depends on anything else.
+std::optional<int64_t> evaluateIndex(Value v,
+                                     const DenseMap<Value, int64_t> &bindings);
 
 /// Calls `visit` on every block argument `value` is computed from; false as
 /// soon as one call returns false.

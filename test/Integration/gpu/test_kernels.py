@@ -528,11 +528,42 @@ def subbyte_elements():
 
 
 @test
+def guards():
+    # guards_co.co: accesses narrowed by conditions on the thread index. A
+    # block tree reduction (1 to 3907 blocks, ragged tails); a guarded
+    # epilogue over 1 to 2000 rows; a ring whose producer skips its first
+    # two empty waits, over 1 to 600 blocks and 1 to 65 tiles (odd counts,
+    # fewer tiles than slots).
+    for n in sweep((1, 255, 256, 257, 1_000_000), (1, 257)):
+        blocks = (n + 255) // 256
+        x = torch.randint(-8, 8, (n,), device="cuda").float()
+        sums = poisoned((blocks,), torch.float32)
+        K.tree_sum_co(x, sums)
+        want = torch.zeros(blocks * 256, device="cuda")
+        want[:n] = x
+        expect_equal(sums, want.view(blocks, 256).sum(1), f"tree sum, N = {n}")
+    for m in sweep((1, 7, 2000), (1, 7)):
+        c = poisoned((m, 192), torch.float32)
+        K.guarded_columns_co(c)
+        want = torch.empty(192)
+        want[:64] = 4.0
+        want[64:128] = 2.0
+        want[128:] = 3.0
+        expect_equal(c.cpu(), want.expand(m, 192), f"guarded columns, M = {m}")
+    for g, k in sweep(((1, 1), (1, 2), (3, 3), (600, 8), (133, 65)),
+                      ((1, 1), (3, 3))):
+        x = torch.randint(-8, 8, (g, k, 128), device="cuda").float()
+        y = poisoned((g, 128), torch.float32)
+        K.conditional_ring_co(x, y)
+        expect_equal(y, x.sum(1), f"conditional ring, G = {g}, K = {k}")
+
+
+@test
 def partial_copies():
     # Copies between views of different extents: a tail tile of `rows` rows
     # (computed in the kernel) into a 32 x 32 buffer, synchronously and with
-    # cp.async, zero past the source; a 32 x 32 tile into a 32 x 16 buffer,
-    # truncated. 1 to 9376 blocks, ragged tails and the smallest shape.
+    # cp.async, zero past the source; a 32 x 16 tile into a 32 x 16 buffer.
+    # 1 to 9376 blocks, ragged tails and the smallest shape.
     for n in sweep((1, 31, 32, 33, 300001), (1, 33)):
         blocks = (n + 31) // 32
         a = torch.randn(n, 32, device="cuda")
@@ -546,7 +577,7 @@ def partial_copies():
         expect_equal(padded_async.cpu(), want,
                      f"zero past a smaller source (cp.async), {n}")
         expect_equal(narrow.cpu(), a.cpu()[:, :16],
-                     f"a wider source truncated, {n}")
+                     f"a narrow tile, {n}")
         # dma.pad.async, made synchronously: columns 0 and 33 are the pad
         # value, rows past the tensor's end (a tail tile) zero.
         out = poisoned((blocks * 32, 34), torch.float32)

@@ -45,9 +45,6 @@ static bool onLocalEvent(Operation *op) {
   return cast<EventType>(event.getType()).isThreadLocal();
 }
 
-/// Appends the event operations under `op` in program order; each loop
-/// body is taken once (the first iteration) and both sides of a branch are
-/// assumed possible.
 /// True for an scf.for whose constant bounds give it no iteration.
 static bool neverRuns(Operation *op) {
   auto forOp = dyn_cast<scf::ForOp>(op);
@@ -65,14 +62,43 @@ static Operation *deadLoopAround(Operation *op, Operation *stop) {
   return nullptr;
 }
 
-/// With `runs`, an inthreads nested in the role traced is entered only
-/// when `runs` says the threads traced run it.
-static void traceEvents(Operation *op, SmallVectorImpl<Operation *> &trace,
-                        function_ref<bool(InThreadsOp)> runs = nullptr) {
-  op->walk<WalkOrder::PreOrder>([&](Operation *inner) {
+/// Appends the event operations under `op` in program order; each loop
+/// body is taken once (the first iteration), and both sides of a branch
+/// are assumed possible unless the first iteration decides it. With
+/// `runs`, an inthreads nested in the role traced is entered only when
+/// `runs` says the threads traced run it.
+/// Whether the condition of `ifOp` holds in the first iteration of every
+/// loop around it (each counter at its constant lower bound), if that is
+/// known: `if (k >= 2) wait empty.at(k - 2);` is skipped the first time.
+static std::optional<bool> holdsFirstTime(scf::IfOp ifOp) {
+  DenseMap<Value, int64_t> first;
+  for (Operation *p = ifOp->getParentOp(); p; p = p->getParentOp())
+    if (auto loop = dyn_cast<scf::ForOp>(p))
+      if (std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound()))
+        first[loop.getInductionVar()] = *lb;
+  std::optional<int64_t> holds = evaluateIndex(ifOp.getCondition(), first);
+  if (!holds)
+    return std::nullopt;
+  return *holds != 0;
+}
+
+static void traceEventsFrom(Operation *root, Operation *from,
+                            SmallVectorImpl<Operation *> &trace,
+                            function_ref<bool(InThreadsOp)> runs) {
+  Operation *op = root;
+  from->walk<WalkOrder::PreOrder>([&](Operation *inner) {
     // Nothing in a loop of no iterations happens.
     if (neverRuns(inner))
       return WalkResult::skip();
+    // The first iteration takes one side of a branch it can decide.
+    if (auto ifOp = dyn_cast<scf::IfOp>(inner); ifOp && inner != op)
+      if (std::optional<bool> holds = holdsFirstTime(ifOp)) {
+        Region &taken = *holds ? ifOp.getThenRegion() : ifOp.getElseRegion();
+        for (Block &block : taken)
+          for (Operation &nested : block)
+            traceEventsFrom(root, &nested, trace, runs);
+        return WalkResult::skip();
+      }
     // A local event is each thread's own count: it orders nothing between
     // roles (its waits are checked on their own, below).
     if (isa<EventWaitOp, EventTriggerOp>(inner) && !onLocalEvent(inner))
@@ -86,6 +112,11 @@ static void traceEvents(Operation *op, SmallVectorImpl<Operation *> &trace,
       return WalkResult::skip();
     return WalkResult::advance();
   });
+}
+
+static void traceEvents(Operation *op, SmallVectorImpl<Operation *> &trace,
+                        function_ref<bool(InThreadsOp)> runs = nullptr) {
+  traceEventsFrom(op, op, trace, runs);
 }
 
 /// The threads of `role` split by the inthreads regions nested in it that
