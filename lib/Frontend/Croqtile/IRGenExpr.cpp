@@ -11,6 +11,8 @@
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "llvm/ADT/StringSet.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace mlir::croq;
 using namespace mlir::croq::croqtile;
@@ -1283,9 +1285,15 @@ std::optional<FailureOr<EVal>> IRGen::mathBuiltin(const Expr &e) {
   bool isAbs = name == "__abs";
   bool isFma = name == "__fma" || name == "__fmaf";
   bool isRcp = name == "__frcp_rn" || name == "__frcp";
+  // Upstream's activation built-ins (its runtime's numerics::), computed
+  // in f32 (f64 for f64) and returned in the argument's type.
+  bool isComposite = name == "__sigmoid" || name == "__gelu" ||
+                     name == "__softplus" || name == "__sign" ||
+                     name == "__isfinite";
   auto u = unary.find(name);
   auto bi = binary.find(name);
-  if (!isAbs && !isFma && !isRcp && u == unary.end() && bi == binary.end())
+  if (!isAbs && !isFma && !isRcp && !isComposite && u == unary.end() &&
+      bi == binary.end())
     return std::nullopt;
   size_t arity = isFma ? 3 : bi != binary.end() ? 2 : 1;
   if (e.args.size() != arity)
@@ -1331,9 +1339,57 @@ std::optional<FailureOr<EVal>> IRGen::mathBuiltin(const Expr &e) {
     Value one = arith::ConstantOp::create(builder, l, builder.getFloatAttr(type, 1.0));
     return FailureOr<EVal>(EVal{arith::DivFOp::create(builder, l, one, args[0])});
   }
+  if (isComposite)
+    return FailureOr<EVal>(EVal{activation(name, args[0], l)});
   if (u != unary.end())
     return FailureOr<EVal>(EVal{u->second(builder, l, args[0])});
   return FailureOr<EVal>(EVal{bi->second(builder, l, args[0], args[1])});
+}
+
+Value IRGen::activation(StringRef name, Value x, Location l) {
+  Type type = x.getType();
+  Type math = type.getIntOrFloatBitWidth() < 32 ? builder.getF32Type() : type;
+  x = coerce(x, math, l);
+  auto c = [&](double v) -> Value {
+    return arith::ConstantOp::create(builder, l, builder.getFloatAttr(math, v));
+  };
+  Value y;
+  if (name == "__sigmoid") {
+    // 1 / (1 + exp(-x))
+    Value e = math::ExpOp::create(builder, l, arith::NegFOp::create(builder, l, x));
+    y = arith::DivFOp::create(builder, l, c(1.0),
+                              arith::AddFOp::create(builder, l, c(1.0), e));
+  } else if (name == "__softplus") {
+    // log(1 + exp(x))
+    y = math::Log1pOp::create(builder, l, math::ExpOp::create(builder, l, x));
+  } else if (name == "__gelu") {
+    // The tanh form: x / 2 * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 x^3))).
+    Value x3 = arith::MulFOp::create(
+        builder, l, x, arith::MulFOp::create(builder, l, x, x));
+    Value inner = arith::AddFOp::create(
+        builder, l, x, arith::MulFOp::create(builder, l, c(0.044715), x3));
+    Value t = math::TanhOp::create(
+        builder, l,
+        arith::MulFOp::create(builder, l, c(0.7978845608028654), inner));
+    y = arith::MulFOp::create(
+        builder, l, arith::MulFOp::create(builder, l, x, c(0.5)),
+        arith::AddFOp::create(builder, l, c(1.0), t));
+  } else if (name == "__sign") {
+    // (x > 0) - (x < 0): 0 for zeros and NaN.
+    Value positive = arith::CmpFOp::create(builder, l, arith::CmpFPredicate::OGT, x, c(0.0));
+    Value negative = arith::CmpFOp::create(builder, l, arith::CmpFPredicate::OLT, x, c(0.0));
+    y = arith::SelectOp::create(
+        builder, l, positive, c(1.0),
+        arith::SelectOp::create(builder, l, negative, c(-1.0), c(0.0)));
+  } else {
+    // __isfinite: 1 where |x| < inf (false for NaN), else 0.
+    Value finite = arith::CmpFOp::create(
+        builder, l, arith::CmpFPredicate::OLT,
+        math::AbsFOp::create(builder, l, x),
+        c(std::numeric_limits<double>::infinity()));
+    y = arith::SelectOp::create(builder, l, finite, c(1.0), c(0.0));
+  }
+  return coerce(y, type, l);
 }
 
 std::optional<FailureOr<EVal>> IRGen::atomicBuiltin(const Expr &e) {

@@ -496,6 +496,9 @@ private:
   FailureOr<EVal> binary(const Expr &e);
   /// `__sqrt(x)`, `__pow(x, y)`, ...: none when `e` names no math built-in.
   std::optional<FailureOr<EVal>> mathBuiltin(const Expr &e);
+  /// `__sigmoid`, `__gelu`, `__softplus`, `__sign`, `__isfinite` of a float
+  /// `x`, computed in f32 (f64 for f64) and returned in its type.
+  Value activation(StringRef name, Value x, Location l);
   std::optional<FailureOr<EVal>> atomicBuiltin(const Expr &e);
   /// `call croq::cuda::setreg_inc/dec(n)`: the register budget of the
   /// async role around it.

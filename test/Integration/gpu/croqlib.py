@@ -59,6 +59,8 @@ SIGNATURES = {
     "inthreads_assign_co": [_TENSOR, _TENSOR],
     "tma_groups_co": [_TENSOR, _TENSOR, _TENSOR],
     "tree_sum_co": [_TENSOR, _TENSOR],
+    "activations_co": [_TENSOR, _TENSOR],
+    "activations_f16_co": [_TENSOR, _TENSOR],
     "guarded_columns_co": [_TENSOR],
     "conditional_ring_co": [_TENSOR, _TENSOR],
     "short_circuit_co": [_TENSOR, _TENSOR],

@@ -528,6 +528,41 @@ def subbyte_elements():
 
 
 @test
+def activations():
+    # activations_co.co: __sigmoid, __gelu (tanh form), __softplus, __sign,
+    # __isfinite on f32 and f16, with zeros, infinities and NaN among the
+    # inputs; 1 to 7813 blocks with ragged tails.
+    def reference(x):
+        f = x.float()
+        gelu = 0.5 * f * (1 + torch.tanh(0.7978845608028654 *
+                                         (f + 0.044715 * f ** 3)))
+        return torch.stack([torch.sigmoid(f), gelu, torch.log1p(torch.exp(f)),
+                            torch.sign(torch.nan_to_num(f, nan=0.0)),
+                            torch.isfinite(f).float()])
+    for n in sweep((1, 129, 1_000_000), (1, 129)):
+        x = torch.randn(n, device="cuda") * 4
+        x[0] = 0.0
+        if n > 3:
+            x[1], x[2], x[3] = float("inf"), float("-inf"), float("nan")
+        for dtype, kernel, tol in ((torch.float32, K.activations_co, 1e-5),
+                                   (torch.float16, K.activations_f16_co, 2e-3)):
+            xs = x.to(dtype)
+            y = poisoned((5, n), dtype)
+            kernel(xs, y)
+            want = reference(xs).to(dtype).float()
+            got = y.float()
+            # Where both are NaN (sigmoid and gelu of NaN), they agree.
+            same = (got == want) | (got.isnan() & want.isnan())
+            close = (got - want).abs() <= tol * (1 + want.abs())
+            bad = ~(same | close)
+            if bad.any():
+                i = bad.nonzero()[0].tolist()
+                raise AssertionError(f"activation {i[0]} of x = {xs[i[1]].item()} "
+                                     f"({dtype}, N = {n}): {got[tuple(i)]} vs "
+                                     f"{want[tuple(i)]}")
+
+
+@test
 def guards():
     # guards_co.co: accesses narrowed by conditions on the thread index. A
     # block tree reduction (1 to 3907 blocks, ragged tails); a guarded
