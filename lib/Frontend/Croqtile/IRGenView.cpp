@@ -329,8 +329,12 @@ FailureOr<Value> IRGen::spanAs(const Expr &e) {
   // `x.span_as(|x.span|)` (or `|x|`) flattens x: the counts agree by
   // construction.
   bool flattens = false;
-  if (e.args.size() == 1 && e.args[0]->kind == Expr::Kind::Count) {
-    const Expr &inner = *e.args[0]->args[0];
+  // `span_as([|x.span|])`, chapter 7's bracketed spelling, is the same.
+  const Expr *only = e.args.size() == 1 ? e.args[0].get() : nullptr;
+  if (only && only->kind == Expr::Kind::List && only->args.size() == 1)
+    only = only->args[0].get();
+  if (only && only->kind == Expr::Kind::Count) {
+    const Expr &inner = *only->args[0];
     const Expr *counted =
         inner.kind == Expr::Kind::Member && inner.name == "span" &&
                 !inner.hasArgs
@@ -338,6 +342,9 @@ FailureOr<Value> IRGen::spanAs(const Expr &e) {
             : &inner;
     flattens = counted && sameExpr(*counted, *e.base);
   }
+  // Or the new extents multiply to the same value the source's do
+  // (`span_as([|x.span|])`, `span_as(M * 64)` of an [M, 64] view).
+  flattens |= computesSameValue(count, stride);
   if (flattens)
     have = want = 0;
   if (have && want && *have != *want)
