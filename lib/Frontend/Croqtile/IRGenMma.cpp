@@ -517,6 +517,43 @@ LogicalResult IRGen::mmaStore(const Stmt &stmt) {
                               typeString(type.getElementType()),
                 "store into a tensor of integers for an integer accumulator, "
                 "of floats for a float one");
+  // A view whose extents are the accumulator's or known only at run time
+  // (`c.view(rows, 64).from(...)` of a tail tile, the tutorial's grouped
+  // GEMM): the store is masked to the view, as mma.store.mask would be.
+  Value implicitRows, implicitCols;
+  if (type.getShape() != ArrayRef<int64_t>(shape) && !stmt.transpose &&
+      stmt.operands.size() == 1 && type.getRank() == 2 &&
+      llvm::all_of(llvm::seq<int64_t>(0, 2), [&](int64_t d) {
+        return type.isDynamicDim(d) || type.getDimSize(d) == shape[d];
+      })) {
+    Location l = loc(stmt.loc);
+    if (type.isDynamicDim(0))
+      implicitRows = memref::DimOp::create(builder, l, *dest, 0);
+    if (type.isDynamicDim(1)) {
+      implicitCols = memref::DimOp::create(builder, l, *dest, 1);
+      // The mask's columns come after its rows.
+      if (!implicitRows)
+        implicitRows = constIndex(shape[0], l);
+    }
+    auto [strides, offset] = type.getStridesAndOffset();
+    auto meta = memref::ExtractStridedMetadataOp::create(builder, l, *dest);
+    SmallVector<OpFoldResult> sizes, steps;
+    for (int64_t d = 0; d < 2; ++d) {
+      sizes.push_back(builder.getIndexAttr(shape[d]));
+      steps.push_back(ShapedType::isDynamic(strides[d])
+                          ? OpFoldResult(meta.getStrides()[d])
+                          : OpFoldResult(builder.getIndexAttr(strides[d])));
+    }
+    auto full = MemRefType::get(
+        shape, type.getElementType(),
+        StridedLayoutAttr::get(context, ShapedType::kDynamic, strides),
+        type.getMemorySpace());
+    *dest = memref::ReinterpretCastOp::create(builder, l, full, *dest,
+                                              OpFoldResult(meta.getOffset()),
+                                              sizes, steps)
+                .getResult();
+    type = full;
+  }
   if (type.getShape() != ArrayRef<int64_t>(shape))
     return fail(stmt.dest->loc,
                 Twine(stmt.transpose ? "mma.store.transp: the view is not "
@@ -526,7 +563,7 @@ LogicalResult IRGen::mmaStore(const Stmt &stmt) {
                     Twine(shape[0]) + "x" + Twine(shape[1]) + " shape",
                 "store into a view of that shape");
   // mma.store.mask: the valid rows (and columns) of the view.
-  Value rows, cols;
+  Value rows = implicitRows, cols = implicitCols;
   if (stmt.operands.size() > 1) {
     FailureOr<Value> r = indexExpr(*stmt.operands[1]);
     if (failed(r))

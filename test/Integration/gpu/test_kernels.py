@@ -563,6 +563,27 @@ def activations():
 
 
 @test
+def store_tails():
+    # store_tail_co.co: mma.store into c.view(rows, cols) of a tail tile,
+    # masked to the view (the sanitizer run sees any store past M or N).
+    # 1 to 9471 blocks, ragged in both dimensions.
+    for m, n in sweep(((1, 1), (64, 64), (65, 127), (300, 1000), (6000, 6001)),
+                      ((1, 1), (65, 127))):
+        a = torch.randn(m, 64, device="cuda").half()
+        b = torch.randn(64, 64, device="cuda").half()
+        np_ = (n + 63) // 64 * 64
+        c = poisoned((m, n), torch.float32)
+        K.store_rows_co(a, b, c)
+        want = (a.float() @ b.float().t()).repeat(1, np_ // 64)[:, :n]
+        if not torch.allclose(c, want, atol=1e-2, rtol=1e-3):
+            bad = ~torch.isclose(c, want, atol=1e-2, rtol=1e-3)
+            i = bad.nonzero()[0].tolist()
+            raise AssertionError(f"masked mma.store, M = {m}, N = {n}: "
+                                 f"{bad.sum().item()} wrong, first at {i}: "
+                                 f"{c[tuple(i)].item()} vs {want[tuple(i)].item()}")
+
+
+@test
 def guards():
     # guards_co.co: accesses narrowed by conditions on the thread index. A
     # block tree reduction (1 to 3907 blocks, ragged tails); a guarded
