@@ -287,6 +287,14 @@ LogicalResult IRGen::copy(const Stmt &stmt) {
     }
   }
   auto targetType = cast<MemRefType>(target.getType());
+  if (isTma && stmt.copyKind == "load" &&
+      (getStorage(sourceType) != Storage::Global ||
+       getStorage(targetType) != Storage::Shared))
+    return fail(stmt.loc,
+                "tma.load loads a global tile into shared memory, but this "
+                "copies " + stringifyStorage(*getStorage(sourceType)) +
+                    " => " + stringifyStorage(*getStorage(targetType)),
+                "use tma.copy for a store into global memory");
   // A dma.copy between views whose extents differ covers the destination:
   // past the source's extent it is zero, and source elements past the
   // destination's are left (upstream's conditional copy).

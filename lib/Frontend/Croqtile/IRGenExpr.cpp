@@ -475,6 +475,29 @@ static bool readsMemory(const Expr &e) {
   });
 }
 
+FailureOr<Type> IRGen::ternaryType(const Expr &e, const EVal &a,
+                                   const EVal &b) {
+  // A literal arm takes the other's type; otherwise the wider, floats
+  // before integers, as the arithmetic operators pick theirs. f16 and bf16
+  // (or the two f8s) hold different values: neither is the result's type.
+  Type at = a.value.getType(), bt = b.value.getType();
+  if (a.literal && !b.literal)
+    return bt;
+  if (at == bt || b.literal)
+    return at;
+  if (isa<FloatType>(at) != isa<FloatType>(bt))
+    return isa<FloatType>(at) ? at : bt;
+  if (isa<FloatType>(at) &&
+      at.getIntOrFloatBitWidth() == bt.getIntOrFloatBitWidth())
+    return FailureOr<Type>(fail(
+        e.loc, "the arms of ?: are " + typeString(at) + " and " +
+                   typeString(bt) + ": neither type holds the other's values",
+        "convert one arm first, e.g. with __to<f32>(...)"));
+  if (at.isIndex() || bt.isIndex())
+    return at.isIndex() ? bt : at;
+  return at.getIntOrFloatBitWidth() >= bt.getIntOrFloatBitWidth() ? at : bt;
+}
+
 FailureOr<EVal> IRGen::shortCircuit(const Expr &e) {
   Location l = loc(e.loc);
   bool isTernary = e.kind == Expr::Kind::Ternary;
@@ -508,7 +531,10 @@ FailureOr<EVal> IRGen::shortCircuit(const Expr &e) {
   FailureOr<EVal> b = arm(branch.elseBlock(), elseOperand, false);
   if (failed(a) || failed(b))
     return failure();
-  Type type = a->literal ? b->value.getType() : a->value.getType();
+  FailureOr<Type> armType = ternaryType(e, *a, *b);
+  if (failed(armType))
+    return failure();
+  Type type = *armType;
   for (auto [block, v] : {std::pair(branch.thenBlock(), a->value),
                           std::pair(branch.elseBlock(), b->value)}) {
     OpBuilder::InsertionGuard guard(builder);
@@ -781,7 +807,10 @@ FailureOr<EVal> IRGen::expr(const Expr &e) {
     FailureOr<EVal> b = expr(*e.args[2]);
     if (failed(c) || failed(a) || failed(b))
       return failure();
-    Type type = a->literal ? b->value.getType() : a->value.getType();
+    FailureOr<Type> armType = ternaryType(e, *a, *b);
+    if (failed(armType))
+      return failure();
+    Type type = *armType;
     Value cond = c->value;
     if (!cond.getType().isInteger(1))
       return fail(e.args[0]->loc, "the condition of ?: must be a boolean");
@@ -977,6 +1006,9 @@ FailureOr<EVal> IRGen::increment(const Expr &e, bool postfix) {
     return fail(target.loc, "'" + e.name + "' needs a mutable scalar",
                 "declare it as `mutable int x = 0;`");
   Type type = s->value.getType();
+  if (type.isInteger(1))
+    return fail(e.loc, "'" + e.name + "' of a bool",
+                "assign it: `x = true;`");
   if (failed(checkArithmetic(target.loc, type, "'" + e.name + "'")))
     return failure();
   Value old = s->value;

@@ -499,6 +499,9 @@ private:
   /// `__sigmoid`, `__gelu`, `__softplus`, `__sign`, `__isfinite` of a float
   /// `x`, computed in f32 (f64 for f64) and returned in its type.
   Value activation(StringRef name, Value x, Location l);
+  /// The type of `c ? a : b` from its arms' (the literal one adapts; f16
+  /// against bf16 is an error at `e`).
+  FailureOr<Type> ternaryType(const Expr &e, const EVal &a, const EVal &b);
   std::optional<FailureOr<EVal>> atomicBuiltin(const Expr &e);
   /// `call croq::cuda::setreg_inc/dec(n)`: the register budget of the
   /// async role around it.

@@ -1542,6 +1542,13 @@ StmtPtr Parser::dma(SMLoc loc, std::string result, SMLoc resultLoc) {
     } else if (attr == "zfill") {
       // croq's copies always read out-of-range elements as zeros.
     } else if (attr == "evict_first" || attr == "evict_last") {
+      // Upstream: "TMA L2 eviction modifiers are only valid on 'tma.load'".
+      if (engine != "tma" || stmt->copyKind != "load") {
+        error(attrLoc, "the L2 eviction hint '." + attr + "' only applies "
+                       "to tma.load (a global tile loaded into shared "
+                       "memory); write tma.load." + attr);
+        return nullptr;
+      }
       stmt->ignoredHints.emplace_back(attrLoc, attr);
     } else {
       error(attrLoc, "unsupported copy attribute '." + attr + "'");

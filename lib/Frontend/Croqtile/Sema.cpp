@@ -637,9 +637,34 @@ private:
   }
 
   void statements(ArrayRef<StmtPtr> body) {
+    // Futures waited in this list, where (a second wait observes nothing:
+    // upstream's "wait observes future 'f' more than once").
+    llvm::StringMap<SMLoc> waited;
     for (const StmtPtr &s : body) {
       if (hadError)
         return;
+      if (s->kind == Stmt::Kind::Wait) {
+        for (const ExprPtr &operand : s->operands) {
+          if (operand->kind != Expr::Kind::Name)
+            continue;
+          Decl *d = lookup(operand->name);
+          if (!d || d->kind != Decl::Kind::Future)
+            continue;
+          auto [it, fresh] = waited.try_emplace(operand->name, operand->loc);
+          if (!fresh) {
+            fail(operand->loc, "'" + operand->name + "' was already waited "
+                               "in this block, and nothing made it again "
+                               "since",
+                 "drop the second wait");
+            return;
+          }
+        }
+      } else if (s->kind == Stmt::Kind::Assign || !s->name.empty()) {
+        // `f = dma.copy.async ...`, a swap or rotate: f holds a new future.
+        waited.clear();
+      } else if (s->kind != Stmt::Kind::Trigger) {
+        waited.clear();
+      }
       statement(*s);
     }
   }
@@ -1334,6 +1359,19 @@ private:
         return fail(stmt.loc, storage + " events can only be declared inside "
                                         "a parallel",
                     "declare them in the block-level parallel");
+      if (storage == "global" && device)
+        return fail(stmt.loc, "a global event can only be declared at host "
+                              "level, before the parallels",
+                    "declare a shared event in the block-level parallel to "
+                    "signal within a block");
+      // An event orders regions; one of an inthreads region belongs to it
+      // alone (upstream: "the event should not be declared inside a
+      // inthreads block").
+      if (inside(Region::Role) || inside(Region::InThreads))
+        return fail(stmt.loc, "an event cannot be declared inside an "
+                              "inthreads region",
+                    "declare it in the parallel around the inthreads "
+                    "regions that wait on and trigger it");
       // IRGen reports a size that is not a constant, where it evaluates it.
       for (const ExprPtr &d : stmt.arrayDims)
         if (std::optional<int64_t> c = scalar(*d).value; c && *c <= 0)
@@ -1374,11 +1412,12 @@ private:
                     "use it inside foreach or while");
       break;
     case Stmt::Kind::Return:
+      if (device)
+        return fail(stmt.loc, "return cannot leave a parallel",
+                    "`yield;` ends the thread's part of the parallel; or "
+                    "guard the work with if");
       if (!stmt.value)
         break;
-      if (device)
-        return fail(stmt.loc, "return inside a parallel is not supported",
-                    "guard the work with if instead");
       if (returnedValue)
         return fail(stmt.loc, "a function returns once, at its end");
       if (!regions.empty())
