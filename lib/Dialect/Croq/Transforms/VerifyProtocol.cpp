@@ -19,6 +19,8 @@
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
 
+#include <functional>
+
 namespace mlir::croq {
 #define GEN_PASS_DEF_CROQVERIFYPROTOCOLPASS
 #include "Croq/Dialect/Croq/Transforms/Passes.h.inc"
@@ -198,6 +200,79 @@ static bool triggersEachSlotOnce(EventTriggerOp trigger, Operation *loop) {
          matchPattern(forOp.getStep(), m_ConstantInt(&step)) &&
          lb.getSExtValue() == 0 && step.getSExtValue() == 1 &&
          ub.getSExtValue() <= type.getShape()[*dim];
+}
+
+/// The elements of its event that a trigger or wait names over every
+/// iteration of the loops and every index of the parallels around it
+/// (constant bounds, at most 4096 combinations), or std::nullopt when they
+/// cannot be enumerated.
+static std::optional<llvm::DenseSet<int64_t>> reachedElements(Operation *op) {
+  auto trigger = dyn_cast<EventTriggerOp>(op);
+  auto wait = dyn_cast<EventWaitOp>(op);
+  Value event = trigger ? trigger.getEvent() : wait.getEvent();
+  ValueRange indices = trigger ? trigger.getIndices() : wait.getIndices();
+  Value order = trigger ? trigger.getOrder() : wait.getOrder();
+  auto type = cast<EventType>(event.getType());
+  // Only a full subscript or an order names one element.
+  if (!order && indices.size() != type.getShape().size())
+    return std::nullopt;
+  SmallVector<std::tuple<Value, int64_t, int64_t, int64_t>> vars;
+  int64_t combos = 1;
+  for (Operation *p = op->getParentOp(); p; p = p->getParentOp()) {
+    if (auto loop = dyn_cast<scf::ForOp>(p)) {
+      std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound());
+      std::optional<int64_t> ub = getConstantIntValue(loop.getUpperBound());
+      std::optional<int64_t> st = getConstantIntValue(loop.getStep());
+      if (!lb || !ub || !st || *st <= 0)
+        return std::nullopt;
+      vars.push_back({loop.getInductionVar(), *lb, std::max(*lb, *ub), *st});
+      combos *= std::max<int64_t>(1, (*ub - *lb + *st - 1) / *st);
+    } else if (auto level = dyn_cast<ParallelOp>(p)) {
+      for (auto [arg, bound] :
+           llvm::zip_equal(level.getIndices(), level.getBounds())) {
+        std::optional<int64_t> n = getConstantIntValue(bound);
+        if (!n)
+          return std::nullopt;
+        vars.push_back({arg, 0, *n, 1});
+        combos *= std::max<int64_t>(1, *n);
+      }
+    }
+    if (combos > 4096)
+      return std::nullopt;
+  }
+  llvm::DenseSet<int64_t> reached;
+  DenseMap<Value, int64_t> bindings;
+  std::function<bool(size_t)> visit = [&](size_t i) -> bool {
+    if (i == vars.size()) {
+      if (order) {
+        std::optional<int64_t> o = evaluateIndex(order, bindings);
+        if (!o)
+          return false;
+        int64_t n = type.getNumElements();
+        reached.insert(((*o % n) + n) % n);
+        return true;
+      }
+      int64_t linear = 0;
+      for (auto [index, extent] : llvm::zip_equal(indices, type.getShape())) {
+        std::optional<int64_t> c = evaluateIndex(index, bindings);
+        if (!c || *c < 0 || *c >= extent)
+          return false;
+        linear = linear * extent + *c;
+      }
+      reached.insert(linear);
+      return true;
+    }
+    auto [var, lo, hi, step] = vars[i];
+    for (int64_t v = lo; v < hi; v += step) {
+      bindings[var] = v;
+      if (!visit(i + 1))
+        return false;
+    }
+    return true;
+  };
+  if (!visit(0))
+    return std::nullopt;
+  return reached;
 }
 
 static Operation *innermostLoop(Operation *op, Operation *stop) {
@@ -447,6 +522,57 @@ struct CroqVerifyProtocolPass
                            "waits on it (the bootstrap `foreach s in [S] "
                            "trigger empty[s];`), or declare it `= ready`";
       return failure();
+    }
+
+    // An element a wait reaches in some iteration that no trigger ever
+    // names (`trigger full[0]` against `wait full[k % 2]`): that wait
+    // blocks for good.
+    for (auto &[event, ops] : waits) {
+      auto alloc = event.getDefiningOp<EventAllocOp>();
+      if (!alloc || alloc.getReady() ||
+          cast<EventType>(event.getType()).isThreadLocal())
+        continue;
+      llvm::DenseSet<int64_t> triggered;
+      bool known = !triggers.lookup(event).empty();
+      for (Operation *t : triggers.lookup(event)) {
+        std::optional<llvm::DenseSet<int64_t>> r = reachedElements(t);
+        if (!r || deadLoopAround(t, kernel)) {
+          known &= !!r;
+          continue;
+        }
+        triggered.insert(r->begin(), r->end());
+      }
+      if (!known)
+        continue;
+      for (Operation *w : ops) {
+        // A wait under a condition may skip the iterations that would
+        // name the missing element.
+        bool conditional = false;
+        for (Operation *p = w->getParentOp(); p && p != kernel;
+             p = p->getParentOp())
+          conditional |= isa<scf::IfOp, scf::IndexSwitchOp, scf::WhileOp>(p);
+        std::optional<llvm::DenseSet<int64_t>> r =
+            conditional ? std::nullopt : reachedElements(w);
+        if (!r || deadLoopAround(w, kernel))
+          continue;
+        SmallVector<int64_t> missing;
+        for (int64_t e : *r)
+          if (!triggered.contains(e))
+            missing.push_back(e);
+        if (missing.empty())
+          continue;
+        llvm::sort(missing);
+        InFlightDiagnostic diag =
+            emitError(w->getLoc(), "deadlock: in some iteration this wait "
+                                   "needs element ")
+            << missing.front() << " (linear index) of its event, which no "
+            << "trigger ever completes";
+        diag.attachNote(triggers.lookup(event).front()->getLoc())
+            << "the event's triggers name other elements";
+        diag.attachNote() << "hint: trigger the element each wait needs, "
+                             "e.g. `trigger full[st];` with the wait's slot";
+        return failure();
+      }
     }
 
     // Deadlock past the first phase: each wait of a role takes a generation
