@@ -221,6 +221,33 @@ int main(int argc, char **argv) {
                           "max_registers"));
     module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   } else {
+    // A Croqtile user wrote `tma.copy`, not the croq.tma.copy op: an error
+    // a croq op reports about itself (emitOpError's "'croq.x' op " prefix)
+    // names the construct as the language spells it ("tma.copy: ..."), at
+    // the Croqtile line.
+    context.getDiagEngine().registerHandler([](Diagnostic &diag) {
+      MutableArrayRef<DiagnosticArgument> args = diag.getArguments();
+      if (args.size() >= 3 &&
+          args[0].getKind() == DiagnosticArgument::DiagnosticArgumentKind::String &&
+          args[0].getAsString() == "'" &&
+          args[2].getKind() == DiagnosticArgument::DiagnosticArgumentKind::String &&
+          args[2].getAsString() == "' op " &&
+          args[1].getKind() == DiagnosticArgument::DiagnosticArgumentKind::String &&
+          args[1].getAsString().starts_with("croq.")) {
+        StringRef name = args[1].getAsString().drop_front(strlen("croq."));
+        static const llvm::StringMap<StringRef> spelled = {
+            {"event.trigger", "trigger"}, {"event.wait", "wait"},
+            {"event.alloc", "event"},     {"mma", "MMA"},
+            {"wait", "wait"},
+        };
+        if (auto it = spelled.find(name); it != spelled.end())
+          name = it->second;
+        args[0] = DiagnosticArgument(StringRef());
+        args[1] = DiagnosticArgument(name);
+        args[2] = DiagnosticArgument(StringRef(": "));
+      }
+      return failure(); // printed by the source manager's handler
+    });
     croq::CroqtileImportOptions options;
     options.defines.assign(defines.begin(), defines.end());
     options.includeDirs.assign(includeDirs.begin(), includeDirs.end());

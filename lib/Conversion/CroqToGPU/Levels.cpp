@@ -120,8 +120,6 @@ struct KernelLaunchLowering : ScopedPattern<ParallelOp> {
       return failure();
     Location loc = op.getLoc();
     ValueRange bounds = adaptor.getBounds();
-    if (bounds.size() > 3)
-      return rewriter.notifyMatchFailure(op, "more than 3 grid dimensions");
     int64_t blockDim = analysis.getInstanceThreads(op);
     bool runtimeBlock = blockDim == LaunchAnalysis::kRuntimeThreads;
     // A block of run-time size may have at most this many threads.
@@ -192,11 +190,14 @@ struct KernelLaunchLowering : ScopedPattern<ParallelOp> {
       dynamicBytes = arith::AddIOp::create(rewriter, loc, aligned, bytes);
     }
 
-    auto toIndex = [&](Value v) { return v; };
     Value one = cIndex(rewriter, loc, 1);
-    Value gx = toIndex(bounds[0]);
+    Value gx = bounds[0];
     Value gy = bounds.size() > 1 ? bounds[1] : one;
+    // A grid of more than three dimensions folds the third and later ones
+    // into z (row-major); the body recovers them from blockIdx.z.
     Value gz = bounds.size() > 2 ? bounds[2] : one;
+    for (size_t i = 3; i < bounds.size(); ++i)
+      gz = arith::MulIOp::create(rewriter, loc, gz, bounds[i]);
     Value bx;
     if (!runtimeBlock) {
       bx = cIndex(rewriter, loc, blockDim);
@@ -262,8 +263,19 @@ struct KernelLaunchLowering : ScopedPattern<ParallelOp> {
     SmallVector<Value> blockIds;
     gpu::Dimension dims[] = {gpu::Dimension::x, gpu::Dimension::y,
                              gpu::Dimension::z};
-    for (size_t i = 0; i < bounds.size(); ++i)
+    for (size_t i = 0; i < std::min<size_t>(bounds.size(), 3); ++i)
       blockIds.push_back(gpu::BlockIdOp::create(rewriter, loc, dims[i]));
+    if (bounds.size() > 3) {
+      // blockIdx.z = ((i2 * n3 + i3) * n4 + i4) ...: peel from the last.
+      Value rest = blockIds.pop_back_val();
+      SmallVector<Value> folded(bounds.size() - 2);
+      for (size_t i = bounds.size() - 1; i >= 3; --i) {
+        folded[i - 2] = arith::RemUIOp::create(rewriter, loc, rest, bounds[i]);
+        rest = arith::DivUIOp::create(rewriter, loc, rest, bounds[i]);
+      }
+      folded[0] = rest;
+      blockIds.append(folded.begin(), folded.end());
+    }
     Value base;
     if (!sharedAllocs.empty())
       base = gpu::DynamicSharedMemoryOp::create(

@@ -59,6 +59,7 @@ SIGNATURES = {
     "inthreads_assign_co": [_TENSOR, _TENSOR],
     "tma_groups_co": [_TENSOR, _TENSOR, _TENSOR],
     "tree_sum_co": [_TENSOR, _TENSOR],
+    "grid_dims_co": [_TENSOR],
     "store_rows_co": [_TENSOR, _TENSOR, _TENSOR],
     "activations_co": [_TENSOR, _TENSOR],
     "activations_f16_co": [_TENSOR, _TENSOR],

@@ -584,6 +584,22 @@ def store_tails():
 
 
 @test
+def grid_dims():
+    # grid_dims_co.co: a five-dimensional block grid, dimensions 3 to 5
+    # folded into z. Each element holds its own linear index. A z past
+    # 65535 blocks is refused before the launch.
+    for shape in sweep(((1, 1, 1, 1, 1), (3, 2, 5, 7, 4), (1000, 1, 2, 3, 65),
+                        (2, 3, 1, 1, 1)),
+                       ((1, 1, 1, 1, 1), (3, 2, 5, 7, 4))):
+        x = poisoned(shape + (32,), torch.int32)
+        K.grid_dims_co(x)
+        want = torch.arange(x.numel(), dtype=torch.int32, device="cuda")
+        expect_equal(x, want.view(x.shape), f"grid {shape}")
+    rejects(K.grid_dims_co, (poisoned((1, 1, 256, 16, 17, 32), torch.int32),),
+            "65535", what="z of 69632 blocks")
+
+
+@test
 def guards():
     # guards_co.co: accesses narrowed by conditions on the thread index. A
     # block tree reduction (1 to 3907 blocks, ragged tails); a guarded
