@@ -107,6 +107,8 @@ private:
   SmallVector<OpenRegion> regions;
   /// The function returned a value already.
   bool returnedValue = false;
+  /// The function being checked.
+  const Function *currentFunction = nullptr;
   bool onDevice() const { return !levels.empty(); }
   std::deque<Decl> decls;
   std::vector<llvm::StringMap<Decl *>> scopes;
@@ -600,6 +602,7 @@ private:
   void function(const Function &fn) {
     reassigned.clear();
     returnedValue = false;
+    currentFunction = &fn;
     collectAssigned(fn.body);
     scopes.clear();
     push();
@@ -1418,6 +1421,10 @@ private:
                     "guard the work with if");
       if (!stmt.value)
         break;
+      if (currentFunction && currentFunction->returnKind == "void")
+        return fail(stmt.value->loc, "a void function returns no value",
+                    "declare the function with the type it returns, or "
+                    "write `return;`");
       if (returnedValue)
         return fail(stmt.loc, "a function returns once, at its end");
       if (!regions.empty())
