@@ -891,13 +891,34 @@ private:
     }
   }
 
+  /// Gives the fragment `load` makes its operand role, as `e` uses it; a
+  /// fragment used in two roles (`mma.row.row ma, ma, mb`) is an error.
+  void sameRole(const Expr &e, const Stmt *load, FragRole role) {
+    auto [it, fresh] = result.loadRoles.try_emplace(load, role);
+    if (fresh || it->second == role || hadError)
+      return;
+    auto name = [](FragRole r) -> StringRef {
+      switch (r) {
+      case FragRole::A: return "the A operand";
+      case FragRole::B: return "the B operand";
+      case FragRole::Acc: return "an accumulator";
+      default: return "sparsity metadata";
+      }
+    };
+    fail(e.loc, "'" + e.name + "' is used as " + name(role) +
+                    " here, but as " + name(it->second) +
+                    " elsewhere: a fragment has one role",
+         "the operands of mma.row.row are the accumulator (from mma.fill), "
+         "then A, then B");
+  }
+
   /// The [rows, cols] and element type of an MMA operand.
   std::optional<BufferFacts> operand(const Expr &e, FragRole role) {
     if (e.kind == Expr::Kind::Name) {
       if (Decl *d = lookup(e.name)) {
         if (d->kind == Decl::Kind::Frag) {
           if (d->stmt && d->stmt->kind == Stmt::Kind::MmaLoad)
-            result.loadRoles.try_emplace(d->stmt, role);
+            sameRole(e, d->stmt, role);
           return d->buffer;
         }
         if (d->kind == Decl::Kind::Tile)
@@ -928,7 +949,7 @@ private:
       (void)operand(*stmt.operands[3], FragRole::Meta);
     if (acc && acc->kind == Decl::Kind::Frag && acc->stmt) {
       if (acc->stmt->kind == Stmt::Kind::MmaLoad)
-        result.loadRoles.try_emplace(acc->stmt, FragRole::Acc);
+        sameRole(accExpr, acc->stmt, FragRole::Acc);
       if (acc->stmt->kind == Stmt::Kind::MmaFill &&
           !result.accumulators.count(acc->stmt) &&
           !result.unshapedAccumulators.count(acc->stmt)) {
