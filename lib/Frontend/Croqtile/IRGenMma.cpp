@@ -414,6 +414,21 @@ LogicalResult IRGen::mma(const Stmt &stmt) {
                           "is " + typeString(a.getElementType()) + " and B "
                           "is " + typeString(b.getElementType()),
                 "load both operands from tensors of one element type");
+  // Integer products accumulate in integers, float products in floats.
+  if (a.getElementType().isInteger() != accType.getElementType().isInteger())
+    return fail(stmt.loc,
+                "an MMA of " +
+                    (a.getElementType().isInteger()
+                         ? (unsignedValues.contains(operands[0]) ? "u" : "s") +
+                               Twine(a.getElementType().getIntOrFloatBitWidth())
+                         : Twine(typeString(a.getElementType()))) +
+                    " operands accumulates in " +
+                    (a.getElementType().isInteger() ? "s32" : "f16 or f32") +
+                    ", but '" + accExpr.name + "' holds " +
+                    typeString(accType.getElementType()),
+                a.getElementType().isInteger()
+                    ? "fill the accumulator as s32: `mma.fill.s32 0`"
+                    : "fill the accumulator as a float: `mma.fill.f32 0.0f`");
   // A from registers (the RS form) is an accumulator-layout fragment.
   if ((a.getRole() != FragRole::A && a.getRole() != FragRole::Acc) ||
       b.getRole() != FragRole::B)
