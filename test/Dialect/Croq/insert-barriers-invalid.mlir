@@ -17,7 +17,7 @@ func.func @no_uniform_point(%out: memref<128xf32>) {
         // expected-note @below {{the earlier access}}
         memref.store %one, %s[%t] : memref<128xf32, #gpu.address_space<workgroup>>
         // expected-error @below {{this read of shared memory must wait for an earlier write of the same buffer by other threads, but no barrier can go between them: only part of the block runs the code around them}}
-        // expected-note @below {{hint: move one of them out of the inthreads / if region}}
+        // expected-note @below {{hint: croq inserts barriers where threads may share an element, and could not prove these accesses}}
         %x = memref.load %s[%c0] : memref<128xf32, #gpu.address_space<workgroup>>
         memref.store %x, %out[%t] : memref<128xf32>
       }
@@ -40,7 +40,7 @@ func.func @no_uniform_point_global(%g: memref<128xf32>, %out: memref<128xf32>) {
         // expected-note @below {{the earlier access}}
         memref.store %one, %g[%t] : memref<128xf32>
         // expected-error @below {{this read of global memory must wait for an earlier write of the same buffer by other threads}}
-        // expected-note @below {{hint: move one of them out of the inthreads / if region}}
+        // expected-note @below {{hint: croq inserts barriers where threads may share an element, and could not prove these accesses}}
         %x = memref.load %g[%c0] : memref<128xf32>
         memref.store %x, %out[%t] : memref<128xf32>
       }

@@ -818,6 +818,25 @@ private:
       auto ry = range(*y, last ? b.width : 1, b.op);
       if (rx && ry && (rx->second < ry->first || ry->second < rx->first))
         return true;
+      // One stride k over the same thread index: the values of each lie in
+      // fixed residues mod |k| (`s[2t + 3]` odd, `s[2t]` even), so disjoint
+      // residues never meet, whatever the threads.
+      if (x->thread == y->thread && x->stride == y->stride &&
+          std::abs(x->stride) > 1 && x->loopStride == 0 &&
+          y->loopStride == 0) {
+        int64_t k = std::abs(x->stride);
+        int64_t xSpan = x->span + (last ? a.width : 1) - 1;
+        int64_t ySpan = y->span + (last ? b.width : 1) - 1;
+        if (xSpan + ySpan <= k) {
+          auto mod = [&](int64_t v) { return ((v % k) + k) % k; };
+          bool meet = false;
+          for (int64_t i = 0; i < xSpan && !meet; ++i)
+            for (int64_t j = 0; j < ySpan && !meet; ++j)
+              meet = mod(x->offset + i) == mod(y->offset + j);
+          if (!meet)
+            return true;
+        }
+      }
     }
     return false;
   }
@@ -1018,10 +1037,14 @@ private:
           << (inRole ? "warpgroup" : "block")
           << " runs the code around them";
       diag.attachNote(earlier.op->getLoc()) << "the earlier access";
-      diag.attachNote() << "hint: move one of them out of the inthreads / if "
-                           "region, or make the region's condition uniform "
-                           "over the "
-                        << (inRole ? "warpgroup" : "block");
+      diag.attachNote()
+          << "hint: croq inserts barriers where threads may share an "
+             "element, and could not prove these accesses' elements "
+             "disjoint; make the region's condition uniform over the "
+          << (inRole ? "warpgroup" : "block")
+          << ", move one access out of it, or index so that each thread's "
+             "elements are its own (t * k + c, or disjoint ranges under the "
+             "condition)";
       return;
     }
     auto [it, inserted] = anchors.insert({anchor, level});
