@@ -321,3 +321,85 @@ int64_t mlir::croq::blocksPerSM(Operation *op) {
   }
   return 1;
 }
+
+/// The values thread coordinate `coordinate` (an index of a parallel
+/// level, of constant extent) takes where `op` runs: its extent, narrowed
+/// by the conjuncts of the conditions around `op` that compare it with a
+/// constant (`if (t < 128)`, the then side only; `inthreads (g == 1)`).
+std::optional<std::pair<int64_t, int64_t>>
+mlir::croq::coordinateRange(Operation *op, Value coordinate) {
+  auto arg = dyn_cast<BlockArgument>(coordinate);
+  auto level = arg ? dyn_cast<ParallelOp>(arg.getOwner()->getParentOp())
+                   : ParallelOp();
+  if (!level)
+    return std::nullopt;
+  std::optional<int64_t> extent =
+      getConstantIntValue(level.getBounds()[arg.getArgNumber()]);
+  if (!extent || *extent <= 0)
+    return std::nullopt;
+  int64_t lo = 0, hi = *extent - 1;
+  auto narrow = [&](Value condition) {
+    for (Value v : conjunctsOf(condition)) {
+      auto test = v.getDefiningOp<arith::CmpIOp>();
+      if (!test)
+        continue;
+      arith::CmpIPredicate pred = test.getPredicate();
+      Value x = test.getLhs(), y = test.getRhs();
+      if (y == coordinate) {
+        std::swap(x, y);
+        // `c < t` is `t > c`.
+        using P = arith::CmpIPredicate;
+        switch (pred) {
+        case P::slt: pred = P::sgt; break;
+        case P::sle: pred = P::sge; break;
+        case P::sgt: pred = P::slt; break;
+        case P::sge: pred = P::sle; break;
+        case P::ult: pred = P::ugt; break;
+        case P::ule: pred = P::uge; break;
+        case P::ugt: pred = P::ult; break;
+        case P::uge: pred = P::ule; break;
+        default: break;
+        }
+      }
+      std::optional<int64_t> c = getConstantIntValue(y);
+      if (x != coordinate || !c)
+        continue;
+      switch (pred) {
+      case arith::CmpIPredicate::eq:
+        lo = std::max(lo, *c);
+        hi = std::min(hi, *c);
+        break;
+      case arith::CmpIPredicate::slt:
+      case arith::CmpIPredicate::ult:
+        hi = std::min(hi, *c - 1);
+        break;
+      case arith::CmpIPredicate::sle:
+      case arith::CmpIPredicate::ule:
+        hi = std::min(hi, *c);
+        break;
+      case arith::CmpIPredicate::sgt:
+      case arith::CmpIPredicate::ugt:
+        lo = std::max(lo, *c + 1);
+        break;
+      case arith::CmpIPredicate::sge:
+      case arith::CmpIPredicate::uge:
+        lo = std::max(lo, *c);
+        break;
+      default:
+        break;
+      }
+    }
+  };
+  for (Operation *child = op, *p = op->getParentOp();
+       p && p != level.getOperation(); child = p, p = p->getParentOp()) {
+    if (auto ifOp = dyn_cast<scf::IfOp>(p);
+        ifOp && child->getParentRegion() == &ifOp.getThenRegion())
+      narrow(ifOp.getCondition());
+  }
+  for (auto region = op->getParentOfType<InThreadsOp>(); region;
+       region = region->getParentOfType<InThreadsOp>())
+    narrow(region.getPredicate());
+  if (lo > hi)
+    return std::nullopt;
+  return std::pair{lo, hi};
+}

@@ -38,6 +38,14 @@ std::optional<int64_t> countRoleThreads(InThreadsOp region);
 std::optional<int64_t> evaluateIndex(Value v,
                                      const DenseMap<Value, int64_t> &bindings);
 
+/// The values thread coordinate `coordinate` (an index of a parallel
+/// level of constant extent) takes where `op` runs: its extent, narrowed by
+/// the conjuncts of the `scf.if` conditions (then side) and inthreads
+/// predicates around `op` that compare it with a constant; std::nullopt
+/// when unknown or empty.
+std::optional<std::pair<int64_t, int64_t>> coordinateRange(Operation *op,
+                                                           Value coordinate);
+
 /// Calls `visit` on every block argument `value` is computed from; false as
 /// soon as one call returns false.
 bool allSources(Value value, function_ref<bool(BlockArgument)> visit);

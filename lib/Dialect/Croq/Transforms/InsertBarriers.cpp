@@ -510,6 +510,13 @@ private:
       }
       return std::nullopt;
     }
+    // `x - c`: the slot of x, c lower.
+    if (auto sub = index.getDefiningOp<arith::SubIOp>())
+      if (std::optional<int64_t> c = getConstantIntValue(sub.getRhs()))
+        if (std::optional<Slot> slot = slotOf(sub.getLhs(), threads, depth + 1)) {
+          slot->offset -= *c;
+          return slot;
+        }
     if (auto add = index.getDefiningOp<arith::AddIOp>()) {
       // Adds `y` to the slot: a constant, a base, a loop term or an
       // in-thread counter, or a sum of those (`b * 512 + e * 128` beside
@@ -561,93 +568,12 @@ private:
     return dyn_cast_or_null<ParallelOp>(a.perThread);
   }
 
-  /// The values thread coordinate `coordinate` (an index of a parallel
-  /// level, of constant extent) takes where `op` runs: its extent, narrowed
-  /// by the conjuncts of the conditions around `op` that compare it with a
-  /// constant (`if (t < 128)`, the then side only; `inthreads (g == 1)`).
-  static std::optional<std::pair<int64_t, int64_t>>
-  coordinateRange(Operation *op, Value coordinate) {
-    auto arg = dyn_cast<BlockArgument>(coordinate);
-    auto level = arg ? dyn_cast<ParallelOp>(arg.getOwner()->getParentOp())
-                     : ParallelOp();
-    if (!level)
-      return std::nullopt;
-    std::optional<int64_t> extent = coordinateExtent(arg);
-    if (!extent || *extent <= 0)
-      return std::nullopt;
-    int64_t lo = 0, hi = *extent - 1;
-    auto narrow = [&](Value condition) {
-      for (Value v : conjunctsOf(condition)) {
-        auto test = v.getDefiningOp<arith::CmpIOp>();
-        if (!test)
-          continue;
-        arith::CmpIPredicate pred = test.getPredicate();
-        Value x = test.getLhs(), y = test.getRhs();
-        if (y == coordinate) {
-          std::swap(x, y);
-          // `c < t` is `t > c`.
-          using P = arith::CmpIPredicate;
-          switch (pred) {
-          case P::slt: pred = P::sgt; break;
-          case P::sle: pred = P::sge; break;
-          case P::sgt: pred = P::slt; break;
-          case P::sge: pred = P::sle; break;
-          case P::ult: pred = P::ugt; break;
-          case P::ule: pred = P::uge; break;
-          case P::ugt: pred = P::ult; break;
-          case P::uge: pred = P::ule; break;
-          default: break;
-          }
-        }
-        std::optional<int64_t> c = getConstantIntValue(y);
-        if (x != coordinate || !c)
-          continue;
-        switch (pred) {
-        case arith::CmpIPredicate::eq:
-          lo = std::max(lo, *c);
-          hi = std::min(hi, *c);
-          break;
-        case arith::CmpIPredicate::slt:
-        case arith::CmpIPredicate::ult:
-          hi = std::min(hi, *c - 1);
-          break;
-        case arith::CmpIPredicate::sle:
-        case arith::CmpIPredicate::ule:
-          hi = std::min(hi, *c);
-          break;
-        case arith::CmpIPredicate::sgt:
-        case arith::CmpIPredicate::ugt:
-          lo = std::max(lo, *c + 1);
-          break;
-        case arith::CmpIPredicate::sge:
-        case arith::CmpIPredicate::uge:
-          lo = std::max(lo, *c);
-          break;
-        default:
-          break;
-        }
-      }
-    };
-    for (Operation *child = op, *p = op->getParentOp();
-         p && p != level.getOperation(); child = p, p = p->getParentOp()) {
-      if (auto ifOp = dyn_cast<scf::IfOp>(p);
-          ifOp && child->getParentRegion() == &ifOp.getThenRegion())
-        narrow(ifOp.getCondition());
-    }
-    for (auto region = op->getParentOfType<InThreadsOp>(); region;
-         region = region->getParentOfType<InThreadsOp>())
-      narrow(region.getPredicate());
-    if (lo > hi)
-      return std::nullopt;
-    return std::pair{lo, hi};
-  }
-
   /// The values `coordinate` takes over the places of `a` and `b` (the
   /// union of their ranges).
   static std::optional<std::pair<int64_t, int64_t>>
   coordinateRange(const Access &a, const Access &b, Value coordinate) {
-    auto x = coordinateRange(a.op, coordinate);
-    auto y = coordinateRange(b.op, coordinate);
+    auto x = mlir::croq::coordinateRange(a.op, coordinate);
+    auto y = mlir::croq::coordinateRange(b.op, coordinate);
     if (!x || !y)
       return std::nullopt;
     return std::pair{std::min(x->first, y->first),
@@ -786,7 +712,7 @@ private:
       // A loop term of unknown trip count has no bounded range.
       if (slot.loopStride != 0)
         return std::nullopt;
-      auto values = coordinateRange(op, slot.thread);
+      auto values = mlir::croq::coordinateRange(op, slot.thread);
       if (!values)
         return std::nullopt;
       int64_t first = slot.stride * values->first;
