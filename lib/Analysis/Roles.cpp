@@ -347,19 +347,7 @@ mlir::croq::coordinateRange(Operation *op, Value coordinate) {
       Value x = test.getLhs(), y = test.getRhs();
       if (y == coordinate) {
         std::swap(x, y);
-        // `c < t` is `t > c`.
-        using P = arith::CmpIPredicate;
-        switch (pred) {
-        case P::slt: pred = P::sgt; break;
-        case P::sle: pred = P::sge; break;
-        case P::sgt: pred = P::slt; break;
-        case P::sge: pred = P::sle; break;
-        case P::ult: pred = P::ugt; break;
-        case P::ule: pred = P::uge; break;
-        case P::ugt: pred = P::ult; break;
-        case P::uge: pred = P::ule; break;
-        default: break;
-        }
+        pred = mirroredPredicate(pred);
       }
       std::optional<int64_t> c = getConstantIntValue(y);
       if (x != coordinate || !c)
@@ -402,4 +390,20 @@ mlir::croq::coordinateRange(Operation *op, Value coordinate) {
   if (lo > hi)
     return std::nullopt;
   return std::pair{lo, hi};
+}
+
+arith::CmpIPredicate
+mlir::croq::mirroredPredicate(arith::CmpIPredicate predicate) {
+  using P = arith::CmpIPredicate;
+  switch (predicate) {
+  case P::slt: return P::sgt;
+  case P::sle: return P::sge;
+  case P::sgt: return P::slt;
+  case P::sge: return P::sle;
+  case P::ult: return P::ugt;
+  case P::ule: return P::uge;
+  case P::ugt: return P::ult;
+  case P::uge: return P::ule;
+  default: return predicate;
+  }
 }

@@ -8,6 +8,7 @@
 #ifndef CROQ_ANALYSIS_ROLES_H
 #define CROQ_ANALYSIS_ROLES_H
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Value.h"
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/BitVector.h"
@@ -37,6 +38,10 @@ std::optional<int64_t> countRoleThreads(InThreadsOp region);
 /// std::nullopt where it depends on anything else.
 std::optional<int64_t> evaluateIndex(Value v,
                                      const DenseMap<Value, int64_t> &bindings);
+
+/// The predicate of a comparison with its operands exchanged: `c < t` is
+/// `t > c`.
+arith::CmpIPredicate mirroredPredicate(arith::CmpIPredicate predicate);
 
 /// The values thread coordinate `coordinate` (an index of a parallel
 /// level of constant extent) takes where `op` runs: its extent, narrowed by

@@ -7,6 +7,8 @@
 
 #include "IRGenImpl.h"
 
+#include "Croq/Analysis/Roles.h"
+
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "llvm/ADT/StringSet.h"
@@ -137,17 +139,7 @@ static bool narrowByCondition(Value cond, bool holds,
       return false;
     x = cmp.getRhs();
     // c OP x is x OP' c with the comparison mirrored.
-    switch (cmp.getPredicate()) {
-    case P::slt: pred = P::sgt; break;
-    case P::sle: pred = P::sge; break;
-    case P::sgt: pred = P::slt; break;
-    case P::sge: pred = P::sle; break;
-    case P::ult: pred = P::ugt; break;
-    case P::ule: pred = P::uge; break;
-    case P::ugt: pred = P::ult; break;
-    case P::uge: pred = P::ule; break;
-    default: pred = cmp.getPredicate(); break;
-    }
+    pred = mirroredPredicate(cmp.getPredicate());
   }
   if (!holds) {
     if (pred == P::eq || pred == P::ne)
