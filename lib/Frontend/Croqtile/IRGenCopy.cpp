@@ -411,6 +411,15 @@ LogicalResult IRGen::copy(const Stmt &stmt) {
           getStorage(cast<MemRefType>(t)).value_or(Storage::Global));
     };
     StringRef from = storageName(sourceType), to = storageName(target.getType());
+    // `=> shared` made local above, as each thread copies its own tile.
+    if (from == "global" && to == "local" && stmt.destStorage == "shared")
+      return fail(stmt.loc, "each thread copies its own tile here (the tile "
+                            "depends on the thread's indices), so its buffer "
+                            "is local, and a GPU copies asynchronously only "
+                            "into shared memory",
+                  "drop .async, or copy the block's whole tile into shared "
+                  "memory outside the thread level and let each thread read "
+                  "its part");
     if (from != "global" || to != "shared")
       return fail(stmt.loc, "a GPU cannot copy asynchronously from " + from +
                                 Twine(" to ") + to + " memory; only global to "
