@@ -662,10 +662,9 @@ private:
             return;
           }
         }
-      } else if (s->kind == Stmt::Kind::Assign || !s->name.empty()) {
-        // `f = dma.copy.async ...`, a swap or rotate: f holds a new future.
-        waited.clear();
       } else if (s->kind != Stmt::Kind::Trigger) {
+        // Anything but a trigger may make a waited future again (`f =
+        // dma.copy.async ...`, a swap, a loop or branch that does).
         waited.clear();
       }
       statement(*s);
