@@ -247,6 +247,13 @@ Value swizzledOffset(OpBuilder &b, Location loc, MemRefType type,
 SmallVector<Value> swizzledIndices(OpBuilder &b, Location loc,
                                    const RootedView &view,
                                    ArrayRef<Value> index, int64_t span);
+/// Element reads and writes (memref.load / store) of a buffer stored in the
+/// wgmma layout, addressed in it; a write is followed by the proxy fence
+/// wgmma needs to see it.
+void populateSwizzledElementPatterns(TypeConverter &converter,
+                                     RewritePatternSet &patterns);
+/// Makes those accesses illegal until addressed.
+void markSwizzledElementAccessesLegal(ConversionTarget &target);
 bool isWarpgroupFrag(Type type);
 /// The LLVM struct that holds a warpgroup accumulator per thread.
 Type wgmmaAccType(FragType type);

@@ -108,6 +108,8 @@ void mlir::croq::configureCroqToGPUConversionLegality(
   });
   target.addDynamicallyLegalOp<func::ReturnOp, func::CallOp, arith::SelectOp>(
       [&converter](Operation *op) { return converter.isLegal(op); });
+  // Element accesses of a buffer in the wgmma layout are addressed in it.
+  mlir::croq::detail::markSwizzledElementAccessesLegal(target);
 }
 
 void mlir::croq::populateCroqToGPUStructuralConversions(
@@ -129,6 +131,7 @@ void mlir::croq::populateCroqToGPUConversionPatterns(
   populateCroqToGPUEventPatterns(converter, patterns, analysis);
   populateCroqToGPUMmaPatterns(converter, patterns, analysis);
   populateCroqToGPUTmaPatterns(converter, patterns, analysis);
+  mlir::croq::detail::populateSwizzledElementPatterns(converter, patterns);
 }
 
 namespace {

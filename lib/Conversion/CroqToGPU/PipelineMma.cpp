@@ -10,9 +10,10 @@
 // writes them as croq.mma.commit ops: one K iteration stays in flight in
 // consumer loops (the releases of each iteration's stages move one
 // iteration later), and a trigger that publishes or releases what a role's
-// MMAs touched first commits and waits for them, as does a copy into a
-// buffer the role's MMAs read and a thread's first read or write of
-// accumulator registers (croq.mma.element / set_element / scale).
+// MMAs touched first commits and waits for them, as does a copy or an
+// element write into a buffer the role's MMAs read and a thread's first
+// read or write of accumulator registers (croq.mma.element / set_element /
+// scale).
 //
 //===----------------------------------------------------------------------===//
 
@@ -337,6 +338,12 @@ struct CroqPipelineMmaPass
       if (memref::AllocOp alloc = viewedBuffer(copy.getTarget());
           alloc && operands.contains(alloc))
         writes.push_back(copy);
+    });
+    // So does a thread's write of one element (a tile filled by hand).
+    module.walk([&](memref::StoreOp store) {
+      if (memref::AllocOp alloc = viewedBuffer(store.getMemref());
+          alloc && operands.contains(alloc))
+        writes.push_back(store);
     });
     for (Operation *write : writes)
       if (std::optional<OpBuilder::InsertPoint> at = completionPoint(write)) {

@@ -8,8 +8,9 @@
 // wgmma reads its shared operands in the swizzled layouts TMA writes. This
 // pass picks the swizzle span of every shared buffer that warpgroup MMAs
 // read, records it as the buffer's `croq.swizzle` attribute (verified by
-// the croq dialect), and checks that only copies into such a buffer and
-// MMA operand loads touch it.
+// the croq dialect), and checks that only copies into such a buffer, MMA
+// operand loads and element reads and writes (which convert-croq-to-gpu
+// addresses in the swizzled layout) touch it.
 //
 // A staging buffer of an epilogue, which warpgroup `mma.store`s fill and
 // TMA stores read, and nothing else accesses, gets the same swizzled
@@ -115,6 +116,10 @@ static LogicalResult planSwizzledBuffers(ModuleOp module) {
       if (isa<MmaLoadOp, memref::ExtractAlignedPointerAsIndexOp,
               memref::ExtractStridedMetadataOp>(op))
         continue;
+      // Element reads and writes are addressed in the swizzled layout by
+      // convert-croq-to-gpu (SwizzledElementAccess).
+      if (isa<memref::LoadOp, memref::StoreOp>(op))
+        continue;
       if (auto copy = dyn_cast<DmaCopyOp>(op);
           copy && &operand == &copy.getTargetMutable()) {
         // A copy writes the buffer's layout; a swizzle it names must be it.
@@ -144,8 +149,9 @@ static LogicalResult planSwizzledBuffers(ModuleOp module) {
       }
       op->emitOpError("accesses a shared buffer that warpgroup MMAs read, "
                       "which is stored in the swizzled wgmma layout; only "
-                      "copies into it and MMA operand loads may use it, so "
-                      "give this access a buffer of its own");
+                      "copies into it, MMA operand loads and element reads "
+                      "and writes may use it, so give this access a buffer "
+                      "of its own");
       return WalkResult::interrupt();
     }
     return WalkResult::advance();

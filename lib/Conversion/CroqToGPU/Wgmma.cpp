@@ -39,8 +39,9 @@ namespace mlir::croq::detail {
 // bytes each), a panel is an [R, S / e] tile, and 16-byte chunk c of row r
 // of a panel sits at chunk c ^ ((r * S / 128) % (S / 16)). That is the
 // TMA `.swiz<S>` layout of an [R, S / e] box, so TMA and cooperative copies
-// may both fill the buffer. Only copies into it and MMA operand loads may
-// touch it (checked by that pass).
+// may both fill the buffer. Only copies into it, MMA operand loads and
+// element reads and writes (addressed in the layout, below) may touch it
+// (checked by that pass).
 //
 // A warpgroup accumulator is the wgmma register layout: per thread, N / 2
 // f32 (or N / 4 packed f16x2) of an LLVM struct. Each croq.mma issues its
@@ -784,3 +785,129 @@ void storeWarpgroupAcc(OpBuilder &b, Location loc, FragType type, Value acc,
 }
 
 } // namespace mlir::croq::detail
+
+//===----------------------------------------------------------------------===//
+// Element reads and writes of a swizzled buffer
+//===----------------------------------------------------------------------===//
+//
+// A thread may read or write single elements of a buffer that warpgroup
+// MMAs read (fill a tile by hand, scale it in place, read the tile back):
+// each access goes to where the element lives in the swizzled layout. The
+// writes are generic-proxy writes, which wgmma (an async-proxy reader) sees
+// only after a `fence.proxy.async.shared::cta` by the writing thread; the
+// barrier croq-insert-barriers puts before the MMA then orders it. One
+// fence follows a loop or branch that does nothing but element work, so a
+// fill loop pays for one fence, not one per element.
+
+using namespace mlir::croq::detail;
+
+namespace {
+
+/// True when `op` (a memref.load or memref.store) reads or writes a buffer
+/// stored in the wgmma layout through the buffer's own indices. Once
+/// addressed, it accesses the buffer flattened (memref.collapse_shape),
+/// which no longer looks like the buffer's view.
+bool needsSwizzledAddress(Value memref) {
+  memref::AllocOp alloc = viewedBuffer(memref);
+  return alloc && alloc->hasAttr(kSwizzleAttrName);
+}
+
+/// True when nothing in `op` but element reads and writes touches memory.
+bool onlyElementWork(Operation *op) {
+  return !op->walk([](Operation *inner) {
+              if (isa<scf::ForOp, scf::IfOp, scf::YieldOp, memref::LoadOp,
+                      memref::StoreOp>(inner) ||
+                  isMemoryEffectFree(inner))
+                return WalkResult::advance();
+              return WalkResult::interrupt();
+            })
+              .wasInterrupted();
+}
+
+template <typename AccessOp>
+struct SwizzledElementAccess : OpConversionPattern<AccessOp> {
+  using OpConversionPattern<AccessOp>::OpConversionPattern;
+  using OpAdaptor = typename OpConversionPattern<AccessOp>::OpAdaptor;
+
+  LogicalResult
+  matchAndRewrite(AccessOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value view = adaptor.getMemref();
+    int64_t span = swizzleSpan(view, &rewriter);
+    FailureOr<RootedView> root = rootView(rewriter, loc, view, &rewriter);
+    if (!span || failed(root))
+      return op.emitOpError("accesses a buffer that warpgroup MMAs read "
+                            "through a view croq cannot trace to it "
+                            "(strided, or a future's data); access the "
+                            "buffer through unit-stride views");
+    auto type = cast<MemRefType>(root->root.getType());
+    SmallVector<Value> full(root->origin);
+    for (auto [d, i] : llvm::zip_equal(root->dims, adaptor.getIndices()))
+      full[d] = arith::AddIOp::create(rewriter, loc, full[d], i);
+    Value offset = swizzledOffset(rewriter, loc, type, full, span);
+    ReassociationIndices all =
+        llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()));
+    Value flat = memref::CollapseShapeOp::create(
+        rewriter, loc, root->root, ArrayRef<ReassociationIndices>{all});
+    if constexpr (std::is_same_v<AccessOp, memref::LoadOp>) {
+      rewriter.replaceOpWithNewOp<memref::LoadOp>(op, flat, offset);
+    } else {
+      memref::StoreOp::create(rewriter, loc, adaptor.getValue(), flat,
+                              offset);
+      placeProxyFence(rewriter, op, loc);
+      rewriter.eraseOp(op);
+    }
+    return success();
+  }
+
+  /// A fence after `store`, or after the outermost loop or branch around
+  /// it that does only element work; an earlier fence the same straight
+  /// run of element work ends in is moved here.
+  static void placeProxyFence(ConversionPatternRewriter &rewriter,
+                              Operation *store, Location loc) {
+    Operation *after = store;
+    while (Operation *parent = after->getParentOp()) {
+      if (!isa<scf::ForOp, scf::IfOp>(parent) || !onlyElementWork(parent))
+        break;
+      after = parent;
+    }
+    if (isa_and_nonnull<NVVM::FenceProxyOp>(after->getNextNode()))
+      return;
+    for (Operation *prev = after->getPrevNode(); prev;
+         prev = prev->getPrevNode()) {
+      if (isa<NVVM::FenceProxyOp>(prev)) {
+        rewriter.eraseOp(prev);
+        break;
+      }
+      if (!isa<memref::LoadOp, memref::StoreOp>(prev) &&
+          !isMemoryEffectFree(prev))
+        break;
+    }
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPointAfter(after);
+    NVVM::FenceProxyOp::create(
+        rewriter, loc, NVVM::ProxyKind::async_shared,
+        NVVM::SharedSpaceAttr::get(rewriter.getContext(),
+                                   NVVM::SharedSpace::shared_cta));
+  }
+};
+
+} // namespace
+
+void mlir::croq::detail::populateSwizzledElementPatterns(
+    TypeConverter &converter, RewritePatternSet &patterns) {
+  patterns.add<SwizzledElementAccess<memref::LoadOp>,
+               SwizzledElementAccess<memref::StoreOp>>(converter,
+                                                       patterns.getContext());
+}
+
+void mlir::croq::detail::markSwizzledElementAccessesLegal(
+    ConversionTarget &target) {
+  target.addDynamicallyLegalOp<memref::LoadOp>([](memref::LoadOp op) {
+    return !needsSwizzledAddress(op.getMemref());
+  });
+  target.addDynamicallyLegalOp<memref::StoreOp>([](memref::StoreOp op) {
+    return !needsSwizzledAddress(op.getMemref());
+  });
+}

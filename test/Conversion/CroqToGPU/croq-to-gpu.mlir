@@ -624,6 +624,64 @@ func.func @warpgroup_mma(%a: memref<64x64xf16>, %b: memref<64x64xf16>,
 
 // -----
 
+// Element writes and reads of a buffer wgmma reads are addressed in its
+// swizzled layout (span 128: the 16-byte chunk xor the row), through the
+// buffer flattened. A fill loop (and the branch around it) is followed by one
+// proxy fence, not one per element, before the barrier the MMA waits at;
+// the read after the MMA needs none.
+// CHECK-LABEL: func.func @swizzled_elements
+// CHECK: scf.if
+// CHECK: scf.for
+// CHECK-NOT: gpu.barrier
+// CHECK: arith.xori
+// CHECK: %[[FLAT:.*]] = memref.collapse_shape %{{.*}} {{\[}}[0, 1]] : memref<64x64xf16, #gpu.address_space<workgroup>> into memref<4096xf16, #gpu.address_space<workgroup>>
+// CHECK: memref.store %{{.*}}, %[[FLAT]][%{{.*}}] : memref<4096xf16, #gpu.address_space<workgroup>>
+// CHECK-NOT: nvvm.fence.proxy
+// CHECK: }
+// CHECK-NEXT: }
+// CHECK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK-NOT: nvvm.fence.proxy
+// CHECK: gpu.barrier
+// CHECK: nvvm.wgmma.mma_async
+// CHECK: arith.xori
+// CHECK: memref.load %{{.*}}[%{{.*}}] : memref<4096xf16, #gpu.address_space<workgroup>>
+// CHECK-NOT: nvvm.fence.proxy
+func.func @swizzled_elements(%out: memref<64x64xf32>, %echo: memref<64xf16>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %c64 = arith.constant 64 : index
+  %c128 = arith.constant 128 : index
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f16
+  croq.parallel (%blk) by [%c1] : block {
+    %sa = memref.alloc() : memref<64x64xf16, #gpu.address_space<workgroup>>
+    croq.parallel (%t) by [%c128] : thread {
+      %low = arith.cmpi ult, %t, %c64 : index
+      scf.if %low {
+        scf.for %j = %c0 to %c64 step %c1 {
+          memref.store %one, %sa[%t, %j] : memref<64x64xf16, #gpu.address_space<workgroup>>
+        }
+      }
+    }
+    croq.parallel (%g) by [%c1] : warpgroup {
+      %acc = croq.mma.fill %zero : f32 -> !croq.frag<acc, 64x64xf32, warpgroup>
+      %fa = croq.mma.load %sa : memref<64x64xf16, #gpu.address_space<workgroup>> -> !croq.frag<a, 64x64xf16, warpgroup>
+      %fb = croq.mma.load %sa : memref<64x64xf16, #gpu.address_space<workgroup>> -> !croq.frag<b, 64x64xf16, warpgroup>
+      %r = croq.mma row_row %acc, %fa, %fb : !croq.frag<acc, 64x64xf32, warpgroup>, !croq.frag<a, 64x64xf16, warpgroup>, !croq.frag<b, 64x64xf16, warpgroup> -> !croq.frag<acc, 64x64xf32, warpgroup>
+      croq.mma.store %r, %out : !croq.frag<acc, 64x64xf32, warpgroup>, memref<64x64xf32>
+    }
+    croq.parallel (%t) by [%c128] : thread {
+      %row = arith.remui %t, %c64 : index
+      %v = memref.load %sa[%row, %c3] : memref<64x64xf16, #gpu.address_space<workgroup>>
+      memref.store %v, %echo[%row] : memref<64xf16>
+    }
+  }
+  return
+}
+
+// -----
+
 // A synchronous TMA load at block scope: a barrier of its own (count 1), a
 // per-thread phase, the first thread expects the bytes and issues the copy
 // with the tile's origin as coordinates (innermost first), everyone waits

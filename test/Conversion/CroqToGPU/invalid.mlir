@@ -361,9 +361,9 @@ func.func @negative_wgmma_rows(%out: memref<128x64xf32>) {
 
 // -----
 
-// A buffer that wgmma reads is stored swizzled: plain reads of it would see
-// scrambled elements.
-func.func @negative_swizzled_buffer_read(%out: memref<64x64xf32>, %o: memref<f16>) {
+// A buffer that wgmma reads is stored swizzled: a plain copy out of it
+// would see scrambled elements.
+func.func @negative_swizzled_buffer_read(%out: memref<64x64xf32>, %o: memref<64x64xf16>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %zero = arith.constant 0.0 : f32
@@ -375,9 +375,8 @@ func.func @negative_swizzled_buffer_read(%out: memref<64x64xf32>, %o: memref<f16
       %fb = croq.mma.load %sa : memref<64x64xf16, #gpu.address_space<workgroup>> -> !croq.frag<b, 64x64xf16, warpgroup>
       %r = croq.mma row_row %acc, %fa, %fb : !croq.frag<acc, 64x64xf32, warpgroup>, !croq.frag<a, 64x64xf16, warpgroup>, !croq.frag<b, 64x64xf16, warpgroup> -> !croq.frag<acc, 64x64xf32, warpgroup>
       croq.mma.store %r, %out : !croq.frag<acc, 64x64xf32, warpgroup>, memref<64x64xf32>
-      // expected-error @below {{accesses a shared buffer that warpgroup MMAs read, which is stored in the swizzled wgmma layout; only copies into it and MMA operand loads may use it, so give this access a buffer of its own}}
-      %v = memref.load %sa[%c0, %c0] : memref<64x64xf16, #gpu.address_space<workgroup>>
-      memref.store %v, %o[] : memref<f16>
+      // expected-error @below {{accesses a shared buffer that warpgroup MMAs read, which is stored in the swizzled wgmma layout; only copies into it, MMA operand loads and element reads and writes may use it, so give this access a buffer of its own}}
+      memref.copy %sa, %o : memref<64x64xf16, #gpu.address_space<workgroup>> to memref<64x64xf16>
     }
   }
   return

@@ -189,3 +189,40 @@ func.func @element_after_release(%n: index, %k: index, %out: memref<64xf32>) {
   }
   return
 }
+
+// -----
+
+// A thread's element write into a tile the warpgroup's MMAs read waits for
+// the previous iteration's MMAs, before the thread-level parallel that
+// writes (as a copy into it would).
+// CHECK-LABEL: func.func @element_write_after_mma
+// CHECK: scf.for
+// CHECK-NEXT: croq.mma.commit{{$}}
+// CHECK-NEXT: croq.parallel
+// CHECK: memref.store
+// CHECK-NOT: croq.mma.commit
+// CHECK: croq.mma row_row
+func.func @element_write_after_mma(%n: index, %v: f16) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %c128 = arith.constant 128 : index
+  %zero = arith.constant 0.0 : f32
+  croq.parallel (%b) by [%c1] : block {
+    %s = memref.alloc() : memref<64x64xf16, #gpu.address_space<workgroup>>
+    croq.parallel (%g) by [%c1] : warpgroup {
+      %acc = croq.mma.fill %zero : f32 -> !croq.frag<acc, 64x64xf32, warpgroup>
+      %r = scf.for %k = %c0 to %n step %c1 iter_args(%a = %acc) -> (!croq.frag<acc, 64x64xf32, warpgroup>) {
+        croq.parallel (%t) by [%c128] : thread {
+          %row = arith.remui %t, %c64 : index
+          memref.store %v, %s[%row, %k] : memref<64x64xf16, #gpu.address_space<workgroup>>
+        }
+        %fa = croq.mma.load %s : memref<64x64xf16, #gpu.address_space<workgroup>> -> !croq.frag<a, 64x64xf16, warpgroup>
+        %fb = croq.mma.load %s : memref<64x64xf16, #gpu.address_space<workgroup>> -> !croq.frag<b, 64x64xf16, warpgroup>
+        %next = croq.mma row_row %a, %fa, %fb : !croq.frag<acc, 64x64xf32, warpgroup>, !croq.frag<a, 64x64xf16, warpgroup>, !croq.frag<b, 64x64xf16, warpgroup> -> !croq.frag<acc, 64x64xf32, warpgroup>
+        scf.yield %next : !croq.frag<acc, 64x64xf32, warpgroup>
+      }
+    }
+  }
+  return
+}

@@ -584,6 +584,34 @@ def store_tails():
 
 
 @test
+def swizzled_elements():
+    # swizzled_elements_co.co: the threads fill the two wgmma operand tiles
+    # element by element (A doubled, zeros past M, N and K) in the swizzled
+    # layout, and read A's last K tile back. 1 to 2209 blocks; K of 1, 64,
+    # 65 and 200 (one to four K tiles, the last ragged).
+    for m, n, k in sweep(((1, 1, 1), (64, 128, 64), (65, 129, 65),
+                          (300, 1000, 200), (3000, 5888, 130)),
+                         ((1, 1, 1), (65, 129, 65), (130, 300, 200))):
+        a = torch.randn(m, k, device="cuda").half()
+        b = torch.randn(n, k, device="cuda").half()
+        c = poisoned((m, n), torch.float32)
+        echo = poisoned((m, 64), torch.float16)
+        K.swizzled_elements_co(a, b, c, echo)
+        want = (2 * a.float()) @ b.float().t()
+        if not torch.allclose(c, want, atol=5e-2, rtol=1e-3):
+            bad = ~torch.isclose(c, want, atol=5e-2, rtol=1e-3)
+            i = bad.nonzero()[0].tolist()
+            raise AssertionError(f"element-filled wgmma, {m}x{n}x{k}: "
+                                 f"{bad.sum().item()} wrong, first at {i}: "
+                                 f"{c[tuple(i)].item()} vs {want[tuple(i)].item()}")
+        last = (k - 1) // 64 * 64
+        tile = torch.zeros(m, 64, device="cuda", dtype=torch.float16)
+        tile[:, :k - last] = a[:, last:] * 2
+        expect_equal(echo, tile, f"element reads of the swizzled tile, "
+                                 f"{m}x{n}x{k}")
+
+
+@test
 def grid_dims():
     # grid_dims_co.co: a five-dimensional block grid, dimensions 3 to 5
     # folded into z. Each element holds its own linear index. A z past
