@@ -243,10 +243,11 @@ int64_t swizzleSpan(Value view, ConversionPatternRewriter *rewriter = nullptr);
 /// span `span`: panels of span bytes of each row, one after another.
 Value swizzledOffset(OpBuilder &b, Location loc, MemRefType type,
                      ArrayRef<Value> index, int64_t span);
-/// Where element `index` of a view of a swizzled buffer lives in it.
-SmallVector<Value> swizzledIndices(OpBuilder &b, Location loc,
-                                   const RootedView &view,
-                                   ArrayRef<Value> index, int64_t span);
+/// Where element `index` of a view of a swizzled buffer lives: the buffer
+/// flattened (memref.collapse_shape) and the element's offset in it.
+std::pair<Value, Value> swizzledElement(OpBuilder &b, Location loc,
+                                        const RootedView &view,
+                                        ArrayRef<Value> index, int64_t span);
 /// Element reads and writes (memref.load / store) of a buffer stored in the
 /// wgmma layout, addressed in it; a write is followed by the proxy fence
 /// wgmma needs to see it.

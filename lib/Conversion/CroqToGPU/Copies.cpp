@@ -317,7 +317,8 @@ struct DmaCopyLowering : ScopedPattern<DmaCopyOp> {
         -> std::pair<Value, SmallVector<Value>> {
       if (!span)
         return {target, SmallVector<Value>(idx)};
-      return {targetRoot->root, swizzledIndices(b, loc, *targetRoot, idx, span)};
+      auto [flat, offset] = swizzledElement(b, loc, *targetRoot, idx, span);
+      return {flat, {offset}};
     };
     auto vectorAccess = [&](OpBuilder &b, ArrayRef<Value> idx, int64_t width) {
       auto [dst, dstIdx] = at(b, idx);

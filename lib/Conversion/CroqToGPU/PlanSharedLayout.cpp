@@ -9,8 +9,8 @@
 // pass picks the swizzle span of every shared buffer that warpgroup MMAs
 // read, records it as the buffer's `croq.swizzle` attribute (verified by
 // the croq dialect), and checks that only copies into such a buffer, MMA
-// operand loads and element reads and writes (which convert-croq-to-gpu
-// addresses in the swizzled layout) touch it.
+// operand loads, accumulator stores and element reads and writes (which
+// convert-croq-to-gpu addresses in the swizzled layout) touch it.
 //
 // A staging buffer of an epilogue, which warpgroup `mma.store`s fill and
 // TMA stores read, and nothing else accesses, gets the same swizzled
@@ -116,9 +116,13 @@ static LogicalResult planSwizzledBuffers(ModuleOp module) {
       if (isa<MmaLoadOp, memref::ExtractAlignedPointerAsIndexOp,
               memref::ExtractStridedMetadataOp>(op))
         continue;
-      // Element reads and writes are addressed in the swizzled layout by
-      // convert-croq-to-gpu (SwizzledElementAccess).
+      // Element reads and writes, and accumulator stores, are addressed in
+      // the swizzled layout by convert-croq-to-gpu (SwizzledElementAccess,
+      // MmaStoreLowering).
       if (isa<memref::LoadOp, memref::StoreOp>(op))
+        continue;
+      if (auto store = dyn_cast<MmaStoreOp>(op);
+          store && &operand == &store.getTargetMutable())
         continue;
       if (auto copy = dyn_cast<DmaCopyOp>(op);
           copy && &operand == &copy.getTargetMutable()) {
@@ -149,9 +153,9 @@ static LogicalResult planSwizzledBuffers(ModuleOp module) {
       }
       op->emitOpError("accesses a shared buffer that warpgroup MMAs read, "
                       "which is stored in the swizzled wgmma layout; only "
-                      "copies into it, MMA operand loads and element reads "
-                      "and writes may use it, so give this access a buffer "
-                      "of its own");
+                      "copies into it, MMA operand loads and stores, and "
+                      "element reads and writes may use it, so give this "
+                      "access a buffer of its own");
       return WalkResult::interrupt();
     }
     return WalkResult::advance();

@@ -612,6 +612,26 @@ storedExtents(ConversionPatternRewriter &rewriter, MmaStoreOp op) {
   return valid;
 }
 
+/// True when a warpgroup MMA operand is loaded from a view of `alloc`
+/// (the croq-level views, which a conversion in progress still holds).
+static bool readByWarpgroupMma(memref::AllocOp alloc) {
+  if (!alloc)
+    return false;
+  SmallVector<Value> views{alloc.getResult()};
+  while (!views.empty()) {
+    Value view = views.pop_back_val();
+    for (Operation *user : view.getUsers()) {
+      if (auto load = dyn_cast<MmaLoadOp>(user);
+          load && load.getResult().getType().getScope() == Level::Warpgroup)
+        return true;
+      if (isa<SubspanOp, ChunkAtOp, memref::SubViewOp>(user) &&
+          user->getOperand(0) == view)
+        views.push_back(user->getResult(0));
+    }
+  }
+  return false;
+}
+
 struct MmaStoreLowering : ScopedPattern<MmaStoreOp> {
   using ScopedPattern::ScopedPattern;
   LogicalResult
@@ -620,19 +640,28 @@ struct MmaStoreLowering : ScopedPattern<MmaStoreOp> {
     FragType type = op.getValue().getType();
     std::optional<SmallVector<Value>> valid = storedExtents(rewriter, op);
     if (type.getScope() == Level::Warpgroup) {
-      // An epilogue staging buffer is stored swizzled (see
-      // croq-plan-shared-layout), which chose it for whole, unmasked stores.
+      // An epilogue staging buffer, and a buffer warpgroup MMAs read, are
+      // stored swizzled (see croq-plan-shared-layout). A transposed store
+      // is element stores, which SwizzledElementAccess addresses (and
+      // fences) in the layout; an untransposed one is stored here.
       int64_t span = swizzleSpan(adaptor.getTarget(), &rewriter);
       FailureOr<RootedView> root = failure();
-      if (span && (op.getTranspose() ||
-                   failed(root = rootView(rewriter, op.getLoc(),
-                                          adaptor.getTarget(), &rewriter))))
+      bool direct = span && !op.getTranspose();
+      if (direct && failed(root = rootView(rewriter, op.getLoc(),
+                                           adaptor.getTarget(), &rewriter)))
         return op.emitOpError("stores into a shared buffer stored in a "
-                              "swizzled layout, which takes untransposed "
-                              "accumulators through unit-stride views");
+                              "swizzled layout through a view croq cannot "
+                              "trace to it; store through unit-stride views");
       storeWarpgroupAcc(rewriter, op.getLoc(), type, adaptor.getValue(),
                         adaptor.getTarget(), valid, op.getTranspose(),
-                        span ? &*root : nullptr, span);
+                        direct ? &*root : nullptr, direct ? span : 0);
+      // wgmma reads the tile through the async proxy (a TMA store of a
+      // staging buffer fences for itself).
+      if (direct && readByWarpgroupMma(viewedBuffer(op.getTarget())))
+        NVVM::FenceProxyOp::create(
+            rewriter, op.getLoc(), NVVM::ProxyKind::async_shared,
+            NVVM::SharedSpaceAttr::get(rewriter.getContext(),
+                                       NVVM::SharedSpace::shared_cta));
       rewriter.eraseOp(op);
       return success();
     }

@@ -187,19 +187,22 @@ Value swizzledOffset(OpBuilder &b, Location loc, MemRefType type,
 }
 
 /// Where element `index` of a view of a swizzled buffer lives: the buffer
-/// and its (row-major) indices.
-SmallVector<Value> swizzledIndices(OpBuilder &b, Location loc,
-                                          const RootedView &view,
-                                          ArrayRef<Value> index, int64_t span) {
+/// flattened to one dimension, and the element's offset in it. The
+/// flattened buffer is not a view of the buffer as croq-plan-shared-layout
+/// sees views, so the access is not addressed twice (SwizzledElementAccess).
+std::pair<Value, Value> swizzledElement(OpBuilder &b, Location loc,
+                                        const RootedView &view,
+                                        ArrayRef<Value> index, int64_t span) {
   auto type = cast<MemRefType>(view.root.getType());
   SmallVector<Value> full(view.origin);
   for (auto [d, i] : llvm::zip_equal(view.dims, index))
     full[d] = arith::AddIOp::create(b, loc, full[d], i);
-  Value linear = swizzledOffset(b, loc, type, full, span);
-  SmallVector<Value> extents;
-  for (int64_t extent : type.getShape())
-    extents.push_back(cIndex(b, loc, extent));
-  return delinearize(b, loc, linear, extents);
+  Value offset = swizzledOffset(b, loc, type, full, span);
+  ReassociationIndices all =
+      llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()));
+  Value flat = memref::CollapseShapeOp::create(
+      b, loc, view.root, ArrayRef<ReassociationIndices>{all});
+  return {flat, offset};
 }
 
 /// The wgmma shared-memory descriptor of the K-major tile whose first
@@ -712,7 +715,8 @@ void storeWarpgroupAcc(OpBuilder &b, Location loc, FragType type, Value acc,
       -> std::pair<Value, SmallVector<Value>> {
     if (!swizzled)
       return {target, where};
-    return {swizzled->root, swizzledIndices(b, loc, *swizzled, where, span)};
+    auto [flat, offset] = swizzledElement(b, loc, *swizzled, where, span);
+    return {flat, {offset}};
   };
   // Each thread holds pairs of adjacent columns: one vector store each where
   // the target rows are contiguous and pairs aligned, else element stores,
@@ -808,8 +812,10 @@ namespace {
 /// addressed, it accesses the buffer flattened (memref.collapse_shape),
 /// which no longer looks like the buffer's view.
 bool needsSwizzledAddress(Value memref) {
-  memref::AllocOp alloc = viewedBuffer(memref);
-  return alloc && alloc->hasAttr(kSwizzleAttrName);
+  // The buffer is a memref.alloc, or, once converted, its memref.view of
+  // the kernel's dynamic shared memory (a pattern's new accesses name it).
+  Operation *buffer = viewSource(memref).getDefiningOp();
+  return buffer && buffer->hasAttr(kSwizzleAttrName);
 }
 
 /// True when nothing in `op` but element reads and writes touches memory.
@@ -841,15 +847,8 @@ struct SwizzledElementAccess : OpConversionPattern<AccessOp> {
                             "through a view croq cannot trace to it "
                             "(strided, or a future's data); access the "
                             "buffer through unit-stride views");
-    auto type = cast<MemRefType>(root->root.getType());
-    SmallVector<Value> full(root->origin);
-    for (auto [d, i] : llvm::zip_equal(root->dims, adaptor.getIndices()))
-      full[d] = arith::AddIOp::create(rewriter, loc, full[d], i);
-    Value offset = swizzledOffset(rewriter, loc, type, full, span);
-    ReassociationIndices all =
-        llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()));
-    Value flat = memref::CollapseShapeOp::create(
-        rewriter, loc, root->root, ArrayRef<ReassociationIndices>{all});
+    auto [flat, offset] = swizzledElement(
+        rewriter, loc, *root, SmallVector<Value>(adaptor.getIndices()), span);
     if constexpr (std::is_same_v<AccessOp, memref::LoadOp>) {
       rewriter.replaceOpWithNewOp<memref::LoadOp>(op, flat, offset);
     } else {

@@ -375,7 +375,7 @@ func.func @negative_swizzled_buffer_read(%out: memref<64x64xf32>, %o: memref<64x
       %fb = croq.mma.load %sa : memref<64x64xf16, #gpu.address_space<workgroup>> -> !croq.frag<b, 64x64xf16, warpgroup>
       %r = croq.mma row_row %acc, %fa, %fb : !croq.frag<acc, 64x64xf32, warpgroup>, !croq.frag<a, 64x64xf16, warpgroup>, !croq.frag<b, 64x64xf16, warpgroup> -> !croq.frag<acc, 64x64xf32, warpgroup>
       croq.mma.store %r, %out : !croq.frag<acc, 64x64xf32, warpgroup>, memref<64x64xf32>
-      // expected-error @below {{accesses a shared buffer that warpgroup MMAs read, which is stored in the swizzled wgmma layout; only copies into it, MMA operand loads and element reads and writes may use it, so give this access a buffer of its own}}
+      // expected-error @below {{accesses a shared buffer that warpgroup MMAs read, which is stored in the swizzled wgmma layout; only copies into it, MMA operand loads and stores, and element reads and writes may use it, so give this access a buffer of its own}}
       memref.copy %sa, %o : memref<64x64xf16, #gpu.address_space<workgroup>> to memref<64x64xf16>
     }
   }

@@ -612,6 +612,31 @@ def swizzled_elements():
 
 
 @test
+def chained_mma():
+    # chained_mma_co.co: T = X A^T stored from the accumulator into the
+    # shared tile the next MMA reads (swizzled), Y = T B^T; the transp
+    # kernel stores T transposed and reads it as a col A. T is rounded to
+    # f16 in both, as the reference does. 1 to 4277 blocks, ragged M, N.
+    for m, n in sweep(((1, 1), (64, 128), (65, 129), (300, 1000), (6000, 5000)),
+                      ((1, 1), (65, 129), (130, 300))):
+        x = torch.randn(m, 64, device="cuda").half()
+        a = (torch.randn(64, 64, device="cuda") / 8).half()
+        b = torch.randn(n, 64, device="cuda").half()
+        t = (x.float() @ a.float().t()).half().float()
+        want = t @ b.float().t()
+        for name in ("chained_mma_co", "chained_mma_transp_co"):
+            y = poisoned((m, n), torch.float32)
+            getattr(K, name)(x, a, b, y)
+            if not torch.allclose(y, want, atol=5e-2, rtol=2e-3):
+                bad = ~torch.isclose(y, want, atol=5e-2, rtol=2e-3)
+                i = bad.nonzero()[0].tolist()
+                raise AssertionError(
+                    f"{name}, M = {m}, N = {n}: "
+                    f"{bad.sum().item()} wrong, first at {i}: "
+                    f"{y[tuple(i)].item()} vs {want[tuple(i)].item()}")
+
+
+@test
 def grid_dims():
     # grid_dims_co.co: a five-dimensional block grid, dimensions 3 to 5
     # folded into z. Each element holds its own linear index. A z past
