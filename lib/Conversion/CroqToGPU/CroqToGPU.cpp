@@ -384,6 +384,48 @@ static LogicalResult verifyPrepared(ModuleOp module,
 
 /// Checks, before rewriting anything, the preconditions that depend on
 /// where ops run, so that each failure is reported once at its op.
+/// True when `v` is computed from the indices of the thread-level parallel
+/// `threads` (a value from outside its body is not).
+static bool usesThreadIndex(Value v, ParallelOp threads) {
+  SmallVector<Value> work{v};
+  DenseSet<Value> seen;
+  while (!work.empty()) {
+    Value at = work.pop_back_val();
+    if (!seen.insert(at).second)
+      continue;
+    if (auto arg = dyn_cast<BlockArgument>(at)) {
+      if (arg.getOwner()->getParentOp() == threads)
+        return true;
+      continue;
+    }
+    Operation *def = at.getDefiningOp();
+    if (!threads->isProperAncestor(def))
+      continue;
+    llvm::append_range(work, def->getOperands());
+  }
+  return false;
+}
+
+/// An MMA that the threads of a thread-level body run together (`group-4,
+/// t by 128 : thread`; `group, lane by 32 : thread`) reads and writes one
+/// tile for them all: a view that differs between the threads would give
+/// each its own part of different tiles.
+static LogicalResult checkSharedMmaOperands(Operation *op) {
+  auto threads = op->getParentOfType<ParallelOp>();
+  if (!threads || threads.getLevel() != Level::Thread)
+    return success();
+  for (Value operand : op->getOperands()) {
+    if (isa<FragType>(operand.getType()) || !usesThreadIndex(operand, threads))
+      continue;
+    return op->emitOpError("runs once for all the threads of its "
+                           "thread-level parallel, which do it together, "
+                           "but this operand is computed from their index, "
+                           "so it differs between them; index MMA tiles by "
+                           "the warp or warpgroup, not the thread");
+  }
+  return success();
+}
+
 static LogicalResult verifyLowerable(ModuleOp module,
                                      const LaunchAnalysis &analysis) {
   auto checkFragments = [&](Operation *op) -> LogicalResult {
@@ -395,6 +437,8 @@ static LogicalResult verifyLowerable(ModuleOp module,
                        ? checkWarpgroupFragment(op, analysis, frag)
                        : checkWarpFragment(op, analysis, frag)))
           return failure();
+    if (isa<MmaLoadOp, MmaStoreOp, MmaOp>(op))
+      return checkSharedMmaOperands(op);
     return success();
   };
   WalkResult result = module.walk([&](Operation *op) {

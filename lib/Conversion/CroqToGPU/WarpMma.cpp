@@ -122,12 +122,34 @@ static ArrayRef<WarpShape> warpMmaShapes(Type operand) {
   return {};
 }
 
+/// True when `op` is in the body of a thread-level parallel that names the
+/// 32 threads of the warp it is directly in: the comma form `parallel w by
+/// n : group, lane by 32 : thread`, whose lanes run the body together as
+/// the warp would.
+static bool inWarpLanes(Operation *op) {
+  auto lanes = op->getParentOfType<ParallelOp>();
+  if (!lanes || lanes.getLevel() != Level::Thread)
+    return false;
+  auto warp = dyn_cast_or_null<ParallelOp>(lanes->getParentOp());
+  if (!warp || warp.getLevel() != Level::Warp)
+    return false;
+  int64_t threads = 1;
+  for (Value bound : lanes.getBounds()) {
+    std::optional<int64_t> c = getConstantIntValue(bound);
+    if (!c)
+      return false;
+    threads *= *c;
+  }
+  return threads == 32;
+}
+
 /// Checks that a warp executes `op` and that `type` has an mma.sync form.
 LogicalResult checkWarpFragment(Operation *op,
                                        const LaunchAnalysis &analysis,
                                        FragType type) {
   const LaunchAnalysis::Scope &scope = analysis.getScope(op);
-  if (mmaScope(scope) != Level::Warp || scope.perThread)
+  if (mmaScope(scope) != Level::Warp ||
+      (scope.perThread && !inWarpLanes(op)))
     return op->emitOpError("is lowered to warp-level mma.sync and must run in "
                            "the body of a warp parallel (`: group`); at "
                            "warpgroup scope use warpgroup fragments "

@@ -37,6 +37,7 @@ SIGNATURES = {
     "matmul_db_co": [_TENSOR, _TENSOR, _TENSOR],
     "mma_rr_co": [_TENSOR, _TENSOR, _TENSOR],
     "mma_rc_co": [_TENSOR, _TENSOR, _TENSOR],
+    "mma_lanes_co": [_TENSOR, _TENSOR, _TENSOR],
     "mma_transp_co": [_TENSOR, _TENSOR, _TENSOR],
     "wgmma_transp_co": [_TENSOR, _TENSOR, _TENSOR],
     "tensor_init_co": [_TENSOR, _TENSOR],

@@ -227,6 +227,16 @@ def warp_mma_row_col(kernel):
     check_matmul(kernel, WARP_MMA_SHAPES, False, 1e-3, "row.col")
 
 
+@test
+def warp_mma_in_lanes():
+    # mma_lanes_co: the MMA in the body of `w by 2 : group, lane by 32 :
+    # thread`, which the lanes run together. Up to 8192 blocks; odd K steps.
+    check_matmul(K.mma_lanes_co,
+                 sweep(((16, 32, 16), (64, 96, 48), (512, 512, 48),
+                        (2048, 2048, 32)), ((16, 32, 16), (32, 64, 48))),
+                 True, 1e-3, "warp MMA in a lanes body")
+
+
 # Ragged in every dimension: 125 x 63 = 7875 blocks of 16 x 16 at
 # 2000 x 1000, K tails of every residue, and the smallest tile.
 MMA_TYPE_SHAPES = sweep(((16, 16, 16), (100, 75, 70), (2000, 1000, 40),
