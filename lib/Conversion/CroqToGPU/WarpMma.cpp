@@ -131,16 +131,8 @@ static bool inWarpLanes(Operation *op) {
   if (!lanes || lanes.getLevel() != Level::Thread)
     return false;
   auto warp = dyn_cast_or_null<ParallelOp>(lanes->getParentOp());
-  if (!warp || warp.getLevel() != Level::Warp)
-    return false;
-  int64_t threads = 1;
-  for (Value bound : lanes.getBounds()) {
-    std::optional<int64_t> c = getConstantIntValue(bound);
-    if (!c)
-      return false;
-    threads *= *c;
-  }
-  return threads == 32;
+  return warp && warp.getLevel() == Level::Warp &&
+         lanes.getStaticInstanceCount() == std::optional<int64_t>(32);
 }
 
 /// Checks that a warp executes `op` and that `type` has an mma.sync form.

@@ -70,17 +70,9 @@ static bool namesWarpgroupThreads(ParallelOp p) {
   if (!p || p.getLevel() != Level::Thread)
     return false;
   ParallelOp parent = p.getParentParallel();
-  if (!parent || parent.getLevel() != Level::Warpgroup ||
-      p->getParentOp() != parent.getOperation())
-    return false;
-  int64_t threads = 1;
-  for (Value bound : p.getBounds()) {
-    std::optional<int64_t> c = getConstantIntValue(bound);
-    if (!c)
-      return false;
-    threads *= *c;
-  }
-  return threads == 128;
+  return parent && parent.getLevel() == Level::Warpgroup &&
+         p->getParentOp() == parent.getOperation() &&
+         p.getStaticInstanceCount() == std::optional<int64_t>(128);
 }
 
 /// The shapes a warpgroup's frags take: a wgmma accumulator's [64, N] (N a

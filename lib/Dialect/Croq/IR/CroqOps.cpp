@@ -410,6 +410,17 @@ void ParallelOp::print(OpAsmPrinter &printer) {
 /// where croq uses it.
 /// The memref.dim ops `value` is computed from, through a few levels of
 /// region-free ops (a bound is often `dim / 16`).
+std::optional<int64_t> ParallelOp::getStaticInstanceCount() {
+  int64_t count = 1;
+  for (Value bound : getBounds()) {
+    std::optional<int64_t> c = getConstantIntValue(bound);
+    if (!c)
+      return std::nullopt;
+    count *= *c;
+  }
+  return count;
+}
+
 LogicalResult ParallelOp::verify() {
   if (getBounds().empty())
     return emitOpError("expects at least one bound");

@@ -100,6 +100,8 @@ def Croq_ParallelOp : Croq_Op<"parallel", [
     ParallelOp getParentParallel() {
       return (*this)->getParentOfType<ParallelOp>();
     }
+    /// How many instances the bounds make, when they are all constants.
+    std::optional<int64_t> getStaticInstanceCount();
   }];
 }
 
