@@ -236,9 +236,24 @@ FailureOr<RootedView> rootView(OpBuilder &b, Location loc, Value view,
 Value viewSource(Value view);
 /// The shared buffer a croq-level view looks into, or null.
 memref::AllocOp viewedBuffer(Value view);
+/// The buffers the data of `future` may be at run time: the targets of the
+/// copies (and `dma.any` placeholders) whose futures reach it through
+/// loops, branches, swaps, rotates and selects; failure when a path starts
+/// elsewhere or a copy fills a view rather than a whole buffer.
+FailureOr<SmallVector<memref::AllocOp>> futureBuffers(Value future);
 /// The swizzle span of the buffer a converted view looks into, or 0.
 /// Inside a dialect conversion pass `rewriter`, as for rootView.
 int64_t swizzleSpan(Value view, ConversionPatternRewriter *rewriter = nullptr);
+/// True when a converted shared view is the data of a future that names
+/// one of several buffers at run time (carried by a loop, or swapped).
+bool mayNameSeveralBuffers(Value view,
+                           ConversionPatternRewriter *rewriter = nullptr);
+/// The wgmma layout span (croq-plan-shared-layout's `croq.swizzle`) of the
+/// buffer a croq-level view looks into, or of all the buffers the data of
+/// a future it views may be; 0 when there is none or they differ.
+int64_t plannedSwizzle(Value view);
+/// True when a buffer in `scope` is stored in the wgmma layout.
+bool hasSwizzledBuffer(Operation *scope);
 /// The element offset of buffer index `index` in the swizzled layout of
 /// span `span`: panels of span bytes of each row, one after another.
 Value swizzledOffset(OpBuilder &b, Location loc, MemRefType type,

@@ -284,9 +284,12 @@ struct DmaCopyLowering : ScopedPattern<DmaCopyOp> {
     auto sourceType = cast<MemRefType>(source.getType());
     auto targetType = cast<MemRefType>(target.getType());
     // The layout comes from the buffer (croq-plan-shared-layout); a swizzle
-    // the copy names must agree with it.
-    if (op.getSwizzle() &&
-        static_cast<int64_t>(*op.getSwizzle()) != swizzleSpan(target, &rewriter))
+    // the copy names must agree with it. Into the data of a future that
+    // names one of several buffers at run time, the copy records theirs.
+    int64_t span = swizzleSpan(target, &rewriter);
+    if (!span && op.getSwizzle() && mayNameSeveralBuffers(target, &rewriter))
+      span = static_cast<int64_t>(*op.getSwizzle());
+    if (op.getSwizzle() && static_cast<int64_t>(*op.getSwizzle()) != span)
       return op.emitOpError("names swizzle(")
              << *op.getSwizzle() << "), but its destination is not stored "
              << "with that swizzle: run croq-plan-shared-layout before "
@@ -308,7 +311,6 @@ struct DmaCopyLowering : ScopedPattern<DmaCopyOp> {
 
     // A buffer that warpgroup MMAs read is written in its swizzled layout
     // (16-byte chunks stay whole, so the vector path still applies).
-    int64_t span = swizzleSpan(target, &rewriter);
     FailureOr<RootedView> targetRoot = failure();
     if (span && failed(targetRoot = rootView(rewriter, loc, target, &rewriter)))
       return op.emitOpError("cannot trace the destination to its swizzled "
@@ -440,8 +442,13 @@ struct WaitLowering : ScopedPattern<WaitOp> {
       NVVM::CpAsyncWaitGroupOp::create(rewriter, op.getLoc(), 0);
       // cp.async writes are generic-proxy writes; wgmma reads swizzled
       // buffers through the async proxy.
+      // A future a loop carries may name a swizzled buffer (when the
+      // function has any): fenced too.
       bool intoSwizzled = llvm::any_of(adaptor.getFutures(), [&](Value f) {
-        return isa<MemRefType>(f.getType()) && swizzleSpan(f, &rewriter) != 0;
+        return isa<MemRefType>(f.getType()) &&
+               (swizzleSpan(f, &rewriter) != 0 ||
+                (mayNameSeveralBuffers(f, &rewriter) &&
+                 hasSwizzledBuffer(op->getParentOfType<FunctionOpInterface>())));
       });
       if (intoSwizzled)
         NVVM::FenceProxyOp::create(

@@ -139,8 +139,7 @@ static LogicalResult materializeTma(ModuleOp module) {
         return WalkResult::interrupt();
       }
       if (copy.getSwizzle() && load) {
-        memref::AllocOp buffer = viewedBuffer(sharedView);
-        if (!buffer || !buffer->hasAttr(kSwizzleAttrName)) {
+        if (!plannedSwizzle(sharedView)) {
           copy.emitOpError("writes a swizzled tile that only warpgroup MMAs can "
                            "read, but none reads this buffer; drop the swizzle");
           return WalkResult::interrupt();

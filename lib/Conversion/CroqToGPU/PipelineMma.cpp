@@ -290,6 +290,19 @@ bool mlir::croq::detail::needsMmaCompletion(Operation *access) {
   return mayComeFromMma(acc) && completionPoint(access).has_value();
 }
 
+/// The buffers a view may look into: its buffer, or every buffer the data
+/// of a future it views may be at run time (carried by a loop, swapped).
+static SmallVector<memref::AllocOp> writtenBuffers(Value view) {
+  if (memref::AllocOp alloc = viewedBuffer(view))
+    return {alloc};
+  if (auto data = viewSource(view).getDefiningOp<FutureDataOp>())
+    if (FailureOr<SmallVector<memref::AllocOp>> buffers =
+            futureBuffers(data.getFuture());
+        succeeded(buffers))
+      return *buffers;
+  return {};
+}
+
 /// The buffers that warpgroup MMAs read their operands from.
 static DenseSet<Operation *> wgmmaOperandBuffers(ModuleOp module) {
   DenseSet<Operation *> buffers;
@@ -301,8 +314,9 @@ static DenseSet<Operation *> wgmmaOperandBuffers(ModuleOp module) {
       auto mma = dyn_cast<MmaOp>(user);
       return mma && isWarpgroupFrag(mma.getAcc().getType());
     });
-    if (memref::AllocOp alloc = viewedBuffer(load.getSource());
-        alloc && feedsWgmma)
+    if (!feedsWgmma)
+      return;
+    for (memref::AllocOp alloc : writtenBuffers(load.getSource()))
       buffers.insert(alloc);
   });
   return buffers;
@@ -335,8 +349,8 @@ struct CroqPipelineMmaPass
     DenseSet<Operation *> operands = wgmmaOperandBuffers(module);
     SmallVector<Operation *> writes;
     module.walk([&](CopyOpInterface copy) {
-      if (memref::AllocOp alloc = viewedBuffer(copy.getTarget());
-          alloc && operands.contains(alloc))
+      if (llvm::any_of(writtenBuffers(copy.getTarget()),
+                       [&](memref::AllocOp a) { return operands.contains(a); }))
         writes.push_back(copy);
     });
     // So does a thread's write of one element (a tile filled by hand).

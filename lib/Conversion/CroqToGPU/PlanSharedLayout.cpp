@@ -26,7 +26,9 @@
 #include "Croq/Conversion/Passes.h"
 #include "Croq/Dialect/Croq/Utils/TileAlgebra.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 
 namespace mlir::croq {
 #define GEN_PASS_DEF_CROQPLANSHAREDLAYOUTPASS
@@ -58,17 +60,47 @@ static LogicalResult planSwizzledBuffers(ModuleOp module) {
       return WalkResult::advance();
     memref::AllocOp alloc = viewedBuffer(load.getSource());
     // The data of a future that a loop carries or a swap exchanged: one of
-    // several buffers, picked at run time.
+    // several buffers, picked at run time. Each gets the layout, and the
+    // load records its span (the descriptor is built from the address).
     if (auto data = viewSource(load.getSource()).getDefiningOp<FutureDataOp>();
         !alloc && data &&
         getStorage(cast<MemRefType>(data.getType())) == Storage::Shared) {
-      load.emitOpError("is a warpgroup MMA operand from the data of a future "
-                       "that names one of several shared buffers at run "
-                       "time (carried by a loop, or swapped); croq gives the "
-                       "wgmma layout to one buffer an operand reads, so "
-                       "copy into an array of buffers (`shared f16 [64, 64] "
-                       "s[2]`) and read `s[k % 2]`");
-      return WalkResult::interrupt();
+      FailureOr<SmallVector<memref::AllocOp>> buffers =
+          futureBuffers(data.getFuture());
+      int64_t span = 0;
+      bool uniform = succeeded(buffers) && !buffers->empty();
+      if (uniform) {
+        MemRefType type = buffers->front().getType();
+        span = swizzleSpanFor(type);
+        uniform = span && llvm::all_of(*buffers, [&](memref::AllocOp a) {
+                    return a.getType() == type &&
+                           getStorage(type) == Storage::Shared;
+                  });
+      }
+      if (!uniform) {
+        load.emitOpError("is a warpgroup MMA operand from the data of a "
+                         "future that names one of several buffers at run "
+                         "time, which croq cannot trace to shared buffers "
+                         "of one shape that wgmma can read; copy into an "
+                         "array of buffers (`shared f16 [64, 64] s[2]`) and "
+                         "read `s[k % 2]`");
+        return WalkResult::interrupt();
+      }
+      if (std::optional<uint64_t> swizzle = load.getSwizzle();
+          swizzle && static_cast<int64_t>(*swizzle) != span) {
+        load.emitOpError("reads with swizzle(")
+            << *swizzle << "), but its buffers are stored with swizzle "
+            << span << "; write swizzle(" << span << ")";
+        return WalkResult::interrupt();
+      }
+      load.setSwizzle(static_cast<uint64_t>(span));
+      for (memref::AllocOp buffer : *buffers) {
+        buffer->setAttr(kSwizzleAttrName,
+                        IntegerAttr::get(IntegerType::get(load.getContext(), 64),
+                                         span));
+        operandBuffers.insert(buffer);
+      }
+      return WalkResult::advance();
     }
     if (!alloc || getStorage(alloc.getType()) != Storage::Shared) {
       load.emitOpError("is a warpgroup MMA operand, which wgmma reads from "
@@ -113,7 +145,7 @@ static LogicalResult planSwizzledBuffers(ModuleOp module) {
       int64_t span = cast<IntegerAttr>(alloc->getAttr(kSwizzleAttrName)).getInt();
       // Operand loads, and the address queries croq-bind-tma-futures makes
       // to tell a future's buffer, do not see the layout.
-      if (isa<MmaLoadOp, memref::ExtractAlignedPointerAsIndexOp,
+      if (isa<MmaLoadOp, DmaAnyOp, memref::ExtractAlignedPointerAsIndexOp,
               memref::ExtractStridedMetadataOp>(op))
         continue;
       // Element reads and writes, and accumulator stores, are addressed in
@@ -162,12 +194,47 @@ static LogicalResult planSwizzledBuffers(ModuleOp module) {
   });
   if (result.wasInterrupted())
     return failure();
+  // A copy into the data of a future that names one of several buffers at
+  // run time writes their layout, which it records (as a copy into a
+  // buffer takes the buffer's). futureDataSpan: the span of those buffers,
+  // or 0 when the target is not such data or they have no layout.
+  auto futureDataSpan = [](Value target) -> int64_t {
+    return viewSource(target).getDefiningOp<FutureDataOp>()
+               ? plannedSwizzle(target)
+               : 0;
+  };
+  auto mismatch = [](Operation *copy, int64_t span) {
+    copy->emitOpError("fills buffers that warpgroup MMAs read, which are "
+                      "stored with swizzle ")
+        << span << "; write the copy with swizzle " << span
+        << " or drop the swizzle";
+    return WalkResult::interrupt();
+  };
+  result = module.walk([&](Operation *op) {
+    if (auto copy = dyn_cast<DmaCopyOp>(op)) {
+      int64_t span = futureDataSpan(copy.getTarget());
+      if (!span)
+        return WalkResult::advance();
+      if (copy.getSwizzle() && static_cast<int64_t>(*copy.getSwizzle()) != span)
+        return mismatch(copy, span);
+      copy.setSwizzle(static_cast<uint64_t>(span));
+    } else if (auto copy = dyn_cast<TmaCopyOp>(op); copy && copy.isLoad()) {
+      int64_t span = futureDataSpan(copy.getTarget());
+      if (!span)
+        return WalkResult::advance();
+      if (copy.getSwizzle() && static_cast<int64_t>(*copy.getSwizzle()) != span)
+        return mismatch(copy, span);
+      copy.setSwizzle(static_cast<decltype(*copy.getSwizzle())>(span));
+    }
+    return WalkResult::advance();
+  });
+  if (result.wasInterrupted())
+    return failure();
   // A swizzle is the layout of a buffer wgmma reads. Into any other buffer,
   // whose layout stays plain (its loads index it plainly), a copy is made
   // without it: the swizzle was only a layout request.
   auto plainTarget = [](Operation *copy, Value shared) {
-    memref::AllocOp alloc = viewedBuffer(shared);
-    if (alloc && alloc->hasAttr(kSwizzleAttrName))
+    if (plannedSwizzle(shared))
       return false;
     copy->emitWarning("asks for a swizzled shared tile, but no warpgroup MMA "
                       "reads this buffer, which keeps the plain layout its "

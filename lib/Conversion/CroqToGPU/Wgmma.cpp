@@ -97,6 +97,63 @@ memref::AllocOp viewedBuffer(Value view) {
   return viewSource(view).getDefiningOp<memref::AllocOp>();
 }
 
+/// The shared buffers the data of `future` may be at run time: the targets
+/// of the copies whose futures reach it through loops, branches, swaps,
+/// rotates and selects (a placeholder, `dma.any`, names none). Failure when
+/// a path starts elsewhere (an argument, a copy into no buffer).
+FailureOr<SmallVector<memref::AllocOp>> futureBuffers(Value future) {
+  SmallVector<memref::AllocOp> buffers;
+  SmallVector<Value> work{future};
+  DenseSet<Value> seen;
+  auto yielded = [](Operation *terminator, unsigned i) {
+    return terminator->getOperand(i);
+  };
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    if (!seen.insert(v).second)
+      continue;
+    if (auto arg = dyn_cast<BlockArgument>(v)) {
+      auto loop = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp());
+      if (!loop || arg.getArgNumber() == 0)
+        return failure();
+      unsigned i = arg.getArgNumber() - 1;
+      work.push_back(loop.getInitArgs()[i]);
+      work.push_back(yielded(loop.getBody()->getTerminator(), i));
+      continue;
+    }
+    Operation *def = v.getDefiningOp();
+    unsigned i = cast<OpResult>(v).getResultNumber();
+    if (isa<DmaCopyOp, TmaCopyOp, DmaAnyOp>(def)) {
+      // A copy into (a placeholder of) a whole buffer, or into the data of
+      // another future. (The descriptor is built from the buffer's address:
+      // a view into a buffer would be read at the buffer's start.)
+      Value target =
+          isa<DmaAnyOp>(def) ? def->getOperand(0) : def->getOperand(1);
+      if (auto alloc = target.getDefiningOp<memref::AllocOp>())
+        buffers.push_back(alloc);
+      else if (auto data = target.getDefiningOp<FutureDataOp>())
+        work.push_back(data.getFuture());
+      else
+        return failure();
+    } else if (isa<SwapOp, RotateOp>(def)) {
+      llvm::append_range(work, def->getOperands());
+    } else if (auto select = dyn_cast<arith::SelectOp>(def)) {
+      work.push_back(select.getTrueValue());
+      work.push_back(select.getFalseValue());
+    } else if (auto loop = dyn_cast<scf::ForOp>(def)) {
+      work.push_back(loop.getInitArgs()[i]);
+      work.push_back(yielded(loop.getBody()->getTerminator(), i));
+    } else if (auto branch = dyn_cast<scf::IfOp>(def)) {
+      for (Region &region : branch->getRegions())
+        if (!region.empty())
+          work.push_back(yielded(region.front().getTerminator(), i));
+    } else {
+      return failure();
+    }
+  }
+  return buffers;
+}
+
 static int64_t elementBytes(MemRefType type) {
   return getStorageBytes(type.getElementType());
 }
@@ -150,6 +207,49 @@ int64_t swizzleSpan(Value view, ConversionPatternRewriter *rewriter) {
     return 0;
   auto attr = def->getAttrOfType<IntegerAttr>(kSwizzleAttrName);
   return attr ? attr.getInt() : 0;
+}
+
+/// True when a converted shared view looks into a value that is not a
+/// buffer: the data of a future carried by a loop or swapped, one of
+/// several buffers at run time.
+bool mayNameSeveralBuffers(Value view, ConversionPatternRewriter *rewriter) {
+  auto type = dyn_cast<MemRefType>(view.getType());
+  if (!type || getStorage(type) != Storage::Shared)
+    return false;
+  view = remappedView(view, rewriter);
+  while (auto subview = view.getDefiningOp<memref::SubViewOp>())
+    view = remappedView(subview.getSource(), rewriter);
+  return !view.getDefiningOp<memref::AllocOp>() &&
+         !view.getDefiningOp<memref::ViewOp>();
+}
+
+int64_t plannedSwizzle(Value view) {
+  SmallVector<memref::AllocOp> buffers;
+  if (memref::AllocOp alloc = viewedBuffer(view)) {
+    buffers.push_back(alloc);
+  } else if (auto data = viewSource(view).getDefiningOp<FutureDataOp>()) {
+    FailureOr<SmallVector<memref::AllocOp>> all = futureBuffers(data.getFuture());
+    if (failed(all))
+      return 0;
+    buffers = std::move(*all);
+  }
+  int64_t span = 0;
+  for (auto [i, buffer] : llvm::enumerate(buffers)) {
+    auto attr = buffer->getAttrOfType<IntegerAttr>(kSwizzleAttrName);
+    if (!attr || (i && attr.getInt() != span))
+      return 0;
+    span = attr.getInt();
+  }
+  return span;
+}
+
+bool hasSwizzledBuffer(Operation *scope) {
+  return scope && scope->walk([](Operation *op) {
+                          return op->hasAttr(kSwizzleAttrName)
+                                     ? WalkResult::interrupt()
+                                     : WalkResult::advance();
+                        })
+                      .wasInterrupted();
 }
 
 /// Element offset of buffer index `index` in the swizzled layout of span
@@ -242,13 +342,21 @@ static FailureOr<OperandBuffer> operandBuffer(Value fragment) {
   auto load = fragment.getDefiningOp<MmaLoadOp>();
   if (!load)
     return failure();
-  memref::AllocOp alloc = viewedBuffer(load.getSource());
-  if (!alloc || !alloc->hasAttr(kSwizzleAttrName))
+  // A buffer, or the data of a future that names one of several (of one
+  // type) at run time, whose span the load records.
+  Value source = viewSource(load.getSource());
+  auto type = cast<MemRefType>(source.getType());
+  int64_t span = 0;
+  if (auto alloc = source.getDefiningOp<memref::AllocOp>()) {
+    if (auto attr = alloc->getAttrOfType<IntegerAttr>(kSwizzleAttrName))
+      span = attr.getInt();
+  } else if (source.getDefiningOp<FutureDataOp>() && load.getSwizzle()) {
+    span = static_cast<int64_t>(*load.getSwizzle());
+  }
+  if (!span)
     return failure();
-  MemRefType type = alloc.getType();
-  return OperandBuffer{
-      cast<IntegerAttr>(alloc->getAttr(kSwizzleAttrName)).getInt(),
-      type.getShape()[type.getRank() - 2], elementBytes(type)};
+  return OperandBuffer{span, type.getShape()[type.getRank() - 2],
+                       elementBytes(type)};
 }
 
 /// The descriptor advanced by k elements of K: for a K-major operand
@@ -405,7 +513,11 @@ LogicalResult lowerWarpgroupLoad(MmaLoadOp op, Value source,
                                validExtents(rewriter, loc, op.getSource())));
     return success();
   }
+  // The data of a future names one of several buffers at run time; the
+  // load records the span croq-plan-shared-layout gave them all.
   int64_t span = swizzleSpan(source, &rewriter);
+  if (!span && op.getSwizzle() && mayNameSeveralBuffers(source, &rewriter))
+    span = static_cast<int64_t>(*op.getSwizzle());
   if (!span)
     return op.emitOpError("reads a shared buffer without a wgmma layout: run "
                           "croq-plan-shared-layout before the croq-to-gpu "

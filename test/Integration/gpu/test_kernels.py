@@ -647,6 +647,18 @@ def chained_mma():
 
 
 @test
+def future_swap_wgmma():
+    # future_swap_wgmma_co.co: the prologue / steady-state pipeline whose
+    # wgmma operands are the data of swapped futures (two buffers each).
+    # 1, 2, 3 and 7 K tiles, ragged K; up to 2016 blocks.
+    check_matmul(K.future_swap_wgmma_co,
+                 sweep(((1, 1, 1), (64, 64, 64), (65, 130, 128),
+                        (300, 200, 190), (2000, 4000, 448)),
+                       ((1, 1, 1), (65, 130, 190))),
+                 True, 1e-3, "swapped-future wgmma")
+
+
+@test
 def grid_dims():
     # grid_dims_co.co: a five-dimensional block grid, dimensions 3 to 5
     # folded into z. Each element holds its own linear index. A z past
