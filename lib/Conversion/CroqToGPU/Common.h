@@ -248,6 +248,9 @@ int64_t swizzleSpan(Value view, ConversionPatternRewriter *rewriter = nullptr);
 /// one of several buffers at run time (carried by a loop, or swapped).
 bool mayNameSeveralBuffers(Value view,
                            ConversionPatternRewriter *rewriter = nullptr);
+/// The buffers a croq-level view may look into: its buffer, or every buffer
+/// the data of a future it views may be at run time (none when unknown).
+SmallVector<memref::AllocOp> viewedBuffers(Value view);
 /// The wgmma layout span (croq-plan-shared-layout's `croq.swizzle`) of the
 /// buffer a croq-level view looks into, or of all the buffers the data of
 /// a future it views may be; 0 when there is none or they differ.

@@ -382,26 +382,40 @@ static LogicalResult verifyPrepared(ModuleOp module,
   return failure(result.wasInterrupted());
 }
 
-/// Checks, before rewriting anything, the preconditions that depend on
-/// where ops run, so that each failure is reported once at its op.
-/// True when `v` is computed from the indices of the thread-level parallel
-/// `threads` (a value from outside its body is not).
+/// True when `v` may be computed from the indices of the thread-level
+/// parallel `threads` (a value from outside its body is not). Values that
+/// loops and branches carry (a mutable assigned under an `if`, in a loop)
+/// follow what their regions yield.
 static bool usesThreadIndex(Value v, ParallelOp threads) {
   SmallVector<Value> work{v};
   DenseSet<Value> seen;
+  auto yieldedBy = [&](Operation *op) {
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        if (!block.empty() && block.back().hasTrait<OpTrait::IsTerminator>())
+          llvm::append_range(work, block.back().getOperands());
+  };
   while (!work.empty()) {
     Value at = work.pop_back_val();
     if (!seen.insert(at).second)
       continue;
     if (auto arg = dyn_cast<BlockArgument>(at)) {
-      if (arg.getOwner()->getParentOp() == threads)
+      Operation *owner = arg.getOwner()->getParentOp();
+      if (owner == threads)
         return true;
+      // An induction variable or a loop-carried value: the loop's operands
+      // and what its body yields.
+      if (owner && threads->isProperAncestor(owner)) {
+        llvm::append_range(work, owner->getOperands());
+        yieldedBy(owner);
+      }
       continue;
     }
     Operation *def = at.getDefiningOp();
     if (!threads->isProperAncestor(def))
       continue;
     llvm::append_range(work, def->getOperands());
+    yieldedBy(def);
   }
   return false;
 }
@@ -426,6 +440,8 @@ static LogicalResult checkSharedMmaOperands(Operation *op) {
   return success();
 }
 
+/// Checks, before rewriting anything, the preconditions that depend on
+/// where ops run, so that each failure is reported once at its op.
 static LogicalResult verifyLowerable(ModuleOp module,
                                      const LaunchAnalysis &analysis) {
   auto checkFragments = [&](Operation *op) -> LogicalResult {

@@ -290,19 +290,6 @@ bool mlir::croq::detail::needsMmaCompletion(Operation *access) {
   return mayComeFromMma(acc) && completionPoint(access).has_value();
 }
 
-/// The buffers a view may look into: its buffer, or every buffer the data
-/// of a future it views may be at run time (carried by a loop, swapped).
-static SmallVector<memref::AllocOp> writtenBuffers(Value view) {
-  if (memref::AllocOp alloc = viewedBuffer(view))
-    return {alloc};
-  if (auto data = viewSource(view).getDefiningOp<FutureDataOp>())
-    if (FailureOr<SmallVector<memref::AllocOp>> buffers =
-            futureBuffers(data.getFuture());
-        succeeded(buffers))
-      return *buffers;
-  return {};
-}
-
 /// The buffers that warpgroup MMAs read their operands from.
 static DenseSet<Operation *> wgmmaOperandBuffers(ModuleOp module) {
   DenseSet<Operation *> buffers;
@@ -316,7 +303,7 @@ static DenseSet<Operation *> wgmmaOperandBuffers(ModuleOp module) {
     });
     if (!feedsWgmma)
       return;
-    for (memref::AllocOp alloc : writtenBuffers(load.getSource()))
+    for (memref::AllocOp alloc : viewedBuffers(load.getSource()))
       buffers.insert(alloc);
   });
   return buffers;
@@ -349,7 +336,7 @@ struct CroqPipelineMmaPass
     DenseSet<Operation *> operands = wgmmaOperandBuffers(module);
     SmallVector<Operation *> writes;
     module.walk([&](CopyOpInterface copy) {
-      if (llvm::any_of(writtenBuffers(copy.getTarget()),
+      if (llvm::any_of(viewedBuffers(copy.getTarget()),
                        [&](memref::AllocOp a) { return operands.contains(a); }))
         writes.push_back(copy);
     });

@@ -194,6 +194,35 @@ static LogicalResult planSwizzledBuffers(ModuleOp module) {
   });
   if (result.wasInterrupted())
     return failure();
+  // The data of a future that names one of several such buffers at run
+  // time is addressed only by copies into it and MMA operand loads (the
+  // swizzle needs the buffer, which is known only at run time).
+  result = module.walk([&](Operation *op) {
+    if (isa<SubspanOp, ChunkAtOp, memref::SubViewOp, MmaLoadOp, DmaAnyOp,
+            FutureDataOp, memref::ExtractAlignedPointerAsIndexOp,
+            memref::ExtractStridedMetadataOp>(op))
+      return WalkResult::advance();
+    for (OpOperand &operand : op->getOpOperands()) {
+      if (!isa<MemRefType>(operand.get().getType()) ||
+          viewedBuffer(operand.get()) ||
+          !viewSource(operand.get()).getDefiningOp<FutureDataOp>() ||
+          !plannedSwizzle(operand.get()))
+        continue;
+      auto copy = dyn_cast<CopyOpInterface>(op);
+      if (copy && operand.get() == copy.getTarget())
+        continue;
+      op->emitOpError("accesses the data of a future that names one of "
+                      "several buffers warpgroup MMAs read (carried by a "
+                      "loop, or swapped); their swizzled layout is "
+                      "addressed only by copies into them and MMA operand "
+                      "loads, so access the elements through the buffers "
+                      "themselves (an array `s[2]` read as `s[k % 2]`)");
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  if (result.wasInterrupted())
+    return failure();
   // A copy into the data of a future that names one of several buffers at
   // run time writes their layout, which it records (as a copy into a
   // buffer takes the buffer's). futureDataSpan: the span of those buffers,

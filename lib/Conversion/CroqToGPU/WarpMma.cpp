@@ -626,24 +626,27 @@ storedExtents(ConversionPatternRewriter &rewriter, MmaStoreOp op) {
   return valid;
 }
 
-/// True when a warpgroup MMA operand is loaded from a view of `alloc`
-/// (the croq-level views, which a conversion in progress still holds).
-static bool readByWarpgroupMma(memref::AllocOp alloc) {
-  if (!alloc)
+/// True when a warpgroup MMA of `op`'s function loads an operand from
+/// `alloc`, through views or the data of futures.
+static bool readByWarpgroupMma(Operation *op, memref::AllocOp alloc) {
+  auto function = op->getParentOfType<FunctionOpInterface>();
+  if (!alloc || !function)
     return false;
-  SmallVector<Value> views{alloc.getResult()};
-  while (!views.empty()) {
-    Value view = views.pop_back_val();
-    for (Operation *user : view.getUsers()) {
-      if (auto load = dyn_cast<MmaLoadOp>(user);
-          load && load.getResult().getType().getScope() == Level::Warpgroup)
-        return true;
-      if (isa<SubspanOp, ChunkAtOp, memref::SubViewOp>(user) &&
-          user->getOperand(0) == view)
-        views.push_back(user->getResult(0));
-    }
-  }
-  return false;
+  return function
+      ->walk([&](MmaLoadOp load) {
+        if (load.getResult().getType().getScope() == Level::Warpgroup &&
+            llvm::is_contained(viewedBuffers(load.getSource()), alloc))
+          return WalkResult::interrupt();
+        return WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
+/// The proxy fence after generic-proxy writes that wgmma reads next.
+static void fenceForWgmma(OpBuilder &b, Location loc) {
+  NVVM::FenceProxyOp::create(
+      b, loc, NVVM::ProxyKind::async_shared,
+      NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
 }
 
 struct MmaStoreLowering : ScopedPattern<MmaStoreOp> {
@@ -655,27 +658,22 @@ struct MmaStoreLowering : ScopedPattern<MmaStoreOp> {
     std::optional<SmallVector<Value>> valid = storedExtents(rewriter, op);
     if (type.getScope() == Level::Warpgroup) {
       // An epilogue staging buffer, and a buffer warpgroup MMAs read, are
-      // stored swizzled (see croq-plan-shared-layout). A transposed store
-      // is element stores, which SwizzledElementAccess addresses (and
-      // fences) in the layout; an untransposed one is stored here.
+      // stored swizzled (see croq-plan-shared-layout): every store is
+      // addressed in the layout here.
       int64_t span = swizzleSpan(adaptor.getTarget(), &rewriter);
       FailureOr<RootedView> root = failure();
-      bool direct = span && !op.getTranspose();
-      if (direct && failed(root = rootView(rewriter, op.getLoc(),
-                                           adaptor.getTarget(), &rewriter)))
+      if (span && failed(root = rootView(rewriter, op.getLoc(),
+                                         adaptor.getTarget(), &rewriter)))
         return op.emitOpError("stores into a shared buffer stored in a "
                               "swizzled layout through a view croq cannot "
                               "trace to it; store through unit-stride views");
       storeWarpgroupAcc(rewriter, op.getLoc(), type, adaptor.getValue(),
                         adaptor.getTarget(), valid, op.getTranspose(),
-                        direct ? &*root : nullptr, direct ? span : 0);
+                        span ? &*root : nullptr, span);
       // wgmma reads the tile through the async proxy (a TMA store of a
       // staging buffer fences for itself).
-      if (direct && readByWarpgroupMma(viewedBuffer(op.getTarget())))
-        NVVM::FenceProxyOp::create(
-            rewriter, op.getLoc(), NVVM::ProxyKind::async_shared,
-            NVVM::SharedSpaceAttr::get(rewriter.getContext(),
-                                       NVVM::SharedSpace::shared_cta));
+      if (span && readByWarpgroupMma(op, viewedBuffer(op.getTarget())))
+        fenceForWgmma(rewriter, op.getLoc());
       rewriter.eraseOp(op);
       return success();
     }
@@ -693,6 +691,22 @@ struct MmaStoreLowering : ScopedPattern<MmaStoreOp> {
     }
     Value target = adaptor.getTarget();
     Type to = cast<MemRefType>(target.getType()).getElementType();
+    // Into a buffer warpgroup MMAs read: each element at its place in the
+    // swizzled layout, then the proxy fence.
+    int64_t span = swizzleSpan(target, &rewriter);
+    FailureOr<RootedView> root = failure();
+    if (span && failed(root = rootView(rewriter, loc, target, &rewriter)))
+      return op.emitOpError("stores into a shared buffer stored in a "
+                            "swizzled layout through a view croq cannot "
+                            "trace to it; store through unit-stride views");
+    auto storeAt = [&](OpBuilder &b, Value v, ArrayRef<Value> where) {
+      if (!span) {
+        memref::StoreOp::create(b, loc, v, target, where);
+        return;
+      }
+      auto [flat, offset] = swizzledElement(b, loc, *root, where, span);
+      memref::StoreOp::create(b, loc, v, flat, offset);
+    };
     auto [g, c] = accumulatorLane(rewriter, loc);
     for (int64_t r = 0; r < type.getRegisterCount(); ++r) {
       Value v = vector::ExtractOp::create(rewriter, loc, adaptor.getValue(),
@@ -704,7 +718,7 @@ struct MmaStoreLowering : ScopedPattern<MmaStoreOp> {
       if (op.getTranspose())
         std::swap(where[0], where[1]);
       if (!valid) {
-        memref::StoreOp::create(rewriter, loc, v, target, where);
+        storeAt(rewriter, v, where);
         continue;
       }
       // A tail tile: elements past the tensor's end are not stored.
@@ -712,8 +726,10 @@ struct MmaStoreLowering : ScopedPattern<MmaStoreOp> {
                                      inBounds(rewriter, loc, where, *valid),
                                      /*withElseRegion=*/false);
       OpBuilder inner = guard.getThenBodyBuilder();
-      memref::StoreOp::create(inner, loc, v, target, where);
+      storeAt(inner, v, where);
     }
+    if (span && readByWarpgroupMma(op, viewedBuffer(op.getTarget())))
+      fenceForWgmma(rewriter, loc);
     rewriter.eraseOp(op);
     return success();
   }

@@ -223,6 +223,17 @@ bool mayNameSeveralBuffers(Value view, ConversionPatternRewriter *rewriter) {
          !view.getDefiningOp<memref::ViewOp>();
 }
 
+SmallVector<memref::AllocOp> viewedBuffers(Value view) {
+  if (memref::AllocOp alloc = viewedBuffer(view))
+    return {alloc};
+  if (auto data = viewSource(view).getDefiningOp<FutureDataOp>())
+    if (FailureOr<SmallVector<memref::AllocOp>> buffers =
+            futureBuffers(data.getFuture());
+        succeeded(buffers))
+      return *buffers;
+  return {};
+}
+
 int64_t plannedSwizzle(Value view) {
   SmallVector<memref::AllocOp> buffers;
   if (memref::AllocOp alloc = viewedBuffer(view)) {
