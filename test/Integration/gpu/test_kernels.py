@@ -625,7 +625,8 @@ def swizzled_elements():
 def chained_mma():
     # chained_mma_co.co: T = X A^T stored from the accumulator into the
     # shared tile the next MMA reads (swizzled), Y = T B^T; the transp
-    # kernel stores T transposed and reads it as a col A. T is rounded to
+    # kernel stores T transposed and reads it as a col A, the panel kernel
+    # the same through a view of a tile's second panel. T is rounded to
     # f16 in both, as the reference does. 1 to 4277 blocks, ragged M, N.
     for m, n in sweep(((1, 1), (64, 128), (65, 129), (300, 1000), (6000, 5000)),
                       ((1, 1), (65, 129), (130, 300))):
@@ -634,7 +635,8 @@ def chained_mma():
         b = torch.randn(n, 64, device="cuda").half()
         t = (x.float() @ a.float().t()).half().float()
         want = t @ b.float().t()
-        for name in ("chained_mma_co", "chained_mma_transp_co"):
+        for name in ("chained_mma_co", "chained_mma_transp_co",
+                     "chained_mma_panel_co"):
             y = poisoned((m, n), torch.float32)
             getattr(K, name)(x, a, b, y)
             if not torch.allclose(y, want, atol=5e-2, rtol=2e-3):
