@@ -41,6 +41,8 @@
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <deque>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -225,7 +227,9 @@ int main(int argc, char **argv) {
     // a croq op reports about itself (emitOpError's "'croq.x' op " prefix)
     // names the construct as the language spells it ("tma.copy: ..."), at
     // the Croqtile line.
-    context.getDiagEngine().registerHandler([](Diagnostic &diag) {
+    // Holds the spelled types the diagnostics' arguments refer to.
+    auto spelledTypes = std::make_shared<std::deque<std::string>>();
+    context.getDiagEngine().registerHandler([spelledTypes](Diagnostic &diag) {
       MutableArrayRef<DiagnosticArgument> args = diag.getArguments();
       if (args.size() >= 3 &&
           args[0].getKind() == DiagnosticArgument::DiagnosticArgumentKind::String &&
@@ -246,6 +250,13 @@ int main(int argc, char **argv) {
         args[1] = DiagnosticArgument(name);
         args[2] = DiagnosticArgument(StringRef(": "));
       }
+      // Types as the program writes them ('shared f16 [64, 64]', not
+      // 'memref<64x64xf16, #gpu.address_space<workgroup>>'), quoted as
+      // MLIR quotes a type argument.
+      for (DiagnosticArgument &arg : args)
+        if (arg.getKind() == DiagnosticArgument::DiagnosticArgumentKind::Type)
+          arg = DiagnosticArgument(StringRef(spelledTypes->emplace_back(
+              "'" + croq::spellCroqtileType(arg.getAsType()) + "'")));
       return failure(); // printed by the source manager's handler
     });
     croq::CroqtileImportOptions options;

@@ -33,6 +33,7 @@
 #include "Parser.h"
 
 #include "Croq/Dialect/Croq/IR/CroqOps.h"
+#include "Croq/Frontend/Croqtile/Importer.h"
 #include "Croq/Analysis/Futures.h"
 #include "Croq/Dialect/Croq/Utils/TileAlgebra.h"
 
@@ -717,10 +718,7 @@ bool isContiguous(MemRefType type);
 
 
 inline std::string typeString(Type type) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  os << type;
-  return s;
+  return ::mlir::croq::spellCroqtileType(type);
 }
 } // namespace mlir::croq::croqtile
 

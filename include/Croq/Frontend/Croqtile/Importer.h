@@ -40,6 +40,12 @@ OwningOpRef<ModuleOp> importCroqtile(llvm::SourceMgr &sourceMgr,
                                      MLIRContext *context,
                                      const CroqtileImportOptions &options);
 
+/// `type` as a Croqtile program writes it, for messages to its author:
+/// `shared f16 [64, 64]` for a memref, `f8_e4m3` for Float8E4M3FN, `frag
+/// f32 [64, 64] (acc, held by a warpgroup)`; other types as MLIR prints
+/// them.
+std::string spellCroqtileType(Type type);
+
 /// Registers `--import-croqtile` (with `-D` and `-I`) for croq-translate.
 void registerCroqtileImport();
 
