@@ -263,6 +263,12 @@ std::optional<Level> mmaScope(const LaunchAnalysis::Scope &scope) {
   return std::nullopt;
 }
 
+void fenceAsyncProxy(OpBuilder &b, Location loc) {
+  NVVM::FenceProxyOp::create(
+      b, loc, NVVM::ProxyKind::async_shared,
+      NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
+}
+
 Value convertElement(OpBuilder &b, Location loc, Value value, Type to) {
   Type from = value.getType();
   if (from == to)

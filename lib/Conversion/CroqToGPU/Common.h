@@ -117,6 +117,9 @@ SmallVector<int64_t> warpgroupBarrierIds(int64_t warpgroups,
 
 /// `value` as element type `to`: floats truncated or extended, integers
 /// (signed) truncated or extended, and converted between the two.
+/// `fence.proxy.async.shared::cta`: the thread's generic-proxy writes of
+/// shared memory are seen by the async proxy (wgmma, TMA) after it.
+void fenceAsyncProxy(OpBuilder &b, Location loc);
 Value convertElement(OpBuilder &b, Location loc, Value value, Type to);
 /// True on the one thread of a group that acts for it: rank 0, or, with
 /// `electSync` (the code runs warp-converged), the lane elect.sync picks in
@@ -236,10 +239,10 @@ FailureOr<RootedView> rootView(OpBuilder &b, Location loc, Value view,
 Value viewSource(Value view);
 /// The shared buffer a croq-level view looks into, or null.
 memref::AllocOp viewedBuffer(Value view);
-/// The buffers the data of `future` may be at run time: the targets of the
-/// copies (and `dma.any` placeholders) whose futures reach it through
-/// loops, branches, swaps, rotates and selects; failure when a path starts
-/// elsewhere or a copy fills a view rather than a whole buffer.
+/// The buffers the data of `future` may be at run time (buffersOf: the
+/// copies and `dma.any` placeholders whose futures reach it through loops,
+/// branches, swaps, rotates and selects); failure when one is unknown or
+/// not a whole shared allocation of the future's data type.
 FailureOr<SmallVector<memref::AllocOp>> futureBuffers(Value future);
 /// The swizzle span of the buffer a converted view looks into, or 0.
 /// Inside a dialect conversion pass `rewriter`, as for rootView.

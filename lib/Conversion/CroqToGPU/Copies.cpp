@@ -413,10 +413,7 @@ struct DmaCopyLowering : ScopedPattern<DmaCopyOp> {
     } else {
       // wgmma reads a swizzled buffer through the async proxy.
       if (span)
-        NVVM::FenceProxyOp::create(
-            rewriter, loc, NVVM::ProxyKind::async_shared,
-            NVVM::SharedSpaceAttr::get(rewriter.getContext(),
-                                       NVVM::SharedSpace::shared_cta));
+        fenceAsyncProxy(rewriter, loc);
     }
     replaceCopy(rewriter, op, target);
     return success();
@@ -451,10 +448,7 @@ struct WaitLowering : ScopedPattern<WaitOp> {
                  hasSwizzledBuffer(op->getParentOfType<FunctionOpInterface>())));
       });
       if (intoSwizzled)
-        NVVM::FenceProxyOp::create(
-            rewriter, op.getLoc(), NVVM::ProxyKind::async_shared,
-            NVVM::SharedSpaceAttr::get(rewriter.getContext(),
-                                       NVVM::SharedSpace::shared_cta));
+        fenceAsyncProxy(rewriter, op.getLoc());
     }
     if (llvm::any_of(op.getFutures(), [](Value f) {
           auto type = cast<FutureType>(f.getType());

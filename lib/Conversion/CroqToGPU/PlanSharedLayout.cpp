@@ -239,22 +239,20 @@ static LogicalResult planSwizzledBuffers(ModuleOp module) {
         << " or drop the swizzle";
     return WalkResult::interrupt();
   };
+  auto recordSpan = [&](auto copy) {
+    int64_t span = futureDataSpan(copy.getTarget());
+    if (!span)
+      return WalkResult::advance();
+    if (copy.getSwizzle() && static_cast<int64_t>(*copy.getSwizzle()) != span)
+      return mismatch(copy, span);
+    copy.setSwizzle(static_cast<std::decay_t<decltype(*copy.getSwizzle())>>(span));
+    return WalkResult::advance();
+  };
   result = module.walk([&](Operation *op) {
-    if (auto copy = dyn_cast<DmaCopyOp>(op)) {
-      int64_t span = futureDataSpan(copy.getTarget());
-      if (!span)
-        return WalkResult::advance();
-      if (copy.getSwizzle() && static_cast<int64_t>(*copy.getSwizzle()) != span)
-        return mismatch(copy, span);
-      copy.setSwizzle(static_cast<uint64_t>(span));
-    } else if (auto copy = dyn_cast<TmaCopyOp>(op); copy && copy.isLoad()) {
-      int64_t span = futureDataSpan(copy.getTarget());
-      if (!span)
-        return WalkResult::advance();
-      if (copy.getSwizzle() && static_cast<int64_t>(*copy.getSwizzle()) != span)
-        return mismatch(copy, span);
-      copy.setSwizzle(static_cast<decltype(*copy.getSwizzle())>(span));
-    }
+    if (auto copy = dyn_cast<DmaCopyOp>(op))
+      return recordSpan(copy);
+    if (auto copy = dyn_cast<TmaCopyOp>(op); copy && copy.isLoad())
+      return recordSpan(copy);
     return WalkResult::advance();
   });
   if (result.wasInterrupted())

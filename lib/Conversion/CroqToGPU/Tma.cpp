@@ -264,10 +264,7 @@ struct TmaCopyLowering : ScopedPattern<TmaCopyOp> {
     if (!load) {
       // The group's shared writes become visible to the async proxy, then
       // one thread stores and waits until the tile has been read.
-      NVVM::FenceProxyOp::create(
-          rewriter, loc, NVVM::ProxyKind::async_shared,
-          NVVM::SharedSpaceAttr::get(rewriter.getContext(),
-                                     NVVM::SharedSpace::shared_cta));
+      fenceAsyncProxy(rewriter, loc);
       if (cooperative)
         emitScopeBarrier(rewriter, loc, scope);
       onIssuer(rewriter, loc, issues, [&](OpBuilder &b) {

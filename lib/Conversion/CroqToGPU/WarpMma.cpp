@@ -642,13 +642,6 @@ static bool readByWarpgroupMma(Operation *op, memref::AllocOp alloc) {
       .wasInterrupted();
 }
 
-/// The proxy fence after generic-proxy writes that wgmma reads next.
-static void fenceForWgmma(OpBuilder &b, Location loc) {
-  NVVM::FenceProxyOp::create(
-      b, loc, NVVM::ProxyKind::async_shared,
-      NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
-}
-
 struct MmaStoreLowering : ScopedPattern<MmaStoreOp> {
   using ScopedPattern::ScopedPattern;
   LogicalResult
@@ -673,7 +666,7 @@ struct MmaStoreLowering : ScopedPattern<MmaStoreOp> {
       // wgmma reads the tile through the async proxy (a TMA store of a
       // staging buffer fences for itself).
       if (span && readByWarpgroupMma(op, viewedBuffer(op.getTarget())))
-        fenceForWgmma(rewriter, op.getLoc());
+        fenceAsyncProxy(rewriter, op.getLoc());
       rewriter.eraseOp(op);
       return success();
     }
@@ -729,7 +722,7 @@ struct MmaStoreLowering : ScopedPattern<MmaStoreOp> {
       storeAt(inner, v, where);
     }
     if (span && readByWarpgroupMma(op, viewedBuffer(op.getTarget())))
-      fenceForWgmma(rewriter, loc);
+      fenceAsyncProxy(rewriter, loc);
     rewriter.eraseOp(op);
     return success();
   }

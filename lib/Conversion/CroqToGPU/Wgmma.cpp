@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Common.h"
+#include "Croq/Analysis/Buffers.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -97,59 +98,21 @@ memref::AllocOp viewedBuffer(Value view) {
   return viewSource(view).getDefiningOp<memref::AllocOp>();
 }
 
-/// The shared buffers the data of `future` may be at run time: the targets
-/// of the copies whose futures reach it through loops, branches, swaps,
-/// rotates and selects (a placeholder, `dma.any`, names none). Failure when
-/// a path starts elsewhere (an argument, a copy into no buffer).
+/// The buffers the data of `future` may be at run time (buffersOf), each a
+/// whole shared allocation of the future's data type: the descriptor is
+/// built from the buffer's address, so a copy into a view of a buffer would
+/// be read at the buffer's start.
 FailureOr<SmallVector<memref::AllocOp>> futureBuffers(Value future) {
+  Type data = cast<FutureType>(future.getType()).getDataType();
+  Buffers names = buffersOf(future);
+  if (names.unknown)
+    return failure();
   SmallVector<memref::AllocOp> buffers;
-  SmallVector<Value> work{future};
-  DenseSet<Value> seen;
-  auto yielded = [](Operation *terminator, unsigned i) {
-    return terminator->getOperand(i);
-  };
-  while (!work.empty()) {
-    Value v = work.pop_back_val();
-    if (!seen.insert(v).second)
-      continue;
-    if (auto arg = dyn_cast<BlockArgument>(v)) {
-      auto loop = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp());
-      if (!loop || arg.getArgNumber() == 0)
-        return failure();
-      unsigned i = arg.getArgNumber() - 1;
-      work.push_back(loop.getInitArgs()[i]);
-      work.push_back(yielded(loop.getBody()->getTerminator(), i));
-      continue;
-    }
-    Operation *def = v.getDefiningOp();
-    unsigned i = cast<OpResult>(v).getResultNumber();
-    if (isa<DmaCopyOp, TmaCopyOp, DmaAnyOp>(def)) {
-      // A copy into (a placeholder of) a whole buffer, or into the data of
-      // another future. (The descriptor is built from the buffer's address:
-      // a view into a buffer would be read at the buffer's start.)
-      Value target =
-          isa<DmaAnyOp>(def) ? def->getOperand(0) : def->getOperand(1);
-      if (auto alloc = target.getDefiningOp<memref::AllocOp>())
-        buffers.push_back(alloc);
-      else if (auto data = target.getDefiningOp<FutureDataOp>())
-        work.push_back(data.getFuture());
-      else
-        return failure();
-    } else if (isa<SwapOp, RotateOp>(def)) {
-      llvm::append_range(work, def->getOperands());
-    } else if (auto select = dyn_cast<arith::SelectOp>(def)) {
-      work.push_back(select.getTrueValue());
-      work.push_back(select.getFalseValue());
-    } else if (auto loop = dyn_cast<scf::ForOp>(def)) {
-      work.push_back(loop.getInitArgs()[i]);
-      work.push_back(yielded(loop.getBody()->getTerminator(), i));
-    } else if (auto branch = dyn_cast<scf::IfOp>(def)) {
-      for (Region &region : branch->getRegions())
-        if (!region.empty())
-          work.push_back(yielded(region.front().getTerminator(), i));
-    } else {
+  for (Value root : names.roots) {
+    auto alloc = root.getDefiningOp<memref::AllocOp>();
+    if (!alloc || alloc.getType() != data)
       return failure();
-    }
+    buffers.push_back(alloc);
   }
   return buffers;
 }
@@ -235,17 +198,8 @@ SmallVector<memref::AllocOp> viewedBuffers(Value view) {
 }
 
 int64_t plannedSwizzle(Value view) {
-  SmallVector<memref::AllocOp> buffers;
-  if (memref::AllocOp alloc = viewedBuffer(view)) {
-    buffers.push_back(alloc);
-  } else if (auto data = viewSource(view).getDefiningOp<FutureDataOp>()) {
-    FailureOr<SmallVector<memref::AllocOp>> all = futureBuffers(data.getFuture());
-    if (failed(all))
-      return 0;
-    buffers = std::move(*all);
-  }
   int64_t span = 0;
-  for (auto [i, buffer] : llvm::enumerate(buffers)) {
+  for (auto [i, buffer] : llvm::enumerate(viewedBuffers(view))) {
     auto attr = buffer->getAttrOfType<IntegerAttr>(kSwizzleAttrName);
     if (!attr || (i && attr.getInt() != span))
       return 0;
@@ -1008,10 +962,7 @@ struct SwizzledElementAccess : OpConversionPattern<AccessOp> {
     }
     OpBuilder::InsertionGuard guard(rewriter);
     rewriter.setInsertionPointAfter(after);
-    NVVM::FenceProxyOp::create(
-        rewriter, loc, NVVM::ProxyKind::async_shared,
-        NVVM::SharedSpaceAttr::get(rewriter.getContext(),
-                                   NVVM::SharedSpace::shared_cta));
+    fenceAsyncProxy(rewriter, loc);
   }
 };
 
