@@ -34,60 +34,6 @@ int64_t mlir::croq::levelThreads(Level level) {
   llvm_unreachable("a block instance has the kernel's block size");
 }
 
-static std::optional<int64_t> evaluate(Value v,
-                                       const DenseMap<Value, int64_t> &bindings,
-                                       unsigned depth = 0);
-
-std::optional<int64_t>
-mlir::croq::evaluateIndex(Value v, const DenseMap<Value, int64_t> &bindings) {
-  return evaluate(v, bindings);
-}
-
-/// Evaluates an index / i1 expression over constants and `bindings`.
-static std::optional<int64_t> evaluate(Value v,
-                                       const DenseMap<Value, int64_t> &bindings,
-                                       unsigned depth) {
-  if (depth > 64)
-    return std::nullopt;
-  if (auto it = bindings.find(v); it != bindings.end())
-    return it->second;
-  APInt constant;
-  if (matchPattern(v, m_ConstantInt(&constant)))
-    return constant.getSExtValue();
-  Operation *def = v.getDefiningOp();
-  if (!def)
-    return std::nullopt;
-  auto operand = [&](unsigned i) {
-    return evaluate(def->getOperand(i), bindings, depth + 1);
-  };
-  if (def->getNumOperands() == 2) {
-    std::optional<int64_t> a = operand(0), b = operand(1);
-    if (!a || !b)
-      return std::nullopt;
-    if (isa<arith::AddIOp>(def)) return *a + *b;
-    if (isa<arith::SubIOp>(def)) return *a - *b;
-    if (isa<arith::MulIOp>(def)) return *a * *b;
-    if (isa<arith::DivUIOp, arith::DivSIOp>(def)) return *b ? std::optional(*a / *b) : std::nullopt;
-    if (isa<arith::RemUIOp, arith::RemSIOp>(def)) return *b ? std::optional(*a % *b) : std::nullopt;
-    if (isa<arith::AndIOp>(def)) return *a & *b;
-    if (isa<arith::OrIOp>(def)) return *a | *b;
-    if (isa<arith::XOrIOp>(def)) return *a ^ *b;
-    if (auto cmp = dyn_cast<arith::CmpIOp>(def)) {
-      switch (cmp.getPredicate()) {
-      case arith::CmpIPredicate::eq: return *a == *b;
-      case arith::CmpIPredicate::ne: return *a != *b;
-      case arith::CmpIPredicate::slt: case arith::CmpIPredicate::ult: return *a < *b;
-      case arith::CmpIPredicate::sle: case arith::CmpIPredicate::ule: return *a <= *b;
-      case arith::CmpIPredicate::sgt: case arith::CmpIPredicate::ugt: return *a > *b;
-      case arith::CmpIPredicate::sge: case arith::CmpIPredicate::uge: return *a >= *b;
-      }
-    }
-  }
-  if (isa<arith::IndexCastOp, arith::ExtUIOp, arith::ExtSIOp>(def))
-    return operand(0);
-  return std::nullopt;
-}
-
 /// Threads for which the predicate of `region` holds, by enumerating the
 /// indices of the parallels around it (all bounds must be constants).
 std::optional<llvm::BitVector>
@@ -121,7 +67,7 @@ mlir::croq::roleSelection(InThreadsOp region) {
     // croq.inthreads around it hold.
     bool all = true;
     for (InThreadsOp r = region; r && all; r = r->getParentOfType<InThreadsOp>()) {
-      std::optional<int64_t> holds = evaluate(r.getPredicate(), bindings);
+      std::optional<int64_t> holds = evaluateIndex(r.getPredicate(), bindings);
       if (!holds)
         return std::nullopt;
       all = *holds != 0;

@@ -8,6 +8,8 @@
 #ifndef CROQ_ANALYSIS_ROLES_H
 #define CROQ_ANALYSIS_ROLES_H
 
+#include "Croq/Analysis/Evaluate.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Value.h"
 #include "mlir/Support/LLVM.h"
@@ -32,12 +34,6 @@ int64_t levelThreads(Level level);
 /// it; std::nullopt when a bound or the predicate is not a compile-time
 /// value.
 std::optional<int64_t> countRoleThreads(InThreadsOp region);
-
-/// The value of an index or i1 expression over constants and `bindings`
-/// (arith add, sub, mul, div, rem, and, or, xor, cmpi, casts), or
-/// std::nullopt where it depends on anything else.
-std::optional<int64_t> evaluateIndex(Value v,
-                                     const DenseMap<Value, int64_t> &bindings);
 
 /// The predicate of a comparison with its operands exchanged: `c < t` is
 /// `t > c`.

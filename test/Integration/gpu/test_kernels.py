@@ -412,6 +412,39 @@ def epilogue_indices_by_div_and_mod():
 
 
 @test
+def pairwise_shared_algorithms():
+    # pairwise_shared_co: each thread swaps or combines a pair of shared
+    # elements of its own under a condition only some threads meet, with
+    # barriers only between the steps. Ragged last segments, up to 701
+    # blocks; all exact.
+    for n in sweep((1, 511, 512, 1000, 512 * 300 + 17), (1, 1000)):
+        keys = torch.randn(n, device="cuda")
+        ref = torch.cat([keys, torch.full((-n % 512,), float("inf"),
+                                          device="cuda")])
+        ref = ref.view(-1, 512).sort(dim=1).values.flatten()[:n]
+        K.bitonic_sort_co(keys)
+        expect_equal(keys, ref, f"bitonic sort, {n} keys")
+    for t in sweep((1, 3, 500), (1, 3)):
+        a = torch.randn(t, 32, 32, device="cuda")
+        ref = a.transpose(1, 2).contiguous()
+        K.transpose_in_place_co(a)
+        expect_equal(a, ref, f"transpose in place, {t} tiles")
+    for n in sweep((1, 255, 256, 1000, 256 * 700 + 5), (1, 1000)):
+        x = torch.randint(-1000, 1000, (n,), dtype=torch.int32, device="cuda")
+        y = poisoned((n,), torch.int32)
+        padded = torch.cat([x, torch.zeros(-n % 256, dtype=torch.int32,
+                                           device="cuda")]).view(-1, 256)
+        ref = (padded.cumsum(dim=1, dtype=torch.int32) - padded).flatten()[:n]
+        K.blelloch_scan_co(x, y)
+        expect_equal(y, ref, f"Blelloch scan, {n} elements")
+    for r in sweep((1, 7, 400), (1, 7)):
+        x = torch.randn(r, 128, device="cuda")
+        ref = x.sort(dim=1).values
+        K.odd_even_sort_co(x)
+        expect_equal(x, ref, f"odd-even sort, {r} rows")
+
+
+@test
 def f8_arithmetic():
     # e4m3 + e5m2 into f16 (each extended exactly, the f32 sum rounded once)
     # and e4m3 * 2 stored as e4m3 (round to nearest; |2a| <= 448 fits), over

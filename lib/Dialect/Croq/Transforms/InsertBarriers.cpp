@@ -35,6 +35,7 @@
 
 #include "Croq/Analysis/Buffers.h"
 #include "Croq/Analysis/DivergenceAnalysis.h"
+#include "Croq/Analysis/ElementOverlap.h"
 #include "Croq/Analysis/Roles.h"
 #include "Croq/Dialect/Croq/IR/CroqOps.h"
 #include "Croq/Dialect/Croq/IR/CroqTypes.h"
@@ -843,7 +844,29 @@ private:
     return computesSameValue(x, y, depth);
   }
 
-  static bool conflicts(const Access &earlier, const Access &later) {
+  /// Two element accesses of one thread-level body that no two threads can
+  /// make to one element, found by evaluating their indices for every
+  /// thread (ElementOverlap.h): for index forms the slot rules do not
+  /// cover, where every bound is a compile-time value. Remembered per pair
+  /// of accesses; all the evaluations of one kernel share one budget.
+  bool enumeratedDisjoint(const Access &a, const Access &b) {
+    ParallelOp threads = comparableElements(a, b);
+    if (!threads)
+      return false;
+    bool sameIteration = !a.carried && !b.carried;
+    auto key = std::make_tuple(a.op, b.op, a.memref.getAsOpaquePointer(),
+                               unsigned(sameIteration));
+    if (auto it = enumerated.find(key); it != enumerated.end())
+      return it->second;
+    bool disjoint = threadsShareNoElement(
+        {a.op, a.memref, a.indices, a.width},
+        {b.op, b.memref, b.indices, b.width}, threads, sameIteration,
+        enumerationBudget);
+    enumerated[key] = disjoint;
+    return disjoint;
+  }
+
+  bool conflicts(const Access &earlier, const Access &later) {
     if (!earlier.write && !later.write)
       return false;
     if (!earlier.buffers.overlaps(later.buffers))
@@ -859,7 +882,8 @@ private:
     // where their indices prove it (s[t] and s[t], not s[t] and s[0]).
     if (sameBody && earlier.isElement && later.isElement)
       return !sameThreadElement(earlier, later) &&
-             !disjointElements(earlier, later);
+             !disjointElements(earlier, later) &&
+             !enumeratedDisjoint(earlier, later);
     // Per-thread copies of one body move each thread's own data.
     if (sameBody && !earlier.isElement && !later.isElement)
       return false;
@@ -987,6 +1011,11 @@ private:
   llvm::MapVector<Operation *, Level> anchors;
   llvm::SmallPtrSet<Operation *, 4> reported;
   LogicalResult status = success();
+  DenseMap<std::tuple<Operation *, Operation *, const void *, unsigned>, bool>
+      enumerated;
+  /// Thread-iterations the enumeration may evaluate in one kernel, about a
+  /// second's work.
+  int64_t enumerationBudget = int64_t(1) << 22;
 };
 
 struct CroqInsertBarriersPass

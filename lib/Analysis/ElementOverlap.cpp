@@ -1,0 +1,290 @@
+//===- ElementOverlap.cpp - elements two threads' accesses share ----------===//
+//
+// Part of the croq project: an MLIR dialect for the Croqtile GPU kernel
+// language.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Croq/Analysis/ElementOverlap.h"
+#include "Croq/Analysis/Evaluate.h"
+#include "Croq/Analysis/Roles.h"
+#include "Croq/Dialect/Croq/IR/CroqOps.h"
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SetVector.h"
+
+#include <array>
+
+using namespace mlir;
+using namespace mlir::croq;
+
+namespace {
+
+/// What one access does, gathered once: the loops between it and the
+/// thread parallel (outermost first), and the conditions around it up to
+/// the kernel with the value each must have for the access to run.
+struct Side {
+  const ElementAccess *access;
+  SmallVector<scf::ForOp> loops;
+  SmallVector<std::pair<Value, bool>> conditions;
+  /// The same, compiled: each loop's bounds, each condition, each index.
+  SmallVector<std::array<unsigned, 3>> loopBounds;
+  SmallVector<std::pair<unsigned, bool>> tests;
+  SmallVector<unsigned> indices;
+};
+
+class Enumeration {
+public:
+  Enumeration(ParallelOp threads, int64_t &budget)
+      : threads(threads), budget(budget) {}
+
+  bool run(const ElementAccess &a, const ElementAccess &b, bool sameIteration) {
+    ParallelOp kernel;
+    for (ParallelOp level = threads; level; level = level.getParentParallel()) {
+      if (level.getLevel() == Level::Block) {
+        kernel = level;
+        break;
+      }
+      for (auto [index, bound] :
+           llvm::zip_equal(level.getIndices(), level.getBounds())) {
+        std::optional<int64_t> extent = getConstantIntValue(bound);
+        if (!extent || *extent <= 0)
+          return false;
+        coordinates.push_back({index, *extent});
+      }
+    }
+    auto type = dyn_cast<MemRefType>(a.memref.getType());
+    if (!kernel || !type || a.indices.size() != b.indices.size() ||
+        a.indices.size() != static_cast<size_t>(type.getRank()))
+      return false;
+    shape = type.getShape();
+    Side sa, sb;
+    sa.access = &a;
+    sb.access = &b;
+    if (!gather(sa, kernel) || !gather(sb, kernel))
+      return false;
+    gatherOuterLoops({&sa, &sb}, kernel);
+    compile({&sa, &sb});
+    if (sameIteration)
+      return forEachOuter(0, [&] {
+        owners.clear();
+        return visitSide(sa, /*fill=*/true) && visitSide(sb, /*fill=*/false);
+      });
+    return forEachOuter(0, [&] { return visitSide(sa, /*fill=*/true); }) &&
+           forEachOuter(0, [&] { return visitSide(sb, /*fill=*/false); });
+  }
+
+private:
+  /// The loops and conditions around one access. Between the access and
+  /// the thread parallel, only loops, branches and inthreads regions are
+  /// understood.
+  bool gather(Side &side, ParallelOp kernel) {
+    Operation *op = side.access->op;
+    for (Operation *child = op, *p = op->getParentOp();
+         p && p != kernel.getOperation(); child = p, p = p->getParentOp()) {
+      bool inside = threads->isProperAncestor(p);
+      if (auto loop = dyn_cast<scf::ForOp>(p)) {
+        if (inside)
+          side.loops.insert(side.loops.begin(), loop);
+        continue;
+      }
+      if (auto branch = dyn_cast<scf::IfOp>(p)) {
+        side.conditions.push_back(
+            {branch.getCondition(),
+             child->getParentRegion() == &branch.getThenRegion()});
+        continue;
+      }
+      if (auto region = dyn_cast<InThreadsOp>(p)) {
+        side.conditions.push_back({region.getPredicate(), true});
+        continue;
+      }
+      if (inside)
+        return false;
+    }
+    return true;
+  }
+
+  /// The loops around the thread parallel whose counters the accesses'
+  /// indices, inner loop bounds or conditions depend on (or their bounds
+  /// do), outermost first. Other block arguments stay unbound: an index
+  /// that depends on one has no value, a condition is taken to hold.
+  void gatherOuterLoops(ArrayRef<Side *> sides, ParallelOp kernel) {
+    llvm::SetVector<Value> roots;
+    auto addRoots = [&](Value v) {
+      allSources(v, [&](BlockArgument arg) {
+        roots.insert(arg);
+        return true;
+      });
+    };
+    for (Side *side : sides) {
+      for (Value index : side->access->indices)
+        addRoots(index);
+      for (scf::ForOp loop : side->loops)
+        for (Value bound :
+             {loop.getLowerBound(), loop.getUpperBound(), loop.getStep()})
+          addRoots(bound);
+      for (auto [condition, expected] : side->conditions)
+        addRoots(condition);
+    }
+    SmallVector<scf::ForOp> around;
+    for (Operation *p = threads->getParentOp(); p && p != kernel.getOperation();
+         p = p->getParentOp())
+      if (auto loop = dyn_cast<scf::ForOp>(p))
+        around.insert(around.begin(), loop);
+    // Inner loops' bounds first: an outer counter they use is bound too.
+    // Then each needed outer loop's own bounds, innermost first, so that
+    // the closure is complete in one sweep.
+    for (scf::ForOp loop : llvm::reverse(around))
+      if (roots.contains(loop.getInductionVar())) {
+        for (Value bound :
+             {loop.getLowerBound(), loop.getUpperBound(), loop.getStep()})
+          addRoots(bound);
+      }
+    for (scf::ForOp loop : around)
+      if (roots.contains(loop.getInductionVar()))
+        outerLoops.push_back(loop);
+  }
+
+  /// Compiles every value the enumeration evaluates, after declaring the
+  /// values it binds.
+  void compile(ArrayRef<Side *> sides) {
+    for (auto [coordinate, extent] : coordinates)
+      program.addInput(coordinate);
+    for (scf::ForOp loop : outerLoops)
+      program.addInput(loop.getInductionVar());
+    for (Side *side : sides)
+      for (scf::ForOp loop : side->loops)
+        program.addInput(loop.getInductionVar());
+    auto bounds = [&](scf::ForOp loop) {
+      return std::array<unsigned, 3>{program.compile(loop.getLowerBound()),
+                                     program.compile(loop.getUpperBound()),
+                                     program.compile(loop.getStep())};
+    };
+    for (scf::ForOp loop : outerLoops)
+      outerBounds.push_back(bounds(loop));
+    for (Side *side : sides) {
+      for (scf::ForOp loop : side->loops)
+        side->loopBounds.push_back(bounds(loop));
+      for (auto [condition, expected] : side->conditions)
+        side->tests.push_back({program.compile(condition), expected});
+      for (Value index : side->access->indices)
+        side->indices.push_back(program.compile(index));
+    }
+  }
+
+  /// Calls `body` for every iteration of the outer loops from `i` on;
+  /// false as soon as a bound has no value or `body` returns false.
+  bool forEachOuter(size_t i, function_ref<bool()> body) {
+    if (i == outerLoops.size())
+      return body();
+    return forEachIteration(outerLoops[i], outerBounds[i],
+                            [&] { return forEachOuter(i + 1, body); });
+  }
+
+  /// Sets `loop`'s counter to each of its values in turn.
+  bool forEachIteration(scf::ForOp loop, const std::array<unsigned, 3> &bounds,
+                        function_ref<bool()> body) {
+    std::optional<int64_t> lb = program.evaluate(bounds[0]);
+    std::optional<int64_t> ub = program.evaluate(bounds[1]);
+    std::optional<int64_t> step = program.evaluate(bounds[2]);
+    if (!lb || !ub || !step || *step <= 0)
+      return false;
+    Value counter = loop.getInductionVar();
+    for (int64_t v = *lb; v < *ub; v += *step) {
+      program.set(counter, v);
+      if (!body())
+        return false;
+    }
+    return true;
+  }
+
+  /// Every thread's elements for `side`: recorded with their thread when
+  /// `fill`, else checked against those recorded. False on an element of
+  /// two threads, or when something has no value.
+  bool visitSide(const Side &side, bool fill) {
+    int64_t count = 1;
+    for (auto [index, extent] : coordinates)
+      count *= extent;
+    for (int64_t thread = 0; thread < count; ++thread) {
+      int64_t rest = thread;
+      for (auto [index, extent] : llvm::reverse(coordinates)) {
+        program.set(index, rest % extent);
+        rest /= extent;
+      }
+      if (!visitInner(side, 0, thread, fill))
+        return false;
+    }
+    return true;
+  }
+
+  bool visitInner(const Side &side, size_t depth, int64_t thread, bool fill) {
+    if (depth < side.loops.size()) {
+      return forEachIteration(side.loops[depth], side.loopBounds[depth], [&] {
+        return visitInner(side, depth + 1, thread, fill);
+      });
+    }
+    if (--budget < 0)
+      return false;
+    for (auto [test, expected] : side.tests) {
+      std::optional<int64_t> value = program.evaluate(test);
+      if (value && (*value != 0) != expected)
+        return true;
+    }
+    const ElementAccess &access = *side.access;
+    int64_t key = 0;
+    for (auto [d, index] : llvm::enumerate(side.indices)) {
+      std::optional<int64_t> value = program.evaluate(index);
+      if (!value)
+        return false;
+      bool last = d + 1 == side.indices.size();
+      int64_t extent = shape[d];
+      // One key per element: a linear index within static extents (a 1-D
+      // buffer's index is its own key).
+      if (shape.size() > 1) {
+        if (ShapedType::isDynamic(extent) || *value < 0 ||
+            *value + (last ? access.width : 1) > extent)
+          return false;
+        key = key * extent + *value;
+      } else {
+        key = *value;
+      }
+    }
+    for (int64_t i = 0; i < access.width; ++i) {
+      if (fill) {
+        auto [it, inserted] = owners.try_emplace(key + i, thread);
+        if (!inserted && it->second != thread)
+          it->second = kSeveral;
+        continue;
+      }
+      auto it = owners.find(key + i);
+      if (it != owners.end() && it->second != thread)
+        return false;
+    }
+    return true;
+  }
+
+  static constexpr int64_t kSeveral = -1;
+
+  ParallelOp threads;
+  int64_t &budget;
+  SmallVector<std::pair<Value, int64_t>> coordinates;
+  SmallVector<scf::ForOp> outerLoops;
+  SmallVector<std::array<unsigned, 3>> outerBounds;
+  ArrayRef<int64_t> shape;
+  IndexProgram program;
+  /// Element key -> the one thread that touched it, or kSeveral.
+  DenseMap<int64_t, int64_t> owners;
+};
+
+} // namespace
+
+bool mlir::croq::threadsShareNoElement(const ElementAccess &a,
+                                       const ElementAccess &b,
+                                       ParallelOp threads, bool sameIteration,
+                                       int64_t &budget) {
+  if (budget <= 0)
+    return false;
+  return Enumeration(threads, budget).run(a, b, sameIteration);
+}
