@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <array>
 
@@ -57,7 +58,11 @@ public:
     }
     auto type = dyn_cast<MemRefType>(a.memref.getType());
     if (!kernel || !type || a.indices.size() != b.indices.size() ||
-        a.indices.size() != static_cast<size_t>(type.getRank()))
+        a.indices.size() != static_cast<size_t>(type.getRank()) ||
+        !isStableDistinctView(a.memref, threads,
+                              sameIteration ? nullptr : kernel) ||
+        !isStableDistinctView(b.memref, threads,
+                              sameIteration ? nullptr : kernel))
       return false;
     shape = type.getShape();
     Side sa, sb;
@@ -189,10 +194,12 @@ private:
     std::optional<int64_t> lb = program.evaluate(bounds[0]);
     std::optional<int64_t> ub = program.evaluate(bounds[1]);
     std::optional<int64_t> step = program.evaluate(bounds[2]);
-    if (!lb || !ub || !step || *step <= 0)
+    if (!lb || !ub || !step || *step <= 0 || loop.getUnsignedCmp())
       return false;
     Value counter = loop.getInductionVar();
     for (int64_t v = *lb; v < *ub; v += *step) {
+      if (--budget < 0)
+        return false;
       program.set(counter, v);
       if (!body())
         return false;
@@ -206,8 +213,11 @@ private:
   bool visitSide(const Side &side, bool fill) {
     int64_t count = 1;
     for (auto [index, extent] : coordinates)
-      count *= extent;
+      if (llvm::MulOverflow(count, extent, count))
+        return false;
     for (int64_t thread = 0; thread < count; ++thread) {
+      if (--budget < 0)
+        return false;
       int64_t rest = thread;
       for (auto [index, extent] : llvm::reverse(coordinates)) {
         program.set(index, rest % extent);
@@ -225,8 +235,6 @@ private:
         return visitInner(side, depth + 1, thread, fill);
       });
     }
-    if (--budget < 0)
-      return false;
     for (auto [test, expected] : side.tests) {
       std::optional<int64_t> value = program.evaluate(test);
       if (value && (*value != 0) != expected)
@@ -251,6 +259,9 @@ private:
         key = *value;
       }
     }
+    // DenseMap keeps the two largest keys for itself.
+    if (key < 0 || key > (int64_t(1) << 62))
+      return false;
     for (int64_t i = 0; i < access.width; ++i) {
       if (fill) {
         auto [it, inserted] = owners.try_emplace(key + i, thread);
@@ -279,6 +290,103 @@ private:
 };
 
 } // namespace
+
+bool mlir::croq::isStableDistinctView(Value view, ParallelOp threads,
+                                      Operation *varying) {
+  ParallelOp kernel = threads;
+  while (kernel && kernel.getLevel() != Level::Block)
+    kernel = kernel.getParentParallel();
+  if (!kernel)
+    return false;
+  auto isStable = [&](Value v) {
+    return allSources(v, [&](BlockArgument arg) {
+      Operation *owner = arg.getOwner()->getParentOp();
+      // Outside the kernel, or an index of its blocks: one value per block.
+      if (owner == kernel.getOperation() || !kernel->isProperAncestor(owner))
+        return true;
+      // A warp, warpgroup or thread coordinate, or anything inside the
+      // thread body, differs between threads.
+      if (isa<ParallelOp>(owner) || threads->isAncestor(owner))
+        return false;
+      // A loop around the thread parallel: one value in one step, unless
+      // the two accesses may be in different steps of it.
+      return !varying || !varying->isAncestor(owner);
+    });
+  };
+  // A view may also pick, by a value that varies, one of several disjoint
+  // parts of a stable one: a chunkat tile, or a slice of extent 1 of a
+  // subview (`ring[k % 2]` of `shared f32 [32, 32] ring[2]`) whose stride
+  // spans the rest. Two threads' views are then the same part or disjoint
+  // parts, and distinct indices into one part are distinct elements.
+  for (Value v = view;;) {
+    if (auto tile = v.getDefiningOp<ChunkAtOp>()) {
+      if (!llvm::all_of(tile.getBounds(), isStable))
+        return false;
+      v = tile.getSource();
+      continue;
+    }
+    auto slice = v.getDefiningOp<memref::SubViewOp>();
+    if (!slice) {
+      if (!isStable(v))
+        return false;
+      break;
+    }
+    auto source = cast<MemRefType>(slice.getSource().getType());
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    if (!llvm::all_of(slice.getSizes(), isStable) ||
+        !llvm::all_of(slice.getStrides(), isStable))
+      return false;
+    ArrayRef<int64_t> sizes = slice.getStaticSizes();
+    for (auto [d, offsetValue] : llvm::enumerate(slice.getMixedOffsets())) {
+      auto dynamic = dyn_cast<Value>(offsetValue);
+      if (!dynamic || isStable(dynamic))
+        continue;
+      if (sizes[d] != 1 || failed(source.getStridesAndOffset(strides, offset)))
+        return false;
+      int64_t span = 0;
+      for (auto [e, size] : llvm::enumerate(sizes)) {
+        if (e == d || size == 1)
+          continue;
+        if (ShapedType::isDynamic(size) || ShapedType::isDynamic(strides[e]))
+          return false;
+        span += strides[e] * (size - 1);
+      }
+      if (ShapedType::isDynamic(strides[d]) || strides[d] <= span)
+        return false;
+    }
+    v = slice.getSource();
+  }
+  auto type = cast<MemRefType>(view.getType());
+  if (type.getLayout().isIdentity())
+    return true;
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(type.getStridesAndOffset(strides, offset)))
+    return false;
+  // Static strides, each above the span of the smaller ones (dynamic ones
+  // are the strides of a tensor, which croq's views keep apart); a
+  // run-time extent only along the largest stride.
+  SmallVector<std::pair<int64_t, int64_t>> dims;
+  for (auto [stride, extent] : llvm::zip_equal(strides, type.getShape())) {
+    if (extent == 1 || ShapedType::isDynamic(stride))
+      continue;
+    if (stride <= 0)
+      return false;
+    dims.push_back({stride, extent});
+  }
+  llvm::sort(dims);
+  int64_t span = 0;
+  for (auto [i, dim] : llvm::enumerate(dims)) {
+    auto [stride, extent] = dim;
+    if (stride <= span)
+      return false;
+    if (ShapedType::isDynamic(extent))
+      return i + 1 == dims.size();
+    span += stride * (extent - 1);
+  }
+  return true;
+}
 
 bool mlir::croq::threadsShareNoElement(const ElementAccess &a,
                                        const ElementAccess &b,

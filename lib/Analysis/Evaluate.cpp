@@ -12,6 +12,8 @@
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace mlir::croq;
 
@@ -77,12 +79,11 @@ std::optional<Operator> classify(Operation *def) {
   return result;
 }
 
-/// `v` as a value of `width` bits: i1 as 0 or 1, a narrower integer
-/// wrapped to its width and sign-extended (i32 arithmetic wraps as the
-/// GPU's does).
+/// `v` as a value of `width` bits, as the IR reads it: wrapped to its width
+/// and sign-extended (i32 arithmetic wraps as the GPU's does; an i1 true is
+/// -1, which arith.extsi and signed comparisons see, and a test of it is
+/// `!= 0`).
 int64_t wrap(int64_t v, unsigned width) {
-  if (width == 1)
-    return v & 1;
   if (width >= 64)
     return v;
   return llvm::SignExtend64(static_cast<uint64_t>(v), width);
@@ -114,17 +115,27 @@ std::optional<int64_t> apply(const Operator &op, ArrayRef<int64_t> x) {
   if (isUnsigned && (a < 0 || b < 0))
     return std::nullopt;
   int64_t r = 0;
+  // 64-bit overflow (index arithmetic) has no value here.
   switch (op.code) {
-  case Code::Add: r = a + b; break;
-  case Code::Sub: r = a - b; break;
-  case Code::Mul: r = a * b; break;
+  case Code::Add:
+    if (llvm::AddOverflow(a, b, r))
+      return std::nullopt;
+    break;
+  case Code::Sub:
+    if (llvm::SubOverflow(a, b, r))
+      return std::nullopt;
+    break;
+  case Code::Mul:
+    if (llvm::MulOverflow(a, b, r))
+      return std::nullopt;
+    break;
   case Code::DivS:
   case Code::DivU:
   case Code::RemS:
   case Code::RemU:
   case Code::CeilDivS:
   case Code::FloorDivS: {
-    if (b == 0)
+    if (b == 0 || (a == std::numeric_limits<int64_t>::min() && b == -1))
       return std::nullopt;
     bool inexact = a % b != 0;
     if (op.code == Code::DivS || op.code == Code::DivU)
@@ -167,13 +178,12 @@ std::optional<int64_t> apply(const Operator &op, ArrayRef<int64_t> x) {
   return wrap(r, op.width);
 }
 
-/// The value of an integer constant, i1 as 0 or 1.
+/// The value of an integer constant (an i1 true is -1, see wrap).
 std::optional<int64_t> constantOf(Value v) {
   APInt constant;
   if (!v.getType().isIntOrIndex() || !matchPattern(v, m_ConstantInt(&constant)))
     return std::nullopt;
-  return constant.getBitWidth() == 1 ? int64_t(constant.getZExtValue())
-                                     : constant.getSExtValue();
+  return constant.getSExtValue();
 }
 
 std::optional<int64_t> evaluate(Value v,

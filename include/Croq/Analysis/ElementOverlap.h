@@ -37,6 +37,16 @@ struct ElementAccess {
   int64_t width = 1;
 };
 
+/// Whether element accesses of `view` in the body of `threads` can be told
+/// apart by their indices: the view is the same memory in every thread (it
+/// depends on no thread, warp or warpgroup coordinate and on nothing inside
+/// the thread body) and in every step of the loops inside `varying` (the
+/// loop, or null, whose steps the two accesses compared may differ in);
+/// and its static strides send distinct indices to distinct elements
+/// (`s.view(8, 64 : 32, 1)` does not: its rows overlap). Dynamic strides
+/// are a tensor's, which croq's views keep apart.
+bool isStableDistinctView(Value view, ParallelOp threads, Operation *varying);
+
 /// True when no element is touched by `a` in one thread of `threads` and by
 /// `b` in another, proven by evaluating both accesses' indices for every
 /// thread (the coordinates of `threads` and of the warp and warpgroup levels
@@ -46,10 +56,13 @@ struct ElementAccess {
 /// iteration of those outer loops (the same step of a tree reduction);
 /// otherwise any two. A branch condition or inthreads predicate around an
 /// access that evaluates to false excludes the thread; one that cannot be
-/// evaluated (a comparison of loaded data) is taken to hold. False when
-/// anything an index or loop bound depends on is not a compile-time value,
-/// or when the evaluations would exceed `budget` (decremented by those made:
-/// one per thread, loop iteration and access).
+/// evaluated (a comparison of loaded data) is taken to hold. Elements are
+/// keyed by the accesses' indices into their memref, which must be a view
+/// the same in every thread and step with distinct addresses for distinct
+/// indices. False when anything an index or loop bound depends on is not a
+/// compile-time value, when a view is not such a one, or when the
+/// evaluations would exceed `budget` (decremented by those made: one per
+/// thread and per loop iteration).
 bool threadsShareNoElement(const ElementAccess &a, const ElementAccess &b,
                            ParallelOp threads, bool sameIteration,
                            int64_t &budget);

@@ -360,8 +360,10 @@ Value IRGen::coerce(Value value, Type type, Location l) {
     return value;
   if (from.isIndex() && type.isSignlessInteger())
     return builder.createOrFold<arith::IndexCastOp>(l, type, value);
+  // A bool is 0 or 1 as a number, as C promotes it (an i1 true is -1 to a
+  // sign extension).
   if (from.isSignlessInteger() && type.isIndex())
-    return isUnsigned(value)
+    return isUnsigned(value) || from.isInteger(1)
                ? builder.createOrFold<arith::IndexCastUIOp>(l, type, value)
                : builder.createOrFold<arith::IndexCastOp>(l, type, value);
   if (from.isIndex() && isa<FloatType>(type)) {
@@ -395,9 +397,10 @@ Value IRGen::coerce(Value value, Type type, Location l) {
   if (from.isSignlessInteger() && type.isSignlessInteger()) {
     if (from.getIntOrFloatBitWidth() > type.getIntOrFloatBitWidth())
       return arith::TruncIOp::create(builder, l, type, value);
-    if (isUnsigned(value)) {
+    if (isUnsigned(value) || from.isInteger(1)) {
       Value wide = arith::ExtUIOp::create(builder, l, type, value);
-      unsignedValues.insert(wide);
+      if (isUnsigned(value))
+        unsignedValues.insert(wide);
       return wide;
     }
     return arith::ExtSIOp::create(builder, l, type, value);
@@ -630,6 +633,11 @@ FailureOr<EVal> IRGen::binary(const Expr &e) {
     }
   }
   bool logical = op == "&&" || op == "||";
+  // Bools in arithmetic and comparisons are the ints 0 and 1 (C's
+  // promotion): `c < d` of two bools compares 0 and 1, where a signed i1
+  // comparison would take true for -1.
+  if (!logical && type.isInteger(1))
+    type = builder.getI32Type();
   // Floats narrower than 16 bits (f8, f6, f4) compute in f32, as CUDA's
   // __nv_fp8 and CUTLASS's sub-byte float types convert.
   if (auto f = dyn_cast<FloatType>(type); f && f.getWidth() < 16)

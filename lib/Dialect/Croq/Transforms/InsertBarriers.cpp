@@ -86,8 +86,10 @@ struct Access {
   bool opaque = false;
   /// Made in an earlier iteration of a loop around the access it is
   /// compared with (pending across the loop's back edge): a value computed
-  /// in that loop may differ between the two.
+  /// in that loop may differ between the two. `carriedBy` is the outermost
+  /// such loop.
   bool carried = false;
+  Operation *carriedBy = nullptr;
 };
 
 using State = SmallVector<Access>;
@@ -197,8 +199,10 @@ private:
       State again = entry;
       size_t fresh = again.size();
       join(again, once);
-      for (size_t i = fresh; i < again.size(); ++i)
+      for (size_t i = fresh; i < again.size(); ++i) {
         again[i].carried = true;
+        again[i].carriedBy = op;
+      }
       for (Region &r : op->getRegions())
         walkBlock(r.front(), again);
       state = entry;
@@ -566,7 +570,17 @@ private:
     if (a.indices.size() != b.indices.size() || a.indices.empty() ||
         !sameValue(a.memref, b.memref, /*depth=*/8))
       return {};
-    return dyn_cast_or_null<ParallelOp>(a.perThread);
+    auto threads = dyn_cast_or_null<ParallelOp>(a.perThread);
+    // Indices name elements only of a view that is the same memory for
+    // every thread (and in both steps of a loop, for an access carried from
+    // an earlier one), whose distinct indices are distinct elements.
+    Operation *varying = a.carriedBy;
+    if (!varying || (b.carriedBy && b.carriedBy->isAncestor(varying)))
+      varying = b.carriedBy;
+    if (!threads || !isStableDistinctView(a.memref, threads, varying) ||
+        !isStableDistinctView(b.memref, threads, varying))
+      return {};
+    return threads;
   }
 
   /// The values `coordinate` takes over the places of `a` and `b` (the
@@ -854,15 +868,19 @@ private:
     if (!threads)
       return false;
     bool sameIteration = !a.carried && !b.carried;
+    // An op names its element access, except a device call, which may take
+    // the addresses of several elements of one buffer.
+    bool cacheable = !isa<CallOp>(a.op) && !isa<CallOp>(b.op);
     auto key = std::make_tuple(a.op, b.op, a.memref.getAsOpaquePointer(),
                                unsigned(sameIteration));
-    if (auto it = enumerated.find(key); it != enumerated.end())
+    if (auto it = enumerated.find(key); cacheable && it != enumerated.end())
       return it->second;
     bool disjoint = threadsShareNoElement(
         {a.op, a.memref, a.indices, a.width},
         {b.op, b.memref, b.indices, b.width}, threads, sameIteration,
         enumerationBudget);
-    enumerated[key] = disjoint;
+    if (cacheable)
+      enumerated[key] = disjoint;
     return disjoint;
   }
 
