@@ -228,14 +228,24 @@ struct RootedView {
   SmallVector<unsigned> dims;
 };
 
-/// Traces `view` through memref.subview ops. Inside a dialect conversion,
+/// A `span_as` of a shared view that keeps the rows of the swizzled wgmma
+/// layout: a memref.reinterpret_cast, at its source's own offset, to a
+/// contiguous matrix with the source's innermost extent, of a source whose
+/// rows are one swizzle panel (32, 64 or 128 bytes) in groups of a multiple
+/// of 8 (`shared f16 [1, 8, 8, 64]` as [64, 64]). Row R of the matrix is
+/// then the source's flattened row R, and the swizzle pattern, which
+/// repeats every 8 rows, agrees. Null for any other value.
+memref::ReinterpretCastOp rowPreservingReshape(Value view);
+/// Traces `view` through memref.subview ops, and row-preserving reshapes
+/// (its origin then counts the source's flattened rows in the row
+/// dimension, which swizzledOffset allows). Inside a dialect conversion,
 /// pass `rewriter`: a view op that no pattern converts (a rank-reducing
 /// subview, `.sqz()`) still names the croq op it was built on until the
 /// conversion ends, and the walk continues from that op's converted value.
 FailureOr<RootedView> rootView(OpBuilder &b, Location loc, Value view,
                                ConversionPatternRewriter *rewriter = nullptr);
 /// What a croq-level view looks into: the value under its croq.subspan,
-/// croq.chunkat and memref.subview ops.
+/// croq.chunkat and memref.subview ops and row-preserving reshapes.
 Value viewSource(Value view);
 /// The shared buffer a croq-level view looks into, or null.
 memref::AllocOp viewedBuffer(Value view);

@@ -49,6 +49,25 @@ static int64_t swizzleSpanFor(MemRefType type) {
   return rowBytes % 128 == 0 ? 128 : rowBytes == 64 ? 64 : rowBytes == 32 ? 32 : 0;
 }
 
+/// Whether `op` is a span_as that keeps the wgmma layout's rows (a view,
+/// not an access).
+static bool isRowPreservingReshape(Operation *op) {
+  return isa<memref::ReinterpretCastOp>(op) &&
+         rowPreservingReshape(op->getResult(0));
+}
+
+/// Whether a croq-level view reaches its buffer through such a span_as.
+static bool throughReshape(Value view) {
+  while (Operation *def = view.getDefiningOp()) {
+    if (isRowPreservingReshape(def))
+      return true;
+    if (!isa<SubspanOp, ChunkAtOp, memref::SubViewOp>(def))
+      return false;
+    view = def->getOperand(0);
+  }
+  return false;
+}
+
 /// Picks the swizzle span of every shared buffer that warpgroup MMAs read
 /// and checks that nothing else reads or writes such a buffer.
 static LogicalResult planSwizzledBuffers(ModuleOp module) {
@@ -134,7 +153,8 @@ static LogicalResult planSwizzledBuffers(ModuleOp module) {
   if (result.wasInterrupted())
     return failure();
   result = module.walk([&](Operation *op) {
-    if (isa<SubspanOp, ChunkAtOp, memref::SubViewOp>(op))
+    if (isa<SubspanOp, ChunkAtOp, memref::SubViewOp>(op) ||
+        isRowPreservingReshape(op))
       return WalkResult::advance();
     for (OpOperand &operand : op->getOpOperands()) {
       if (!isa<MemRefType>(operand.get().getType()))
@@ -143,6 +163,27 @@ static LogicalResult planSwizzledBuffers(ModuleOp module) {
       if (!alloc || alloc == op || !operandBuffers.contains(alloc))
         continue;
       int64_t span = cast<IntegerAttr>(alloc->getAttr(kSwizzleAttrName)).getInt();
+      if (isa<memref::ReinterpretCastOp>(op)) {
+        op->emitOpError("reshapes a shared buffer that warpgroup MMAs read, "
+                        "whose rows of ")
+            << alloc.getType().getShape().back() << " x "
+            << alloc.getType().getElementType()
+            << " are stored in the swizzled wgmma layout; a span_as of it "
+               "must be a matrix [R, "
+            << alloc.getType().getShape().back()
+            << "] (the same rows, R a multiple of 8) of a buffer whose rows "
+               "are 32, 64 or 128 bytes";
+        return WalkResult::interrupt();
+      }
+      // Through a span_as, only wgmma and element accesses, which address
+      // the rows they name.
+      if (throughReshape(operand.get()) &&
+          !isa<MmaLoadOp, memref::LoadOp, memref::StoreOp>(op)) {
+        op->emitOpError("reaches a shared buffer that warpgroup MMAs read "
+                        "through a span_as; copy into or store to the "
+                        "buffer itself");
+        return WalkResult::interrupt();
+      }
       // Operand loads, and the address queries croq-bind-tma-futures makes
       // to tell a future's buffer, do not see the layout.
       if (isa<MmaLoadOp, DmaAnyOp, memref::ExtractAlignedPointerAsIndexOp,
@@ -200,7 +241,8 @@ static LogicalResult planSwizzledBuffers(ModuleOp module) {
   result = module.walk([&](Operation *op) {
     if (isa<SubspanOp, ChunkAtOp, memref::SubViewOp, MmaLoadOp, DmaAnyOp,
             FutureDataOp, memref::ExtractAlignedPointerAsIndexOp,
-            memref::ExtractStridedMetadataOp>(op))
+            memref::ExtractStridedMetadataOp>(op) ||
+        isRowPreservingReshape(op))
       return WalkResult::advance();
     for (OpOperand &operand : op->getOpOperands()) {
       if (!isa<MemRefType>(operand.get().getType()) ||

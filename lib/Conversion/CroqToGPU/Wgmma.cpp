@@ -87,11 +87,43 @@ Value viewSource(Value view) {
       }
       break;
     }
-    if (!isa<SubspanOp, ChunkAtOp, memref::SubViewOp>(def))
+    if (!isa<SubspanOp, ChunkAtOp, memref::SubViewOp>(def) &&
+        !rowPreservingReshape(view))
       break;
     view = def->getOperand(0);
   }
   return view;
+}
+
+memref::ReinterpretCastOp rowPreservingReshape(Value view) {
+  auto reshape = view.getDefiningOp<memref::ReinterpretCastOp>();
+  if (!reshape)
+    return {};
+  auto source = cast<MemRefType>(reshape.getSource().getType());
+  MemRefType result = reshape.getType();
+  if (getStorage(source) != Storage::Shared || !source.hasStaticShape() ||
+      !result.hasStaticShape() || source.getRank() < 2 ||
+      result.getRank() != 2)
+    return {};
+  int64_t cols = source.getShape().back();
+  int64_t rowBytes = cols * getStorageBytes(source.getElementType());
+  if (result.getShape()[1] != cols ||
+      (rowBytes != 32 && rowBytes != 64 && rowBytes != 128) ||
+      source.getShape()[source.getRank() - 2] % 8 || result.getShape()[0] % 8)
+    return {};
+  ArrayRef<int64_t> strides = reshape.getStaticStrides();
+  if (strides.size() != 2 || strides[0] != cols || strides[1] != 1)
+    return {};
+  // At the source's own offset: 0, or the offset its metadata reports
+  // (span_as keeps the view's start).
+  OpFoldResult offset = reshape.getMixedOffsets().front();
+  auto meta = dyn_cast_if_present<Value>(offset)
+                  ? cast<Value>(offset).getDefiningOp<memref::ExtractStridedMetadataOp>()
+                  : memref::ExtractStridedMetadataOp();
+  bool atSourceOffset = isConstantIntValue(offset, 0) ||
+                        (meta && meta.getSource() == reshape.getSource() &&
+                         cast<Value>(offset) == meta.getOffset());
+  return atSourceOffset ? reshape : memref::ReinterpretCastOp();
 }
 
 memref::AllocOp viewedBuffer(Value view) {
@@ -135,7 +167,24 @@ FailureOr<RootedView> rootView(OpBuilder &b, Location loc, Value view,
                     llvm::to_vector(llvm::seq<unsigned>(0, rank))};
   auto remapped = [&](Value v) { return remappedView(v, rewriter); };
   result.root = remapped(result.root);
-  while (auto subview = result.root.getDefiningOp<memref::SubViewOp>()) {
+  while (true) {
+    // A row-preserving reshape to [rows, cols]: origin (R, c) is the
+    // source's flattened row R, counted in its row dimension.
+    if (memref::ReinterpretCastOp reshape =
+            rowPreservingReshape(result.root)) {
+      unsigned sourceRank = reshape.getSource().getType().getRank();
+      SmallVector<Value> origin(sourceRank, cIndex(b, loc, 0));
+      origin[sourceRank - 2] = result.origin[0];
+      origin[sourceRank - 1] = result.origin[1];
+      for (unsigned &d : result.dims)
+        d += sourceRank - 2;
+      result.origin = std::move(origin);
+      result.root = remapped(reshape.getSource());
+      continue;
+    }
+    auto subview = result.root.getDefiningOp<memref::SubViewOp>();
+    if (!subview)
+      break;
     if (!llvm::all_of(subview.getStaticStrides(),
                       [](int64_t s) { return s == 1; }))
       return failure();
@@ -163,8 +212,11 @@ FailureOr<RootedView> rootView(OpBuilder &b, Location loc, Value view,
 int64_t swizzleSpan(Value view, ConversionPatternRewriter *rewriter) {
   auto remapped = [&](Value v) { return remappedView(v, rewriter); };
   view = remapped(view);
-  while (auto subview = view.getDefiningOp<memref::SubViewOp>())
-    view = remapped(subview.getSource());
+  while (Operation *def = view.getDefiningOp()) {
+    if (!isa<memref::SubViewOp>(def) && !rowPreservingReshape(view))
+      break;
+    view = remapped(def->getOperand(0));
+  }
   Operation *def = view.getDefiningOp();
   if (!def)
     return 0;
@@ -180,8 +232,11 @@ bool mayNameSeveralBuffers(Value view, ConversionPatternRewriter *rewriter) {
   if (!type || getStorage(type) != Storage::Shared)
     return false;
   view = remappedView(view, rewriter);
-  while (auto subview = view.getDefiningOp<memref::SubViewOp>())
-    view = remappedView(subview.getSource(), rewriter);
+  while (Operation *def = view.getDefiningOp()) {
+    if (!isa<memref::SubViewOp>(def) && !rowPreservingReshape(view))
+      break;
+    view = remappedView(def->getOperand(0), rewriter);
+  }
   return !view.getDefiningOp<memref::AllocOp>() &&
          !view.getDefiningOp<memref::ViewOp>();
 }

@@ -183,6 +183,8 @@ SIGNATURES = {
     "transpose_in_place_co": [_TENSOR],
     "blelloch_scan_co": [_TENSOR] * 2,
     "odd_even_sort_co": [_TENSOR],
+    "conv1x1_span_as_co": [_TENSOR] * 3,
+    "span_as_rows_co": [_TENSOR] * 4,
     "f8_ops_co": [_TENSOR] * 4,
     "subbyte_co": [_TENSOR] * 16,
     "bits_co": [_TENSOR] * 2,

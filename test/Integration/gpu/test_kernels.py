@@ -445,6 +445,35 @@ def pairwise_shared_algorithms():
 
 
 @test
+def span_as_wgmma_operands():
+    # span_as_wgmma_co: a TMA box [1, 4, 16, 64] of an NHWC image read by
+    # wgmma as the [64, 64] matrix of its pixels (a 1x1 convolution; ragged
+    # H, W, C and OC, odd K-tile counts, up to 324 blocks), and groups of 8
+    # rows of 32 bytes as a [64, 16] operand and element by element.
+    shapes = ((1, 4, 16, 64, 64), (2, 7, 19, 72, 80), (3, 33, 45, 136, 200))
+    for nb, h, w, c, oc in sweep(shapes, shapes[:2]):
+        x = torch.randn(nb, h, w, c, device="cuda").half()
+        wt = torch.randn(oc, c, device="cuda").half()
+        y = poisoned((nb, h, w, oc), torch.float32)
+        K.conv1x1_span_as_co(x, wt, y)
+        ref = torch.einsum("nhwc,oc->nhwo", x.float(), wt.float())
+        torch.testing.assert_close(
+            y, ref, rtol=1e-3, atol=1e-2,
+            msg=lambda m: f"conv1x1 {nb}x{h}x{w}x{c} -> {oc}: {m}")
+    for g, n in sweep(((1, 64), (8, 64), (13, 100), (300, 520)),
+                      ((1, 64), (13, 100))):
+        a = torch.randn(g, 8, 16, device="cuda").half()
+        b = torch.randn(n, 16, device="cuda").half()
+        c = poisoned((g * 8, n), torch.float32)
+        out = poisoned((g, 8, 16), torch.float16)
+        K.span_as_rows_co(a, b, c, out)
+        ref = a.view(-1, 16).float() @ b.float().T
+        torch.testing.assert_close(c, ref, rtol=1e-3, atol=1e-2,
+                                   msg=lambda m: f"rows {g}x8x16, N = {n}: {m}")
+        expect_equal(out, a, f"elements through span_as, G = {g}")
+
+
+@test
 def f8_arithmetic():
     # e4m3 + e5m2 into f16 (each extended exactly, the f32 sum rounded once)
     # and e4m3 * 2 stored as e4m3 (round to nearest; |2a| <= 448 fits), over
