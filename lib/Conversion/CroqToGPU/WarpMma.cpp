@@ -95,7 +95,9 @@ namespace {
 /// An (M, N, K) instruction shape.
 struct WarpShape {
   int64_t m, n, k;
-  bool operator==(const WarpShape &) const = default;
+  bool operator==(const WarpShape &o) const {
+    return m == o.m && n == o.n && k == o.k;
+  }
 };
 } // namespace
 
