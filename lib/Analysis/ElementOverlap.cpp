@@ -360,10 +360,9 @@ bool mlir::croq::isStableDistinctView(Value view, ParallelOp threads,
   auto type = cast<MemRefType>(view.getType());
   if (type.getLayout().isIdentity())
     return true;
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  if (failed(type.getStridesAndOffset(strides, offset)))
+  if (!type.isStrided())
     return false;
+  SmallVector<int64_t> strides = type.getStridesAndOffset().first;
   // Static strides, each above the span of the smaller ones (dynamic ones
   // are the strides of a tensor, which croq's views keep apart); a
   // run-time extent only along the largest stride.
