@@ -499,9 +499,9 @@ FailureOr<EVal> IRGen::shortCircuit(const Expr &e) {
   FailureOr<EVal> c = expr(*e.args[0]);
   if (failed(c))
     return failure();
-  Value cond = isTernary ? c->value : truthValue(c->value, l);
-  if (!cond.getType().isInteger(1))
-    return fail(e.args[0]->loc, "the condition of ?: must be a boolean");
+  // A condition is any scalar, true where it is not zero (as in C and
+  // `if`).
+  Value cond = truthValue(c->value, l);
   // The arms, each in its branch; their type is known once both are built.
   auto branch = scf::IfOp::create(builder, l, TypeRange{}, cond,
                                   /*withElseRegion=*/true);
@@ -811,9 +811,7 @@ FailureOr<EVal> IRGen::expr(const Expr &e) {
     if (failed(armType))
       return failure();
     Type type = *armType;
-    Value cond = c->value;
-    if (!cond.getType().isInteger(1))
-      return fail(e.args[0]->loc, "the condition of ?: must be a boolean");
+    Value cond = truthValue(c->value, l);
     return EVal{builder.createOrFold<arith::SelectOp>(l, cond, coerce(a->value, type, l),
                                         coerce(b->value, type, l))};
   }
