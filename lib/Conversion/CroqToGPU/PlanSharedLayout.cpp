@@ -121,6 +121,15 @@ static LogicalResult planSwizzledBuffers(ModuleOp module) {
       }
       return WalkResult::advance();
     }
+    if (auto reshape =
+            viewSource(load.getSource()).getDefiningOp<memref::ReinterpretCastOp>()) {
+      load.emitOpError("is a warpgroup MMA operand through a span_as or "
+                       "strided view that does not keep the rows of its "
+                       "shared buffer; wgmma reads a matrix [R, C] of a "
+                       "contiguous buffer whose innermost extent is C, with "
+                       "rows of 32, 64 or 128 bytes and R a multiple of 8");
+      return WalkResult::interrupt();
+    }
     if (!alloc || getStorage(alloc.getType()) != Storage::Shared) {
       load.emitOpError("is a warpgroup MMA operand, which wgmma reads from "
                        "shared memory; load it from a view of a shared "
@@ -184,8 +193,19 @@ static LogicalResult planSwizzledBuffers(ModuleOp module) {
                         "buffer itself");
         return WalkResult::interrupt();
       }
-      // Operand loads, and the address queries croq-bind-tma-futures makes
-      // to tell a future's buffer, do not see the layout.
+      // A warp MMA (ldmatrix) reads plain rows, not the swizzled layout.
+      if (auto load = dyn_cast<MmaLoadOp>(op);
+          load && (load.getResult().getType().getScope() != Level::Warpgroup ||
+                   load.getResult().getType().getRole() == FragRole::Meta)) {
+        op->emitOpError("loads a warp MMA operand from a shared buffer that "
+                        "warpgroup MMAs read, which is stored in the "
+                        "swizzled wgmma layout; give the warp MMA's operand "
+                        "a buffer of its own");
+        return WalkResult::interrupt();
+      }
+      // Warpgroup operand loads, and the address queries
+      // croq-bind-tma-futures makes to tell a future's buffer, do not see
+      // the layout.
       if (isa<MmaLoadOp, DmaAnyOp, memref::ExtractAlignedPointerAsIndexOp,
               memref::ExtractStridedMetadataOp>(op))
         continue;

@@ -114,13 +114,24 @@ memref::ReinterpretCastOp rowPreservingReshape(Value view) {
   ArrayRef<int64_t> strides = reshape.getStaticStrides();
   if (strides.size() != 2 || strides[0] != cols || strides[1] != 1)
     return {};
+  // The source's rows must be contiguous as well (a window of memory
+  // strides over a tile of a wider buffer is not).
+  if (!source.isStrided())
+    return {};
+  auto [sourceStrides, sourceOffset] = source.getStridesAndOffset();
+  int64_t expected = 1;
+  for (int64_t d = source.getRank() - 1; d >= 0; --d) {
+    if (source.getShape()[d] != 1 && sourceStrides[d] != expected)
+      return {};
+    expected *= source.getShape()[d];
+  }
   // At the source's own offset: 0, or the offset its metadata reports
   // (span_as keeps the view's start).
   OpFoldResult offset = reshape.getMixedOffsets().front();
   auto meta = dyn_cast_if_present<Value>(offset)
                   ? cast<Value>(offset).getDefiningOp<memref::ExtractStridedMetadataOp>()
                   : memref::ExtractStridedMetadataOp();
-  bool atSourceOffset = isConstantIntValue(offset, 0) ||
+  bool atSourceOffset = (isConstantIntValue(offset, 0) && sourceOffset == 0) ||
                         (meta && meta.getSource() == reshape.getSource() &&
                          cast<Value>(offset) == meta.getOffset());
   return atSourceOffset ? reshape : memref::ReinterpretCastOp();

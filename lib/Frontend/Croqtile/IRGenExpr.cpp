@@ -635,8 +635,10 @@ FailureOr<EVal> IRGen::binary(const Expr &e) {
   bool logical = op == "&&" || op == "||";
   // Bools in arithmetic and comparisons are the ints 0 and 1 (C's
   // promotion): `c < d` of two bools compares 0 and 1, where a signed i1
-  // comparison would take true for -1.
-  if (!logical && type.isInteger(1))
+  // comparison would take true for -1. Bitwise `&`, `|`, `^` of bools give
+  // the same 0 or 1 in i1, and stay conditions.
+  bool bitwise = op == "&" || op == "|" || op == "^";
+  if (!logical && !bitwise && type.isInteger(1))
     type = builder.getI32Type();
   // Floats narrower than 16 bits (f8, f6, f4) compute in f32, as CUDA's
   // __nv_fp8 and CUTLASS's sub-byte float types convert.
@@ -777,6 +779,10 @@ FailureOr<EVal> IRGen::expr(const Expr &e) {
     if (failed(v))
       return failure();
     Value x = v->value;
+    // A bool negated or complemented is the int 0 or 1 first (C's
+    // promotion: -true is -1, ~true is -2).
+    if ((e.name == "-" || e.name == "~") && x.getType().isInteger(1))
+      x = coerce(x, builder.getI32Type(), l);
     if (e.name == "-") {
       if (isa<FloatType>(x.getType()))
         return EVal{arith::NegFOp::create(builder, l, x), Value(), v->literal};
