@@ -653,10 +653,9 @@ LogicalResult IRGen::ifStmt(const Stmt &stmt) {
   FailureOr<EVal> cond = expr(*stmt.value);
   if (failed(cond))
     return failure();
-  if (!cond->value.getType().isInteger(1))
-    return fail(stmt.value->loc, "an if condition must be a comparison or a "
-                                 "bool");
-  return ifThenElse(loc(stmt.loc), cond->value, stmt.body,
+  // Any scalar, true where it is not zero (as in C, and as ?: takes it).
+  return ifThenElse(loc(stmt.loc), truthValue(cond->value, loc(stmt.value->loc)),
+                    stmt.body,
                     stmt.hasElse ? &stmt.elseBody : nullptr);
 }
 
@@ -720,8 +719,8 @@ LogicalResult IRGen::whileStmt(const Stmt &stmt) {
         bind(args);
         FailureOr<EVal> cond = expr(*stmt.value);
         Value c;
-        if (succeeded(cond) && cond->value.getType().isInteger(1)) {
-          c = cond->value;
+        if (succeeded(cond)) {
+          c = truthValue(cond->value, bl);
           if (exits) {
             // Stop once the body broke.
             Value one = arith::ConstantIntOp::create(builder, bl,
@@ -736,11 +735,7 @@ LogicalResult IRGen::whileStmt(const Stmt &stmt) {
             c = builder.createOrFold<arith::AndIOp>(bl, running, c);
           }
         } else {
-          if (succeeded(cond))
-            result = fail(stmt.value->loc, "a while condition must be a "
-                                           "comparison or a bool");
-          else
-            result = failure();
+          result = failure();
           c = arith::ConstantIntOp::create(builder, bl, builder.getI1Type(), 0);
         }
         scf::ConditionOp::create(builder, bl, c, args);
