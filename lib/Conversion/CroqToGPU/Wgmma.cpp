@@ -535,6 +535,27 @@ static Value loadSparseMetadata(OpBuilder &b, Location loc, FragType type,
   return result;
 }
 
+/// Whether index `v` is provably a multiple of `m`: a constant, a product
+/// with such a factor, or a sum or difference of such values.
+static bool isMultipleOf(Value v, int64_t m, int depth = 0) {
+  if (m <= 1)
+    return true;
+  if (std::optional<int64_t> c = getConstantIntValue(v))
+    return *c % m == 0;
+  Operation *def = v.getDefiningOp();
+  if (!def || depth > 16)
+    return false;
+  if (isa<arith::MulIOp>(def))
+    return isMultipleOf(def->getOperand(0), m, depth + 1) ||
+           isMultipleOf(def->getOperand(1), m, depth + 1);
+  if (isa<arith::AddIOp, arith::SubIOp>(def))
+    return isMultipleOf(def->getOperand(0), m, depth + 1) &&
+           isMultipleOf(def->getOperand(1), m, depth + 1);
+  if (isa<arith::IndexCastOp, arith::IndexCastUIOp>(def))
+    return isMultipleOf(def->getOperand(0), m, depth + 1);
+  return false;
+}
+
 LogicalResult lowerWarpgroupLoad(MmaLoadOp op, Value source,
                                         ConversionPatternRewriter &rewriter) {
   Location loc = op.getLoc();
@@ -557,6 +578,18 @@ LogicalResult lowerWarpgroupLoad(MmaLoadOp op, Value source,
   if (failed(view = rootView(rewriter, loc, source, &rewriter)))
     return op.emitOpError("cannot trace this operand to a swizzled shared "
                           "buffer through unit-stride views");
+  // The descriptor starts a group of 8 swizzled rows, at a 16-byte chunk.
+  auto type = cast<MemRefType>(view->root.getType());
+  int64_t rank = type.getRank();
+  int64_t chunk = std::max<int64_t>(1, 16 / elementBytes(type));
+  if (!isMultipleOf(view->origin[rank - 2], 8) ||
+      !isMultipleOf(view->origin[rank - 1], chunk))
+    return op.emitOpError("reads a tile that croq cannot prove starts at a "
+                          "row that is a multiple of 8 and a column that is "
+                          "a multiple of ")
+           << chunk << " of its shared buffer, where wgmma's layout groups "
+              "rows and 16-byte chunks; take the operand as a chunkat or "
+              "subspan tile of such extents";
   rewriter.replaceOp(op, wgmmaDescriptor(rewriter, loc, *view, span));
   return success();
 }
