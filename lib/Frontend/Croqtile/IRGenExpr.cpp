@@ -358,6 +358,10 @@ Value IRGen::coerce(Value value, Type type, Location l) {
   Type from = value.getType();
   if (from == type)
     return value;
+  // To a bool: true where not zero, as C converts (`bool s = p + q;` is
+  // true for 2), not the low bit.
+  if (type.isInteger(1) && (from.isIntOrIndex() || isa<FloatType>(from)))
+    return truthValue(value, l);
   if (from.isIndex() && type.isSignlessInteger())
     return builder.createOrFold<arith::IndexCastOp>(l, type, value);
   // A bool is 0 or 1 as a number, as C promotes it (an i1 true is -1 to a
