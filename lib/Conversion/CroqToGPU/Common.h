@@ -261,6 +261,11 @@ int64_t swizzleSpan(Value view, ConversionPatternRewriter *rewriter = nullptr);
 /// one of several buffers at run time (carried by a loop, or swapped).
 bool mayNameSeveralBuffers(Value view,
                            ConversionPatternRewriter *rewriter = nullptr);
+/// swizzleSpan, or for the data of a future that names one of several
+/// buffers, the span the op using it records (`recorded`, the swizzle
+/// croq-plan-shared-layout gave them all); 0 when there is none.
+int64_t swizzleSpanOrRecorded(Value view, std::optional<uint64_t> recorded,
+                              ConversionPatternRewriter *rewriter);
 /// The buffers a croq-level view may look into: its buffer, or every buffer
 /// the data of a future it views may be at run time (none when unknown).
 SmallVector<memref::AllocOp> viewedBuffers(Value view);

@@ -286,9 +286,7 @@ struct DmaCopyLowering : ScopedPattern<DmaCopyOp> {
     // The layout comes from the buffer (croq-plan-shared-layout); a swizzle
     // the copy names must agree with it. Into the data of a future that
     // names one of several buffers at run time, the copy records theirs.
-    int64_t span = swizzleSpan(target, &rewriter);
-    if (!span && op.getSwizzle() && mayNameSeveralBuffers(target, &rewriter))
-      span = static_cast<int64_t>(*op.getSwizzle());
+    int64_t span = swizzleSpanOrRecorded(target, op.getSwizzle(), &rewriter);
     if (op.getSwizzle() && static_cast<int64_t>(*op.getSwizzle()) != span)
       return op.emitOpError("names swizzle(")
              << *op.getSwizzle() << "), but its destination is not stored "

@@ -121,8 +121,7 @@ static LogicalResult planSwizzledBuffers(ModuleOp module) {
       }
       return WalkResult::advance();
     }
-    if (auto reshape =
-            viewSource(load.getSource()).getDefiningOp<memref::ReinterpretCastOp>()) {
+    if (viewSource(load.getSource()).getDefiningOp<memref::ReinterpretCastOp>()) {
       load.emitOpError("is a warpgroup MMA operand through a span_as or "
                        "strided view that does not keep the rows of its "
                        "shared buffer; wgmma reads a matrix [R, C] of a "

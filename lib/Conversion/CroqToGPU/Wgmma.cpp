@@ -219,15 +219,22 @@ FailureOr<RootedView> rootView(OpBuilder &b, Location loc, Value view,
   return result;
 }
 
-/// The swizzle span of the buffer a converted view looks into, or 0.
-int64_t swizzleSpan(Value view, ConversionPatternRewriter *rewriter) {
-  auto remapped = [&](Value v) { return remappedView(v, rewriter); };
-  view = remapped(view);
+/// What a converted view looks into: the value under its memref.subview
+/// ops and row-preserving reshapes.
+static Value convertedViewSource(Value view,
+                                 ConversionPatternRewriter *rewriter) {
+  view = remappedView(view, rewriter);
   while (Operation *def = view.getDefiningOp()) {
     if (!isa<memref::SubViewOp>(def) && !rowPreservingReshape(view))
       break;
-    view = remapped(def->getOperand(0));
+    view = remappedView(def->getOperand(0), rewriter);
   }
+  return view;
+}
+
+/// The swizzle span of the buffer a converted view looks into, or 0.
+int64_t swizzleSpan(Value view, ConversionPatternRewriter *rewriter) {
+  view = convertedViewSource(view, rewriter);
   Operation *def = view.getDefiningOp();
   if (!def)
     return 0;
@@ -242,14 +249,17 @@ bool mayNameSeveralBuffers(Value view, ConversionPatternRewriter *rewriter) {
   auto type = dyn_cast<MemRefType>(view.getType());
   if (!type || getStorage(type) != Storage::Shared)
     return false;
-  view = remappedView(view, rewriter);
-  while (Operation *def = view.getDefiningOp()) {
-    if (!isa<memref::SubViewOp>(def) && !rowPreservingReshape(view))
-      break;
-    view = remappedView(def->getOperand(0), rewriter);
-  }
+  view = convertedViewSource(view, rewriter);
   return !view.getDefiningOp<memref::AllocOp>() &&
          !view.getDefiningOp<memref::ViewOp>();
+}
+
+int64_t swizzleSpanOrRecorded(Value view, std::optional<uint64_t> recorded,
+                              ConversionPatternRewriter *rewriter) {
+  int64_t span = swizzleSpan(view, rewriter);
+  if (!span && recorded && mayNameSeveralBuffers(view, rewriter))
+    span = static_cast<int64_t>(*recorded);
+  return span;
 }
 
 SmallVector<memref::AllocOp> viewedBuffers(Value view) {
@@ -565,11 +575,7 @@ LogicalResult lowerWarpgroupLoad(MmaLoadOp op, Value source,
                                validExtents(rewriter, loc, op.getSource())));
     return success();
   }
-  // The data of a future names one of several buffers at run time; the
-  // load records the span croq-plan-shared-layout gave them all.
-  int64_t span = swizzleSpan(source, &rewriter);
-  if (!span && op.getSwizzle() && mayNameSeveralBuffers(source, &rewriter))
-    span = static_cast<int64_t>(*op.getSwizzle());
+  int64_t span = swizzleSpanOrRecorded(source, op.getSwizzle(), &rewriter);
   if (!span)
     return op.emitOpError("reads a shared buffer without a wgmma layout: run "
                           "croq-plan-shared-layout before the croq-to-gpu "

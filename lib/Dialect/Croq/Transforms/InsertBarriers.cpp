@@ -565,7 +565,8 @@ private:
 
   /// The thread parallel of two element accesses whose indices can be
   /// compared dimension by dimension (the same buffer, the same rank), or
-  /// null.
+  /// null. The rules below (sameThreadElement, disjointElements,
+  /// enumeratedDisjoint) take it as `threads`.
   static ParallelOp comparableElements(const Access &a, const Access &b) {
     if (a.indices.size() != b.indices.size() || a.indices.empty() ||
         !sameValue(a.memref, b.memref, /*depth=*/8))
@@ -599,10 +600,8 @@ private:
   /// thread can make to one element: the same buffer, and a dimension whose
   /// index is a disjoint slot of the same thread index in both (the other
   /// dimensions are then free).
-  static bool sameThreadElement(const Access &a, const Access &b) {
-    ParallelOp threads = comparableElements(a, b);
-    if (!threads)
-      return false;
+  static bool sameThreadElement(const Access &a, const Access &b,
+                                ParallelOp threads) {
     // The same element expression in the same block (a read-modify-write
     // like `s.at(t / 32, t % 32) += 1`): two threads meet only where the
     // expression maps them to one element, and there their writes already
@@ -715,10 +714,8 @@ private:
   /// make to one element: in some dimension, the values their indices take
   /// over all threads (and loop counters) lie in disjoint ranges around the
   /// same base (`s[t]` and `s[t + 128]` for t < 128).
-  static bool disjointElements(const Access &a, const Access &b) {
-    ParallelOp threads = comparableElements(a, b);
-    if (!threads)
-      return false;
+  static bool disjointElements(const Access &a, const Access &b,
+                               ParallelOp threads) {
     // [lo, hi] of a slot's values where `op` runs, relative to its base
     // (the coordinate narrowed by the conditions around `op`: `s[t]` and
     // `s[t + 128]` under `if (t < 128)`).
@@ -863,10 +860,8 @@ private:
   /// thread (ElementOverlap.h): for index forms the slot rules do not
   /// cover, where every bound is a compile-time value. Remembered per pair
   /// of accesses; all the evaluations of one kernel share one budget.
-  bool enumeratedDisjoint(const Access &a, const Access &b) {
-    ParallelOp threads = comparableElements(a, b);
-    if (!threads)
-      return false;
+  bool enumeratedDisjoint(const Access &a, const Access &b,
+                          ParallelOp threads) {
     bool sameIteration = !a.carried && !b.carried;
     // An op names its element access, except a device call, which may take
     // the addresses of several elements of one buffer.
@@ -898,10 +893,12 @@ private:
     bool sameBody = earlier.perThread && earlier.perThread == later.perThread;
     // Element accesses of one thread-level body: the same thread's only
     // where their indices prove it (s[t] and s[t], not s[t] and s[0]).
-    if (sameBody && earlier.isElement && later.isElement)
-      return !sameThreadElement(earlier, later) &&
-             !disjointElements(earlier, later) &&
-             !enumeratedDisjoint(earlier, later);
+    if (sameBody && earlier.isElement && later.isElement) {
+      ParallelOp threads = comparableElements(earlier, later);
+      return !threads || (!sameThreadElement(earlier, later, threads) &&
+                          !disjointElements(earlier, later, threads) &&
+                          !enumeratedDisjoint(earlier, later, threads));
+    }
     // Per-thread copies of one body move each thread's own data.
     if (sameBody && !earlier.isElement && !later.isElement)
       return false;
