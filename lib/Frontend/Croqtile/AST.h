@@ -88,6 +88,22 @@ inline bool anyExpr(const Expr &e,
   return false;
 }
 
+/// `x[i][j]...` (nested subscripts, or one with several arguments): the
+/// name `x`, with `indices` its subscripts in order; `x` itself, with none.
+/// Null for anything else.
+inline const Expr *subscriptedName(const Expr &e,
+                                   std::vector<const Expr *> &indices) {
+  if (e.kind == Expr::Kind::Name)
+    return &e;
+  if (e.kind != Expr::Kind::Index || !e.base)
+    return nullptr;
+  const Expr *name = subscriptedName(*e.base, indices);
+  if (name)
+    for (const ExprPtr &arg : e.args)
+      indices.push_back(arg.get());
+  return name;
+}
+
 struct Stmt;
 using StmtPtr = std::unique_ptr<Stmt>;
 
@@ -147,7 +163,8 @@ struct Stmt {
     ExprStmt,    // x++ etc.
     Dma,         // [result =] dma|tma ...
     DmaAny,      // result = dma.any | tma.any
-    MmaFill,     // result = mma.fill[.T] value
+    MmaFill,     // result = mma.fill[.T] value; frag[.T] result[dims] {value};
+                 // mma.fill acc[, target element], value
     MmaLoad,     // result = mma.load[.swiz<N>] view
     Mma,         // [result =] mma.lay[.async|.scale] acc, a, b[, sa, sb]
     MmaScale,    // mma.scale acc, sa, sb
@@ -189,7 +206,7 @@ struct Stmt {
   std::optional<int64_t> unroll; // foreach ... : unroll(n)
   const Expr *vectorizeIndex = nullptr; // foreach ... : vectorize(i, n)
   std::vector<ExprPtr> dims;    // tensor dims
-  std::vector<ExprPtr> arrayDims; // name[ARR] of buffers / events
+  std::vector<ExprPtr> arrayDims; // name[ARR] of buffers / events / accumulators
   std::optional<int64_t> arrivals; // event<N>
   std::optional<int64_t> rank;  // mdspan<N> / ituple<N> of a ShapeDecl
   bool ready = false;           // = ready
@@ -197,7 +214,8 @@ struct Stmt {
 
   // Assignments and expressions.
   std::string op;               // "=", "+=", ...; engine ("dma"/"tma")
-  ExprPtr target;               // assignment target (Name or element)
+  ExprPtr target;               // assignment target (Name or element); the
+                                // accumulator element a refill fills
   ExprPtr value;                // init / value / mma.fill value / condition
 
   // Copies.

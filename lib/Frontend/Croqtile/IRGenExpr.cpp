@@ -184,7 +184,7 @@ FailureOr<EVal> IRGen::boundedValueAt(const Expr &k, Value bound, Location l) {
 }
 
 LogicalResult IRGen::checkBufferIndex(SMLoc smloc, Value index, int64_t extent,
-                                      const Twine &what) {
+                                      const Twine &what, StringRef noun) {
   if (failed(checkIndex(smloc, index, extent, what)))
     return failure();
   if (ShapedType::isDynamic(extent) || asConstant(index) || inthreadsDepth)
@@ -231,7 +231,7 @@ LogicalResult IRGen::checkBufferIndex(SMLoc smloc, Value index, int64_t extent,
   std::string message = (what + " at line " +
                          Twine(sourceMgr.FindLineNumber(smloc)) +
                          " is out of bounds of its array of " + Twine(extent) +
-                         " buffers")
+                         " " + noun)
                             .str();
   auto within = [&](OpBuilder &b, Value v, Value lo) {
     Value hi = arith::ConstantIndexOp::create(b, l, extent);

@@ -83,8 +83,16 @@ struct Carried {
       : name(std::move(name)), scaledSum(scaledSum) {}
   Carried(const char *name) : name(name) {}
   Carried(ControlFlag flag) : flag(flag) {}
+  /// Element `element` of the array of accumulators `name`.
+  static Carried elementOf(std::string name, int element) {
+    Carried c(std::move(name));
+    c.element = element;
+    return c;
+  }
   std::string name;
   std::optional<ControlFlag> flag;
+  /// An element of an array of accumulators (Symbol::Kind::FragArray), or -1.
+  int element = -1;
   /// The scaled sum of a block-scaled accumulator (Symbol::scaledSum), which
   /// follows the entry for its product.
   bool scaledSum = false;
@@ -100,7 +108,17 @@ struct Assigned {
 };
 
 struct Symbol {
-  enum class Kind { Scalar, Tensor, Event, Future, Frag, Stream, Shape, Tile };
+  enum class Kind {
+    Scalar,
+    Tensor,
+    Event,
+    Future,
+    Frag,
+    FragArray,
+    Stream,
+    Shape,
+    Tile
+  };
   Kind kind;
   Value value;
   Value bound = nullptr;
@@ -124,6 +142,11 @@ struct Symbol {
   SmallVector<std::string> elemNames = {};
   /// A register tile (Kind::Tile): its index in IRGen::tiles.
   int tile = -1;
+  /// An array of accumulators (Kind::FragArray, `frag mc[2][3] {0};`): its
+  /// extents, and its accumulators in row-major order, each carried as a
+  /// variable of its own (Carried::element).
+  SmallVector<int64_t, 0> arrayShape = {};
+  SmallVector<Value, 0> fragElements = {};
   /// A block-scaled accumulator (one that a standalone `mma.scale`
   /// scales): `value` is the product of the MMAs since the last scale and
   /// this the scaled sum before them; `zeroProduct` is the zero product its
@@ -239,10 +262,12 @@ private:
   /// extent that is dynamic or unknown bounds nothing but negatives).
   LogicalResult checkIndex(SMLoc smloc, Value index, int64_t extent,
                            const Twine &what);
-  /// checkIndex, and for an index of an array of buffers also the range of
-  /// a bounded index.
+  /// checkIndex, and for an index of an array of buffers (or of
+  /// `noun`) also the range of a bounded index, or else a check on the host
+  /// before the launch.
   LogicalResult checkBufferIndex(SMLoc smloc, Value index, int64_t extent,
-                                 const Twine &what);
+                                 const Twine &what,
+                                 StringRef noun = "buffers");
 
   // Scopes.
   void push() {
@@ -282,6 +307,8 @@ private:
   /// The value of `c` that a loop or branch carries.
   Value &carriedValue(const Carried &c) {
     Symbol *s = lookupCarried(c);
+    if (c.element >= 0)
+      return s->fragElements[c.element];
     return c.scaledSum ? s->scaledSum : s->value;
   }
   void declare(StringRef name, Symbol symbol) {
@@ -313,6 +340,14 @@ private:
       }
       Symbol copy = *lookupCarried(c);
       unsigned scope = copy.scope;
+      if (c.element >= 0) {
+        // Each element's entry updates the copy the previous one declared.
+        if (!values.empty())
+          copy.fragElements[c.element] = values[j];
+        declare(c.name, copy);
+        scopes.back()[c.name].scope = scope;
+        continue;
+      }
       if (!values.empty()) {
         // A loop-carried or branch-joined unsigned value stays unsigned.
         if (isUnsigned(copy.value))
@@ -339,6 +374,10 @@ private:
   /// origin).
   void rebind(const Carried &c, Value value) {
     if (Symbol *s = lookupCarried(c)) {
+      if (c.element >= 0) {
+        s->fragElements[c.element] = value;
+        return;
+      }
       if (c.scaledSum) {
         s->scaledSum = value;
         return;
@@ -443,6 +482,20 @@ private:
   FailureOr<Value> scaledSum(const Stmt &stmt, Value sum, Value product);
   /// An accumulator of `type` that no MMA wrote: a fill of zero.
   Value zeroFill(FragType type, Location l);
+  /// The accumulator an MMA, mma.fill or mma.store names: a frag, or an
+  /// element of an array of them (`mc[i][j]`), whose row-major position
+  /// `index` is a constant or a run-time value checked in bounds.
+  struct AccumulatorRef {
+    Symbol *symbol = nullptr;
+    std::string name;
+    Value index;
+  };
+  FailureOr<AccumulatorRef> accumulatorRef(const Expr &e, StringRef use);
+  /// The value of `acc`: a run-time element is chosen among the array's.
+  Value accumulatorValue(const AccumulatorRef &acc, Location l);
+  /// Makes `value` the value of `acc` (of each element the run-time index
+  /// may name, the one it names).
+  void setAccumulator(const AccumulatorRef &acc, Value value, Location l);
   /// Rejects a use of a block-scaled accumulator other than an MMA into
   /// it, mma.scale, mma.fill and mma.store.
   LogicalResult rejectBlockScaled(const Symbol &acc, llvm::SMLoc at,

@@ -57,13 +57,121 @@ LogicalResult IRGen::reportUnshaped(const Symbol &acc) {
   return failure();
 }
 
+FailureOr<IRGen::AccumulatorRef> IRGen::accumulatorRef(const Expr &e,
+                                                       StringRef use) {
+  std::vector<const Expr *> indices;
+  const Expr *nameExpr = subscriptedName(e, indices);
+  Symbol *s = nameExpr ? lookup(nameExpr->name) : nullptr;
+  if (s && s->kind == Symbol::Kind::Frag && indices.empty())
+    return AccumulatorRef{s, e.name, Value()};
+  if (!s || s->kind != Symbol::Kind::FragArray || indices.empty())
+    return fail(e.loc, use + " takes an accumulator from mma.fill",
+                "write `mc = mma.fill 0.0f;` (or `frag mc {0.0f};`) first");
+  // Sema checked the subscript's rank and its constant indices.
+  if (indices.size() != s->arrayShape.size())
+    return internalError(e.loc, "an accumulator array indexed with the "
+                                "wrong number of subscripts");
+  Location l = loc(e.loc);
+  Value index = constIndex(0, l);
+  for (auto [arg, extent] : llvm::zip_equal(indices, s->arrayShape)) {
+    FailureOr<Value> i = indexExpr(*arg);
+    if (failed(i) ||
+        failed(checkBufferIndex(arg->loc, *i, extent,
+                                "this accumulator index", "accumulators")))
+      return failure();
+    index = builder.createOrFold<arith::AddIOp>(
+        l, builder.createOrFold<arith::MulIOp>(l, index, constIndex(extent, l)),
+        *i);
+  }
+  return AccumulatorRef{s, nameExpr->name, index};
+}
+
+Value IRGen::accumulatorValue(const AccumulatorRef &acc, Location l) {
+  if (!acc.index)
+    return acc.symbol->value;
+  ArrayRef<Value> elements = acc.symbol->fragElements;
+  if (std::optional<int64_t> k = asConstant(acc.index))
+    return elements[*k];
+  // The element the index names (the last one past the others; the index
+  // is checked in bounds).
+  Value value = elements.back();
+  for (int64_t k = elements.size() - 2; k >= 0; --k) {
+    Value here = arith::CmpIOp::create(builder, l, arith::CmpIPredicate::eq,
+                                       acc.index, constIndex(k, l));
+    auto choice = scf::IfOp::create(builder, l, value.getType(), here,
+                                    /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToEnd(choice.thenBlock());
+    scf::YieldOp::create(builder, l, elements[k]);
+    builder.setInsertionPointToEnd(choice.elseBlock());
+    scf::YieldOp::create(builder, l, value);
+    value = choice.getResult(0);
+  }
+  return value;
+}
+
+void IRGen::setAccumulator(const AccumulatorRef &acc, Value value,
+                           Location l) {
+  if (!acc.index) {
+    acc.symbol->value = value;
+    return;
+  }
+  SmallVector<Value, 0> &elements = acc.symbol->fragElements;
+  if (std::optional<int64_t> k = asConstant(acc.index)) {
+    elements[*k] = value;
+    return;
+  }
+  for (auto [k, element] : llvm::enumerate(elements)) {
+    Value here = arith::CmpIOp::create(builder, l, arith::CmpIPredicate::eq,
+                                       acc.index, constIndex(k, l));
+    auto choice = scf::IfOp::create(builder, l, value.getType(), here,
+                                    /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToEnd(choice.thenBlock());
+    scf::YieldOp::create(builder, l, value);
+    builder.setInsertionPointToEnd(choice.elseBlock());
+    scf::YieldOp::create(builder, l, element);
+    element = choice.getResult(0);
+  }
+}
+
 LogicalResult IRGen::mmaFill(const Stmt &stmt) {
   Location l = loc(stmt.loc);
   FailureOr<EVal> v = expr(*stmt.value);
   if (failed(v))
     return failure();
-  // `mma.fill acc, v;` of an existing fragment refills it: same type.
+  // `mma.fill acc[i][j], v;`: an element of an array of accumulators.
+  if (stmt.target) {
+    FailureOr<AccumulatorRef> acc = accumulatorRef(*stmt.target, "mma.fill");
+    if (failed(acc))
+      return failure();
+    if (acc->symbol->unshaped)
+      return success();
+    Value value = v->value;
+    if (value.getType().isIndex())
+      value = coerce(value, builder.getI64Type(), l);
+    setAccumulator(
+        *acc,
+        MmaFillOp::create(builder, l, acc->symbol->fragElements[0].getType(),
+                          value),
+        l);
+    return success();
+  }
+  // `mma.fill acc, v;` of an existing fragment refills it: same type; of
+  // an array, each element.
   Symbol *existing = stmt.refill ? lookup(stmt.name) : nullptr;
+  if (existing && existing->kind == Symbol::Kind::FragArray) {
+    if (existing->unshaped)
+      return success();
+    Value value = v->value;
+    if (value.getType().isIndex())
+      value = coerce(value, builder.getI64Type(), l);
+    Value fill = MmaFillOp::create(
+        builder, l, existing->fragElements[0].getType(), value);
+    for (Value &element : existing->fragElements)
+      element = fill;
+    return success();
+  }
   if (existing && existing->kind == Symbol::Kind::Frag) {
     Value value = v->value;
     if (value.getType().isIndex())
@@ -100,6 +208,23 @@ LogicalResult IRGen::mmaFill(const Stmt &stmt) {
   Symbol s{Symbol::Kind::Frag, fill};
   s.origin = &stmt;
   s.unshaped = unshaped;
+  if (!stmt.arrayDims.empty()) {
+    // `frag mc[2][3] {v};`: each accumulator starts at v (Sema checked the
+    // extents).
+    s.kind = Symbol::Kind::FragArray;
+    s.value = Value();
+    int64_t count = 1;
+    for (const ExprPtr &dim : stmt.arrayDims) {
+      FailureOr<int64_t> extent = constantExpr(*dim);
+      if (failed(extent))
+        return failure();
+      s.arrayShape.push_back(*extent);
+      count *= *extent;
+    }
+    s.fragElements.assign(count, fill);
+    declare(stmt.name, s);
+    return success();
+  }
   if (sema.blockScaled.contains(&stmt) && !unshaped) {
     // The sum starts at the value; the MMAs accumulate into a product
     // from zero, which each mma.scale adds to the sum.
@@ -286,11 +411,12 @@ LogicalResult IRGen::mmaLoadInto(const Stmt &stmt, Value source) {
 LogicalResult IRGen::mma(const Stmt &stmt) {
   Location l = loc(stmt.loc);
   const Expr &accExpr = *stmt.operands[0];
-  Symbol *acc = accExpr.kind == Expr::Kind::Name ? lookup(accExpr.name) : nullptr;
-  if (!acc || acc->kind != Symbol::Kind::Frag)
-    return fail(accExpr.loc, "the first MMA operand must be an accumulator "
-                             "from mma.fill",
-                "write `mc = mma.fill 0.0f;` first");
+  FailureOr<AccumulatorRef> accRef =
+      accumulatorRef(accExpr, "the first MMA operand");
+  if (failed(accRef))
+    return failure();
+  Symbol *acc = accRef->symbol;
+  const std::string &accName = accRef->name;
   // Operands: fragments from mma.load, or views (D2) loaded here.
   SmallVector<Value> operands;
   SmallVector<Symbol *> operandSymbols;
@@ -350,13 +476,18 @@ LogicalResult IRGen::mma(const Stmt &stmt) {
   // this MMA's error.
   if (acc->unshaped)
     return reportUnshaped(*acc);
+  if (accRef->index && (stmt.async || acc->scaledSum))
+    return fail(stmt.loc, "an async MMA into an element of an array of "
+                          "accumulators is not supported",
+                "drop .async, or declare the accumulator on its own");
+  Value accValue = accumulatorValue(*accRef, l);
   auto a = cast<FragType>(operands[0].getType());
   auto b = cast<FragType>(operands[1].getType());
   bool aRow = StringRef(stmt.layout).starts_with("row");
   bool bRow = StringRef(stmt.layout).ends_with("row");
   int64_t m = a.getShape()[aRow ? 0 : 1], ka = a.getShape()[aRow ? 1 : 0];
   int64_t n = b.getShape()[bRow ? 0 : 1], kb = b.getShape()[bRow ? 1 : 0];
-  auto accType = cast<FragType>(acc->value.getType());
+  auto accType = cast<FragType>(accValue.getType());
   // Operands held at another scope than this MMA's (loaded outside the
   // group-4 parallel, or inside a different one).
   {
@@ -403,7 +534,7 @@ LogicalResult IRGen::mma(const Stmt &stmt) {
                               Twine(kb) + " differ",
                 "row.row takes A [M, K] and B [N, K]; row.col takes B [K, N]");
   if ((accType.getShape()[0] != m || accType.getShape()[1] != n))
-    return fail(stmt.loc, "the accumulator '" + accExpr.name + "' is " +
+    return fail(stmt.loc, "the accumulator '" + accName + "' is " +
                               Twine(accType.getShape()[0]) + "x" +
                               Twine(accType.getShape()[1]) +
                               " but the operands make a " + Twine(m) + "x" +
@@ -424,7 +555,7 @@ LogicalResult IRGen::mma(const Stmt &stmt) {
                          : Twine(typeString(a.getElementType()))) +
                     " operands accumulates in " +
                     (a.getElementType().isInteger() ? "s32" : "f16 or f32") +
-                    ", but '" + accExpr.name + "' holds " +
+                    ", but '" + accName + "' holds " +
                     typeString(accType.getElementType()),
                 a.getElementType().isInteger()
                     ? "fill the accumulator as s32: `mma.fill.s32 0`"
@@ -439,23 +570,29 @@ LogicalResult IRGen::mma(const Stmt &stmt) {
   bool unsignedB = unsignedValues.contains(operands[1]);
   if (stmt.async && acc->scaledSum)
     return fail(stmt.loc, "an async MMA into the block-scaled '" +
-                              accExpr.name + "' is not supported",
+                              accName + "' is not supported",
                 "drop .async: mma.scale waits for the product anyway");
   if (stmt.scaleA) {
     // mma.row.row.scale: the product from zero, scaled into the sum.
     Value product = MmaOp::create(builder, l, accType, layout,
                                   zeroFill(accType, l), operands[0],
                                   operands[1], meta, /*async=*/false);
-    Value &sum = acc->scaledSum ? acc->scaledSum : acc->value;
-    FailureOr<Value> scaled = scaledSum(stmt, sum, product);
+    if (acc->scaledSum) {
+      FailureOr<Value> scaled = scaledSum(stmt, acc->scaledSum, product);
+      if (failed(scaled))
+        return failure();
+      acc->scaledSum = *scaled;
+      return success();
+    }
+    FailureOr<Value> scaled = scaledSum(stmt, accValue, product);
     if (failed(scaled))
       return failure();
-    sum = *scaled;
+    setAccumulator(*accRef, *scaled, l);
     return success();
   }
   if (stmt.async) {
     Type futureType = FutureType::get(context, FutureKind::Mma, true, accType);
-    auto op = MmaOp::create(builder, l, futureType, layout, acc->value,
+    auto op = MmaOp::create(builder, l, futureType, layout, accValue,
                             operands[0], operands[1], /*meta=*/Value(),
                             /*async=*/true, unsignedA, unsignedB);
     Symbol s{Symbol::Kind::Future, op.getResult()};
@@ -463,10 +600,10 @@ LogicalResult IRGen::mma(const Stmt &stmt) {
     declare(stmt.name, s);
     return success();
   }
-  auto op = MmaOp::create(builder, l, accType, layout, acc->value, operands[0],
+  auto op = MmaOp::create(builder, l, accType, layout, accValue, operands[0],
                           operands[1], meta, /*async=*/false, unsignedA,
                           unsignedB);
-  acc->value = op.getResult();
+  setAccumulator(*accRef, op.getResult(), l);
   return success();
 }
 
@@ -511,17 +648,19 @@ LogicalResult IRGen::mmaStore(const Stmt &stmt) {
     emitWarning(loc(at), "mma.store.async is made synchronously: croq "
                          "stores the accumulator before the next statement, "
                          "which the async form allows");
-  const Expr &accExpr = *stmt.operands[0];
-  Symbol *acc = accExpr.kind == Expr::Kind::Name ? lookup(accExpr.name) : nullptr;
-  if (!acc || acc->kind != Symbol::Kind::Frag)
-    return fail(accExpr.loc, "mma.store stores an accumulator fragment");
+  FailureOr<AccumulatorRef> accRef =
+      accumulatorRef(*stmt.operands[0], "mma.store");
+  if (failed(accRef))
+    return failure();
+  Symbol *acc = accRef->symbol;
   if (acc->unshaped)
     return reportUnshaped(*acc);
+  Value accValue = accumulatorValue(*accRef, loc(stmt.loc));
   FailureOr<Value> dest = view(*stmt.dest);
   if (failed(dest))
     return failure();
   auto type = cast<MemRefType>(dest->getType());
-  auto frag = cast<FragType>(acc->value.getType());
+  auto frag = cast<FragType>(accValue.getType());
   SmallVector<int64_t> shape(frag.getShape());
   if (stmt.transpose)
     std::swap(shape[0], shape[1]);
@@ -594,9 +733,9 @@ LogicalResult IRGen::mmaStore(const Stmt &stmt) {
   // A block-scaled accumulator: the sum, with what was not scaled yet.
   Value value = acc->scaledSum
                     ? Value(MmaScaleOp::create(builder, loc(stmt.loc),
-                                               acc->scaledSum, acc->value,
+                                               acc->scaledSum, accValue,
                                                Value(), Value()))
-                    : acc->value;
+                    : accValue;
   MmaStoreOp::create(builder, loc(stmt.loc), value, *dest, stmt.transpose,
                      rows, cols);
   return success();

@@ -309,7 +309,7 @@ LogicalResult IRGen::parallelBody(ParallelOp op,
 void IRGen::rebindTupleElement(StringRef var, EVal value) {
   // The innermost binding of each name is the visible one.
   llvm::StringSet<> seen;
-  SmallVector<std::pair<std::string, Symbol>> updated;
+  SmallVector<std::pair<std::string, Symbol>, 2> updated;
   for (auto it = scopes.rbegin(); it != scopes.rend(); ++it)
     for (auto &entry : *it) {
       if (!seen.insert(entry.getKey()).second)
@@ -668,7 +668,7 @@ LogicalResult IRGen::ifThenElse(Location l, Value c,
   for (const Carried &c : carried(otherwise))
     if (llvm::none_of(carriedNames, [&](const Carried &t) {
           return t.flag == c.flag && t.name == c.name &&
-                 t.scaledSum == c.scaledSum;
+                 t.scaledSum == c.scaledSum && t.element == c.element;
         }))
       carriedNames.push_back(c);
   SmallVector<Type> types;

@@ -76,6 +76,14 @@ struct AssignedList {
 
 static void collectAssigned(ArrayRef<StmtPtr> body, AssignedList &out);
 
+/// The variable an MMA's accumulator operand names: `mc`, or the array of
+/// `mc[i][j]` (all of whose elements it may change); empty for none.
+static std::string accumulatorName(const Expr &e) {
+  std::vector<const Expr *> indices;
+  const Expr *name = subscriptedName(e, indices);
+  return name ? name->name : std::string();
+}
+
 /// The variables `x++`, `--x`... inside `e` change.
 static void collectIncrements(const Expr *e, AssignedList &out) {
   if (!e)
@@ -113,14 +121,12 @@ static void collectAssigned(const Stmt *stmt, AssignedList &out) {
     out.add(stmt->name);
     break;
   case Stmt::Kind::MmaScale:
-    if (stmt->operands[0]->kind == Expr::Kind::Name)
-      out.add(stmt->operands[0]->name);
+    out.add(accumulatorName(*stmt->operands[0]));
     break;
   case Stmt::Kind::Mma:
     // The accumulator changes here, or at the `wait` on the async form's
     // future (which may be declared in the same body).
-    if (stmt->operands[0]->kind == Expr::Kind::Name)
-      out.add(stmt->operands[0]->name);
+    out.add(accumulatorName(*stmt->operands[0]));
     out.add(stmt->name);
     break;
   case Stmt::Kind::Wait:
@@ -213,6 +219,11 @@ SmallVector<Carried> IRGen::carriedOf(ArrayRef<Assigned> assigned) {
     Symbol *s = lookup(name);
     if (!s || !taken.insert(name).second)
       continue;
+    if (s->kind == Symbol::Kind::FragArray) {
+      for (int k = 0, e = s->fragElements.size(); k < e; ++k)
+        result.push_back(Carried::elementOf(name, k));
+      continue;
+    }
     if (s->kind == Symbol::Kind::Future || s->kind == Symbol::Kind::Frag ||
         (s->kind == Symbol::Kind::Scalar && s->isMutable))
       result.push_back(Carried(name));

@@ -250,6 +250,8 @@ private:
   bool within(Within &w);
   StmtPtr dma(SMLoc loc, std::string result, SMLoc resultLoc);
   StmtPtr mma(SMLoc loc, std::string result, SMLoc resultLoc);
+  /// `frag[.T] name[d]... {v};`: an accumulator declared with its value.
+  StmtPtr accumulatorDecl(SMLoc loc);
   /// `, sa, sb` of mma.row.row.scale and mma.scale: the row scales (a
   /// view) and the tile scale.
   bool mmaScales(Stmt &stmt);
@@ -858,6 +860,13 @@ StmtPtr Parser::statement() {
     }
     return stmt;
   }
+  // `frag[.T] name[d0][d1]... {v};`: an accumulator (upstream's declared
+  // form of `name = mma.fill[.T] v;`), or an array of them.
+  if (tok.is("frag") &&
+      ((peek(1).is(".") && peek(2).isIdent() &&
+        isElementTypeName(peek(2).text)) ||
+       (peek(1).isIdent() && (peek(2).is("[") || peek(2).is("{")))))
+    return accumulatorDecl(loc);
   // `apply {i, j} in x.span body`: each element of a register tile.
   if (tok.is("apply") && peek(1).is("{")) {
     next();
@@ -1569,6 +1578,25 @@ StmtPtr Parser::dma(SMLoc loc, std::string result, SMLoc resultLoc) {
   return stmt;
 }
 
+StmtPtr Parser::accumulatorDecl(SMLoc loc) {
+  next(); // frag
+  auto stmt = std::make_unique<Stmt>(Stmt::Kind::MmaFill, loc);
+  if (accept("."))
+    stmt->elemType = next().text;
+  if (!expectIdent(stmt->name, &stmt->nameLoc, "an accumulator name"))
+    return nullptr;
+  while (accept("[")) {
+    ExprPtr dim = expr();
+    if (!dim || !expect("]"))
+      return nullptr;
+    stmt->arrayDims.push_back(std::move(dim));
+  }
+  if (!expect("{", "before the accumulator's initial value") ||
+      !(stmt->value = expr()) || !expect("}") || !expect(";"))
+    return nullptr;
+  return stmt;
+}
+
 StmtPtr Parser::mma(SMLoc loc, std::string result, SMLoc resultLoc) {
   next(); // mma
   if (!expect("."))
@@ -1591,12 +1619,21 @@ StmtPtr Parser::mma(SMLoc loc, std::string result, SMLoc resultLoc) {
       next();
       stmt->elemType = next().text;
     }
-    // `mma.fill acc, v;` (re)fills the fragment `acc`.
-    if (result.empty() && peek().isIdent() && peek(1).is(",")) {
+    // `mma.fill acc, v;` (re)fills the fragment `acc`; `mma.fill
+    // acc[i][j], v;` an element of an array of them.
+    if (result.empty() && peek().isIdent() &&
+        (peek(1).is(",") || peek(1).is("["))) {
       stmt->nameLoc = peek().loc;
-      stmt->name = result = next().text;
+      stmt->name = result = peek().text;
       stmt->refill = true;
-      next();
+      if (peek(1).is("[")) {
+        if (!(stmt->target = postfix()))
+          return nullptr;
+      } else {
+        next();
+      }
+      if (!expect(","))
+        return nullptr;
     }
     if (!need(true) || !(stmt->value = expr()) || !expect(";"))
       return nullptr;

@@ -59,6 +59,9 @@ struct Decl {
   bool threadIndex = false;
   /// Scalar: declared with a type (`int x = 4;`), so assignable.
   bool isMutable = false;
+  /// Frag: the extents of an array of accumulators (`frag mc[2][3] {0};`),
+  /// empty for one accumulator.
+  SmallVector<int64_t> accumulatorArray;
   /// What made the name, for the messages of a second declaration.
   enum class Origin { Parameter, Index, Declaration, Assignment };
   Origin origin = Origin::Declaration;
@@ -936,12 +939,61 @@ private:
     return Level::Warp;
   }
 
+  /// The accumulator `e` names as the accumulator operand of `use` (an
+  /// MMA, mma.fill, mma.store): `mc`, or `mc[i][j]` of an array of them.
+  /// Null when `e` names none, or after reporting a misused array.
+  Decl *accumulatorOf(const Expr &e, StringRef use) {
+    std::vector<const Expr *> indices;
+    const Expr *name = subscriptedName(e, indices);
+    if (!name)
+      return nullptr;
+    Decl *d = lookup(name->name);
+    if (!d || d->kind != Decl::Kind::Frag)
+      return indices.empty() ? d : nullptr;
+    size_t rank = d->accumulatorArray.size();
+    if (indices.empty()) {
+      if (rank == 0)
+        return d;
+      std::string element = name->name;
+      for (size_t i = 0; i < rank; ++i)
+        element += "[0]";
+      fail(e.loc, "'" + name->name + "' is an array of accumulators, and " +
+                      use + " takes one of them",
+           "name an element, as `" + element + "`");
+      return nullptr;
+    }
+    if (rank == 0) {
+      fail(e.loc, "'" + name->name + "' is one accumulator, not an array "
+                  "of them",
+           "drop the subscript, or declare an array: `frag " + name->name +
+               "[2] {0};`");
+      return nullptr;
+    }
+    if (indices.size() != rank) {
+      fail(e.loc, "'" + name->name + "' is an array of " + Twine(rank) +
+                      " dimension" + (rank == 1 ? "" : "s") + ", indexed "
+                      "here with " + Twine(indices.size()),
+           "give one index per dimension");
+      return nullptr;
+    }
+    for (auto [arg, extent] : llvm::zip_equal(indices, d->accumulatorArray)) {
+      std::optional<int64_t> i = scalar(*arg).value;
+      if (i && (*i < 0 || *i >= extent)) {
+        fail(arg->loc, "index " + Twine(*i) + " is out of bounds of the "
+                       "accumulator array's dimension of " + Twine(extent));
+        return nullptr;
+      }
+    }
+    return d;
+  }
+
   void mma(const Stmt &stmt) {
     if (stmt.operands.size() < 3)
       return;
     const Expr &accExpr = *stmt.operands[0];
-    Decl *acc =
-        accExpr.kind == Expr::Kind::Name ? lookup(accExpr.name) : nullptr;
+    Decl *acc = accumulatorOf(accExpr, "an MMA");
+    if (hadError)
+      return;
     std::optional<BufferFacts> a = operand(*stmt.operands[1], FragRole::A);
     std::optional<BufferFacts> b = operand(*stmt.operands[2], FragRole::B);
     if (stmt.operands.size() > 3)
@@ -1821,13 +1873,25 @@ private:
     }
     case Stmt::Kind::MmaFill: {
       if (stmt.refill) {
-        if (Decl *existing = lookup(stmt.name);
-            existing && existing->kind == Decl::Kind::Frag)
+        // Of one accumulator, an element of an array of them, or (`mma.fill
+        // mc, v;` of an array) each element.
+        Decl *existing = stmt.target ? accumulatorOf(*stmt.target, "mma.fill")
+                                     : lookup(stmt.name);
+        if (hadError || (existing && existing->kind == Decl::Kind::Frag))
           return;
       }
       Decl d;
       d.kind = Decl::Kind::Frag;
       d.stmt = &stmt;
+      for (const ExprPtr &dim : stmt.arrayDims) {
+        std::optional<int64_t> extent = scalar(*dim).value;
+        if (!extent || *extent <= 0)
+          return fail(dim->loc, "the extents of an array of accumulators "
+                                "are positive compile-time constants",
+                      "write a constant, or a name #defined or bound to "
+                      "one");
+        d.accumulatorArray.push_back(*extent);
+      }
       declare(stmt.name, std::move(d));
       return;
     }
@@ -1858,10 +1922,20 @@ private:
     case Stmt::Kind::Mma:
       mma(stmt);
       return;
+    case Stmt::Kind::MmaStore:
+      if (!stmt.operands.empty())
+        (void)accumulatorOf(*stmt.operands[0], "mma.store");
+      return;
     case Stmt::Kind::MmaScale: {
       const Expr &accExpr = *stmt.operands[0];
-      Decl *acc =
-          accExpr.kind == Expr::Kind::Name ? lookup(accExpr.name) : nullptr;
+      Decl *acc = accumulatorOf(accExpr, "mma.scale");
+      if (hadError)
+        return;
+      if (acc && !acc->accumulatorArray.empty())
+        return fail(accExpr.loc, "mma.scale of an element of an array of "
+                                 "accumulators is not supported",
+                    "declare the block-scaled accumulator on its own: "
+                    "`mc = mma.fill.f32 0.0f;`");
       if (!acc || acc->kind != Decl::Kind::Frag || !acc->stmt ||
           acc->stmt->kind != Stmt::Kind::MmaFill)
         return fail(accExpr.loc, "mma.scale scales an accumulator that "

@@ -278,6 +278,39 @@ def warp_mma_s8():
 
 
 @test
+def warp_mma_accumulator_arrays():
+    # frag_array_co.co: a warp's 2 x 3 accumulators indexed by loop indices
+    # (32 x 48 tiles; 2000 x 1000 is 63 x 21 = 1323 blocks, ragged), and the
+    # element a parameter picks, which the host checks.
+    for m, n, k in MMA_TYPE_SHAPES:
+        a = torch.randn(m, k, device="cuda").half()
+        b = torch.randn(n, k, device="cuda").half()
+        c = poisoned((m, n), torch.float32)
+        K.mma_frag_array_co(a, b, c)
+        err = relative_error(c, a.double() @ b.double().T)
+        assert err < 1e-3, f"accumulator array {m}x{n}x{k}: relative error {err}"
+        a, b = a / 4, b / 4
+        c = poisoned((m, n), torch.float16)
+        K.mma_frag_decl_co(a, b, c)
+        err = relative_error(c, a.double() @ b.double().T + 1.5)
+        assert err < 1e-2, f"declared accumulator {m}x{n}x{k}: relative error {err}"
+        a = torch.randint(-128, 128, (m, k), dtype=torch.int8, device="cuda")
+        b = torch.randint(-128, 128, (k, n), dtype=torch.int8, device="cuda")
+        ref = (a.cpu().long() @ b.cpu().long()).int()
+        for pick in (0, 1, 2):
+            c = poisoned((m, n), torch.int32)
+            K.mma_frag_pick_co(a, b, c, pick)
+            expect_equal(c.cpu(), ref + (5 if pick == 2 else 0),
+                         f"accumulator mc[0][{pick}] {m}x{n}x{k}")
+    a = torch.zeros(16, 32, dtype=torch.int8, device="cuda")
+    b = torch.zeros(32, 16, dtype=torch.int8, device="cuda")
+    for pick in (3, -1):
+        rejects(K.mma_frag_pick_co, (a, b, poisoned((16, 16), torch.int32), pick),
+                "out of bounds of its array of 3 accumulators",
+                what=f"pick = {pick}")
+
+
+@test
 def mma_unsigned_bytes():
     # mma_u8_co: u8 A (0..255) times s8 B on mma.sync; wgmma_u8_co: u8
     # times u8 on wgmma. Products past 2^31 cannot occur at these K.
