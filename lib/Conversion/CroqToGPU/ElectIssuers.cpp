@@ -74,6 +74,13 @@ bool mlir::croq::detail::needsElection(Operation *op,
   if (store && (getStorage(store.getMemRefType()) == Storage::Local ||
                 store.getMemRef().getDefiningOp<memref::AllocaOp>()))
     return false;
+  // A call given a thread's own memory (a local buffer, the registers of a
+  // frag or an accumulator) is every thread's: each passes its own.
+  if (isa<CallOp>(op) && llvm::any_of(op->getOperands(), [](Value v) {
+        auto type = dyn_cast<MemRefType>(v.getType());
+        return type && getStorage(type) == Storage::Local;
+      }))
+    return false;
   return !isElected(op);
 }
 

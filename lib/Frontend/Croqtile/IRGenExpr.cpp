@@ -1146,18 +1146,62 @@ FailureOr<EVal> IRGen::deviceCall(const Expr &e, Type result,
   Location l = loc(e.loc);
   SmallVector<Value> args;
   SmallVector<bool> unsignedArgs;
+  // Accumulators passed to the call: their registers go through a private
+  // buffer, read back after it (the function may change them).
+  SmallVector<std::pair<Symbol *, Value>> accumulators;
   for (const ExprPtr &arg : e.args) {
+    // A register tile or an accumulator passes as a pointer to the
+    // executing thread's registers of it, in their order (as upstream's
+    // `float *` to the thread's fragment array).
+    if (Symbol *s = arg->kind == Expr::Kind::Name ? lookup(arg->name) : nullptr;
+        s && (s->kind == Symbol::Kind::Tile || s->kind == Symbol::Kind::Frag ||
+              s->kind == Symbol::Kind::FragArray)) {
+      if (s->kind == Symbol::Kind::FragArray)
+        return fail(arg->loc, "'" + arg->name + "' is an array of "
+                              "accumulators; a device function takes one",
+                    "pass an element's registers through a frag of its own");
+      Value registers;
+      Type element;
+      if (s->kind == Symbol::Kind::Tile) {
+        const RegisterTile &tile = tiles[s->tile];
+        if (tile.partial)
+          return fail(arg->loc, "'" + arg->name + "' holds each thread's "
+                                "part of its rows until all_reduce_* "
+                                "combines them",
+                      "call all_reduce_sum / all_reduce_max on it first");
+        registers = tile.registers;
+        element = tile.element;
+      } else {
+        if (s->unshaped)
+          return reportUnshaped(*s);
+        if (s->scaledSum)
+          return fail(arg->loc, "'" + arg->name + "' is a block-scaled "
+                                "accumulator, which a device function "
+                                "cannot take",
+                      "store it with mma.store and pass the buffer");
+        auto frag = cast<FragType>(s->value.getType());
+        element = frag.getElementType();
+        auto type = MemRefType::get(
+            {frag.getRegisterCount()}, element, MemRefLayoutAttrInterface(),
+            gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Private));
+        registers = registerBuffer(type, l, ParallelOp());
+        for (int64_t r = 0; r < frag.getRegisterCount(); ++r)
+          memref::StoreOp::create(
+              builder, l, MmaElementOp::create(builder, l, element, s->value, r),
+              registers, ValueRange{constIndex(r, l)});
+        accumulators.push_back({s, registers});
+      }
+      if (getDeviceCallTypeName(element, false).empty())
+        return fail(arg->loc, "a device function cannot take " +
+                                  typeString(element) + " elements");
+      args.push_back(registers);
+      unsignedArgs.push_back(false);
+      continue;
+    }
     // Memory passes as a pointer to its first element: a tensor, buffer or
     // view, or `&x.at(i, j)`, the one-element view at that element.
     bool address = arg->kind == Expr::Kind::Unary && arg->name == "&";
     if (address || isMemoryArgument(*arg, [&](StringRef n) { return lookup(n); })) {
-      if (arg->kind == Expr::Kind::Name)
-        if (Symbol *s = lookup(arg->name);
-            s && (s->kind == Symbol::Kind::Tile || s->kind == Symbol::Kind::Frag))
-          return fail(arg->loc, "'" + arg->name + "' is held in registers, "
-                                "and a device function takes memory",
-                      "copy it into a local buffer (`local f32 [..] b;`) "
-                      "and pass that");
       FailureOr<Value> v = address ? elementAddress(*arg) : view(*arg);
       if (failed(v))
         return failure();
@@ -1200,6 +1244,17 @@ FailureOr<EVal> IRGen::deviceCall(const Expr &e, Type result,
           ? builder.getDenseBoolArrayAttr(unsignedArgs)
           : DenseBoolArrayAttr(),
       unsignedResult && callResult && isa<IntegerType>(callResult));
+  for (auto [s, registers] : accumulators) {
+    auto frag = cast<FragType>(s->value.getType());
+    Value value = s->value;
+    for (int64_t r = 0; r < frag.getRegisterCount(); ++r)
+      value = MmaSetElementOp::create(
+          builder, l,
+          memref::LoadOp::create(builder, l, registers,
+                                 ValueRange{constIndex(r, l)}),
+          value, r);
+    s->value = value;
+  }
   if (!result)
     return EVal{};
   Value value = call.getResult();

@@ -83,6 +83,20 @@ static bool isWarpgroupTileShape(ArrayRef<int64_t> shape) {
          (shape.size() == 1 && shape[0] == 64);
 }
 
+
+Value IRGen::registerBuffer(MemRefType type, Location l, ParallelOp owner) {
+  // At the top of the kernel: LLVM keeps a private buffer in registers
+  // only when its alloca is in the entry block, and one inside a loop
+  // would take new stack space each iteration. Each thread runs the
+  // kernel's body, so the buffer is still its own.
+  OpBuilder::InsertionGuard guard(builder);
+  ParallelOp kernel = openParallels.empty() ? owner : openParallels.front();
+  for (ParallelOp p = kernel.getParentParallel(); p; p = p.getParentParallel())
+    kernel = p;
+  builder.setInsertionPointToStart(&kernel.getBody().front());
+  return memref::AllocaOp::create(builder, l, type);
+}
+
 LogicalResult IRGen::tileDecl(const Stmt &stmt, Type element) {
   Location l = loc(stmt.loc);
   ParallelOp owner = insideParallel() ? enclosingParallel() : ParallelOp();
@@ -160,20 +174,9 @@ LogicalResult IRGen::tileDecl(const Stmt &stmt, Type element) {
   auto type = MemRefType::get(
       {registers}, element, MemRefLayoutAttrInterface(),
       gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Private));
-  {
-    // At the top of the kernel: LLVM keeps a private buffer in registers
-    // only when its alloca is in the entry block, and one inside a loop
-    // would take new stack space each iteration. Each thread runs the
-    // kernel's body, so the buffer is still its own.
-    OpBuilder::InsertionGuard guard(builder);
-    ParallelOp kernel = openParallels.empty() ? owner : openParallels.front();
-    for (ParallelOp p = kernel.getParentParallel(); p; p = p.getParentParallel())
-      kernel = p;
-    builder.setInsertionPointToStart(&kernel.getBody().front());
-    tile.registers = memref::AllocaOp::create(builder, l, type);
-    if (tile.layout == TileLayout::WgmmaRows)
-      tile.snapshot = memref::AllocaOp::create(builder, l, type);
-  }
+  tile.registers = registerBuffer(type, l, owner);
+  if (tile.layout == TileLayout::WgmmaRows)
+    tile.snapshot = registerBuffer(type, l, owner);
   if (stmt.value) {
     FailureOr<EVal> v = expr(*stmt.value);
     if (failed(v) || failed(checkInitializer(*stmt.value, v->value, element)))

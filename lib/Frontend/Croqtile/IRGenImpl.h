@@ -482,6 +482,9 @@ private:
   FailureOr<Value> scaledSum(const Stmt &stmt, Value sum, Value product);
   /// An accumulator of `type` that no MMA wrote: a fill of zero.
   Value zeroFill(FragType type, Location l);
+  /// A private buffer of `type` allocated at the top of the kernel around
+  /// `owner` (or the open parallels), where LLVM keeps it in registers.
+  Value registerBuffer(MemRefType type, Location l, ParallelOp owner);
   /// The accumulator an MMA, mma.fill or mma.store names: a frag, or an
   /// element of an array of them (`mc[i][j]`), whose row-major position
   /// `index` is a constant or a run-time value checked in bounds.

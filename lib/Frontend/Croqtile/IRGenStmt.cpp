@@ -84,7 +84,10 @@ static std::string accumulatorName(const Expr &e) {
   return name ? name->name : std::string();
 }
 
-/// The variables `x++`, `--x`... inside `e` change.
+/// The variables `x++`, `--x`... inside `e` change, and the accumulators
+/// a device call takes (`call f(acc)` may change their registers; the
+/// other names it takes are not carried for it: carriedOf keeps frags and
+/// mutable scalars, whose values the call leaves).
 static void collectIncrements(const Expr *e, AssignedList &out) {
   if (!e)
     return;
@@ -92,6 +95,10 @@ static void collectIncrements(const Expr *e, AssignedList &out) {
        (e->kind == Expr::Kind::Unary && (e->name == "++" || e->name == "--"))) &&
       !e->args.empty() && e->args[0] && e->args[0]->kind == Expr::Kind::Name)
     out.add(e->args[0]->name);
+  if (e->kind == Expr::Kind::DeviceCall)
+    for (const ExprPtr &arg : e->args)
+      if (arg && arg->kind == Expr::Kind::Name)
+        out.add(arg->name);
   collectIncrements(e->base.get(), out);
   for (const ExprPtr &arg : e->args)
     collectIncrements(arg.get(), out);

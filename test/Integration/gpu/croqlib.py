@@ -162,6 +162,8 @@ SIGNATURES = {
     "device_call_co": [_TENSOR] * 4,
     "device_call_address_co": [_TENSOR] * 2,
     "device_call_cok_co": [_TENSOR] * 2,
+    "device_call_acc_co": [_TENSOR] * 3,
+    "device_call_tile_co": [_TENSOR] * 2,
     "local_events_co": [_TENSOR] * 2,
     "asm_co": [_TENSOR] * 4,
     "mma_bf16_co": [_TENSOR, _TENSOR, _TENSOR],

@@ -2334,6 +2334,31 @@ def device_calls():
 
 
 @test
+def device_calls_on_registers():
+    # device_call_registers_co.co: a warp's accumulator doubled by a device
+    # function after each K step's MMA (C = 2 (C + A_k B_k^T)), ragged, up
+    # to 7875 blocks; a thread's row of a register tile changed in place,
+    # 1 to 2344 blocks.
+    for m, n, k in MMA_TYPE_SHAPES:
+        a = torch.randn(m, k, device="cuda").half()
+        b = torch.randn(n, k, device="cuda").half()
+        c = poisoned((m, n), torch.float32)
+        K.device_call_acc_co(a, b, c)
+        ref = torch.zeros(m, n, dtype=torch.float64, device="cuda")
+        for k0 in range(0, k, 16):
+            ref = 2 * (ref + a[:, k0:k0 + 16].double() @ b[:, k0:k0 + 16].double().T)
+        err = relative_error(c, ref)
+        assert err < 1e-3, f"accumulator through a device call {m}x{n}x{k}: relative error {err}"
+    for rows in sweep((1, 127, 1000, 300_001), (1, 1000)):
+        x = torch.randn(rows, 4, device="cuda")
+        y = poisoned((rows, 4), torch.float32)
+        K.device_call_tile_co(x, y)
+        i = torch.arange(rows, device="cuda").unsqueeze(1) % 128
+        j = torch.arange(4, device="cuda").unsqueeze(0)
+        expect_equal(y, x + (i + j).float(), f"register tile through a device call, N = {rows}")
+
+
+@test
 def device_call_from_a_cok_block():
     # device_call_cok_co: cubic(x) from a __cok__ block; 1 to 2344 blocks.
     for n in sweep((1, 129, 300_001), (1, 129)):
