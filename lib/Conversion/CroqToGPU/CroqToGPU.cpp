@@ -97,6 +97,10 @@ void mlir::croq::configureCroqToGPUConversionLegality(
   target.addLegalOp<CallOp>();
   // A wait on a local event that cannot complete fails the kernel.
   target.addLegalOp<cf::AssertOp>();
+  // A TMA load of sub-byte elements moves them as bytes (tmaBoxes): a cast
+  // between memrefs that lower to one LLVM descriptor, which
+  // reconcile-unrealized-casts removes.
+  target.addLegalOp<UnrealizedConversionCastOp>();
   // Local buffers become allocas.
   target.addDynamicallyLegalOp<memref::AllocOp>([](memref::AllocOp op) {
     return getStorage(op.getType()) != Storage::Local;

@@ -184,8 +184,13 @@ static LogicalResult materializeTma(ModuleOp module) {
       for (auto [viewDim, tensorDim] : llvm::enumerate(*dims))
         tensorBox[tensorDim] = boxShape[viewDim];
       boxShape = std::move(tensorBox);
+      // croq stores sub-byte elements one a byte (isSubByte): TMA moves
+      // those bytes, as 8-bit elements.
+      Type boxElement = tileType.getElementType();
+      if (isSubByte(boxElement))
+        boxElement = IntegerType::get(context, 8);
       auto box = MemRefType::get(
-          boxShape, tileType.getElementType(), MemRefLayoutAttrInterface(),
+          boxShape, boxElement, MemRefLayoutAttrInterface(),
           gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Workgroup));
       auto descriptorType = nvgpu::TensorMapDescriptorType::get(
           context, box, swizzleKind, nvgpu::TensorMapL2PromoKind::L2PROMO_128B,

@@ -160,6 +160,16 @@ tmaBoxes(ConversionPatternRewriter &b, Location loc, Value sharedView,
   auto tile = cast<MemRefType>(sharedView.getType());
   MemRefType box =
       cast<nvgpu::TensorMapDescriptorType>(descriptor.getType()).getTensor();
+  if (box.getElementType() != tile.getElementType()) {
+    // Sub-byte elements, one a byte (materializeTma's byte box): the same
+    // memory as bytes. Both memref types lower to one LLVM descriptor, so
+    // the cast disappears when the kernel reaches LLVM.
+    auto bytes = MemRefType::get(tile.getShape(), box.getElementType(),
+                                 tile.getLayout(), tile.getMemorySpace());
+    sharedView =
+        UnrealizedConversionCastOp::create(b, loc, bytes, sharedView).getResult(0);
+    tile = bytes;
+  }
   SmallVector<std::pair<Value, SmallVector<Value>>> boxes;
   int64_t boxInner = box.getShape().back(), tileInner = tile.getShape().back();
   if (boxInner == tileInner) {

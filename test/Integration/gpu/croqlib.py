@@ -163,6 +163,7 @@ SIGNATURES = {
     "device_call_address_co": [_TENSOR] * 2,
     "device_call_cok_co": [_TENSOR] * 2,
     "device_call_acc_co": [_TENSOR] * 3,
+    "tma_subbyte_co": [_TENSOR] * 3,
     "device_call_tile_co": [_TENSOR] * 2,
     "local_events_co": [_TENSOR] * 2,
     "asm_co": [_TENSOR] * 4,

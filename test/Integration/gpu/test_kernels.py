@@ -2334,6 +2334,22 @@ def device_calls():
 
 
 @test
+def tma_of_subbyte_elements():
+    # tma_subbyte_co.co: f6_e2m3 tiles of 16 x 64 in by TMA (one element a
+    # byte), doubled into f32, and re-encoded as f4_e2m1 tiles out by TMA.
+    # Ragged M (zero-filled and clipped rows); 1 to 4096 blocks.
+    for m in sweep((1, 15, 17, 1000, 65536), (1, 17)):
+        codes = torch.randint(0, 64, (m, 64), dtype=torch.uint8)
+        values = small_float_table(2, 3)[codes.long()].float()
+        y = poisoned((m, 64), torch.float32)
+        z = torch.full((m, 64), 0xAA, dtype=torch.uint8, device="cuda")
+        K.tma_subbyte_co(codes.cuda(), y, z)
+        expect_equal(y.cpu(), values * 2, f"f6 tiles through TMA, M = {m}")
+        expect_equal(z.cpu(), small_float_encode(values.flatten(), 2, 1).reshape(m, 64),
+                     f"f4 tiles through a TMA store, M = {m}")
+
+
+@test
 def device_calls_on_registers():
     # device_call_registers_co.co: a warp's accumulator doubled by a device
     # function after each K step's MMA (C = 2 (C + A_k B_k^T)), ragged, up

@@ -193,11 +193,6 @@ LogicalResult TmaCopyOp::verify() {
                                           "cluster")))
       return failure();
   }
-  if (isSubByte(sourceType.getElementType()))
-    return emitOpError("moves ")
-           << sourceType.getElementType()
-           << " elements, which croq stores one a byte and TMA counts in "
-              "packed bits; use dma.copy";
   if (sourceType.getRank() < 1 || sourceType.getRank() > 5)
     return emitOpError("TMA supports tiles of rank 1 to 5, got rank ")
            << sourceType.getRank();
