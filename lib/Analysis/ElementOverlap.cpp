@@ -12,6 +12,7 @@
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/Matchers.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/MathExtras.h"
@@ -70,6 +71,21 @@ public:
     sb.access = &b;
     if (!gather(sa, kernel) || !gather(sb, kernel))
       return false;
+    // Loops of the thread body around both accesses, with the same bounds
+    // in every thread: in one iteration (sameIteration), both accesses are
+    // in one step of them, which the threads reach together (a barrier can
+    // go at their back edges, where the pairs across steps are compared).
+    // Their steps are enumerated once for both sides, as the loops around
+    // the thread parallel are.
+    if (sameIteration) {
+      size_t n = 0;
+      while (n < sa.loops.size() && n < sb.loops.size() &&
+             sa.loops[n] == sb.loops[n] && uniformBounds(sa.loops[n]))
+        ++n;
+      commonLoops.assign(sa.loops.begin(), sa.loops.begin() + n);
+      sa.loops.erase(sa.loops.begin(), sa.loops.begin() + n);
+      sb.loops.erase(sb.loops.begin(), sb.loops.begin() + n);
+    }
     gatherOuterLoops({&sa, &sb}, kernel);
     compile({&sa, &sb});
     if (sameIteration)
@@ -82,6 +98,17 @@ public:
   }
 
 private:
+  /// Whether `loop`'s bounds are the same in every thread: constants, or
+  /// values computed outside the thread body.
+  bool uniformBounds(scf::ForOp loop) {
+    return llvm::all_of(
+        ValueRange{loop.getLowerBound(), loop.getUpperBound(), loop.getStep()},
+        [&](Value v) {
+          return matchPattern(v, m_Constant()) ||
+                 !threads->isAncestor(v.getParentBlock()->getParentOp());
+        });
+  }
+
   /// The loops and conditions around one access. Between the access and
   /// the thread parallel, only loops, branches and inthreads regions are
   /// understood.
@@ -123,6 +150,10 @@ private:
         return true;
       });
     };
+    for (scf::ForOp loop : commonLoops)
+      for (Value bound :
+           {loop.getLowerBound(), loop.getUpperBound(), loop.getStep()})
+        addRoots(bound);
     for (Side *side : sides) {
       for (Value index : side->access->indices)
         addRoots(index);
@@ -150,6 +181,8 @@ private:
     for (scf::ForOp loop : around)
       if (roots.contains(loop.getInductionVar()))
         outerLoops.push_back(loop);
+    // The common loops of the thread body, inside those.
+    llvm::append_range(outerLoops, commonLoops);
   }
 
   /// Compiles every value the enumeration evaluates, after declaring the
@@ -282,6 +315,9 @@ private:
   int64_t &budget;
   SmallVector<std::pair<Value, int64_t>> coordinates;
   SmallVector<scf::ForOp> outerLoops;
+  /// With sameIteration: the loops of the thread body around both accesses
+  /// with the same bounds in every thread, outermost first.
+  SmallVector<scf::ForOp> commonLoops;
   SmallVector<std::array<unsigned, 3>> outerBounds;
   ArrayRef<int64_t> shape;
   IndexProgram program;

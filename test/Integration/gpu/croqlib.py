@@ -189,6 +189,7 @@ SIGNATURES = {
     "transpose_in_place_co": [_TENSOR],
     "blelloch_scan_co": [_TENSOR] * 2,
     "odd_even_sort_co": [_TENSOR],
+    "halving_sum_co": [_TENSOR] * 2,
     "conv1x1_span_as_co": [_TENSOR] * 3,
     "span_as_rows_co": [_TENSOR] * 4,
     "f8_ops_co": [_TENSOR] * 4,

@@ -475,6 +475,11 @@ def pairwise_shared_algorithms():
         ref = x.sort(dim=1).values
         K.odd_even_sort_co(x)
         expect_equal(x, ref, f"odd-even sort, {r} rows")
+    for r in sweep((1, 7, 1000, 5000), (1, 7)):
+        x = torch.randint(-1000, 1000, (r, 256), dtype=torch.int32, device="cuda")
+        y = poisoned((r,), torch.int32)
+        K.halving_sum_co(x, y)
+        expect_equal(y, x.sum(dim=1, dtype=torch.int32), f"halving tree sum, {r} rows")
 
 
 @test
