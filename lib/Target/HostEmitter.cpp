@@ -33,8 +33,10 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Matchers.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/ADT/StringSet.h"
@@ -76,6 +78,22 @@ private:
   LogicalResult emitLaunch(gpu::LaunchFuncOp launch);
   LogicalResult emitTensorMap(nvgpu::TmaCreateDescriptorOp create);
   LogicalResult emitAlloc(memref::AllocOp alloc);
+  /// Host control flow: `if`, `for` and `while` of C++, their results (and
+  /// loop-carried values) in variables declared before them.
+  LogicalResult emitIf(scf::IfOp branch);
+  LogicalResult emitFor(scf::ForOp loop);
+  LogicalResult emitWhile(scf::WhileOp loop);
+  /// Declares a mutable variable for each of `values`, set to `inits` (or
+  /// value-initialized); returns their names.
+  FailureOr<SmallVector<std::string>> declareVariables(Operation *at,
+                                                       ValueRange values,
+                                                       ValueRange inits = {});
+  /// Emits the ops of `block`; its terminator's operands (scf.yield, or
+  /// scf.condition's after its condition) are assigned to `results`, all
+  /// read before any is written.
+  LogicalResult emitBlock(Block &block, ArrayRef<std::string> results);
+  /// Nesting depth of host control flow around the op being emitted.
+  unsigned depth = 0;
 
   FailureOr<std::string> cType(Operation *at, Type type);
   std::string define(Value value);
@@ -86,6 +104,8 @@ private:
 
   raw_ostream &os;
   DenseMap<Value, std::string> names;
+  /// Each entry point parameter's name in the C signature.
+  DenseMap<Value, std::string> paramNames;
   /// Extents of each tensor argument, by argument.
   DenseMap<Value, SmallVector<std::string>> extents;
   SmallVector<std::string> ownedStreams;
@@ -114,6 +134,9 @@ FailureOr<std::string> HostEmitter::cType(Operation *at, Type type) {
   }
   if (type.isF32())
     return std::string("float");
+  // Held as their bits; entry points take them as floats (signature).
+  if (type.isF16() || type.isBF16())
+    return std::string("uint16_t");
   if (type.isF64())
     return std::string("double");
   if (isa<gpu::AsyncTokenType>(type))
@@ -247,6 +270,7 @@ LogicalResult HostEmitter::signature(func::FuncOp func,
   for (BlockArgument arg : func.getArguments()) {
     std::string name = argNames[arg.getArgNumber()];
     names[arg] = name;
+    paramNames[arg] = name;
     if (auto memref = dyn_cast<MemRefType>(arg.getType())) {
       if (croq::getStorage(memref) != croq::Storage::Global ||
           !memref.getLayout().isIdentity())
@@ -281,6 +305,16 @@ LogicalResult HostEmitter::signature(func::FuncOp func,
       extents[arg] = dims;
       continue;
     }
+    // An f16 or bf16 scalar is a float for the caller, rounded here to the
+    // bits the kernel takes.
+    if (arg.getType().isF16() || arg.getType().isBF16()) {
+      params.push_back("float " + name);
+      names[arg] = name + "_bits";
+      checkOs << "  const uint16_t " << name << "_bits = croq_rt_"
+              << (arg.getType().isF16() ? "f16" : "bf16") << "_bits(" << name
+              << ");\n";
+      continue;
+    }
     FailureOr<std::string> type = cType(func, arg.getType());
     if (failed(type))
       return failure();
@@ -288,6 +322,9 @@ LogicalResult HostEmitter::signature(func::FuncOp func,
   }
   // Scalar results are written through trailing pointers (null: dropped).
   for (auto [i, t] : llvm::enumerate(func.getResultTypes())) {
+    if (t.isF16() || t.isBF16())
+      return func.emitError("an entry point cannot return ")
+             << t << "; return it as f32";
     FailureOr<std::string> type = cType(func, t);
     if (failed(type))
       return failure();
@@ -392,6 +429,15 @@ LogicalResult HostEmitter::emitOp(Operation &op) {
     return success();
   };
   auto asU64 = [&](Value v) { return "(uint64_t)" + use(v); };
+  // f16 and bf16 values are bits on the host: they go to kernels as they
+  // are, and nothing computes with them.
+  auto isHalf = [](Type t) { return t.isF16() || t.isBF16(); };
+  if (!isa<gpu::LaunchFuncOp>(op) &&
+      (llvm::any_of(op.getOperandTypes(), isHalf) ||
+       llvm::any_of(op.getResultTypes(), isHalf)))
+    return op.emitError("host code passes ")
+           << "f16 and bf16 values to kernels but does not compute with "
+              "them; compute in a parallel, or in f32";
 
   if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
     Attribute value = constant.getValue();
@@ -495,6 +541,12 @@ LogicalResult HostEmitter::emitOp(Operation &op) {
   }
   if (auto launch = dyn_cast<gpu::LaunchFuncOp>(op))
     return emitLaunch(launch);
+  if (auto branch = dyn_cast<scf::IfOp>(op))
+    return emitIf(branch);
+  if (auto loop = dyn_cast<scf::ForOp>(op))
+    return emitFor(loop);
+  if (auto loop = dyn_cast<scf::WhileOp>(op))
+    return emitWhile(loop);
   if (auto alloc = dyn_cast<memref::AllocOp>(op))
     return emitAlloc(alloc);
   if (isa<memref::DeallocOp>(op))
@@ -522,6 +574,9 @@ LogicalResult HostEmitter::emitOp(Operation &op) {
   if (auto wait = dyn_cast<gpu::WaitOp>(op)) {
     if (wait.getAsyncToken() && wait.getAsyncDependencies().empty()) {
       // A stream owned by this call: created here, joined before returning.
+      if (depth)
+        return op.emitError("a stream made inside a host if or loop is not "
+                            "supported; declare the stream outside it");
       std::string name = define(wait.getAsyncToken());
       ownedStreams.push_back(name);
       os << "  CUstream " << name << " = nullptr;\n"
@@ -572,6 +627,122 @@ LogicalResult HostEmitter::emitOp(Operation &op) {
          << op.getName()
          << "': host code computes scalars and launches kernels; move this "
             "into a croq.parallel";
+}
+
+FailureOr<SmallVector<std::string>>
+HostEmitter::declareVariables(Operation *at, ValueRange values,
+                              ValueRange inits) {
+  SmallVector<std::string> names;
+  for (auto [i, value] : llvm::enumerate(values)) {
+    FailureOr<std::string> type = cType(at, value.getType());
+    if (failed(type))
+      return failure();
+    std::string name = define(value);
+    os << "  " << *type << " " << name
+       << (inits.empty() ? std::string("{}") : " = " + use(inits[i]))
+       << ";\n";
+    names.push_back(name);
+  }
+  return names;
+}
+
+LogicalResult HostEmitter::emitBlock(Block &block,
+                                     ArrayRef<std::string> results) {
+  ++depth;
+  llvm::scope_exit leave([&] { --depth; });
+  for (Operation &op : block.without_terminator())
+    if (failed(emitOp(op)))
+      return failure();
+  Operation *terminator = block.getTerminator();
+  ValueRange yielded = terminator->getOperands();
+  if (auto condition = dyn_cast<scf::ConditionOp>(terminator))
+    yielded = condition.getArgs();
+  else if (!isa<scf::YieldOp>(terminator))
+    return terminator->emitError("cannot emit host code for '")
+           << terminator->getName() << "'";
+  // Read every value before writing any: a loop may yield its carried
+  // values in another order.
+  SmallVector<std::string> next;
+  for (auto [i, value] : llvm::enumerate(yielded)) {
+    FailureOr<std::string> type = cType(terminator, value.getType());
+    if (failed(type))
+      return failure();
+    next.push_back("n" + std::to_string(counter++));
+    os << "  const " << *type << " " << next.back() << " = " << use(value)
+       << ";\n";
+  }
+  for (auto [name, value] : llvm::zip_equal(results, next))
+    os << "  " << name << " = " << value << ";\n";
+  return success();
+}
+
+LogicalResult HostEmitter::emitIf(scf::IfOp branch) {
+  FailureOr<SmallVector<std::string>> results =
+      declareVariables(branch, branch.getResults());
+  if (failed(results))
+    return failure();
+  os << "  if (" << use(branch.getCondition()) << ") {\n";
+  if (failed(emitBlock(*branch.thenBlock(), *results)))
+    return failure();
+  os << "  }";
+  if (Block *otherwise = branch.elseBlock()) {
+    os << " else {\n";
+    if (failed(emitBlock(*otherwise, *results)))
+      return failure();
+    os << "  }";
+  }
+  os << "\n";
+  return success();
+}
+
+LogicalResult HostEmitter::emitFor(scf::ForOp loop) {
+  FailureOr<SmallVector<std::string>> carried =
+      declareVariables(loop, loop.getRegionIterArgs(), loop.getInitArgs());
+  if (failed(carried))
+    return failure();
+  FailureOr<std::string> type = cType(loop, loop.getInductionVar().getType());
+  if (failed(type))
+    return failure();
+  std::string iv = define(loop.getInductionVar());
+  std::string step = use(loop.getStep());
+  // A step that is not positive would never end (scf.for's own rule).
+  if (!matchPattern(loop.getStep(), m_Constant()))
+    os << "  if (" << step << " <= 0) return croq_rt_fail(\"" << function
+       << "\", \"%s\", \"a host loop's step is not positive\");\n";
+  os << "  for (" << *type << " " << iv << " = "
+     << use(loop.getLowerBound()) << "; " << iv << " < "
+     << use(loop.getUpperBound()) << "; " << iv << " += " << step
+     << ") {\n";
+  if (failed(emitBlock(*loop.getBody(), *carried)))
+    return failure();
+  os << "  }\n";
+  for (auto [result, name] : llvm::zip_equal(loop.getResults(), *carried))
+    names[result] = name;
+  return success();
+}
+
+LogicalResult HostEmitter::emitWhile(scf::WhileOp loop) {
+  // The before region's arguments, and then the values its condition
+  // passes on: the after region's arguments and the loop's results.
+  FailureOr<SmallVector<std::string>> before =
+      declareVariables(loop, loop.getBeforeArguments(), loop.getInits());
+  if (failed(before))
+    return failure();
+  FailureOr<SmallVector<std::string>> passed =
+      declareVariables(loop, loop.getResults());
+  if (failed(passed))
+    return failure();
+  auto condition = cast<scf::ConditionOp>(loop.getBeforeBody()->getTerminator());
+  os << "  for (;;) {\n";
+  if (failed(emitBlock(*loop.getBeforeBody(), *passed)))
+    return failure();
+  os << "  if (!" << use(condition.getCondition()) << ") break;\n";
+  for (auto [arg, name] : llvm::zip_equal(loop.getAfterArguments(), *passed))
+    names[arg] = name;
+  if (failed(emitBlock(*loop.getAfterBody(), *before)))
+    return failure();
+  os << "  }\n";
+  return success();
 }
 
 std::string HostEmitter::tensorName(Value tensor) {
@@ -815,7 +986,7 @@ LogicalResult HostEmitter::emitHeader(ModuleOp module) {
     bodyOs << "/// " << function << ": returns 0, or a CUresult after "
            << "printing what failed.\n";
     for (BlockArgument arg : func.getArguments()) {
-      std::string name = names.lookup(arg);
+      std::string name = paramNames.lookup(arg);
       if (auto memref = dyn_cast<MemRefType>(arg.getType())) {
         bodyOs << "///   " << name << ": device pointer to a dense "
                << elementName(memref.getElementType()) << " [";
@@ -880,7 +1051,7 @@ LogicalResult HostEmitter::emitDescription(ModuleOp module) {
     llvm::json::Array args;
     for (BlockArgument arg : func.getArguments()) {
       llvm::json::Object entry;
-      entry["name"] = names.lookup(arg);
+      entry["name"] = paramNames.lookup(arg);
       if (auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
                                                         "croq.name"))
         entry["source_name"] = name.getValue();
@@ -898,7 +1069,10 @@ LogicalResult HostEmitter::emitDescription(ModuleOp module) {
         if (failed(type))
           return failure();
         entry["kind"] = "scalar";
-        entry["ctype"] = *type;
+        // f16 and bf16 scalars cross as floats (signature).
+        entry["ctype"] = arg.getType().isF16() || arg.getType().isBF16()
+                             ? std::string("float")
+                             : *type;
       }
       args.push_back(std::move(entry));
     }

@@ -20,6 +20,7 @@
 
 #include <cuda.h>
 #include <stddef.h>
+#include <string.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -120,6 +121,44 @@ extern "C" int croq_rt_set_synchronous(int synchronous);
 /// Signed ceiling division, as arith.ceildivsi.
 static inline int64_t croq_rt_ceildiv(int64_t a, int64_t b) {
   return a / b + ((a % b != 0) && ((a < 0) == (b < 0)));
+}
+
+/// The bits of `x` rounded to the nearest f16 (ties to even; overflow to
+/// infinity, NaN kept): an f16 scalar argument, which entry points take as
+/// a float.
+static inline uint16_t croq_rt_f16_bits(float x) {
+  uint32_t u;
+  memcpy(&u, &x, sizeof u);
+  uint32_t sign = (u >> 16) & 0x8000u;
+  uint32_t magnitude = u & 0x7fffffffu;
+  if (magnitude > 0x7f800000u) // NaN: quiet, keep the top payload bits
+    return (uint16_t)(sign | 0x7e00u | (magnitude >> 13));
+  if (magnitude >= 0x477ff000u) // rounds past 65504: infinity
+    return (uint16_t)(sign | 0x7c00u);
+  if (magnitude < 0x38800000u) { // an f16 subnormal or zero
+    if (magnitude < 0x33000000u) // below half the smallest subnormal
+      return (uint16_t)sign;
+    uint32_t exponent = magnitude >> 23;
+    uint32_t mantissa = (magnitude & 0x7fffffu) | 0x800000u;
+    uint32_t shift = 126 - exponent; // 14 + (113 - exponent) - 1 + ...
+    uint32_t kept = mantissa >> shift;
+    uint32_t rest = mantissa & ((1u << shift) - 1);
+    uint32_t half = 1u << (shift - 1);
+    if (rest > half || (rest == half && (kept & 1)))
+      ++kept;
+    return (uint16_t)(sign | kept);
+  }
+  uint32_t rounded = magnitude + 0xfffu + ((magnitude >> 13) & 1);
+  return (uint16_t)(sign | ((rounded - 0x38000000u) >> 13));
+}
+
+/// The bits of `x` rounded to the nearest bf16 (ties to even, NaN kept).
+static inline uint16_t croq_rt_bf16_bits(float x) {
+  uint32_t u;
+  memcpy(&u, &x, sizeof u);
+  if ((u & 0x7fffffffu) > 0x7f800000u)
+    return (uint16_t)((u >> 16) | 0x40u);
+  return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1)) >> 16);
 }
 
 #endif // CROQ_RUNTIME_H

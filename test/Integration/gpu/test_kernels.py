@@ -13,6 +13,7 @@ suite.py runs each test in its own process under a watchdog (and, with
 --sanitize, under compute-sanitizer). CROQ_SMALL=1 picks each sweep's small
 shapes (the sanitizer mode)."""
 import contextlib
+import math
 import os
 import sys
 import tempfile
@@ -2336,6 +2337,46 @@ def device_calls():
         ref = torch.stack((torch.full((e,), 7, device="cuda"),
                            7 + torch.bincount(keys, minlength=e)), 1).int()
         expect_equal(counts, ref, f"histogram through &counts.at, N = {n}")
+
+
+@test
+def host_control_flow_around_launches():
+    # host_control_co.co: a host loop of `iters` launches (its counter an
+    # argument), a host if picking the kernel, and a host while returning
+    # its count; 1 to 2344 blocks.
+    for n in sweep((1, 127, 300_001), (1, 300)):
+        for iters, mode in ((0, 1), (1, 1), (5, 1), (3, 0)):
+            x = torch.randn(n, device="cuda")
+            ref = x.clone()
+            for it in range(iters):
+                ref = ref * 2 + it if mode > 0 else ref - 1
+            K.host_steps_co(x, iters, mode)
+            torch.testing.assert_close(x, ref, rtol=1e-5, atol=1e-5,
+                                       msg=lambda m: f"host loop, N = {n}, {iters} steps, mode {mode}: {m}")
+        for limit in (0, 1, 10, 50):
+            x = torch.randint(-100, 100, (n,), dtype=torch.int32, device="cuda")
+            want = x + sum(range(math.isqrt(limit - 1) + 1 if limit > 0 else 0))
+            rounds = K.host_while_co(x, limit)
+            expect_equal(x, want, f"host while, N = {n}, limit {limit}")
+            assert rounds == (math.isqrt(limit - 1) + 1 if limit > 0 else 0), \
+                f"host while returned {rounds} for limit {limit}"
+
+
+@test
+def half_scalar_parameters():
+    # host_control_co.co: f16 and bf16 scalars passed as floats and rounded
+    # by the entry point as torch rounds them (0.1, a tie, values past the
+    # range); 1 to 2344 blocks.
+    for n in sweep((1, 1000, 300_001), (1, 1000)):
+        for alpha, beta in ((0.1, 0.1), (1.0009765625 + 2 ** -11, -3.3),
+                            (70000.0, 1e-3), (-2.5, 3e38)):
+            y = torch.randn(n, device="cuda").half()
+            z = torch.randn(n, device="cuda").bfloat16()
+            want_y = torch.tensor(alpha).half().cuda() * y
+            want_z = z + torch.tensor(beta).bfloat16().cuda()
+            K.half_scalars_co(y, z, alpha, beta)
+            expect_equal(y, want_y, f"f16 scalar {alpha}, N = {n}")
+            expect_equal(z, want_z, f"bf16 scalar {beta}, N = {n}")
 
 
 @test
