@@ -186,8 +186,13 @@ bool mlir::croq::isPerThreadCopy(DmaCopyOp copy) {
 /// Results of branches and loops, loop-carried values and loads are
 /// assumed to differ (a mutable scalar or a break flag can carry a warp
 /// index).
-static bool dependsOnGroupIndex(Value value, Operation *kernel,
-                                int depth = 0) {
+static bool dependsOnGroupIndex(Value value, Operation *kernel, int depth);
+
+bool mlir::croq::mayDifferBetweenInstances(Value value, Operation *kernel) {
+  return dependsOnGroupIndex(value, kernel, 0);
+}
+
+static bool dependsOnGroupIndex(Value value, Operation *kernel, int depth) {
   if (depth > 32)
     return true;
   if (auto arg = dyn_cast<BlockArgument>(value)) {
@@ -223,7 +228,7 @@ bool mlir::croq::isGroupInvariantCopy(Operation *op, Operation *kernel) {
   for (Value side : {copy.getSource(), copy.getTarget()}) {
     // A local buffer is each thread's own: its copy is per thread.
     if (getStorage(cast<MemRefType>(side.getType())) == Storage::Local ||
-        dependsOnGroupIndex(side, kernel))
+        dependsOnGroupIndex(side, kernel, 0))
       return false;
   }
   for (Operation *p = copy->getParentOp(); p && p != kernel;
@@ -236,12 +241,12 @@ bool mlir::croq::isGroupInvariantCopy(Operation *op, Operation *kernel) {
     if (auto loop = dyn_cast<scf::ForOp>(p)) {
       if (llvm::any_of(ValueRange{loop.getLowerBound(), loop.getUpperBound(),
                                   loop.getStep()},
-                       [&](Value v) { return dependsOnGroupIndex(v, kernel); }))
+                       [&](Value v) { return dependsOnGroupIndex(v, kernel, 0); }))
         return false;
       continue;
     }
     if (auto branch = dyn_cast<scf::IfOp>(p)) {
-      if (dependsOnGroupIndex(branch.getCondition(), kernel))
+      if (dependsOnGroupIndex(branch.getCondition(), kernel, 0))
         return false;
       continue;
     }

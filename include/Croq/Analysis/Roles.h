@@ -53,6 +53,12 @@ bool allSources(Value value, function_ref<bool(BlockArgument)> visit);
 
 /// True when `value` depends on the index of a thread-level parallel.
 bool dependsOnThreadIndex(Value value);
+/// True unless `value` is provably the same in every instance of the
+/// parallels nested in `kernel` (every warp, warpgroup and thread): computed
+/// by region-free ops that read no memory from values defined outside
+/// `kernel`, its own indices, and counters of loops whose bounds are the
+/// same. Loop-carried values, branch results and loads may differ.
+bool mayDifferBetweenInstances(Value value, Operation *kernel);
 /// True when `x` and `y` compute the same value: the same SSA value, or the
 /// same pure op (name, attributes) of operands that do, up to `depth` ops
 /// deep (the importer does not share `k % 2` written twice).

@@ -1035,6 +1035,53 @@ private:
 
 struct CroqInsertBarriersPass
     : mlir::croq::impl::CroqInsertBarriersPassBase<CroqInsertBarriersPass> {
+  /// A store that every thread of a thread-level parallel makes to one
+  /// shared element (its index the same in every thread, no condition
+  /// around it in the thread body) of a value computed from the thread's
+  /// index: the element keeps one of them, which one depends on the
+  /// schedule. No barrier orders the threads of one statement.
+  static LogicalResult rejectSharedElementRaces(ParallelOp kernel) {
+    WalkResult result = kernel.walk([&](memref::StoreOp store) {
+      if (getStorage(store.getMemRefType()) != Storage::Shared ||
+          !dependsOnThreadIndex(store.getValueToStore()))
+        return WalkResult::advance();
+      ParallelOp threads;
+      for (Operation *p = store->getParentOp(); p; p = p->getParentOp()) {
+        if (auto parallel = dyn_cast<ParallelOp>(p)) {
+          threads = parallel;
+          break;
+        }
+        if (!isa<scf::ForOp>(p))
+          return WalkResult::advance();
+      }
+      if (!threads || threads.getLevel() != Level::Thread)
+        return WalkResult::advance();
+      int64_t count = 1;
+      for (Value bound : threads.getBounds()) {
+        std::optional<int64_t> c = getConstantIntValue(bound);
+        if (!c)
+          return WalkResult::advance();
+        count *= *c;
+      }
+      if (count < 2 ||
+          mayDifferBetweenInstances(store.getMemRef(), kernel) ||
+          llvm::any_of(store.getIndices(), [&](Value i) {
+            return mayDifferBetweenInstances(i, kernel);
+          }))
+        return WalkResult::advance();
+      InFlightDiagnostic diag =
+          store->emitError("every thread of a parallel of ")
+          << count
+          << " writes a value of its own to this one shared element: which "
+             "value it keeps depends on the schedule";
+      diag.attachNote() << "hint: write it from one thread (`if (t == 0)`), "
+                           "index it by the thread, or reduce the values "
+                           "(an atomic, or a tree over the threads)";
+      return WalkResult::interrupt();
+    });
+    return failure(result.wasInterrupted());
+  }
+
   void runOnOperation() override {
     auto &uniformity = getAnalysis<UniformityInfo>();
     if (!uniformity.isValid())
@@ -1047,6 +1094,7 @@ struct CroqInsertBarriersPass
     });
     bool failedAny = false;
     for (ParallelOp kernel : kernels) {
+      failedAny |= failed(rejectSharedElementRaces(kernel));
       Planner planner(solver);
       failedAny |= failed(planner.run(kernel));
     }
