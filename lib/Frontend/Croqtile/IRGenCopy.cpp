@@ -623,13 +623,21 @@ LogicalResult IRGen::swap(const Stmt &stmt) {
     return fail(stmt.loc, "swap takes two futures");
   if (symbols.size() < 2)
     return fail(stmt.loc, "rotate takes at least two futures");
+  // A future as the message tells it: its engine, asynchrony and buffer.
+  auto describe = [&](Type type) {
+    auto future = cast<FutureType>(type);
+    return (Twine("a") + (future.getAsync() ? "n async " : " synchronous ") +
+            stringifyFutureKind(future.getKind()) + " " +
+            typeString(type))
+        .str();
+  };
   for (size_t i = 1; i < symbols.size(); ++i) {
     if (symbols[i]->value.getType() != symbols[0]->value.getType())
       return fail(stmt.operands[i]->loc,
                   stmt.op + " needs futures of the same kind, asynchrony and "
                             "buffer shape: " +
-                      typeString(symbols[0]->value.getType()) + " and " +
-                      typeString(symbols[i]->value.getType()),
+                      describe(symbols[0]->value.getType()) + " and " +
+                      describe(symbols[i]->value.getType()),
                   "swap async copies with async copies of the same tile");
     if (symbols[i]->scope != symbols[0]->scope)
       return fail(stmt.operands[i]->loc,

@@ -129,8 +129,12 @@ struct CroqCheckDivergencePass
       UniformScope actual = getExecutionScope(solver, op);
       if (actual >= *required)
         return;
+      // A barrier is the source's sync.shared (or one croq placed).
+      std::string what = isa<gpu::BarrierOp, BarrierOp>(op)
+                             ? std::string("this barrier (sync.shared)")
+                             : "'" + op->getName().getStringRef().str() + "'";
       InFlightDiagnostic diag = emitError(op->getLoc())
-                                << "'" << op->getName() << "' is collective over a "
+                                << what << " is collective over a "
                                 << stringifyUniformScope(*required)
                                 << ", but the control around it is only "
                                 << (actual == UniformScope::Thread
