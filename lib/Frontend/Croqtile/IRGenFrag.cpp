@@ -110,7 +110,13 @@ LogicalResult IRGen::tileDecl(const Stmt &stmt, Type element) {
                           "(`parallel t by T : thread`), of a warpgroup "
                           "(`: group-4`), or of a block whose threads are one "
                           "warpgroup (`parallel by 1 : group-4` in it)");
-  if (stmt.dims.empty() || stmt.dims.size() > 2 || !stmt.arrayDims.empty())
+  if (!stmt.arrayDims.empty())
+    return fail(stmt.arrayDims.front()->loc,
+                "arrays of register tiles are not supported",
+                "for MMA accumulators, declare an array of them, whose shape "
+                "the MMA gives: `frag.f32 " + stmt.name + "[2] {0.0f};`; "
+                "otherwise declare each tile");
+  if (stmt.dims.empty() || stmt.dims.size() > 2)
     return fail(stmt.loc, "a frag is a 1-D or 2-D tile: frag T[R] x; or "
                           "frag T[R, C] x;");
   RegisterTile tile;
