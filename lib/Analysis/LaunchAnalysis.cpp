@@ -85,15 +85,21 @@ FailureOr<int64_t> LaunchAnalysis::childThreads(ParallelOp op) {
     instanceThreads[child] = unit;
     // Children of this child must fill exactly one of its instances.
     for (ParallelOp grandChild : directChildren(child)) {
-      (void)grandChild;
       FailureOr<int64_t> inner = childThreads(child);
       if (failed(inner))
         return failure();
-      if (*inner != unit)
-        return child.emitOpError("an instance of a '")
-               << stringifyLevel(child.getLevel()) << "' parallel has " << unit
-               << " threads, but its nested parallels use " << *inner
-               << "; make the inner extents multiply to " << unit;
+      // Reported at the nested parallel, whose extents are the mistake.
+      if (*inner != unit) {
+        InFlightDiagnostic diag =
+            grandChild.emitOpError("uses ")
+            << *inner << " threads of each instance of the '"
+            << stringifyLevel(child.getLevel())
+            << "' parallel around it, which has " << unit
+            << "; make the extents here multiply to " << unit;
+        diag.attachNote(child.getLoc())
+            << "the '" << stringifyLevel(child.getLevel()) << "' parallel";
+        return diag;
+      }
       break;
     }
     int64_t threads = *extent == kRuntimeThreads ? kRuntimeThreads

@@ -123,8 +123,9 @@ func.func @negative_warpgroup_fill() {
   %c1 = arith.constant 1 : index
   %c64 = arith.constant 64 : index
   croq.parallel (%b) by [%c1] : block {
-    // expected-error @below {{an instance of a 'warpgroup' parallel has 128 threads, but its nested parallels use 64; make the inner extents multiply to 128}}
+    // expected-note @below {{the 'warpgroup' parallel}}
     croq.parallel (%g) by [%c1] : warpgroup {
+      // expected-error @below {{uses 64 threads of each instance of the 'warpgroup' parallel around it, which has 128; make the extents here multiply to 128}}
       croq.parallel (%t) by [%c64] : thread {
       }
     }
