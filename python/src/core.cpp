@@ -51,6 +51,9 @@ croq_python::compile(const CompileRequest &request) {
   croq::registerCroqDialects(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
+  // Errors name the source line; the IR op behind each one is croq's
+  // business, as croqc leaves it out.
+  context.printOpOnDiagnostic(false);
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(
       llvm::MemoryBuffer::getMemBufferCopy(request.source, request.filename),
