@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
 LLVM_PREFIX=/usr/lib/llvm-22
 PACKAGES=(cmake ninja-build python3 python3-venv python3-dev llvm-22-dev llvm-22-tools libmlir-22-dev
-          mlir-22-tools clang-22 lld-22 libgtest-dev)
+          mlir-22-tools clang-22 lld-22 libclang-rt-22-dev libgtest-dev)
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do

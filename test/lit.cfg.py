@@ -48,6 +48,17 @@ if os.path.exists(os.path.join(config.llvm_tools_dir, "clang++")) and \
         os.path.exists("/usr/local/cuda/include/cuda_fp16.h"):
     config.available_features.add("cuda-clang")
 
+# Host C++ built by LLVM's clang++ with compiler-rt's builtins (the
+# runtime's unit tests, whose references are the compiler's _Float16 and
+# __bf16 conversions).
+import glob
+clangxx = os.path.join(config.llvm_tools_dir, "clang++")
+if os.path.exists(clangxx) and glob.glob(os.path.join(
+        config.llvm_tools_dir, "..", "lib", "clang", "*", "lib", "*",
+        "libclang_rt.builtins-x86_64.a")):
+    config.available_features.add("compiler-rt")
+    config.substitutions.append(("%clangxx", clangxx))
+
 # A usable NVIDIA GPU runs the integration suite; elsewhere it is UNSUPPORTED.
 import shutil
 import subprocess
