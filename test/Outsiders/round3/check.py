@@ -1,0 +1,948 @@
+#!/usr/bin/env python3
+"""outsider5 harness.
+
+  python check.py prepare OUTDIR   compile every valid/*.co with croq, save to OUTDIR/NAME
+  python check.py run OUTDIR       load OUTDIR/NAME with croq.load and check on the GPU
+
+`run` needs torch with CUDA and croq's python sources (no compiler): their
+path comes from $CROQ_PY (default "python/src").
+"""
+import glob
+import math
+import os
+import sys
+import time
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def program_names():
+    return [os.path.splitext(os.path.basename(p))[0]
+            for p in sorted(glob.glob(os.path.join(HERE, "valid", "*.co")))]
+
+
+# --------------------------------------------------------------------------
+# prepare
+# --------------------------------------------------------------------------
+def prepare(outdir):
+    import croq
+    os.makedirs(outdir, exist_ok=True)
+    ok = bad = 0
+    for name in program_names():
+        path = os.path.join(HERE, "valid", name + ".co")
+        t0 = time.time()
+        try:
+            m = croq.compile(path)
+            m.save(os.path.join(outdir, name))
+            dt = time.time() - t0
+            print(f"COMPILED {name} ({dt:.1f}s)", flush=True)
+            ok += 1
+        except Exception as e:  # croq.CompileError or anything else
+            dt = time.time() - t0
+            lines = [l for l in str(e).splitlines() if l.strip()]
+            first = next((l for l in lines if "error" in l), lines[0] if lines else repr(e))
+            print(f"COMPILE-FAIL {name}: {first} ({dt:.1f}s)", flush=True)
+            bad += 1
+    print(f"prepare: {ok} compiled, {bad} failed")
+
+
+
+# --------------------------------------------------------------------------
+# run: a parent that restarts a child process past a crash or a hang
+# --------------------------------------------------------------------------
+PER_PROGRAM_TIMEOUT = float(os.environ.get("OUTSIDER5_TIMEOUT", "60"))
+
+
+def run(outdir):
+    import queue
+    import subprocess
+    import threading
+    outdir = os.path.abspath(outdir)
+    env = dict(os.environ)
+    env["CROQ_PY"] = os.path.abspath(os.environ.get("CROQ_PY", "python/src"))
+    names = list(CHECKS)
+    results = {}
+    i = 0
+    t_start = time.time()
+    while i < len(names):
+        p = subprocess.Popen([sys.executable, os.path.abspath(__file__), "_child", outdir] + names[i:],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                             bufsize=1, env=env)
+        q = queue.Queue()
+
+        def pump(stream=p.stdout):
+            for line in stream:
+                q.put(line)
+            q.put(None)
+        threading.Thread(target=pump, daemon=True).start()
+        current = None
+        started = time.time()
+        while True:
+            try:
+                line = q.get(timeout=5)
+            except queue.Empty:
+                limit = PER_PROGRAM_TIMEOUT if current else PER_PROGRAM_TIMEOUT * 2
+                if time.time() - started > limit:
+                    p.kill()
+                    p.wait()
+                    if current is None:
+                        current = names[i]
+                    results[current] = False
+                    print(f"FAIL {current}: timed out after {limit:.0f}s (hang or deadlock?)", flush=True)
+                    i = names.index(current) + 1
+                    break
+                continue
+            if line is None:
+                rc = p.wait()
+                if current is not None:
+                    results[current] = False
+                    print(f"FAIL {current}: the checking process died (rc={rc})", flush=True)
+                    i = names.index(current) + 1
+                elif i < len(names) and names[i] not in results:
+                    # died before starting anything: give up on the rest
+                    for n in names[i:]:
+                        results[n] = False
+                        print(f"FAIL {n}: the checking process could not start (rc={rc})", flush=True)
+                    i = len(names)
+                break
+            line = line.rstrip("\n")
+            if line.startswith("@START "):
+                current = line.split(" ", 1)[1]
+                started = time.time()
+            elif line.startswith("PASS ") or line.startswith("FAIL "):
+                name = line.split()[1].rstrip(":")
+                results[name] = line.startswith("PASS ")
+                print(line, flush=True)
+                current = None
+                i = names.index(name) + 1
+                started = time.time()
+            elif line.startswith("@STICKY"):
+                pass  # child exits; the next loop restarts after the current one
+            else:
+                print("    | " + line, flush=True)
+    passed = sum(1 for v in results.values() if v)
+    failed = len(names) - passed
+    print(f"(run took {time.time() - t_start:.0f}s)")
+    print(f"outsider5: {passed} passed, {failed} failed")
+
+
+def child(outdir, names):
+    sys.path.insert(0, os.environ.get("CROQ_PY", "python/src"))
+    sys.modules["croq._croq"] = None
+    import croq  # noqa: F401
+    import torch
+    G["croq"] = croq
+    G["torch"] = torch
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    for name in names:
+        print(f"@START {name}", flush=True)
+        t0 = time.time()
+        try:
+            path = os.path.join(outdir, name)
+            if not os.path.isdir(path):
+                raise Failure("no compiled module (COMPILE-FAIL in prepare?)")
+            m = croq.load(path)
+            torch.manual_seed(1234)
+            CHECKS[name](m)
+            torch.cuda.synchronize()
+            print(f"PASS {name} ({time.time() - t0:.1f}s)", flush=True)
+        except _Failure as e:
+            print(f"FAIL {name}: {e}", flush=True)
+        except Exception as e:
+            msg = " ".join(f"{type(e).__name__}: {e}".split())
+            print(f"FAIL {name}: {msg[:600]}", flush=True)
+        try:
+            torch.cuda.synchronize()
+        except Exception:
+            print("@STICKY", flush=True)
+            os._exit(3)
+
+
+# --------------------------------------------------------------------------
+# helpers
+# --------------------------------------------------------------------------
+G = {}
+CHECKS = {}
+
+
+class _Failure(Exception):
+    pass
+
+
+def Failure(msg):
+    """A check failed. In the CPU self-test of the harness (no kernels run,
+    outputs keep their garbage) failures are only counted."""
+    if G.get("selftest"):
+        G["selftest_fails"] = G.get("selftest_fails", 0) + 1
+        if "shape" in msg.split(":")[0 if msg.startswith("shape") else -1] or " shape " in msg:
+            print("   selftest note:", msg[:200])
+        return _NoRaise(msg)
+    return _Failure(msg)
+
+
+class _NoRaise(Exception):
+    pass
+
+
+def check(name):
+    def deco(f):
+        CHECKS[name] = f
+        return f
+    return deco
+
+
+def T():
+    return G["torch"]
+
+
+def dev():
+    return "cpu" if G.get("selftest") else "cuda"
+
+
+def garbage(shape, dtype):
+    """An output buffer pre-filled with NaN (floats) or an unlikely integer."""
+    torch = T()
+    if dtype.is_floating_point:
+        return torch.full(shape, float("nan"), device=dev(), dtype=torch.float32).to(dtype)
+    if dtype == torch.bool:
+        return torch.ones(shape, device=dev(), dtype=torch.bool)
+    fill = {torch.int8: -77, torch.uint8: 177, torch.int16: -12345,
+            torch.int32: -123456789, torch.int64: -1234567890123}[dtype]
+    return torch.full(shape, fill, device=dev(), dtype=dtype)
+
+
+def uniform(shape, lo=-1.0, hi=1.0, dtype=None):
+    torch = T()
+    t = torch.rand(shape, device=dev(), dtype=torch.float32) * (hi - lo) + lo
+    return t.to(dtype) if dtype is not None else t
+
+
+def randint(shape, lo, hi, dtype=None):
+    torch = T()
+    return torch.randint(lo, hi, shape, device=dev(), dtype=dtype or torch.int32)
+
+
+def call(fn, *args):
+    return fn(*args, sync=True)
+
+
+def _fmt_idx(flat, shape):
+    idx = []
+    for s in reversed(shape):
+        idx.append(flat % s if s else 0)
+        flat //= max(s, 1)
+    return tuple(reversed(idx))
+
+
+def close(what, out, ref, atol, rtol):
+    torch = T()
+    o = out.double()
+    r = ref.double()
+    if o.shape != r.shape:
+        raise Failure(f"{what}: shape {tuple(o.shape)} != {tuple(r.shape)}")
+    err = (o - r).abs()
+    ok = err <= atol + rtol * r.abs()
+    ok |= (torch.isnan(o) & torch.isnan(r)) | ((o == r) & torch.isinf(r))
+    if not bool(ok.all()):
+        bad = (~ok).flatten()
+        n = int(bad.sum())
+        first = int(bad.nonzero()[0])
+        idx = _fmt_idx(first, list(o.shape))
+        finite_err = torch.where(torch.isfinite(err), err, torch.zeros_like(err))
+        raise Failure(f"{what}: {n} of {o.numel()} elements off; first at {idx}: "
+                      f"got {o.flatten()[first].item():.6g}, want {r.flatten()[first].item():.6g}; "
+                      f"max finite abs err {finite_err.max().item():.3g}; "
+                      f"NaNs in output {int(torch.isnan(o).sum())}")
+
+
+def equal(what, out, ref):
+    torch = T()
+    if out.shape != ref.shape:
+        raise Failure(f"{what}: shape {tuple(out.shape)} != {tuple(ref.shape)}")
+    o = out.to(torch.int64) if not out.dtype.is_floating_point else out
+    r = ref.to(o.dtype)
+    ne = (o != r)
+    if out.dtype.is_floating_point:
+        ne &= ~(torch.isnan(o) & torch.isnan(r))
+    if bool(ne.any()):
+        flat = ne.flatten()
+        n = int(flat.sum())
+        first = int(flat.nonzero()[0])
+        idx = _fmt_idx(first, list(o.shape))
+        raise Failure(f"{what}: {n} of {o.numel()} elements differ; first at {idx}: "
+                      f"got {o.flatten()[first].item()}, want {r.flatten()[first].item()}")
+
+
+def bits_equal(what, out, ref):
+    """Bitwise equality of two float tensors of the same dtype."""
+    torch = T()
+    ib = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[out.element_size()]
+    o = out.contiguous().view(ib).to(torch.int64)
+    r = ref.to(out.dtype).contiguous().view(ib).to(torch.int64)
+    ne = o != r
+    if bool(ne.any()):
+        flat = ne.flatten()
+        first = int(flat.nonzero()[0])
+        raise Failure(f"{what}: {int(flat.sum())} of {o.numel()} differ; first at {first}: "
+                      f"got {out.flatten()[first].float().item()} (bits {o.flatten()[first].item():#x}), "
+                      f"want {ref.to(out.dtype).flatten()[first].float().item()} (bits {r.flatten()[first].item():#x})")
+
+
+def shaped(what, shape, f):
+    """Run f(), prefixing a Failure with the shape it was checking."""
+    try:
+        f()
+    except _NoRaise:
+        pass
+    except _Failure as e:
+        raise Failure(f"{what} {shape}: {e}")
+
+
+def cdiv(a, b):
+    return (a + b - 1) // b
+
+
+# --------------------------------------------------------------------------
+# the checks, one per program
+# --------------------------------------------------------------------------
+@check("01_row_softmax")
+def _(m):
+    torch = T()
+    for M, N in [(1, 1), (3, 257), (1, 4096), (600, 1000), (1000, 33)]:
+        x = torch.randn(M, N, device=dev()) * 3
+        y = garbage((M, N), torch.float32)
+        call(m.row_softmax, x, y)
+        shaped("row_softmax", (M, N), lambda: close("y", y, torch.softmax(x, 1), 1e-6, 1e-4))
+
+
+@check("02_layernorm_f16")
+def _(m):
+    torch = T()
+    F = torch.nn.functional
+    for M, N in [(1, 1), (5, 77), (3, 1000), (2200, 256)]:
+        x = (torch.randn(M, N, device=dev()) * 2 + 0.5).half()
+        g = uniform((N,), 0.5, 1.5)
+        b = uniform((N,), -0.5, 0.5)
+        y = garbage((M, N), torch.float16)
+        call(m.layernorm, x, g, b, y, 1e-5)
+        ref = F.layer_norm(x.float(), (N,), g, b, 1e-5)
+        shaped("layernorm", (M, N), lambda: close("y", y, ref, 4e-3, 1e-2))
+
+
+@check("03_argmax_ties")
+def _(m):
+    torch = T()
+    for M, N in [(1, 1), (2, 1), (7, 300), (1100, 129), (3, 5000)]:
+        x = randint((M, N), -3, 4).float()
+        out = garbage((M,), torch.int32)
+        call(m.argmax_rows, x, out)
+        shaped("argmax_rows", (M, N), lambda: equal("argmax", out, torch.argmax(x, 1)))
+
+
+@check("04_scan_blocks")
+def _(m):
+    torch = T()
+    for N in [1, 255, 256, 257, 1000, 200000]:
+        x = randint((N,), -100, 100)
+        incl = torch.cumsum(x.long(), 0)
+        for excl in (False, True):
+            y = garbage((N,), torch.int32)
+            call(m.prefix_sum, x, y, excl)
+            ref = incl - x.long() if excl else incl
+            shaped("prefix_sum", (N, "exclusive" if excl else "inclusive"), lambda: equal("y", y, ref))
+
+
+@check("05_histogram_atomics")
+def _(m):
+    torch = T()
+    for N in [1, 2047, 2049, 1_500_000]:
+        v = randint((N,), -10000, 10000)
+        hist = garbage((256,), torch.int32)
+        call(m.histogram, v, hist)
+        ref = torch.bincount((v & 255).long(), minlength=256)
+        shaped("histogram", (N,), lambda: equal("hist", hist, ref))
+
+
+@check("06_stencil_halo")
+def _(m):
+    torch = T()
+    F = torch.nn.functional
+    for H, W in [(1, 1), (16, 16), (17, 33), (400, 400), (5, 300)]:
+        xp = torch.randn(H + 2, W + 2, device=dev())
+        y = garbage((H, W), torch.float32)
+        c0, c1 = 0.5, 0.125
+        call(m.stencil5, xp, y, c0, c1)
+        ref = c0 * xp[1:-1, 1:-1] + c1 * (xp[:-2, 1:-1] + xp[2:, 1:-1] + xp[1:-1, :-2] + xp[1:-1, 2:])
+        shaped("stencil5", (H, W), lambda: close("y", y, ref, 1e-5, 1e-5))
+        x = torch.randn(H, W, device=dev())
+        y2 = garbage((H, W), torch.float32)
+        call(m.blur3_clamp, x, y2)
+        xpad = F.pad(x[None, None], (1, 1, 1, 1), mode="replicate")[0, 0]
+        ref2 = sum(xpad[di:di + H, dj:dj + W] for di in range(3) for dj in range(3)) / 9.0
+        shaped("blur3_clamp", (H, W), lambda: close("y", y2, ref2, 1e-5, 1e-5))
+
+
+@check("07_conv1d_guard")
+def _(m):
+    torch = T()
+    F = torch.nn.functional
+    for N in [1, 2, 7, 129, 300000]:
+        x = torch.randn(N, device=dev())
+        w = torch.randn(7, device=dev())
+        y = garbage((N,), torch.float32)
+        call(m.conv1d_same, x, w, y)
+        ref = F.conv1d(x.view(1, 1, -1), w.view(1, 1, -1), padding=3).view(-1)
+        shaped("conv1d_same", (N,), lambda: close("y", y, ref, 1e-5, 1e-5))
+
+
+@check("08_transpose")
+def _(m):
+    torch = T()
+    for M, N in [(1, 1), (31, 7), (33, 65), (700, 800)]:
+        x = torch.randn(M, N, device=dev())
+        y = garbage((N, M), torch.float32)
+        call(m.transpose_smem, x, y)
+        shaped("transpose_smem", (M, N), lambda: equal("y", y, x.t()))
+        xb = torch.randn(M, N, device=dev()).bfloat16()
+        yb = garbage((N, M), torch.bfloat16)
+        call(m.transpose_dma, xb, yb)
+        shaped("transpose_dma", (M, N), lambda: bits_equal("y", yb, xb.t()))
+
+
+@check("09_gather_scatter")
+def _(m):
+    torch = T()
+    for V, D, Tn in [(1, 1, 1), (50, 130, 7), (1000, 256, 600)]:
+        table = torch.randn(V, D, device=dev()).half()
+        idx = randint((Tn,), 0, V)
+        out = garbage((Tn, D), torch.float16)
+        call(m.embed_gather, table, idx, out)
+        shaped("embed_gather", (V, D, Tn), lambda: bits_equal("out", out, table[idx.long()]))
+        src = torch.randn(Tn, D, device=dev())
+        idx2 = randint((Tn,), 0, max(1, V // 3))      # many duplicates
+        out0 = torch.randn(V, D, device=dev())
+        out2 = out0.clone()
+        call(m.scatter_add, src, idx2, out2)
+        ref = out0.index_add(0, idx2.long(), src)
+        shaped("scatter_add", (V, D, Tn), lambda: close("out", out2, ref, 1e-4, 1e-5))
+    for V, D, Tn in [(1, 64, 1), (300, 192, 600), (5, 64, 9)]:
+        table = torch.randn(V, D, device=dev())
+        idx = randint((Tn,), 0, V)
+        out = garbage((Tn, D), torch.float32)
+        call(m.gather_rows_view, table, idx, out)
+        shaped("gather_rows_view", (V, D, Tn), lambda: equal("out", out, table[idx.long()]))
+
+
+def _gemm_ref(a, b_nk):
+    return a.double() @ b_nk.double().t()
+
+
+@check("10_warp_mma_f16")
+def _(m):
+    torch = T()
+    for M, N, K in [(1, 1, 1), (65, 70, 33), (128, 64, 16), (1600, 1400, 64)]:
+        a = uniform((M, K), dtype=torch.float16)
+        b = uniform((N, K), dtype=torch.float16)
+        c = garbage((M, N), torch.float32)
+        call(m.hgemm_warp, a, b, c)
+        shaped("hgemm_warp", (M, N, K), lambda: close("c", c, _gemm_ref(a, b), 1e-3, 1e-3))
+
+
+@check("11_warp_mma_bf16_rowcol_bias_relu")
+def _(m):
+    torch = T()
+    for M, N, K in [(1, 1, 1), (70, 45, 30), (64, 32, 16), (1400, 1000, 48)]:
+        a = uniform((M, K), dtype=torch.bfloat16)
+        b = uniform((K, N), dtype=torch.bfloat16)
+        bias = uniform((N,))
+        y = garbage((M, N), torch.bfloat16)
+        call(m.gemm_bias_relu, a, b, bias, y)
+        ref = torch.relu((a.double() @ b.double()) + bias.double())
+        shaped("gemm_bias_relu", (M, N, K), lambda: close("y", y, ref, 1e-2, 1e-2))
+
+
+@check("12_warp_mma_s8")
+def _(m):
+    torch = T()
+    for M, N, K in [(1, 1, 1), (33, 40, 70), (32, 32, 32), (800, 700, 96)]:
+        a = randint((M, K), -128, 128, torch.int8)
+        b = randint((N, K), -128, 128, torch.int8)
+        c = garbage((M, N), torch.int32)
+        call(m.igemm, a, b, c)
+        ref = _gemm_ref(a, b).round().long()
+        shaped("igemm", (M, N, K), lambda: equal("c", c, ref))
+
+
+@check("13_warp_mma_tf32")
+def _(m):
+    torch = T()
+    for M, N, K in [(1, 1, 1), (17, 30, 13), (16, 16, 8), (400, 350, 40)]:
+        a = torch.randn(M, K, device=dev())
+        b = torch.randn(N, K, device=dev())
+        c = garbage((M, N), torch.float32)
+        call(m.tf32_gemm, a, b, c)
+
+        def trunc(t):  # tf32: the top 19 bits of each f32 (the hardware truncates)
+            return (t.view(torch.int32) & ~0x1FFF).view(torch.float32)
+        ref = _gemm_ref(trunc(a), trunc(b))
+
+        def cmp():
+            try:
+                close("c vs truncated-tf32 reference", c, ref, 1e-4 * (K ** 0.5), 1e-4)
+            except _Failure as e:
+                e32 = ((c.double() - _gemm_ref(a, b)).abs().max().item())
+                raise Failure(f"{e} (max abs err against the plain f32 product: {e32:.3g})")
+        shaped("tf32_gemm", (M, N, K), cmp)
+
+
+@check("14_wgmma_tma_f16")
+def _(m):
+    torch = T()
+    for M, N, K in [(1, 8, 8), (65, 136, 72), (64, 128, 64), (2200, 2048, 128)]:
+        a = uniform((M, K), dtype=torch.float16)
+        b = uniform((N, K), dtype=torch.float16)
+        out = garbage((M, N), torch.float16)
+        call(m.gemm_tma, a, b, out)
+        shaped("gemm_tma", (M, N, K), lambda: close("out", out, _gemm_ref(a, b), 1e-2, 1e-2))
+
+
+@check("15_wgmma_bias_gelu_bf16")
+def _(m):
+    torch = T()
+    F = torch.nn.functional
+    for M, N, K in [(1, 1, 1), (70, 65, 100), (64, 64, 64), (1500, 1500, 64)]:
+        a = uniform((M, K), dtype=torch.bfloat16)
+        b = uniform((N, K), dtype=torch.bfloat16)
+        bias = uniform((N,))
+        y = garbage((M, N), torch.bfloat16)
+        call(m.gemm_bias_gelu, a, b, bias, y)
+        ref = F.gelu((_gemm_ref(a, b) + bias.double()), approximate="tanh")
+        shaped("gemm_bias_gelu", (M, N, K), lambda: close("y", y, ref, 2e-2, 2e-2))
+
+
+@check("16_batched_gemm")
+def _(m):
+    torch = T()
+    for BT, M, N, K in [(1, 1, 1, 1), (3, 65, 70, 40), (2, 130, 10, 100), (600, 64, 64, 32)]:
+        a = uniform((BT, M, K), dtype=torch.float16)
+        b = uniform((BT, N, K), dtype=torch.float16)
+        c = garbage((BT, M, N), torch.float32)
+        call(m.bmm, a, b, c)
+        ref = torch.bmm(a.double(), b.double().transpose(1, 2))
+        shaped("bmm", (BT, M, N, K), lambda: close("c", c, ref, 2e-3, 1e-3))
+
+
+@check("17_two_accumulators_wgmma")
+def _(m):
+    torch = T()
+    for M, N, K in [(1, 1, 1), (65, 130, 70), (64, 128, 64), (1500, 3000, 64)]:
+        a = uniform((M, K), dtype=torch.float16)
+        b = uniform((N, K), dtype=torch.float16)
+        c = garbage((M, N), torch.float32)
+        call(m.gemm_two_acc, a, b, c)
+        shaped("gemm_two_acc", (M, N, K), lambda: close("c", c, _gemm_ref(a, b), 2e-3, 1e-3))
+
+
+@check("18_double_buffer_swap")
+def _(m):
+    torch = T()
+    for M, K in [(1, 1), (63, 65), (64, 64), (5, 1000), (40000, 200)]:
+        a = torch.randn(M, K, device=dev())
+        x = torch.randn(K, device=dev())
+        y = garbage((M,), torch.float32)
+        call(m.gemv_db, a, x, y)
+        shaped("gemv_db", (M, K), lambda: close("y", y, a.double() @ x.double(), 1e-4 * (K ** 0.5), 1e-4))
+
+
+@check("19_rotate_select")
+def _(m):
+    torch = T()
+    for M, L in [(1, 1), (32, 128), (33, 129), (2, 256), (3, 1000), (20000, 300)]:
+        x = torch.randn(M, L, device=dev()).half()
+        ref = (x.double() ** 2).sum(1)
+        for fn in ("sumsq_rotate", "sumsq_select"):
+            y = garbage((M,), torch.float32)
+            call(getattr(m, fn), x, y)
+            shaped(fn, (M, L), lambda: close("y", y, ref, 1e-4, 1e-4))
+
+
+@check("20_ws_1p1c_tma_d1")
+def _(m):
+    torch = T()
+    for M, N, K in [(1, 8, 8), (65, 136, 72), (64, 128, 64), (130, 256, 1024), (2200, 2048, 128)]:
+        a = uniform((M, K), dtype=torch.float16)
+        b = uniform((N, K), dtype=torch.float16)
+        out = garbage((M, N), torch.float16)
+        call(m.gemm_ws, a, b, out)
+        shaped("gemm_ws", (M, N, K), lambda: close("out", out, _gemm_ref(a, b), 2e-2, 1e-2))
+
+
+@check("21_ws_1p2c_d2_ready")
+def _(m):
+    torch = T()
+    for M, N, K in [(1, 1, 8), (130, 70, 200), (128, 64, 64), (200, 100, 1024), (2300, 2000, 64)]:
+        a = uniform((M, K), dtype=torch.bfloat16)
+        b = uniform((N, K), dtype=torch.bfloat16)
+        c = garbage((M, N), torch.float32)
+        call(m.gemm_1p2c, a, b, c)
+        shaped("gemm_1p2c", (M, N, K), lambda: close("c", c, _gemm_ref(a, b), 2e-3, 1e-3))
+
+
+@check("22_events_producer_compute")
+def _(m):
+    torch = T()
+    for M, L in [(1, 1), (128, 32), (129, 33), (5, 1000), (70000, 64)]:
+        x = torch.randn(M, L, device=dev())
+        y = garbage((M,), torch.float32)
+        call(m.ws_rowsum, x, y, 0.75)
+        shaped("ws_rowsum", (M, L), lambda: close("y", y, 0.75 * x.double().sum(1), 1e-4 * (L ** 0.5), 1e-5))
+
+
+@check("23_foreach_forms")
+def _(m):
+    torch = T()
+    for M, N in [(1, 1), (65, 2), (3, 3), (100, 37), (40000, 9)]:
+        x = randint((M, N), -5, 6).float()
+        out = garbage((M, 8), torch.float32)
+        call(m.row_stats, x, out)
+        z = torch.zeros(M, device=dev())
+        ref = torch.stack([
+            x[:, 0::3].sum(1),
+            x[:, 1:N - 1].sum(1) if N > 2 else z,
+            x[:, N - 1],
+            (x > 0).sum(1).float(),
+            sum((a * 3 + b + 1) * x[:, (a * 3 + b) % N] for a in range(2) for b in range(3)),
+            x[:, 1::2].sum(1) if N > 1 else z,
+            sum(x[:, (u + v + w) % N] for u in range(2) for v in range(3) for w in range(4)),
+            x[:, max(0, N - 4):].sum(1),
+        ], 1)
+        shaped("row_stats", (M, N), lambda: close("out", out, ref, 1e-4, 0))
+
+
+@check("24_while_break_continue")
+def _(m):
+    torch = T()
+    thr = 37.5
+    for M, N in [(1, 1), (130, 50), (3, 2000), (70000, 40)]:
+        x = randint((M, N), -5, 10).float()
+        idx = garbage((M,), torch.int32)
+        sums = garbage((M,), torch.float32)
+        call(m.first_cross, x, idx, sums, thr)
+        cs = torch.cumsum(torch.relu(x).double(), 1)
+        over = cs > thr
+        anyo = over.any(1)
+        first = torch.argmax(over.int(), 1)
+        ref_idx = torch.where(anyo, first, torch.full_like(first, -1))
+        ref_sum = torch.where(anyo, cs.gather(1, first[:, None])[:, 0], cs[:, -1])
+        shaped("first_cross", (M, N), lambda: equal("idx", idx, ref_idx))
+        shaped("first_cross", (M, N), lambda: close("sums", sums, ref_sum, 0, 0))
+        cnt = garbage((M,), torch.int32)
+        call(m.lead_pos, x, cnt)
+        ref_cnt = torch.cumprod((x > 0).int(), 1).sum(1)
+        shaped("lead_pos", (M, N), lambda: equal("cnt", cnt, ref_cnt))
+
+
+@check("25_int_bool_mixed")
+def _(m):
+    torch = T()
+    for N in [1, 1000, 300000]:
+        a = randint((N,), -(1 << 30), 1 << 30)
+        b = randint((N,), -1000, 1000)
+        b = torch.where(b == 0, torch.full_like(b, 7), b)
+        c64 = torch.randint(0, 1 << 32, (N,), device=dev(), dtype=torch.int64)
+        c = (c64 - (c64 >= (1 << 31)).long() * (1 << 32)).to(torch.int32)   # u32 bits
+        f = uniform((N,), -1000.0, 1000.0)
+        for flag in (False, True):
+            outs = dict(o_div=garbage((N,), torch.int32), o_mod=garbage((N,), torch.int32),
+                        o_bits=garbage((N,), torch.int32), o_prec=garbage((N,), torch.int32),
+                        o_u=garbage((N,), torch.int32), o_f=garbage((N,), torch.float32),
+                        o_t=garbage((N,), torch.int32), o_bool=garbage((N,), torch.int32),
+                        o_wide=garbage((N,), torch.int64))
+            call(m.int_mix, a, b, c, f, *outs.values(), flag)
+            al, bl = a.long(), b.long()
+            p = a > b
+            q = (c64 & 1) == 1
+            k = ((p & ~q) | flag).long()
+            U = 0xFFFFFFFF
+            ref = dict(
+                o_div=torch.div(al, bl, rounding_mode="trunc"),
+                o_mod=torch.fmod(al, bl),
+                o_bits=((a >> 2) ^ (b << 3)) | (a & 7),
+                o_prec=al + (bl & 255),
+                o_u=((c64 >> 3) + c64 // 7 + (c64 > 2147483648).long()) & U,
+                o_f=a.float() * 0.5 + f,
+                o_t=(f * 3.0).to(torch.int32),
+                o_bool=k + 2 * (p ^ q).long() - 4 * p.long(),
+                o_wide=al * bl + (1 << 40))
+            for key in outs:
+                got = outs[key]
+                if key == "o_u":
+                    got = got.long() & U
+                if key == "o_f":
+                    shaped("int_mix", (N, flag), lambda: close(key, got, ref[key], 0, 1e-7))
+                elif key == "o_prec":
+                    def cmp_prec():
+                        try:
+                            equal("o_prec = a + b & 255 (Croqtile precedence: a + (b & 255))", got, ref[key])
+                        except _Failure as e:
+                            cc = bool(((got.long()) == ((al + bl) & 255)).all())
+                            raise Failure(f"{e}; matches C's (a + b) & 255: {cc}")
+                    shaped("int_mix", (N, flag), cmp_prec)
+                else:
+                    shaped("int_mix", (N, flag), lambda: equal(key, got, ref[key]))
+
+
+@check("26_fp_conversions")
+def _(m):
+    torch = T()
+    e4, e5 = torch.float8_e4m3fn, torch.float8_e5m2
+    special = torch.tensor([0.0, -0.0, 1e-8, -1e-8, 1.0, 448.0, 449.0, 463.9, 464.0, 465.0, 500.0,
+                            -500.0, 57344.0, 60000.0, -60000.0, 0.0009765625, 3.14159, 65504.0 * 0.9],
+                           device=dev())
+    for N in [1, 777, 200000]:
+        x = torch.randn(N, device=dev()) * torch.where(torch.rand(N, device=dev()) < 0.5, 1.0, 2000.0)
+        x[:min(N, special.numel())] = special[:min(N, special.numel())]
+        o = dict(o_h=garbage((N,), torch.float16), o_b=garbage((N,), torch.bfloat16),
+                 o_e4=garbage((N,), e4), o_e5=garbage((N,), e5), o_hb=garbage((N,), torch.bfloat16),
+                 o_sum=garbage((N,), torch.float32), o_e4x2=garbage((N,), e4))
+        call(m.convert, x, *o.values())
+        r_e4 = x.clamp(-448, 448).to(e4)
+        r_e5 = x.clamp(-57344, 57344).to(e5)
+        ref = dict(o_h=x.half(), o_b=x.bfloat16(), o_e4=r_e4, o_e5=r_e5,
+                   o_hb=x.half().bfloat16(), o_sum=r_e4.float() + r_e5.float(),
+                   o_e4x2=(r_e4.float() * 2).clamp(-448, 448).to(e4))
+        for key in o:
+            shaped("convert", (N,), lambda: bits_equal(key, o[key], ref[key]))
+
+
+@check("27_device_call_warp")
+def _(m):
+    torch = T()
+    for M, K in [(1, 1), (5, 33), (3, 5000), (2200, 100)]:
+        a = torch.randn(M, K, device=dev())
+        b = torch.randn(M, K, device=dev())
+        out = garbage((M,), torch.float32)
+        cnt = torch.full((1,), 5, device=dev(), dtype=torch.int32)
+        call(m.row_dot, a, b, out, cnt)
+        shaped("row_dot", (M, K), lambda: close("out", out, (a.double() * b.double()).sum(1), 1e-4 * (K ** 0.5), 1e-5))
+        ref_cnt = 5 + sum(bin(r).count("1") for r in range(M))
+        shaped("row_dot", (M, K), lambda: equal("cnt", cnt, torch.tensor([ref_cnt], device=dev())))
+
+
+def _col_center_check(m, fn_center, fn_iota):
+    torch = T()
+    for M, N in [(1, 1), (17, 300), (1000, 130)]:
+        x = torch.randn(M, N, device=dev())
+        mean = x.double().mean(0)
+        for center in (True, False):
+            out = garbage((M, N), torch.float32)
+            call(getattr(m, fn_center), x, center, out)
+            ref = x.double() - mean if center else x.double() * mean
+            shaped(fn_center, (M, N, center), lambda: close("out", out, ref, 1e-5, 1e-5))
+        xi = garbage((M, N), torch.int32)
+        r = call(getattr(m, fn_iota), xi, 7)
+        ref = 7 + torch.arange(M * N, device=dev(), dtype=torch.int64).view(M, N)
+        shaped(fn_iota, (M, N), lambda: equal("x", xi, ref))
+        want = cdiv(M, 16) * cdiv(N, 16)
+        got = r[0] if isinstance(r, (tuple, list)) else r
+        if got != want and not G.get("selftest"):
+            raise Failure(f"{fn_iota} {(M, N)}: returned {r!r}, want {want}")
+
+
+@check("28_multi_kernel_host")
+def _(m):
+    _col_center_check(m, "col_center", "fill_iota")
+
+
+@check("29_persistent_gemm")
+def _(m):
+    torch = T()
+    for M, N, K in [(1, 1, 1), (65, 70, 100), (1000, 1100, 128), (4096, 2048, 64)]:
+        a = uniform((M, K), dtype=torch.float16)
+        b = uniform((N, K), dtype=torch.float16)
+        out = garbage((M, N), torch.float16)
+        call(m.gemm_persistent, a, b, out)
+        shaped("gemm_persistent", (M, N, K), lambda: close("out", out, _gemm_ref(a, b), 1e-2, 1e-2))
+
+
+@check("30_local_sort")
+def _(m):
+    torch = T()
+    for M in [1, 129, 100000]:
+        x = torch.randn(M, 8, device=dev())
+        ref = torch.sort(x, 1).values
+        for fn in ("sort8", "sort8_dma"):
+            y = garbage((M, 8), torch.float32)
+            call(getattr(m, fn), x, y)
+            shaped(fn, (M,), lambda: equal("y", y, ref))
+
+
+@check("31_f16_scalar_param")
+def _(m):
+    torch = T()
+    for N in [1, 1000, 300000]:
+        x = torch.randn(N, device=dev()).half()
+        y0 = torch.randn(N, device=dev()).half()
+        y = y0.clone()
+        call(m.axpy_h, x, y, 0.5)
+        shaped("axpy_h", (N,), lambda: close("y", y, 0.5 * x.double() + y0.double(), 2e-3, 2e-3))
+
+
+@check("32_gemm_softmax_apply")
+def _(m):
+    torch = T()
+    for M in [1, 64, 65, 40000]:
+        q = uniform((M, 64), dtype=torch.float16)
+        k = uniform((128, 64), dtype=torch.float16)
+        p = garbage((M, 128), torch.float32)
+        scale = 0.7
+        call(m.attn_scores, q, k, p, scale)
+        ref = torch.softmax(scale * _gemm_ref(q, k), 1)
+        shaped("attn_scores", (M,), lambda: close("p", p, ref, 2e-5, 2e-3))
+
+
+@check("33_reduce_3d")
+def _(m):
+    torch = T()
+    for B, L, C in [(1, 1, 1), (3, 17, 65), (2, 500, 130), (600, 8, 64)]:
+        x = randint((B, L, C), -3, 4).float()
+        mean = garbage((B, C), torch.float32)
+        mx = garbage((B, C), torch.float32)
+        amin = garbage((B, C), torch.int32)
+        call(m.reduce_mid, x, mean, mx, amin)
+        shaped("reduce_mid", (B, L, C), lambda: close("mean", mean, x.double().sum(1) / L, 1e-6, 1e-6))
+        shaped("reduce_mid", (B, L, C), lambda: equal("max", mx, x.amax(1)))
+        shaped("reduce_mid", (B, L, C), lambda: equal("argmin", amin, torch.argmin(x, 1)))
+
+
+@check("34_warp_mma_acc_load")
+def _(m):
+    torch = T()
+    for M, N, K in [(1, 1, 1), (33, 40, 50), (32, 32, 16), (800, 700, 32)]:
+        a = uniform((M, K), dtype=torch.float16)
+        b = uniform((N, K), dtype=torch.float16)
+        c = torch.randn(M, N, device=dev())
+        d = garbage((M, N), torch.float32)
+        alpha, beta = 1.5, -0.5
+        call(m.gemm_axpby, a, b, c, d, alpha, beta)
+        ref = alpha * _gemm_ref(a, b) + beta * c.double()
+        shaped("gemm_axpby", (M, N, K), lambda: close("d", d, ref, 1e-3, 1e-3))
+
+
+@check("35_warp_frag_array")
+def _(m):
+    torch = T()
+    for M, N, K in [(1, 1, 1), (33, 40, 50), (32, 32, 16), (800, 700, 48)]:
+        a = uniform((M, K), -0.5, 0.5, dtype=torch.float16)
+        b = uniform((N, K), -0.5, 0.5, dtype=torch.float16)
+        c = garbage((M, N), torch.float32)
+        call(m.gemm_frag_2x2, a, b, c)
+        # the untyped `frag mc[2][2] {0}` accumulates in f16 for f16 operands
+        shaped("gemm_frag_2x2", (M, N, K), lambda: close("c", c, _gemm_ref(a, b), 2e-2, 1e-2))
+
+
+@check("36_row_softmax_atomics")
+def _(m):
+    torch = T()
+    for M, N in [(1, 1), (3, 200), (2, 5000), (600, 1000)]:
+        x = (torch.randn(M, N, device=dev()) * 3).half()
+        y = garbage((M, N), torch.float16)
+        call(m.softmax_atomic, x, y)
+        shaped("softmax_atomic", (M, N), lambda: close("y", y, torch.softmax(x.double(), 1), 1e-3, 1e-2))
+
+
+@check("37_scan_hillis_steele")
+def _(m):
+    torch = T()
+    for M, L in [(1, 1), (5, 256), (3, 255), (700, 100)]:
+        x = randint((M, L), -1000, 1000)
+        y = garbage((M, L), torch.int32)
+        call(m.row_cumsum, x, y)
+        shaped("row_cumsum", (M, L), lambda: equal("y", y, torch.cumsum(x.long(), 1)))
+
+
+@check("38_argmax_unrolled")
+def _(m):
+    torch = T()
+    for M, N in [(1, 1), (3, 129), (2, 5000), (700, 300)]:
+        x = randint((M, N), -3, 4).half()
+        out = garbage((M,), torch.int32)
+        call(m.argmax_unrolled, x, out)
+        shaped("argmax_unrolled", (M, N), lambda: equal("argmax", out, torch.argmax(x.float(), 1)))
+
+
+@check("39_host_kernels_returns")
+def _(m):
+    _col_center_check(m, "col_center2", "fill_iota2")
+
+
+def selftest(outdir=None):
+    """CPU self-test of the harness itself: every check runs against a fake
+    module whose functions do nothing, so only the references, the argument
+    lists and the comparisons are exercised (all comparisons fail)."""
+    import torch
+    G["torch"] = torch
+    G["selftest"] = True
+
+    import json
+
+    class Fake:
+        """Checks each call's arguments against the saved module's
+        croq-module.json (when OUTDIR has it): count, dtypes, ranks and
+        static extents of tensors, kinds of scalars."""
+        def __init__(self, meta):
+            self.meta = {f["name"]: f for f in meta["functions"]} if meta else None
+
+        def __getattr__(self, n):
+            def f(*args, sync=False):
+                assert sync is True
+                if self.meta is not None:
+                    assert n in self.meta, f"no function {n}"
+                    params = self.meta[n]["params"]
+                    assert len(args) == len(params), f"{n}: {len(args)} args for {len(params)} params"
+                    for a, p in zip(args, params):
+                        if p["kind"] == "tensor":
+                            assert isinstance(a, torch.Tensor), (n, p["name"])
+                            assert str(a.dtype) == "torch." + p["dtype"], (n, p["name"], a.dtype, p["dtype"])
+                            assert a.dim() == len(p["shape"]), (n, p["name"], a.shape, p["shape"])
+                            for got, want in zip(a.shape, p["shape"]):
+                                assert want < 0 or got == want, (n, p["name"], a.shape, p["shape"])
+                            assert a.is_contiguous(), (n, p["name"])
+                        else:
+                            ct = p.get("ctype")
+                            want = {"bool": bool, "int64_t": int, "float": float, "double": float}.get(ct)
+                            assert want is None or type(a) is want, (n, p["name"], type(a), ct)
+                return 0
+            return f
+    bad = 0
+    for name, chk in CHECKS.items():
+        G["selftest_fails"] = 0
+        meta = None
+        if outdir and os.path.exists(os.path.join(outdir, name, "croq-module.json")):
+            meta = json.load(open(os.path.join(outdir, name, "croq-module.json")))
+        try:
+            torch.manual_seed(1234)
+            chk(Fake(meta))
+            print(f"ok   {name} ({G['selftest_fails']} comparisons failed, as expected;"
+                  f" {'arguments checked' if meta else 'no module to check arguments against'})")
+        except Exception:
+            bad += 1
+            print(f"BUG  {name}:")
+            traceback.print_exc()
+    print(f"selftest: {bad} harness errors")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) >= 2 and sys.argv[1] == "_selftest":
+        selftest(sys.argv[2] if len(sys.argv) >= 3 else None)
+    elif len(sys.argv) >= 3 and sys.argv[1] == "prepare":
+        prepare(sys.argv[2])
+    elif len(sys.argv) >= 3 and sys.argv[1] == "run":
+        run(sys.argv[2])
+    elif len(sys.argv) >= 3 and sys.argv[1] == "_child":
+        child(sys.argv[2], sys.argv[3:])
+    else:
+        print(__doc__)
+        sys.exit(2)
