@@ -74,13 +74,24 @@ bool mlir::croq::detail::needsElection(Operation *op,
   if (store && (getStorage(store.getMemRefType()) == Storage::Local ||
                 store.getMemRef().getDefiningOp<memref::AllocaOp>()))
     return false;
-  // A call given a thread's own memory (a local buffer, the registers of a
-  // frag or an accumulator) is every thread's: each passes its own.
-  if (isa<CallOp>(op) && llvm::any_of(op->getOperands(), [](Value v) {
-        auto type = dyn_cast<MemRefType>(v.getType());
-        return type && getStorage(type) == Storage::Local;
-      }))
-    return false;
+  // A call given the registers of a frag or an accumulator (the importer's
+  // private allocas) is every thread's: each passes its own part. So is
+  // one whose memory is all the thread's own (local buffers); one that also
+  // reaches shared or global memory stays elected, its effects once.
+  if (isa<CallOp>(op)) {
+    bool registers = false, allLocal = true, anyMemory = false;
+    for (Value v : op->getOperands()) {
+      auto type = dyn_cast<MemRefType>(v.getType());
+      if (!type)
+        continue;
+      anyMemory = true;
+      bool local = getStorage(type) == Storage::Local;
+      allLocal &= local;
+      registers |= local && v.getDefiningOp<memref::AllocaOp>();
+    }
+    if (registers || (anyMemory && allLocal))
+      return false;
+  }
   return !isElected(op);
 }
 

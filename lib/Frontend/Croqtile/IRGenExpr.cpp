@@ -1147,9 +1147,20 @@ FailureOr<EVal> IRGen::deviceCall(const Expr &e, Type result,
   SmallVector<Value> args;
   SmallVector<bool> unsignedArgs;
   // Accumulators passed to the call: their registers go through a private
-  // buffer, read back after it (the function may change them).
+  // buffer, read back after it (the function may change them); one buffer
+  // for an accumulator passed twice.
   SmallVector<std::pair<Symbol *, Value>> accumulators;
   for (const ExprPtr &arg : e.args) {
+    // `mc[i]` of an array of accumulators.
+    std::vector<const Expr *> indices;
+    if (const Expr *base = subscriptedName(*arg, indices);
+        base && !indices.empty())
+      if (Symbol *s = lookup(base->name);
+          s && s->kind == Symbol::Kind::FragArray)
+        return fail(arg->loc, "an element of an array of accumulators "
+                              "cannot be passed to a device function",
+                    "pass an element's registers through an accumulator of "
+                    "its own");
     // A register tile or an accumulator passes as a pointer to the
     // executing thread's registers of it, in their order (as upstream's
     // `float *` to the thread's fragment array).
@@ -1181,6 +1192,13 @@ FailureOr<EVal> IRGen::deviceCall(const Expr &e, Type result,
                       "store it with mma.store and pass the buffer");
         auto frag = cast<FragType>(s->value.getType());
         element = frag.getElementType();
+        if (auto same = llvm::find_if(
+                accumulators, [&](const auto &a) { return a.first == s; });
+            same != accumulators.end()) {
+          args.push_back(same->second);
+          unsignedArgs.push_back(false);
+          continue;
+        }
         auto type = MemRefType::get(
             {frag.getRegisterCount()}, element, MemRefLayoutAttrInterface(),
             gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Private));

@@ -79,6 +79,24 @@ FailureOr<IRGen::AccumulatorRef> IRGen::accumulatorRef(const Expr &e,
         failed(checkBufferIndex(arg->loc, *i, extent,
                                 "this accumulator index", "accumulators")))
       return failure();
+    // The host checks what it can compute; the kernel checks every run-time
+    // index where it is used (one under a condition, or read from memory).
+    if (!asConstant(*i)) {
+      Location at = loc(arg->loc);
+      Value within = arith::AndIOp::create(
+          builder, at,
+          arith::CmpIOp::create(builder, at, arith::CmpIPredicate::sge, *i,
+                                constIndex(0, at)),
+          arith::CmpIOp::create(builder, at, arith::CmpIPredicate::slt, *i,
+                                constIndex(extent, at)));
+      cf::AssertOp::create(
+          builder, at, within,
+          ("this accumulator index at line " +
+           Twine(sourceMgr.FindLineNumber(arg->loc)) +
+           " is out of bounds of its array of " + Twine(extent) +
+           " accumulators")
+              .str());
+    }
     index = builder.createOrFold<arith::AddIOp>(
         l, builder.createOrFold<arith::MulIOp>(l, index, constIndex(extent, l)),
         *i);

@@ -44,6 +44,7 @@
 #include "mlir/Analysis/DataFlowFramework.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
@@ -1040,10 +1041,28 @@ struct CroqInsertBarriersPass
   /// around it in the thread body) of a value computed from the thread's
   /// index: the element keeps one of them, which one depends on the
   /// schedule. No barrier orders the threads of one statement.
+  /// Whether `value` is computed from a device call's or inline assembly's
+  /// result, which may be the same in every thread (a warp's sum).
+  static bool computedByOpaqueOp(Value value) {
+    SmallVector<Value> work{value};
+    DenseSet<Value> seen;
+    while (!work.empty()) {
+      Value v = work.pop_back_val();
+      Operation *def = v.getDefiningOp();
+      if (!def || !seen.insert(v).second)
+        continue;
+      if (isa<CallOp, LLVM::InlineAsmOp>(def))
+        return true;
+      llvm::append_range(work, def->getOperands());
+    }
+    return false;
+  }
+
   static LogicalResult rejectSharedElementRaces(ParallelOp kernel) {
     WalkResult result = kernel.walk([&](memref::StoreOp store) {
       if (getStorage(store.getMemRefType()) != Storage::Shared ||
-          !dependsOnThreadIndex(store.getValueToStore()))
+          !dependsOnThreadIndex(store.getValueToStore()) ||
+          computedByOpaqueOp(store.getValueToStore()))
         return WalkResult::advance();
       ParallelOp threads;
       for (Operation *p = store->getParentOp(); p; p = p->getParentOp()) {
