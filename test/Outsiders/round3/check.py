@@ -439,15 +439,23 @@ def _gemm_ref(a, b_nk):
     return a.double() @ b_nk.double().t()
 
 
+def _gemm_check(m, fn, shapes, dtype, out_dtype, out_name, rtol, atol):
+    """C = A B^T of `dtype` A [M, K] and B [N, K] into a poisoned
+    `out_dtype` [M, N], against a float64 reference, at each shape."""
+    torch = T()
+    for M, N, K in shapes:
+        a = uniform((M, K), dtype=getattr(torch, dtype))
+        b = uniform((N, K), dtype=getattr(torch, dtype))
+        out = garbage((M, N), getattr(torch, out_dtype))
+        call(getattr(m, fn), a, b, out)
+        shaped(fn, (M, N, K),
+               lambda: close(out_name, out, _gemm_ref(a, b), rtol, atol))
+
+
 @check("10_warp_mma_f16")
 def _(m):
-    torch = T()
-    for M, N, K in [(1, 1, 1), (65, 70, 33), (128, 64, 16), (1600, 1400, 64)]:
-        a = uniform((M, K), dtype=torch.float16)
-        b = uniform((N, K), dtype=torch.float16)
-        c = garbage((M, N), torch.float32)
-        call(m.hgemm_warp, a, b, c)
-        shaped("hgemm_warp", (M, N, K), lambda: close("c", c, _gemm_ref(a, b), 1e-3, 1e-3))
+    _gemm_check(m, "hgemm_warp", [(1, 1, 1), (65, 70, 33), (128, 64, 16), (1600, 1400, 64)], "float16", "float32",
+                "c", 1e-3, 1e-3)
 
 
 @check("11_warp_mma_bf16_rowcol_bias_relu")
@@ -499,13 +507,8 @@ def _(m):
 
 @check("14_wgmma_tma_f16")
 def _(m):
-    torch = T()
-    for M, N, K in [(1, 8, 8), (65, 136, 72), (64, 128, 64), (2200, 2048, 128)]:
-        a = uniform((M, K), dtype=torch.float16)
-        b = uniform((N, K), dtype=torch.float16)
-        out = garbage((M, N), torch.float16)
-        call(m.gemm_tma, a, b, out)
-        shaped("gemm_tma", (M, N, K), lambda: close("out", out, _gemm_ref(a, b), 1e-2, 1e-2))
+    _gemm_check(m, "gemm_tma", [(1, 8, 8), (65, 136, 72), (64, 128, 64), (2200, 2048, 128)], "float16", "float16",
+                "out", 1e-2, 1e-2)
 
 
 @check("15_wgmma_bias_gelu_bf16")
@@ -536,13 +539,8 @@ def _(m):
 
 @check("17_two_accumulators_wgmma")
 def _(m):
-    torch = T()
-    for M, N, K in [(1, 1, 1), (65, 130, 70), (64, 128, 64), (1500, 3000, 64)]:
-        a = uniform((M, K), dtype=torch.float16)
-        b = uniform((N, K), dtype=torch.float16)
-        c = garbage((M, N), torch.float32)
-        call(m.gemm_two_acc, a, b, c)
-        shaped("gemm_two_acc", (M, N, K), lambda: close("c", c, _gemm_ref(a, b), 2e-3, 1e-3))
+    _gemm_check(m, "gemm_two_acc", [(1, 1, 1), (65, 130, 70), (64, 128, 64), (1500, 3000, 64)], "float16", "float32",
+                "c", 2e-3, 1e-3)
 
 
 @check("18_double_buffer_swap")
@@ -570,24 +568,14 @@ def _(m):
 
 @check("20_ws_1p1c_tma_d1")
 def _(m):
-    torch = T()
-    for M, N, K in [(1, 8, 8), (65, 136, 72), (64, 128, 64), (130, 256, 1024), (2200, 2048, 128)]:
-        a = uniform((M, K), dtype=torch.float16)
-        b = uniform((N, K), dtype=torch.float16)
-        out = garbage((M, N), torch.float16)
-        call(m.gemm_ws, a, b, out)
-        shaped("gemm_ws", (M, N, K), lambda: close("out", out, _gemm_ref(a, b), 2e-2, 1e-2))
+    _gemm_check(m, "gemm_ws", [(1, 8, 8), (65, 136, 72), (64, 128, 64), (130, 256, 1024), (2200, 2048, 128)], "float16", "float16",
+                "out", 2e-2, 1e-2)
 
 
 @check("21_ws_1p2c_d2_ready")
 def _(m):
-    torch = T()
-    for M, N, K in [(1, 1, 8), (130, 70, 200), (128, 64, 64), (200, 100, 1024), (2300, 2000, 64)]:
-        a = uniform((M, K), dtype=torch.bfloat16)
-        b = uniform((N, K), dtype=torch.bfloat16)
-        c = garbage((M, N), torch.float32)
-        call(m.gemm_1p2c, a, b, c)
-        shaped("gemm_1p2c", (M, N, K), lambda: close("c", c, _gemm_ref(a, b), 2e-3, 1e-3))
+    _gemm_check(m, "gemm_1p2c", [(1, 1, 8), (130, 70, 200), (128, 64, 64), (200, 100, 1024), (2300, 2000, 64)], "bfloat16", "float32",
+                "c", 2e-3, 1e-3)
 
 
 @check("22_events_producer_compute")
@@ -758,13 +746,8 @@ def _(m):
 
 @check("29_persistent_gemm")
 def _(m):
-    torch = T()
-    for M, N, K in [(1, 1, 1), (65, 70, 100), (1000, 1100, 128), (4096, 2048, 64)]:
-        a = uniform((M, K), dtype=torch.float16)
-        b = uniform((N, K), dtype=torch.float16)
-        out = garbage((M, N), torch.float16)
-        call(m.gemm_persistent, a, b, out)
-        shaped("gemm_persistent", (M, N, K), lambda: close("out", out, _gemm_ref(a, b), 1e-2, 1e-2))
+    _gemm_check(m, "gemm_persistent", [(1, 1, 1), (65, 70, 100), (1000, 1100, 128), (4096, 2048, 64)], "float16", "float16",
+                "out", 1e-2, 1e-2)
 
 
 @check("30_local_sort")
