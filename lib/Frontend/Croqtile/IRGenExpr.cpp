@@ -183,11 +183,26 @@ FailureOr<EVal> IRGen::boundedValueAt(const Expr &k, Value bound, Location l) {
   return EVal{at, bound};
 }
 
+std::string IRGen::outOfBoundsMessage(SMLoc smloc, const Twine &what,
+                                      int64_t extent, StringRef noun) {
+  return (what + " at line " + Twine(sourceMgr.FindLineNumber(smloc)) +
+          " is out of bounds of its array of " + Twine(extent) + " " + noun)
+      .str();
+}
+
 LogicalResult IRGen::checkBufferIndex(SMLoc smloc, Value index, int64_t extent,
-                                      const Twine &what, StringRef noun) {
+                                      const Twine &what, StringRef noun,
+                                      bool *covered) {
+  if (covered)
+    *covered = false;
   if (failed(checkIndex(smloc, index, extent, what)))
     return failure();
-  if (ShapedType::isDynamic(extent) || asConstant(index) || inthreadsDepth)
+  if (asConstant(index)) {
+    if (covered)
+      *covered = !ShapedType::isDynamic(extent);
+    return success();
+  }
+  if (ShapedType::isDynamic(extent) || inthreadsDepth)
     return success();
   // Under a condition the index may be bounded by it. The enclosing ifs'
   // conditions narrow the ranges of the values they compare with constants
@@ -222,17 +237,15 @@ LogicalResult IRGen::checkBufferIndex(SMLoc smloc, Value index, int64_t extent,
                            Twine(extent) + ")",
                 "keep the index within the array for every value of its "
                 "bounded variables");
+  if (range && covered)
+    *covered = true;
   if (range || !known.empty())
     return success();
   // A run-time index outside every condition: the host entry point checks
   // it before the launch when the host can compute it (a parameter, or a
   // bounded variable's run-time bound), and refuses the call otherwise.
   Location l = loc(smloc);
-  std::string message = (what + " at line " +
-                         Twine(sourceMgr.FindLineNumber(smloc)) +
-                         " is out of bounds of its array of " + Twine(extent) +
-                         " " + noun)
-                            .str();
+  std::string message = outOfBoundsMessage(smloc, what, extent, noun);
   auto within = [&](OpBuilder &b, Value v, Value lo) {
     Value hi = arith::ConstantIndexOp::create(b, l, extent);
     return arith::AndIOp::create(
@@ -245,8 +258,11 @@ LogicalResult IRGen::checkBufferIndex(SMLoc smloc, Value index, int64_t extent,
           [&](OpBuilder &b, ArrayRef<Value> v) {
             return within(b, v[0], arith::ConstantIndexOp::create(b, l, 0));
           },
-          message))
+          message)) {
+    if (covered)
+      *covered = true;
     return success();
+  }
   auto arg = dyn_cast<BlockArgument>(index);
   if (!arg)
     return success();
@@ -260,8 +276,8 @@ LogicalResult IRGen::checkBufferIndex(SMLoc smloc, Value index, int64_t extent,
              matchPattern(loop.getStep(), m_One())) {
     bound = loop.getUpperBound();
   }
-  if (bound)
-    checkOnHost(
+  if (bound) {
+    bool checked = checkOnHost(
         l, {bound},
         [&](OpBuilder &b, ArrayRef<Value> v) {
           // Values 0 to bound - 1: the bound is at most the extent.
@@ -270,6 +286,9 @@ LogicalResult IRGen::checkBufferIndex(SMLoc smloc, Value index, int64_t extent,
               arith::ConstantIndexOp::create(b, l, extent));
         },
         message + " for some values of its bounded variable");
+    if (covered)
+      *covered = checked;
+  }
   return success();
 }
 
@@ -1262,17 +1281,10 @@ FailureOr<EVal> IRGen::deviceCall(const Expr &e, Type result,
           ? builder.getDenseBoolArrayAttr(unsignedArgs)
           : DenseBoolArrayAttr(),
       unsignedResult && callResult && isa<IntegerType>(callResult));
-  for (auto [s, registers] : accumulators) {
-    auto frag = cast<FragType>(s->value.getType());
-    Value value = s->value;
-    for (int64_t r = 0; r < frag.getRegisterCount(); ++r)
-      value = MmaSetElementOp::create(
-          builder, l,
-          memref::LoadOp::create(builder, l, registers,
-                                 ValueRange{constIndex(r, l)}),
-          value, r);
-    s->value = value;
-  }
+  for (auto [s, registers] : accumulators)
+    s->value = loadRegisters(
+        s->value, registers,
+        cast<FragType>(s->value.getType()).getRegisterCount(), l);
   if (!result)
     return EVal{};
   Value value = call.getResult();

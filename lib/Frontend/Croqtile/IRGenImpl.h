@@ -264,10 +264,15 @@ private:
                            const Twine &what);
   /// checkIndex, and for an index of an array of buffers (or of
   /// `noun`) also the range of a bounded index, or else a check on the host
-  /// before the launch.
+  /// before the launch. `covered`, when given, tells whether the index is
+  /// now known to be in bounds: proven here, or checked by the host.
   LogicalResult checkBufferIndex(SMLoc smloc, Value index, int64_t extent,
                                  const Twine &what,
-                                 StringRef noun = "buffers");
+                                 StringRef noun = "buffers",
+                                 bool *covered = nullptr);
+  /// "`what` at line L is out of bounds of its array of `extent` `noun`".
+  std::string outOfBoundsMessage(SMLoc smloc, const Twine &what,
+                                 int64_t extent, StringRef noun);
 
   // Scopes.
   void push() {
@@ -482,6 +487,9 @@ private:
   FailureOr<Value> scaledSum(const Stmt &stmt, Value sum, Value product);
   /// An accumulator of `type` that no MMA wrote: a fill of zero.
   Value zeroFill(FragType type, Location l);
+  /// `frag` with its registers 0 ... count - 1 loaded from the thread's
+  /// private buffer `registers`.
+  Value loadRegisters(Value frag, Value registers, int64_t count, Location l);
   /// A private buffer of `type` allocated at the top of the kernel around
   /// `owner` (or the open parallels), where LLVM keeps it in registers.
   Value registerBuffer(MemRefType type, Location l, ParallelOp owner);

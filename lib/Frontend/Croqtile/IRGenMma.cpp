@@ -75,13 +75,14 @@ FailureOr<IRGen::AccumulatorRef> IRGen::accumulatorRef(const Expr &e,
   Value index = constIndex(0, l);
   for (auto [arg, extent] : llvm::zip_equal(indices, s->arrayShape)) {
     FailureOr<Value> i = indexExpr(*arg);
+    bool covered = false;
     if (failed(i) ||
-        failed(checkBufferIndex(arg->loc, *i, extent,
-                                "this accumulator index", "accumulators")))
+        failed(checkBufferIndex(arg->loc, *i, extent, "this accumulator index",
+                                "accumulators", &covered)))
       return failure();
-    // The host checks what it can compute; the kernel checks every run-time
-    // index where it is used (one under a condition, or read from memory).
-    if (!asConstant(*i)) {
+    // An index neither proven in bounds nor checked by the host (one under
+    // a condition, or read from memory) is checked where it is used.
+    if (!covered) {
       Location at = loc(arg->loc);
       Value within = arith::AndIOp::create(
           builder, at,
@@ -89,19 +90,32 @@ FailureOr<IRGen::AccumulatorRef> IRGen::accumulatorRef(const Expr &e,
                                 constIndex(0, at)),
           arith::CmpIOp::create(builder, at, arith::CmpIPredicate::slt, *i,
                                 constIndex(extent, at)));
-      cf::AssertOp::create(
-          builder, at, within,
-          ("this accumulator index at line " +
-           Twine(sourceMgr.FindLineNumber(arg->loc)) +
-           " is out of bounds of its array of " + Twine(extent) +
-           " accumulators")
-              .str());
+      cf::AssertOp::create(builder, at, within,
+                           outOfBoundsMessage(arg->loc, "this accumulator index",
+                                              extent, "accumulators"));
     }
     index = builder.createOrFold<arith::AddIOp>(
         l, builder.createOrFold<arith::MulIOp>(l, index, constIndex(extent, l)),
         *i);
   }
   return AccumulatorRef{s, nameExpr->name, index};
+}
+
+/// `index == k ? then : otherwise`, of fragments (an scf.if: arith.select
+/// does not take them).
+static Value chooseIf(OpBuilder &builder, Location l, Value index, int64_t k,
+                      Value then, Value otherwise) {
+  Value here = arith::CmpIOp::create(
+      builder, l, arith::CmpIPredicate::eq, index,
+      arith::ConstantIndexOp::create(builder, l, k));
+  auto choice = scf::IfOp::create(builder, l, then.getType(), here,
+                                  /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToEnd(choice.thenBlock());
+  scf::YieldOp::create(builder, l, then);
+  builder.setInsertionPointToEnd(choice.elseBlock());
+  scf::YieldOp::create(builder, l, otherwise);
+  return choice.getResult(0);
 }
 
 Value IRGen::accumulatorValue(const AccumulatorRef &acc, Location l) {
@@ -113,18 +127,8 @@ Value IRGen::accumulatorValue(const AccumulatorRef &acc, Location l) {
   // The element the index names (the last one past the others; the index
   // is checked in bounds).
   Value value = elements.back();
-  for (int64_t k = elements.size() - 2; k >= 0; --k) {
-    Value here = arith::CmpIOp::create(builder, l, arith::CmpIPredicate::eq,
-                                       acc.index, constIndex(k, l));
-    auto choice = scf::IfOp::create(builder, l, value.getType(), here,
-                                    /*withElseRegion=*/true);
-    OpBuilder::InsertionGuard guard(builder);
-    builder.setInsertionPointToEnd(choice.thenBlock());
-    scf::YieldOp::create(builder, l, elements[k]);
-    builder.setInsertionPointToEnd(choice.elseBlock());
-    scf::YieldOp::create(builder, l, value);
-    value = choice.getResult(0);
-  }
+  for (int64_t k = elements.size() - 2; k >= 0; --k)
+    value = chooseIf(builder, l, acc.index, k, elements[k], value);
   return value;
 }
 
@@ -139,18 +143,8 @@ void IRGen::setAccumulator(const AccumulatorRef &acc, Value value,
     elements[*k] = value;
     return;
   }
-  for (auto [k, element] : llvm::enumerate(elements)) {
-    Value here = arith::CmpIOp::create(builder, l, arith::CmpIPredicate::eq,
-                                       acc.index, constIndex(k, l));
-    auto choice = scf::IfOp::create(builder, l, value.getType(), here,
-                                    /*withElseRegion=*/true);
-    OpBuilder::InsertionGuard guard(builder);
-    builder.setInsertionPointToEnd(choice.thenBlock());
-    scf::YieldOp::create(builder, l, value);
-    builder.setInsertionPointToEnd(choice.elseBlock());
-    scf::YieldOp::create(builder, l, element);
-    element = choice.getResult(0);
-  }
+  for (auto [k, element] : llvm::enumerate(elements))
+    element = chooseIf(builder, l, acc.index, k, value, element);
 }
 
 LogicalResult IRGen::mmaFill(const Stmt &stmt) {
@@ -158,6 +152,11 @@ LogicalResult IRGen::mmaFill(const Stmt &stmt) {
   FailureOr<EVal> v = expr(*stmt.value);
   if (failed(v))
     return failure();
+  // The fill value; an index literal is an i64 (croq.mma.fill converts it
+  // to the element type).
+  Value value = v->value;
+  if (value.getType().isIndex())
+    value = coerce(value, builder.getI64Type(), l);
   // `mma.fill acc[i][j], v;`: an element of an array of accumulators.
   if (stmt.target) {
     FailureOr<AccumulatorRef> acc = accumulatorRef(*stmt.target, "mma.fill");
@@ -165,9 +164,6 @@ LogicalResult IRGen::mmaFill(const Stmt &stmt) {
       return failure();
     if (acc->symbol->unshaped)
       return success();
-    Value value = v->value;
-    if (value.getType().isIndex())
-      value = coerce(value, builder.getI64Type(), l);
     setAccumulator(
         *acc,
         MmaFillOp::create(builder, l, acc->symbol->fragElements[0].getType(),
@@ -181,9 +177,6 @@ LogicalResult IRGen::mmaFill(const Stmt &stmt) {
   if (existing && existing->kind == Symbol::Kind::FragArray) {
     if (existing->unshaped)
       return success();
-    Value value = v->value;
-    if (value.getType().isIndex())
-      value = coerce(value, builder.getI64Type(), l);
     Value fill = MmaFillOp::create(
         builder, l, existing->fragElements[0].getType(), value);
     for (Value &element : existing->fragElements)
@@ -191,9 +184,6 @@ LogicalResult IRGen::mmaFill(const Stmt &stmt) {
     return success();
   }
   if (existing && existing->kind == Symbol::Kind::Frag) {
-    Value value = v->value;
-    if (value.getType().isIndex())
-      value = coerce(value, builder.getI64Type(), l);
     Value fill = MmaFillOp::create(builder, l, existing->value.getType(), value);
     // A block-scaled accumulator's sum restarts; nothing is left to scale.
     if (existing->scaledSum) {
@@ -219,9 +209,6 @@ LogicalResult IRGen::mmaFill(const Stmt &stmt) {
   if (unshaped)
     type = FragType::get(context, FragRole::Acc, {16, 16},
                          builder.getF32Type(), fragmentScope());
-  Value value = v->value;
-  if (value.getType().isIndex())
-    value = coerce(value, builder.getI64Type(), l);
   Value fill = MmaFillOp::create(builder, l, type, value);
   Symbol s{Symbol::Kind::Frag, fill};
   s.origin = &stmt;
@@ -251,6 +238,17 @@ LogicalResult IRGen::mmaFill(const Stmt &stmt) {
   }
   declare(stmt.name, s);
   return success();
+}
+
+Value IRGen::loadRegisters(Value frag, Value registers, int64_t count,
+                           Location l) {
+  for (int64_t r = 0; r < count; ++r)
+    frag = MmaSetElementOp::create(
+        builder, l,
+        memref::LoadOp::create(builder, l, registers,
+                               ValueRange{constIndex(r, l)}),
+        frag, r);
+  return frag;
 }
 
 Value IRGen::zeroFill(FragType type, Location l) {
@@ -463,13 +461,8 @@ LogicalResult IRGen::mma(const Stmt &stmt) {
                     "operand");
       auto type = FragType::get(context, FragRole::Acc, tile.shape,
                                 tile.element, Level::Warpgroup);
-      Value registers = zeroFill(type, l);
-      for (int64_t r = 0; r < tile.registerCount(); ++r) {
-        Value v = memref::LoadOp::create(builder, l, tile.registers,
-                                         ValueRange{constIndex(r, l)});
-        registers = MmaSetElementOp::create(builder, l, v, registers, r);
-      }
-      operands.push_back(registers);
+      operands.push_back(loadRegisters(zeroFill(type, l), tile.registers,
+                                       tile.registerCount(), l));
       operandSymbols.push_back(nullptr);
       continue;
     }
@@ -494,7 +487,7 @@ LogicalResult IRGen::mma(const Stmt &stmt) {
   // this MMA's error.
   if (acc->unshaped)
     return reportUnshaped(*acc);
-  if (accRef->index && (stmt.async || acc->scaledSum))
+  if (accRef->index && stmt.async)
     return fail(stmt.loc, "an async MMA into an element of an array of "
                           "accumulators is not supported",
                 "drop .async, or declare the accumulator on its own");

@@ -260,6 +260,9 @@ private:
   /// set.
   bool levelName(std::string &level, bool *cooperative = nullptr);
   bool intArg(std::optional<int64_t> &value);
+  /// `[d0][d1]...` after a declared name: the array's extents, appended to
+  /// `dims`. False after an error.
+  bool arrayExtents(std::vector<ExprPtr> &dims);
 
   /// Sets `e`'s height from its children; false (after an error) when the
   /// tree grows too tall for the recursive passes that follow.
@@ -1128,12 +1131,8 @@ StmtPtr Parser::eventDecl(SMLoc loc, const std::string &storage) {
     current->arrivals = arrivals;
     if (!expectIdent(current->name, &current->nameLoc, "an event name"))
       return nullptr;
-    while (accept("[")) {
-      ExprPtr dim = expr();
-      if (!dim || !expect("]"))
-        return nullptr;
-      current->arrayDims.push_back(std::move(dim));
-    }
+    if (!arrayExtents(current->arrayDims))
+      return nullptr;
     if (accept("=")) {
       if (!accept("ready")) {
         error(peek().loc, "an event can only be initialised with 'ready'");
@@ -1198,12 +1197,8 @@ StmtPtr Parser::tensorOrScalarDecl(SMLoc loc, const std::string &storage,
         current->dims.push_back(cloneExpr(*d));
     if (!expectIdent(current->name, &current->nameLoc, "a name"))
       return nullptr;
-    while (isTensor && accept("[")) {
-      ExprPtr dim = expr();
-      if (!dim || !expect("]"))
-        return nullptr;
-      current->arrayDims.push_back(std::move(dim));
-    }
+    if (isTensor && !arrayExtents(current->arrayDims))
+      return nullptr;
     if (accept("=")) {
       if (isTensor) {
         error(peek().loc, "tensors cannot be initialised in a declaration");
@@ -1578,6 +1573,16 @@ StmtPtr Parser::dma(SMLoc loc, std::string result, SMLoc resultLoc) {
   return stmt;
 }
 
+bool Parser::arrayExtents(std::vector<ExprPtr> &dims) {
+  while (accept("[")) {
+    ExprPtr dim = expr();
+    if (!dim || !expect("]"))
+      return false;
+    dims.push_back(std::move(dim));
+  }
+  return true;
+}
+
 StmtPtr Parser::accumulatorDecl(SMLoc loc) {
   next(); // frag
   auto stmt = std::make_unique<Stmt>(Stmt::Kind::MmaFill, loc);
@@ -1585,13 +1590,8 @@ StmtPtr Parser::accumulatorDecl(SMLoc loc) {
     stmt->elemType = next().text;
   if (!expectIdent(stmt->name, &stmt->nameLoc, "an accumulator name"))
     return nullptr;
-  while (accept("[")) {
-    ExprPtr dim = expr();
-    if (!dim || !expect("]"))
-      return nullptr;
-    stmt->arrayDims.push_back(std::move(dim));
-  }
-  if (!expect("{", "before the accumulator's initial value") ||
+  if (!arrayExtents(stmt->arrayDims) ||
+      !expect("{", "before the accumulator's initial value") ||
       !(stmt->value = expr()) || !expect("}") || !expect(";"))
     return nullptr;
   return stmt;
