@@ -28,6 +28,8 @@
 #include "llvm/ADT/PostOrderIterator.h"
 
 #include <algorithm>
+#include <optional>
+#include <string>
 
 namespace mlir::croq {
 #define GEN_PASS_DEF_CROQELIDEWGMMASYNCSPASS
@@ -168,6 +170,62 @@ bool touchesNoMmaRegister(Operation *op) {
          llvm::all_of(op->getResultTypes(), scalar);
 }
 
+/// The constraint letter of an accumulator element in inline assembly, or
+/// none for a type the pinning below does not handle.
+std::optional<char> registerClass(Type t) {
+  if (t.isF32())
+    return 'f';
+  if (t.isInteger(32))
+    return 'r';
+  return std::nullopt;
+}
+
+/// Pins the accumulator of the first MMA after `fence` to its registers
+/// before the fence, as CUTLASS's warpgroup_fence_operand does: an empty
+/// volatile asm that reads and writes every element. Without it, the copies
+/// that give each element of a freshly filled accumulator (128 copies of one
+/// zero) its own register are scheduled between the fence and the MMA, and
+/// ptxas then injects another warpgroup.arrive (C7519). The zeros often
+/// reach the MMA through a loop's block argument (the K loop's first trip),
+/// so only an accumulator that an MMA just produced goes unpinned.
+void pinAccumulator(Operation *fence) {
+  NVVM::WgmmaMmaAsyncOp mma;
+  for (Operation *next = fence->getNextNode(); next; next = next->getNextNode()) {
+    Effect e = effectOf(next);
+    if (e == Effect::Mma)
+      mma = dyn_cast<NVVM::WgmmaMmaAsyncOp>(next);
+    if (e != Effect::None)
+      break;
+  }
+  if (!mma)
+    return;
+  Value acc = mma.getInouts();
+  if (isa_and_nonnull<NVVM::WgmmaMmaAsyncOp>(acc.getDefiningOp()))
+    return;
+  auto type = cast<LLVM::LLVMStructType>(acc.getType());
+  std::string constraints;
+  for (Type t : type.getBody()) {
+    std::optional<char> c = registerClass(t);
+    if (!c)
+      return;
+    constraints += (constraints.empty() ? "=" : ",=") + std::string(1, *c);
+  }
+  OpBuilder b(fence);
+  Location loc = mma.getLoc();
+  SmallVector<Value> elements;
+  for (int64_t i = 0, e = type.getBody().size(); i < e; ++i) {
+    elements.push_back(LLVM::ExtractValueOp::create(b, loc, acc, i));
+    constraints += "," + std::to_string(i);
+  }
+  auto pin = LLVM::InlineAsmOp::create(
+      b, loc, type, elements, /*asm_string=*/"", constraints,
+      /*has_side_effects=*/true, /*is_align_stack=*/false,
+      LLVM::TailCallKind::None,
+      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+      /*operand_attrs=*/ArrayAttr());
+  mma.getInoutsMutable().assign(pin.getResult(0));
+}
+
 struct CroqElideWgmmaSyncsPass
     : mlir::croq::impl::CroqElideWgmmaSyncsPassBase<CroqElideWgmmaSyncsPass> {
   void runOnOperation() override {
@@ -200,6 +258,12 @@ struct CroqElideWgmmaSyncsPass
       }
       for (Operation *op : dead)
         op->erase();
+      SmallVector<Operation *> fences;
+      body.walk([&](NVVM::WgmmaFenceAlignedOp fence) {
+        fences.push_back(fence);
+      });
+      for (Operation *fence : fences)
+        pinAccumulator(fence);
       // Empty commit groups that a wait_group 0 drains next.
       dead.clear();
       DenseMap<Operation *, State> before = analyze(body, entry);
