@@ -180,50 +180,64 @@ std::optional<char> registerClass(Type t) {
   return std::nullopt;
 }
 
-/// Pins the accumulator of the first MMA after `fence` to its registers
+/// Pins the accumulators of the batch after `fence` to their registers
 /// before the fence, as CUTLASS's warpgroup_fence_operand does: an empty
 /// volatile asm that reads and writes every element. Without it, the copies
 /// that give each element of a freshly filled accumulator (128 copies of one
-/// zero) its own register are scheduled between the fence and the MMA, and
-/// ptxas then injects another warpgroup.arrive (C7519). The zeros often
-/// reach the MMA through a loop's block argument (the K loop's first trip),
-/// so only an accumulator that an MMA just produced goes unpinned.
-void pinAccumulator(Operation *fence) {
-  NVVM::WgmmaMmaAsyncOp mma;
-  for (Operation *next = fence->getNextNode(); next; next = next->getNextNode()) {
-    Effect e = effectOf(next);
-    if (e == Effect::Mma)
-      mma = dyn_cast<NVVM::WgmmaMmaAsyncOp>(next);
-    if (e != Effect::None)
-      break;
-  }
-  if (!mma)
-    return;
-  Value acc = mma.getInouts();
-  if (isa_and_nonnull<NVVM::WgmmaMmaAsyncOp>(acc.getDefiningOp()))
-    return;
-  auto type = cast<LLVM::LLVMStructType>(acc.getType());
-  std::string constraints;
-  for (Type t : type.getBody()) {
-    std::optional<char> c = registerClass(t);
-    if (!c)
-      return;
-    constraints += (constraints.empty() ? "=" : ",=") + std::string(1, *c);
-  }
+/// zero) its own register are scheduled between the fence and an MMA, and
+/// ptxas then injects another warpgroup.arrive (C7519), or a wait (C7517).
+/// The zeros often reach the MMA through a loop's block argument (the K
+/// loop's first trip), so only an accumulator that an MMA produced goes
+/// unpinned.
+void pinAccumulators(Operation *fence) {
   OpBuilder b(fence);
-  Location loc = mma.getLoc();
-  SmallVector<Value> elements;
-  for (int64_t i = 0, e = type.getBody().size(); i < e; ++i) {
-    elements.push_back(LLVM::ExtractValueOp::create(b, loc, acc, i));
-    constraints += "," + std::to_string(i);
+  for (Operation *next = fence->getNextNode(); next;
+       next = next->getNextNode()) {
+    Effect e = effectOf(next);
+    if (e == Effect::None)
+      continue;
+    auto mma = dyn_cast<NVVM::WgmmaMmaAsyncOp>(next);
+    if (e != Effect::Mma)
+      break;
+    if (!mma)
+      continue;
+    Value acc = mma.getInouts();
+    Operation *def = acc.getDefiningOp();
+    if (isa_and_nonnull<NVVM::WgmmaMmaAsyncOp>(def))
+      continue;
+    // The pin goes before the fence, so its operand must be defined there.
+    if (def && def->getBlock() == fence->getBlock() &&
+        !def->isBeforeInBlock(fence))
+      continue;
+    auto type = cast<LLVM::LLVMStructType>(acc.getType());
+    std::string outputs, inputs;
+    bool handled = true;
+    for (auto [i, t] : llvm::enumerate(type.getBody())) {
+      std::optional<char> c = registerClass(t);
+      if (!c) {
+        handled = false;
+        break;
+      }
+      outputs += (i ? ",=" : "=") + std::string(1, *c);
+      inputs += "," + std::to_string(i);
+    }
+    if (!handled)
+      continue;
+    Location loc = mma.getLoc();
+    SmallVector<Value> elements;
+    for (int64_t i = 0, n = type.getBody().size(); i < n; ++i)
+      elements.push_back(LLVM::ExtractValueOp::create(b, loc, acc, i));
+    auto pin = LLVM::InlineAsmOp::create(
+        b, loc, type, elements, /*asm_string=*/"", outputs + inputs,
+        /*has_side_effects=*/true, /*is_align_stack=*/false,
+        LLVM::TailCallKind::None,
+        LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+        /*operand_attrs=*/ArrayAttr());
+    // Every MMA of the batch that reads this accumulator reads the pin.
+    acc.replaceUsesWithIf(pin.getResult(0), [&](OpOperand &use) {
+      return use.getOwner() == mma.getOperation();
+    });
   }
-  auto pin = LLVM::InlineAsmOp::create(
-      b, loc, type, elements, /*asm_string=*/"", constraints,
-      /*has_side_effects=*/true, /*is_align_stack=*/false,
-      LLVM::TailCallKind::None,
-      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
-      /*operand_attrs=*/ArrayAttr());
-  mma.getInoutsMutable().assign(pin.getResult(0));
 }
 
 struct CroqElideWgmmaSyncsPass
@@ -263,7 +277,7 @@ struct CroqElideWgmmaSyncsPass
         fences.push_back(fence);
       });
       for (Operation *fence : fences)
-        pinAccumulator(fence);
+        pinAccumulators(fence);
       // Empty commit groups that a wait_group 0 drains next.
       dead.clear();
       DenseMap<Operation *, State> before = analyze(body, entry);

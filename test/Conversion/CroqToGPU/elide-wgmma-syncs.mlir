@@ -133,22 +133,26 @@ gpu.module @k {
 
 !acc = !llvm.struct<(f32, f32, f32, f32)>
 
-// The accumulator of a batch's first MMA is pinned to its registers before
+// The accumulators of a batch's MMAs are pinned to their registers before
 // the fence (an empty asm that reads and writes each element), unless an
-// MMA just produced it: otherwise the copies that spread one zero over the
-// accumulator's registers land between the fence and the MMA, and ptxas
+// MMA produced them: otherwise the copies that spread one zero over an
+// accumulator's registers land between the fence and its MMA, and ptxas
 // injects a warpgroup.arrive of its own (C7519).
 // CHECK-LABEL: llvm.func @pinned
 // CHECK: %[[PIN:.*]] = llvm.inline_asm has_side_effects asm_dialect = att "", "=f,=f,=f,=f,0,1,2,3"
+// CHECK: %[[PIN2:.*]] = llvm.inline_asm has_side_effects asm_dialect = att "", "=f,=f,=f,=f,0,1,2,3"
 // CHECK-NEXT: nvvm.wgmma.fence.aligned
 // CHECK-NEXT: %[[M:.*]] = nvvm.wgmma.mma_async %{{.*}}, %{{.*}}, %[[PIN]],
+// CHECK-NEXT: %[[M2:.*]] = nvvm.wgmma.mma_async %{{.*}}, %{{.*}}, %[[PIN2]],
+// CHECK-NOT: llvm.inline_asm
 // CHECK: nvvm.wgmma.fence.aligned
 // CHECK-NEXT: nvvm.wgmma.mma_async %{{.*}}, %{{.*}}, %[[M]],
 gpu.module @k {
-  llvm.func @pinned(%da: i64, %db: i64) -> !acc attributes {nvvm.kernel} {
+  llvm.func @pinned(%da: i64, %db: i64, %acc2: !acc) -> !acc attributes {nvvm.kernel} {
     %z = llvm.mlir.zero : !acc
     nvvm.wgmma.fence.aligned
     %0 = nvvm.wgmma.mma_async %da, %db, %z, <m = 64, n = 8, k = 16>, D[<f32>, <zero>], A[<f16>, <one>, <row>], B[<f16>, <one>, <col>] : !acc -> !acc
+    %5 = nvvm.wgmma.mma_async %da, %db, %acc2, <m = 64, n = 8, k = 16>, D[<f32>, <zero>], A[<f16>, <one>, <row>], B[<f16>, <one>, <col>] : !acc -> !acc
     nvvm.wgmma.commit.group.sync.aligned
     nvvm.wgmma.fence.aligned
     %1 = nvvm.wgmma.mma_async %da, %db, %0, <m = 64, n = 8, k = 16>, D[<f32>, <one>], A[<f16>, <one>, <row>], B[<f16>, <one>, <col>] : !acc -> !acc
