@@ -36,6 +36,7 @@
 #include "Croq/Analysis/Buffers.h"
 #include "Croq/Analysis/DivergenceAnalysis.h"
 #include "Croq/Analysis/ElementOverlap.h"
+#include "Croq/Analysis/Evaluate.h"
 #include "Croq/Analysis/Roles.h"
 #include "Croq/Dialect/Croq/IR/CroqOps.h"
 #include "Croq/Dialect/Croq/IR/CroqTypes.h"
@@ -1058,6 +1059,54 @@ struct CroqInsertBarriersPass
     return false;
   }
 
+  /// Whether `value` is one and the same in every thread of `threads` and
+  /// of the warp and warpgroup levels between it and the block: an index
+  /// expression (through casts) that evaluates alike for every coordinate,
+  /// such as `t / 256` over 256 threads. Those threads all write the same
+  /// value, which no schedule changes.
+  static bool sameInEveryThread(Value value, ParallelOp threads) {
+    while (Operation *def = value.getDefiningOp()) {
+      if (!isa<arith::SIToFPOp, arith::UIToFPOp, arith::IndexCastOp,
+               arith::IndexCastUIOp, arith::ExtSIOp, arith::ExtUIOp,
+               arith::TruncIOp>(def))
+        break;
+      value = def->getOperand(0);
+    }
+    if (!value.getType().isIntOrIndex())
+      return false;
+    SmallVector<std::pair<Value, int64_t>> coordinates;
+    int64_t count = 1;
+    for (ParallelOp level = threads; level && level.getLevel() != Level::Block;
+         level = level.getParentParallel())
+      for (auto [index, bound] :
+           llvm::zip_equal(level.getIndices(), level.getBounds())) {
+        std::optional<int64_t> extent = getConstantIntValue(bound);
+        if (!extent || *extent <= 0)
+          return false;
+        coordinates.push_back({index, *extent});
+        count *= *extent;
+      }
+    if (count > 4096)
+      return false;
+    IndexProgram program;
+    for (auto [index, extent] : coordinates)
+      program.addInput(index);
+    unsigned root = program.compile(value);
+    std::optional<int64_t> first;
+    for (int64_t thread = 0; thread < count; ++thread) {
+      int64_t rest = thread;
+      for (auto [index, extent] : llvm::reverse(coordinates)) {
+        program.set(index, rest % extent);
+        rest /= extent;
+      }
+      std::optional<int64_t> v = program.evaluate(root);
+      if (!v || (first && *first != *v))
+        return false;
+      first = v;
+    }
+    return true;
+  }
+
   static LogicalResult rejectSharedElementRaces(ParallelOp kernel) {
     WalkResult result = kernel.walk([&](memref::StoreOp store) {
       if (getStorage(store.getMemRefType()) != Storage::Shared ||
@@ -1086,7 +1135,8 @@ struct CroqInsertBarriersPass
           mayDifferBetweenInstances(store.getMemRef(), kernel) ||
           llvm::any_of(store.getIndices(), [&](Value i) {
             return mayDifferBetweenInstances(i, kernel);
-          }))
+          }) ||
+          sameInEveryThread(store.getValueToStore(), threads))
         return WalkResult::advance();
       InFlightDiagnostic diag =
           store->emitError("every thread of a parallel of ")
