@@ -8,7 +8,7 @@
 #   scripts/gpu-check.sh run OUT [STAGE...]
 #       on the GPU machine: each stage (default: all, in this order) under
 #       its own timeout, its log in OUT/STAGE.log, its last line printed:
-#       suite, python, tutorial, outsiders, sweep, choreo, sanitize.
+#       suite, python, tutorial, outsiders, sweep, choreo, copy, sanitize.
 # What `run` needs travels as the carry paths build/gpu-bundle,
 # build/python-gpu, build/tutorial-gpu, build/outsiders, build/gemm-bench,
 # build/choreo-bench.
@@ -64,6 +64,7 @@ case "$what" in
         sweep) cmd=(timeout 240 python3 bench/gemm_sweep.py build/gemm-bench --tuning) ;;
         choreo) cmd=(timeout 240 python3 bench/choreo_bench.py build/choreo-bench
                      --timeout 60 --rounds 3 --calls 10) ;;
+        copy) cmd=(timeout 120 bash test/Integration/gpu/run.sh build/gpu-bundle copy) ;;
         sanitize) cmd=(timeout 300 bash test/Integration/gpu/run.sh build/gpu-bundle
                        sanitize --jobs 15 --timeout 200) ;;
         *) echo "gpu-check: unknown stage '$stage'" >&2; exit 2 ;;

@@ -33,6 +33,7 @@ SIGNATURES = {
     # The same kernels imported from Croqtile (test/Integration/croqtile).
     "divergent_co": [_TENSOR, _INDEX],
     "copy_co": [_TENSOR, _TENSOR],
+    "copy_tma_bench_co": [_TENSOR, _TENSOR],
     "add_co": [_TENSOR, _TENSOR, _TENSOR],
     "matmul_db_co": [_TENSOR, _TENSOR, _TENSOR],
     "mma_rr_co": [_TENSOR, _TENSOR, _TENSOR],

@@ -2,7 +2,7 @@
 # On the GPU machine: builds the bundle made by build-bundle.sh into one
 # shared library and runs the integration tests (each in its own process
 # under a watchdog), then the benchmarks.
-#   usage: run.sh BUNDLE [tests|sanitize|bench|all] [suite.py options...]
+#   usage: run.sh BUNDLE [tests|sanitize|bench|copy|all] [suite.py options...]
 # `sanitize` runs the whole suite at small shapes under compute-sanitizer
 # memcheck, racecheck and synccheck.
 set -euo pipefail
@@ -23,6 +23,7 @@ case "$what" in
       python3 "$here/../../../scripts/python_gpu.py" run "$bundle/python" || status=1
     fi ;;
   sanitize) python3 "$here/suite.py" "$lib" --sanitize "$@" || status=1 ;;
+  copy) python3 "$here/../../../bench/copy_bench.py" "$lib" || status=1 ;;
 esac
 if [ "$what" = bench ] || [ "$what" = all ]; then
   python3 "$here/../../../bench/copy_bench.py" "$lib" || status=1

@@ -153,6 +153,18 @@ def tiled_copy_f32_with_tails(kernel):
 
 
 @test
+def tma_copy_benchmark_kernel():
+    # The copy benchmark's TMA kernel, 64x128 tiles: 2080 blocks at
+    # 4096x4160, tails in both dimensions, the smallest TMA-legal shape.
+    for shape in sweep(((1, 4), (64, 128), (100, 132), (63, 260), (4096, 4160)),
+                       ((1, 4), (63, 260))):
+        src = torch.randn(shape, device="cuda")
+        dst = poisoned(shape, torch.float32)
+        K.copy_tma_bench_co(src, dst)
+        expect_equal(dst, src, f"shape {shape}")
+
+
+@test
 def tiled_copy_f16_with_tails():
     # 32x128 tiles: 1088 blocks at 2048x2100.
     for shape in sweep(((1, 1), (32, 128), (100, 300), (77, 1000), (2048, 2100)),
