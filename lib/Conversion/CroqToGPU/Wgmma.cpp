@@ -904,7 +904,95 @@ void storeWarpgroupAcc(OpBuilder &b, Location loc, FragType type, Value acc,
   // the target rows are contiguous and pairs aligned, else element stores,
   // guarded in a tail tile (elements past the end of the tensor dropped).
   // A transposed pair is not contiguous: element stores.
+  // Unswizzled, untransposed stores go through a view of each of the
+  // thread's two rows from column 0, so that every store is at a constant
+  // offset from one of two addresses and a tail tile checks each row once.
+  // (Indexing the target directly gives LLVM a product of a row and the
+  // run-time row stride per element, which its straight-line strength
+  // reduction rewrites in quadratic time: a third of the GEMM's compile.)
+  // The views stay inside the target's static shape.
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  bool contiguous = !transpose &&
+                    succeeded(targetType.getStridesAndOffset(strides, offset)) &&
+                    strides.back() == 1;
+  ArrayRef<int64_t> shape = targetType.getShape();
+  bool byRows = !swizzled && !transpose && targetType.getRank() == 2 &&
+                !ShapedType::isDynamic(shape[0]) && shape[0] >= kWgmmaM &&
+                !ShapedType::isDynamic(shape[1]) && shape[1] >= n;
+  auto emitByRows = [&](OpBuilder &b, bool guarded, bool paired) {
+    for (int64_t h = 0; h < 2; ++h) {
+      Value row = arith::AddIOp::create(b, loc, rowBase, cIndex(b, loc, 8 * h));
+      OpBuilder rowBuilder = b;
+      if (guarded)
+        rowBuilder = scf::IfOp::create(
+                         b, loc,
+                         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                               row, (*valid)[0]),
+                         /*withElseRegion=*/false)
+                         .getThenBodyBuilder();
+      SmallVector<OpFoldResult> offsets = {row, b.getIndexAttr(0)};
+      SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1), b.getIndexAttr(n)};
+      SmallVector<OpFoldResult> steps(2, b.getIndexAttr(1));
+      Value view = memref::SubViewOp::create(rowBuilder, loc, target, offsets,
+                                             sizes, steps);
+      Value zero = cIndex(rowBuilder, loc, 0);
+      for (int64_t j = 0; j < n / 8; ++j) {
+        Value col =
+            arith::AddIOp::create(rowBuilder, loc, colBase, cIndex(rowBuilder, loc, 8 * j));
+        if (paired) {
+          Value pair = vector::FromElementsOp::create(
+              rowBuilder, loc, VectorType::get({2}, to),
+              ValueRange{element(rowBuilder, j, h, 0),
+                         element(rowBuilder, j, h, 1)});
+          vector::StoreOp::create(
+              rowBuilder, loc, pair, view, ValueRange{zero, col},
+              /*nontemporal=*/false,
+              llvm::MaybeAlign(2 * to.getIntOrFloatBitWidth() / 8));
+          continue;
+        }
+        if (guarded && contiguous) {
+          // A masked pair: one store without a branch, whatever part of it
+          // lies inside (LLVM splits it after its scalar optimizations).
+          auto inside = [&](int64_t e) -> Value {
+            Value c = arith::AddIOp::create(rowBuilder, loc, col,
+                                            cIndex(rowBuilder, loc, e));
+            return arith::CmpIOp::create(rowBuilder, loc,
+                                         arith::CmpIPredicate::slt, c,
+                                         (*valid)[1]);
+          };
+          Value mask = vector::FromElementsOp::create(
+              rowBuilder, loc, VectorType::get({2}, rowBuilder.getI1Type()),
+              ValueRange{inside(0), inside(1)});
+          Value pair = vector::FromElementsOp::create(
+              rowBuilder, loc, VectorType::get({2}, to),
+              ValueRange{element(rowBuilder, j, h, 0),
+                         element(rowBuilder, j, h, 1)});
+          vector::MaskedStoreOp::create(rowBuilder, loc, view,
+                                        ValueRange{zero, col}, mask, pair);
+          continue;
+        }
+        for (int64_t e = 0; e < 2; ++e) {
+          Value c = arith::AddIOp::create(rowBuilder, loc, col,
+                                          cIndex(rowBuilder, loc, e));
+          Value v = element(rowBuilder, j, h, e);
+          OpBuilder inner = rowBuilder;
+          if (guarded)
+            inner = scf::IfOp::create(
+                        rowBuilder, loc,
+                        arith::CmpIOp::create(rowBuilder, loc,
+                                              arith::CmpIPredicate::slt, c,
+                                              (*valid)[1]),
+                        /*withElseRegion=*/false)
+                        .getThenBodyBuilder();
+          memref::StoreOp::create(inner, loc, v, view, ValueRange{zero, c});
+        }
+      }
+    }
+  };
   auto emit = [&](OpBuilder &b, bool guarded, bool paired) {
+    if (byRows)
+      return emitByRows(b, guarded, paired);
     for (int64_t j = 0; j < n / 8; ++j)
       for (int64_t h = 0; h < 2; ++h) {
         Value row = arith::AddIOp::create(b, loc, rowBase, cIndex(b, loc, 8 * h));
@@ -933,11 +1021,6 @@ void storeWarpgroupAcc(OpBuilder &b, Location loc, FragType type, Value acc,
         }
       }
   };
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  bool contiguous = !transpose &&
-                    succeeded(targetType.getStridesAndOffset(strides, offset)) &&
-                    strides.back() == 1;
   if (!valid && !contiguous) {
     emit(b, /*guarded=*/false, /*paired=*/false);
     return;
