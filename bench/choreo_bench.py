@@ -72,8 +72,13 @@ def run_one(out, kernel, rounds, calls):
             fn(a.data_ptr(), b.data_ptr(), c.data_ptr(), m, n, k, 0, None)
         systems[kind] = (kernel_time, call, c)
 
-    if kernel.get("croq"):
-        lib = ctypes.CDLL(os.path.join(out, "lib", "croq.so"))
+    # croq's build, and where lib/croq-alt.so exists (a tuning A/B: the same
+    # sources built with other croqc options), that build too, interleaved.
+    for kind in ("croq", "croq-alt"):
+        path = os.path.join(out, "lib", f"{kind}.so")
+        if not kernel.get("croq") or not os.path.exists(path):
+            continue
+        lib = ctypes.CDLL(path)
         lib.croq_rt_set_synchronous.argtypes = [ctypes.c_int]
         lib.croq_rt_set_default_stream.argtypes = [ctypes.c_void_p]
         lib.croq_rt_set_synchronous(0)
@@ -84,11 +89,11 @@ def run_one(out, kernel, rounds, calls):
                 ctypes.c_void_p(b.data_ptr()), ctypes.c_int64(n), ctypes.c_int64(k),
                 ctypes.c_void_p(c.data_ptr()), ctypes.c_int64(m), ctypes.c_int64(n)]
 
-        def call(fn=fn, args=args):
+        def call(fn=fn, args=args, lib=lib):
             lib.croq_rt_set_default_stream(ctypes.c_void_p(torch.cuda.current_stream().cuda_stream))
             if fn(*args):
                 raise RuntimeError("croq call failed")
-        systems["croq"] = (lambda call=call: time_graph(call, calls), call, c)
+        systems[kind] = (lambda call=call: time_graph(call, calls), call, c)
 
     try:
         cublas_out = torch.empty(m, n, device="cuda")
@@ -175,13 +180,13 @@ def main():
     print(f"{'run / kernel':<66}{'shape':>17}{'flags':>8}  {'TFLOP/s: croq':>13}{'choreo':>8}"
           f"{'gen':>7}{'cuBLAS':>8}  {'croq/choreo':>11}{'croq/gen':>9}  "
           f"{'per call ms: croq':>17}{'choreo':>8}  errors (croq, choreo, gen)")
-    ratios, ratios_gen, valid, failures = [], [], 0, 0
+    ratios, ratios_gen, ratios_alt, valid, failures = [], [], [], 0, 0
     for row in rows:
         kernel = row["kernel"]
         m, n, k = kernel["shape"]
         flops = 2.0 * m * n * k
         tf = {}
-        for s in ("croq", "choreo", "choreo-gen", "cublas"):
+        for s in ("croq", "croq-alt", "choreo", "choreo-gen", "cublas"):
             ms = row.get(f"{s}_kernel_ms")
             tf[s] = flops / ms / 1e9 if ms else float("nan")
         errs = [row.get(f"{s}_err") for s in ("croq", "choreo", "choreo-gen")]
@@ -197,6 +202,11 @@ def main():
             valid += 1
         if not math.isnan(rg):
             ratios_gen.append(rg)
+        alt_err = row.get("croq-alt_err")
+        ra = (tf["croq-alt"] / tf["choreo"]
+              if ok(alt_err) and ok(errs[1]) else float("nan"))
+        if not math.isnan(ra):
+            ratios_alt.append(ra)
         fmt = lambda e: "-" if e is None else f"{e:.0e}"
         flags = ",".join(f.lstrip("-").split("=")[0][:4] for f in kernel["flags"]) or "-"
         print(f"{kernel['run'] + ' ' + kernel['kernel'][:24]:<66}{f'{m}x{n}x{k}':>17}{flags:>8}  "
@@ -206,6 +216,9 @@ def main():
               f"{fmt(errs[0])}, {fmt(errs[1])}, {fmt(errs[2])}"
               + ("" if valid_kernel else "  (invalid: choreo's builds do not compute it)")
               + (f"  {row['error'][:80]}" if "error" in row else ""))
+        if "croq-alt_kernel_ms" in row:
+            print(f"    alt build: {tf['croq-alt']:.1f} TFLOP/s, alt/choreo {ra:.3f}, "
+                  f"alt/croq {tf['croq-alt'] / tf['croq']:.3f}, error {fmt(alt_err)}")
     geo = lambda xs: math.exp(sum(map(math.log, xs)) / len(xs)) if xs else float("nan")
     print(f"kernel time: median of {args.rounds} interleaved rounds; cuBLAS: torch.mm "
           f"({rows[0].get('cublas_dtype', '?') if rows else '?'} output)")
@@ -213,6 +226,9 @@ def main():
           f"compute right; croq >= 1.0x on {sum(x >= 1.0 for x in ratios)}")
     print(f"croq/choreo (generated .cu): geomean {geo(ratios_gen):.3f} over {len(ratios_gen)}; "
           f"croq >= 1.0x on {sum(x >= 1.0 for x in ratios_gen)}")
+    if ratios_alt:
+        print(f"croq-alt/choreo (stored .cu): geomean {geo(ratios_alt):.3f} over "
+              f"{len(ratios_alt)}; croq-alt >= 1.0x on {sum(x >= 1.0 for x in ratios_alt)}")
     print(f"choreo bench: {len(rows)} kernels, {failures} that choreo computes right "
           f"and croq does not")
     return 1 if failures else 0
