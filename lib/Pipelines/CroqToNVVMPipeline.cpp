@@ -147,6 +147,7 @@ void mlir::croq::buildCroqGPUToNVVMPipeline(
     kernels.addPass(createCroqFastMathPass());
   kernels.addPass(createCanonicalizerPass());
   kernels.addPass(createCSEPass());
+  kernels.addPass(createCroqCheckLoweredPass());
   // Buffers, events and alignment padding fit the block's shared memory.
   CroqCheckSharedMemoryPassOptions sharedLimit;
   unsigned sm = 0;

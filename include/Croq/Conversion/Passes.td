@@ -355,6 +355,21 @@ def CroqFastMathPass : Pass<"croq-fast-math", "::mlir::gpu::GPUModuleOp"> {
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
+def CroqCheckLoweredPass
+    : Pass<"croq-check-lowered", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Report what the kernel lowering left unconverted";
+  let description = [{
+    Runs last in the kernel pipeline, after `reconcile-unrealized-casts`.
+    Every op of a kernel module must then be one LLVM IR can take (the llvm
+    and nvvm dialects). An op of another dialect, or a
+    `builtin.unrealized_conversion_cast` a conversion left behind, is
+    reported at its own location, naming the op that was not lowered (for
+    a cast: the op that produced its operand), as an internal error of
+    croq. Without it, the first sign would be a translation failure at
+    `gpu-module-to-binary` that names only the cast.
+  }];
+}
+
 def CroqExternDynamicSharedMemoryPass
     : Pass<"croq-extern-dynamic-shared-memory", "::mlir::gpu::GPUModuleOp"> {
   let summary = "Declare a kernel's dynamic shared memory `.extern`, aligned "

@@ -44,6 +44,7 @@ namespace mlir::croq {
 #define GEN_PASS_DEF_CROQUNROLLFRAGMENTVECTORSPASS
 #define GEN_PASS_DEF_CROQMARKLAUNCHESPASS
 #define GEN_PASS_DEF_CROQLOWERF8CONVERSIONSPASS
+#define GEN_PASS_DEF_CROQCHECKLOWEREDPASS
 #include "Croq/Conversion/Passes.h.inc"
 } // namespace mlir::croq
 
@@ -54,6 +55,44 @@ using namespace mlir::croq;
 using namespace mlir::croq::detail;
 
 namespace {
+
+struct CroqCheckLoweredPass
+    : mlir::croq::impl::CroqCheckLoweredPassBase<CroqCheckLoweredPass> {
+  void runOnOperation() override {
+    // The first op LLVM IR cannot take, in program order; a cast left by a
+    // conversion only when no such op explains it.
+    Operation *foreign = nullptr, *cast = nullptr;
+    getOperation().getBodyRegion().walk([&](Operation *op) {
+      if (isa_and_nonnull<LLVM::LLVMDialect, NVVM::NVVMDialect>(
+              op->getDialect()))
+        return WalkResult::advance();
+      if (isa<UnrealizedConversionCastOp>(op)) {
+        if (!cast)
+          cast = op;
+        return WalkResult::advance();
+      }
+      foreign = op;
+      return WalkResult::interrupt();
+    });
+    Operation *at = foreign ? foreign : cast;
+    if (!at)
+      return;
+    InFlightDiagnostic diag = at->emitError("internal error: croq did not ");
+    if (foreign) {
+      diag << "lower '" << foreign->getName() << "' to LLVM";
+    } else {
+      diag << "finish a type conversion here (";
+      llvm::interleaveComma(cast->getOperandTypes(), diag);
+      diag << " to ";
+      llvm::interleaveComma(cast->getResultTypes(), diag);
+      diag << ")";
+    }
+    diag.attachNote() << "this is a croq bug; please report it with the "
+                         "program (croqc --emit=mlir shows the IR croq "
+                         "started from)";
+    signalPassFailure();
+  }
+};
 
 struct CroqBoundKernelRegistersPass
     : mlir::croq::impl::CroqBoundKernelRegistersPassBase<
