@@ -240,6 +240,66 @@ void pinAccumulators(Operation *fence) {
   }
 }
 
+/// Moves a drain at the top of a loop body to the end of each iteration.
+/// croq waits for a loop's MMAs where a later write needs them done: often
+/// the first op of the next iteration, whose drain is then empty on the
+/// first trip. ptxas reads such a loop as one whose accumulator registers
+/// are written by the copies that zero them on entry while a wgmma may be
+/// in flight, and serializes every wgmma of the kernel (C7515). Waiting at
+/// the end of each iteration instead is the same wait on every back edge
+/// (the loop header between them does nothing but branch), and nothing to
+/// wait for on entry when no warpgroup MMA is in flight there.
+/// `body` is a loop's first block: its only predecessor is the header,
+/// which the preheader and the latches (blocks `body` dominates) reach.
+bool rotateLoopDrain(Block *body, const DenseMap<Operation *, State> &before,
+                     DominanceInfo &dominance) {
+  if (!body->getSinglePredecessor())
+    return false;
+  Block *header = body->getSinglePredecessor();
+  // The drain: a commit and a wait_group 0 before anything else that
+  // touches warpgroup MMA state.
+  Operation *commit = nullptr, *wait = nullptr;
+  for (Operation &op : *body) {
+    Effect e = effectOf(&op);
+    if (e == Effect::None)
+      continue;
+    if (!commit && e == Effect::Commit) {
+      commit = &op;
+      continue;
+    }
+    if (commit && e == Effect::Wait &&
+        cast<NVVM::WgmmaWaitGroupSyncOp>(op).getGroup() == 0)
+      wait = &op;
+    break;
+  }
+  if (!wait)
+    return false;
+  for (Operation &op : *header)
+    if (effectOf(&op) != Effect::None || op.getNumRegions())
+      return false;
+  SmallVector<Block *> latches;
+  for (Block *pred : header->getPredecessors()) {
+    if (dominance.dominates(body, pred)) {
+      latches.push_back(pred);
+      continue;
+    }
+    // An entry edge: nothing may be in flight there.
+    auto it = before.find(pred->getTerminator());
+    if (it == before.end() || it->second.dirty || it->second.bound != 0)
+      return false;
+  }
+  if (latches.empty())
+    return false;
+  for (Block *latch : latches) {
+    OpBuilder b(latch->getTerminator());
+    b.clone(*commit);
+    b.clone(*wait);
+  }
+  wait->erase();
+  commit->erase();
+  return true;
+}
+
 struct CroqElideWgmmaSyncsPass
     : mlir::croq::impl::CroqElideWgmmaSyncsPassBase<CroqElideWgmmaSyncsPass> {
   void runOnOperation() override {
@@ -278,9 +338,17 @@ struct CroqElideWgmmaSyncsPass
       });
       for (Operation *fence : fences)
         pinAccumulators(fence);
+      // One rotation at a time, each on a fresh analysis.
+      DenseMap<Operation *, State> before;
+      DominanceInfo dominance(func);
+      for (bool rotated = true; rotated;) {
+        before = analyze(body, entry);
+        rotated = llvm::any_of(body, [&](Block &block) {
+          return rotateLoopDrain(&block, before, dominance);
+        });
+      }
       // Empty commit groups that a wait_group 0 drains next.
       dead.clear();
-      DenseMap<Operation *, State> before = analyze(body, entry);
       for (auto &[op, state] : before) {
         if (effectOf(op) != Effect::Commit || state.dirty)
           continue;

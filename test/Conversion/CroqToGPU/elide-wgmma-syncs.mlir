@@ -161,3 +161,50 @@ gpu.module @k {
     llvm.return %1 : !acc
   }
 }
+
+// -----
+
+!acc = !llvm.struct<(f32, f32, f32, f32)>
+
+// A drain at the top of a loop body (the MMAs of the iteration before, done
+// before this one overwrites their operands) moves to the end of each
+// iteration: the same wait on every back edge, and none on entry, where no
+// MMA is in flight. The drain after the loop then has nothing to wait for.
+// CHECK-LABEL: llvm.func @drain_rotated
+// CHECK: ^bb2:
+// CHECK-NEXT: llvm.store
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK-NEXT: nvvm.wgmma.mma_async
+// CHECK-NEXT: llvm.add
+// CHECK-NEXT: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-NEXT: llvm.br ^bb1
+// CHECK: ^bb3:
+// CHECK-NOT: nvvm.wgmma
+// CHECK: llvm.return
+gpu.module @k {
+  llvm.func @drain_rotated(%da: i64, %db: i64, %n: i64, %p: !llvm.ptr<3>, %out: !llvm.ptr) attributes {nvvm.kernel} {
+    %c0 = llvm.mlir.constant(0 : i64) : i64
+    %c1 = llvm.mlir.constant(1 : i64) : i64
+    %f = llvm.mlir.constant(1.0 : f32) : f32
+    %z = llvm.mlir.zero : !acc
+    llvm.br ^bb1(%c0, %z : i64, !acc)
+  ^bb1(%i: i64, %a: !acc):
+    %more = llvm.icmp "slt" %i, %n : i64
+    llvm.cond_br %more, ^bb2, ^bb3
+  ^bb2:
+    nvvm.wgmma.commit.group.sync.aligned
+    nvvm.wgmma.wait.group.sync.aligned 0
+    llvm.store %f, %p : f32, !llvm.ptr<3>
+    nvvm.wgmma.fence.aligned
+    %a2 = nvvm.wgmma.mma_async %da, %db, %a, <m = 64, n = 8, k = 16>, D[<f32>, <one>], A[<f16>, <one>, <row>], B[<f16>, <one>, <col>] : !acc -> !acc
+    %next = llvm.add %i, %c1 : i64
+    llvm.br ^bb1(%next, %a2 : i64, !acc)
+  ^bb3:
+    nvvm.wgmma.commit.group.sync.aligned
+    nvvm.wgmma.wait.group.sync.aligned 0
+    %e = llvm.extractvalue %a[0] : !acc
+    llvm.store %e, %out : f32, !llvm.ptr
+    llvm.return
+  }
+}
