@@ -25,6 +25,8 @@
 #include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/IR/Dominance.h"
 
+#include <numeric>
+
 namespace mlir::croq {
 #define GEN_PASS_DEF_CROQMATERIALIZETMAPASS
 #include "Croq/Conversion/Passes.h.inc"
@@ -172,6 +174,29 @@ static LogicalResult materializeTma(ModuleOp module) {
       // The box has the tensor's rank: a view that dropped unit dimensions
       // (`.sqz()`) moves a box of extent 1 in each of them.
       auto tensorType = cast<MemRefType>(tensor.getType());
+      // The tensor map needs each outer dimension's stride a multiple of 16
+      // bytes. The host checks it at the call; a stride fixed by static
+      // inner extents is refused here, at the copy.
+      {
+        SmallVector<int64_t> tensorStrides;
+        int64_t tensorOffset;
+        int64_t bytes = getStorageBytes(tensorType.getElementType());
+        if (succeeded(tensorType.getStridesAndOffset(tensorStrides,
+                                                     tensorOffset)))
+          for (int64_t d = 0, e = tensorType.getRank() - 1; d < e; ++d) {
+            int64_t stride = tensorStrides[d];
+            if (ShapedType::isDynamic(stride) || stride * bytes % 16 == 0)
+              continue;
+            int64_t multiple = 16 / std::gcd<int64_t>(16, bytes);
+            copy.emitOpError("TMA needs the rows of a tensor a multiple of 16 "
+                             "bytes apart, but dimension ")
+                << d << " of this tensor (" << tensorType << ") steps "
+                << stride * bytes << " bytes; pad its inner extent to a "
+                << "multiple of " << multiple << " elements, or copy with "
+                << "dma.copy";
+            return WalkResult::interrupt();
+          }
+      }
       FailureOr<SmallVector<unsigned>> dims = tensorDims(globalView, tensor);
       if (failed(dims) || dims->empty() ||
           dims->back() != tensorType.getRank() - 1) {
