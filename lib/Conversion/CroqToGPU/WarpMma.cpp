@@ -182,9 +182,9 @@ LogicalResult checkWarpFragment(Operation *op,
   bool oneK = shape.k == deepest || shape.k == deepest / 2;
   if (a.k == b.k && ((wholeTiles && oneK) || llvm::is_contained(shapes, shape)))
     return success();
-  InFlightDiagnostic diag = op->emitOpError("is a warp MMA of shape m")
+  InFlightDiagnostic diag = op->emitOpError("a warp MMA of shape m")
                             << shape.m << "n" << shape.n << "k" << a.k
-                            << ", which is neither an mma.sync or wmma shape "
+                            << " is neither an mma.sync or wmma shape "
                                "for "
                             << operand << " operands (";
   llvm::interleaveComma(shapes, diag, [&](const WarpShape &s) {

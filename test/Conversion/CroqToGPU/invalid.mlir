@@ -286,7 +286,7 @@ func.func @negative_warp_mma_deep_k(%a: memref<32x32xf16>) {
       %zero = arith.constant 0.0 : f32
       %acc = croq.mma.fill %zero : f32 -> !croq.frag<acc, 32x32xf32>
       %fb = croq.mma.load %a : memref<32x32xf16> -> !croq.frag<b, 32x32xf16>
-      // expected-error @below {{is a warp MMA of shape m32n32k32, which is neither an mma.sync or wmma shape for 'f16' operands (m16n8k16, m16n8k8, m16n16k16, m32n8k16, m8n32k16, m8n8k4) nor whole m16n8 instruction tiles over K = 16 or 8; split K into several MMAs (a foreach over K slices)}}
+      // expected-error @below {{a warp MMA of shape m32n32k32 is neither an mma.sync or wmma shape for 'f16' operands (m16n8k16, m16n8k8, m16n16k16, m32n8k16, m8n32k16, m8n8k4) nor whole m16n8 instruction tiles over K = 16 or 8; split K into several MMAs (a foreach over K slices)}}
       %r = croq.mma row_row %acc, %fa, %fb : !croq.frag<acc, 32x32xf32>, !croq.frag<a, 32x32xf16>, !croq.frag<b, 32x32xf16> -> !croq.frag<acc, 32x32xf32>
     }
   }

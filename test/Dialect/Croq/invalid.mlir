@@ -793,7 +793,7 @@ func.func @negative_load_role(%s: memref<64x16xf16, #gpu.address_space<workgroup
 // -----
 
 func.func @negative_load_local(%s: memref<16x16xf16, #gpu.address_space<private>>) {
-  // expected-error @below {{reads shared or global memory, not local}}
+  // expected-error @below {{an MMA operand is read from shared memory (or, for a warp MMA, global memory), not from local memory}}
   %a = croq.mma.load %s : memref<16x16xf16, #gpu.address_space<private>> -> !croq.frag<a, 16x16xf16>
   return
 }

@@ -134,7 +134,7 @@ func.func @overlapping_roles(%g: memref<64xf32>, %n: index) {
         croq.dma.copy %g to %s : memref<64xf32> to memref<64xf32, #gpu.address_space<workgroup>>
       }
       %all = arith.cmpi ult, %p, %c1 : index
-      // expected-error @below {{and an earlier role both run on warpgroup 0; give each warpgroup at most one role}}
+      // expected-error @below {{this role and an earlier one both run on warpgroup 0; give each warpgroup at most one role}}
       croq.inthreads async (%all) {
         %v = memref.load %s[%c0] : memref<64xf32, #gpu.address_space<workgroup>>
         %w = arith.addf %v, %v : f32

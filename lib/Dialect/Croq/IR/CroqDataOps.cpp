@@ -405,7 +405,9 @@ LogicalResult MmaLoadOp::verify() {
   if (failed(storage))
     return failure();
   if (*storage == Storage::Local)
-    return emitOpError("reads shared or global memory, not local");
+    return emitOpError("an MMA operand is read from shared memory (or, for "
+                       "a warp MMA, global memory), not from local memory; "
+                       "copy the tile to a shared buffer first");
   if (fragType.getElementType() != sourceType.getElementType())
     return emitOpError("fragment element type ")
            << fragType.getElementType() << " differs from the view's "

@@ -512,15 +512,21 @@ struct CroqVerifyProtocolPass
         return failure();
       }
       InFlightDiagnostic diag = emitError(
-          wait.getLoc(), "deadlock: no trigger can satisfy this wait; every "
-                         "trigger of its event comes after a wait that is "
-                         "itself blocked");
+          wait.getLoc(), "deadlock: no trigger can satisfy this wait; ")
+          << (eventTriggers.empty()
+                  ? "nothing triggers its event"
+                  : "every trigger of its event comes after a wait that is "
+                    "itself blocked");
       if (Operation *alloc = wait.getEvent().getDefiningOp())
         diag.attachNote(alloc->getLoc()) << "the event is declared here";
-      diag.attachNote() << "hint: give the event its first generation: "
-                           "trigger every slot once before the loop that "
-                           "waits on it (the bootstrap `foreach s in [S] "
-                           "trigger empty[s];`), or declare it `= ready`";
+      if (eventTriggers.empty())
+        diag.attachNote() << "hint: trigger the event where what the wait "
+                             "needs is ready, or drop the wait";
+      else
+        diag.attachNote() << "hint: give the event its first generation: "
+                             "trigger every slot once before the loop that "
+                             "waits on it (the bootstrap `foreach s in [S] "
+                             "trigger empty[s];`), or declare it `= ready`";
       return failure();
     }
 

@@ -270,8 +270,8 @@ struct CroqWarpSpecializePass
     // A warpgroup that runs two roles would move its registers twice.
     if (std::optional<RoleOverlap> overlap = findRoleOverlap(roles)) {
       InFlightDiagnostic diag =
-          overlap->later->emitOpError("and an earlier role both run on "
-                                      "warpgroup ")
+          overlap->later->emitError("this role and an earlier one both "
+                                    "run on warpgroup ")
           << overlap->instance << "; give each warpgroup at most one role";
       diag.attachNote(overlap->earlier->getLoc()) << "the earlier role";
       return diag;
