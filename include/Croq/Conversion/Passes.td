@@ -580,6 +580,23 @@ def CroqElideWgmmaSyncsPass
 
     Calls and inline assembly that may issue warpgroup instructions make the
     state unknown, which keeps everything after them.
+
+    Three rewrites keep ptxas from adding synchronization of its own:
+
+    - the accumulators of each batch's MMAs are pinned to their registers
+      before its fence (an empty volatile asm over them, as CUTLASS's
+      `warpgroup_fence_operand`), unless an MMA produced them; otherwise
+      the copies that spread a zero-filled accumulator over its registers
+      land after the fence, and ptxas injects a `warpgroup.arrive` (C7519)
+      or a wait (C7517);
+    - a drain (a commit, then `wait_group 0`) that opens a conditional
+      block and one that opens the block where its paths meet become one
+      drain before the branch (a role's trigger under an `if` on one
+      thread), which the whole warpgroup runs;
+    - a drain that opens a loop body moves to the end of each iteration
+      when no MMA is in flight on entry: ptxas otherwise reads the
+      accumulator's zeroing on the entry path as a write during a wgmma
+      and serializes every wgmma of the kernel (C7515).
   }];
 }
 

@@ -240,6 +240,65 @@ void pinAccumulators(Operation *fence) {
   }
 }
 
+/// The drain (a commit, then wait_group 0) that opens `block` before
+/// anything else touches warpgroup MMA state, if there is one.
+std::optional<std::pair<Operation *, Operation *>> leadingDrain(Block *block) {
+  Operation *commit = nullptr;
+  for (Operation &op : *block) {
+    Effect e = effectOf(&op);
+    if (e == Effect::None)
+      continue;
+    if (!commit && e == Effect::Commit) {
+      commit = &op;
+      continue;
+    }
+    if (commit && e == Effect::Wait &&
+        cast<NVVM::WgmmaWaitGroupSyncOp>(op).getGroup() == 0)
+      return std::make_pair(commit, &op);
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+/// Hoists the drain of a conditional block above its branch when the block
+/// where both paths meet drains too: `A: cond_br c, B, C; B: drain; ...;
+/// br C; C: drain`, B issuing no MMA after its drain. (A trigger of a role
+/// that issued MMAs runs under an `if` on its lowest thread, each drained
+/// first.) One drain at the end of A waits at the same point on both paths,
+/// and the warpgroup runs it together, where B's ran only in the threads
+/// that took the branch: ptxas otherwise injects a warpgroup.arrive.
+bool hoistConditionalDrain(Block *a) {
+  auto branch = dyn_cast<LLVM::CondBrOp>(a->getTerminator());
+  if (!branch)
+    return false;
+  for (auto edge : {std::pair(branch.getTrueDest(), branch.getFalseDest()),
+                    std::pair(branch.getFalseDest(), branch.getTrueDest())}) {
+    Block *b = edge.first, *c = edge.second;
+    if (b == c || b->getSinglePredecessor() != a ||
+        b->getSuccessors().size() != 1 || b->getSuccessors()[0] != c ||
+        !b->getArguments().empty())
+      continue;
+    if (llvm::any_of(c->getPredecessors(),
+                     [&](Block *pred) { return pred != a && pred != b; }))
+      continue;
+    std::optional<std::pair<Operation *, Operation *>> inB = leadingDrain(b);
+    std::optional<std::pair<Operation *, Operation *>> inC = leadingDrain(c);
+    if (!inB || !inC)
+      continue;
+    bool issues = false;
+    for (Operation *op = inB->second->getNextNode(); op; op = op->getNextNode())
+      issues |= effectOf(op) != Effect::None;
+    if (issues)
+      continue;
+    inB->first->moveBefore(branch);
+    inB->second->moveBefore(branch);
+    inC->second->erase();
+    inC->first->erase();
+    return true;
+  }
+  return false;
+}
+
 /// Moves a drain at the top of a loop body to the end of each iteration.
 /// croq waits for a loop's MMAs where a later write needs them done: often
 /// the first op of the next iteration, whose drain is then empty on the
@@ -256,24 +315,10 @@ bool rotateLoopDrain(Block *body, const DenseMap<Operation *, State> &before,
   if (!body->getSinglePredecessor())
     return false;
   Block *header = body->getSinglePredecessor();
-  // The drain: a commit and a wait_group 0 before anything else that
-  // touches warpgroup MMA state.
-  Operation *commit = nullptr, *wait = nullptr;
-  for (Operation &op : *body) {
-    Effect e = effectOf(&op);
-    if (e == Effect::None)
-      continue;
-    if (!commit && e == Effect::Commit) {
-      commit = &op;
-      continue;
-    }
-    if (commit && e == Effect::Wait &&
-        cast<NVVM::WgmmaWaitGroupSyncOp>(op).getGroup() == 0)
-      wait = &op;
-    break;
-  }
-  if (!wait)
+  std::optional<std::pair<Operation *, Operation *>> drain = leadingDrain(body);
+  if (!drain)
     return false;
+  auto [commit, wait] = *drain;
   for (Operation &op : *header)
     if (effectOf(&op) != Effect::None || op.getNumRegions())
       return false;
@@ -341,6 +386,9 @@ struct CroqElideWgmmaSyncsPass
       // One rotation at a time, each on a fresh analysis.
       DenseMap<Operation *, State> before;
       DominanceInfo dominance(func);
+      for (bool hoisted = true; hoisted;)
+        hoisted = llvm::any_of(
+            body, [&](Block &block) { return hoistConditionalDrain(&block); });
       for (bool rotated = true; rotated;) {
         before = analyze(body, entry);
         rotated = llvm::any_of(body, [&](Block &block) {

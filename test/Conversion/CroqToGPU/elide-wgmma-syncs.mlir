@@ -208,3 +208,39 @@ gpu.module @k {
     llvm.return
   }
 }
+
+// -----
+
+!acc = !llvm.struct<(f32, f32, f32, f32)>
+
+// A role's trigger after its MMAs runs under an `if` on one thread, drained
+// first, and the paths meet at another drain: one drain before the branch
+// serves both, and the whole warpgroup runs it.
+// CHECK-LABEL: llvm.func @drain_hoisted
+// CHECK: nvvm.wgmma.mma_async
+// CHECK-NEXT: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-NEXT: llvm.cond_br
+// CHECK: ^bb1:
+// CHECK-NEXT: nvvm.mbarrier.arrive
+// CHECK: ^bb2:
+// CHECK-NOT: nvvm.wgmma
+// CHECK: llvm.return
+gpu.module @k {
+  llvm.func @drain_hoisted(%da: i64, %db: i64, %acc: !acc, %one: i1, %bar: !llvm.ptr<3>, %out: !llvm.ptr) attributes {nvvm.kernel} {
+    nvvm.wgmma.fence.aligned
+    %a = nvvm.wgmma.mma_async %da, %db, %acc, <m = 64, n = 8, k = 16>, D[<f32>, <one>], A[<f16>, <one>, <row>], B[<f16>, <one>, <col>] : !acc -> !acc
+    llvm.cond_br %one, ^bb1, ^bb2
+  ^bb1:
+    nvvm.wgmma.commit.group.sync.aligned
+    nvvm.wgmma.wait.group.sync.aligned 0
+    %s = nvvm.mbarrier.arrive %bar : !llvm.ptr<3> -> i64
+    llvm.br ^bb2
+  ^bb2:
+    nvvm.wgmma.commit.group.sync.aligned
+    nvvm.wgmma.wait.group.sync.aligned 0
+    %e = llvm.extractvalue %a[0] : !acc
+    llvm.store %e, %out : f32, !llvm.ptr
+    llvm.return
+  }
+}
