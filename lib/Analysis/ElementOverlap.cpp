@@ -43,20 +43,14 @@ public:
       : threads(threads), budget(budget) {}
 
   bool run(const ElementAccess &a, const ElementAccess &b, bool sameIteration) {
-    ParallelOp kernel;
-    for (ParallelOp level = threads; level; level = level.getParentParallel()) {
-      if (level.getLevel() == Level::Block) {
-        kernel = level;
-        break;
-      }
-      for (auto [index, bound] :
-           llvm::zip_equal(level.getIndices(), level.getBounds())) {
-        std::optional<int64_t> extent = getConstantIntValue(bound);
-        if (!extent || *extent <= 0)
-          return false;
-        coordinates.push_back({index, *extent});
-      }
-    }
+    ParallelOp kernel = threads;
+    while (kernel && kernel.getLevel() != Level::Block)
+      kernel = kernel.getParentParallel();
+    std::optional<SmallVector<std::pair<Value, int64_t>>> coords =
+        threadCoordinates(threads);
+    if (!coords)
+      return false;
+    coordinates = std::move(*coords);
     auto type = dyn_cast<MemRefType>(a.memref.getType());
     if (!kernel || !type || a.indices.size() != b.indices.size() ||
         a.indices.size() != static_cast<size_t>(type.getRank()) ||
@@ -326,6 +320,24 @@ private:
 };
 
 } // namespace
+
+std::optional<SmallVector<std::pair<Value, int64_t>>>
+mlir::croq::threadCoordinates(ParallelOp threads) {
+  SmallVector<std::pair<Value, int64_t>> coordinates;
+  SmallVector<ParallelOp> levels;
+  for (ParallelOp level = threads; level && level.getLevel() != Level::Block;
+       level = level.getParentParallel())
+    levels.push_back(level);
+  for (ParallelOp level : llvm::reverse(levels))
+    for (auto [index, bound] :
+         llvm::zip_equal(level.getIndices(), level.getBounds())) {
+      std::optional<int64_t> extent = getConstantIntValue(bound);
+      if (!extent || *extent <= 0)
+        return std::nullopt;
+      coordinates.push_back({index, *extent});
+    }
+  return coordinates;
+}
 
 bool mlir::croq::isStableDistinctView(Value view, ParallelOp threads,
                                       Operation *varying) {

@@ -47,6 +47,12 @@ struct ElementAccess {
 /// are a tensor's, which croq's views keep apart.
 bool isStableDistinctView(Value view, ParallelOp threads, Operation *varying);
 
+/// The coordinates of a thread of `threads` and of the warp and warpgroup
+/// levels between it and the block, outermost first, each with its extent;
+/// std::nullopt where an extent is not a positive constant.
+std::optional<SmallVector<std::pair<Value, int64_t>>>
+threadCoordinates(ParallelOp threads);
+
 /// True when no element is touched by `a` in one thread of `threads` and by
 /// `b` in another, proven by evaluating both accesses' indices for every
 /// thread (the coordinates of `threads` and of the warp and warpgroup levels

@@ -1074,28 +1074,23 @@ struct CroqInsertBarriersPass
     }
     if (!value.getType().isIntOrIndex())
       return false;
-    SmallVector<std::pair<Value, int64_t>> coordinates;
+    std::optional<SmallVector<std::pair<Value, int64_t>>> coordinates =
+        threadCoordinates(threads);
+    if (!coordinates)
+      return false;
     int64_t count = 1;
-    for (ParallelOp level = threads; level && level.getLevel() != Level::Block;
-         level = level.getParentParallel())
-      for (auto [index, bound] :
-           llvm::zip_equal(level.getIndices(), level.getBounds())) {
-        std::optional<int64_t> extent = getConstantIntValue(bound);
-        if (!extent || *extent <= 0)
-          return false;
-        coordinates.push_back({index, *extent});
-        count *= *extent;
-      }
+    for (auto [index, extent] : *coordinates)
+      count *= extent;
     if (count > 4096)
       return false;
     IndexProgram program;
-    for (auto [index, extent] : coordinates)
+    for (auto [index, extent] : *coordinates)
       program.addInput(index);
     unsigned root = program.compile(value);
     std::optional<int64_t> first;
     for (int64_t thread = 0; thread < count; ++thread) {
       int64_t rest = thread;
-      for (auto [index, extent] : llvm::reverse(coordinates)) {
+      for (auto [index, extent] : llvm::reverse(*coordinates)) {
         program.set(index, rest % extent);
         rest /= extent;
       }
