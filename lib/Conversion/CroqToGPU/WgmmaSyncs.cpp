@@ -311,7 +311,8 @@ bool hoistConditionalDrain(Block *a) {
 /// `body` is a loop's first block: its only predecessor is the header,
 /// which the preheader and the latches (blocks `body` dominates) reach.
 bool rotateLoopDrain(Block *body, const DenseMap<Operation *, State> &before,
-                     DominanceInfo &dominance) {
+                     DominanceInfo &dominance,
+                     PostDominanceInfo &postDominance) {
   if (!body->getSinglePredecessor())
     return false;
   Block *header = body->getSinglePredecessor();
@@ -333,13 +334,22 @@ bool rotateLoopDrain(Block *body, const DenseMap<Operation *, State> &before,
     if (it == before.end() || it->second.dirty || it->second.bound != 0)
       return false;
   }
-  if (latches.empty())
+  // One latch that every iteration reaches (the form scf.for and
+  // scf.while lower to): a drain at the end of each of several latches
+  // would run in only the threads that took each one.
+  if (latches.size() != 1 || !postDominance.postDominates(latches[0], body))
     return false;
-  for (Block *latch : latches) {
-    OpBuilder b(latch->getTerminator());
-    b.clone(*commit);
-    b.clone(*wait);
-  }
+  Block *latch = latches[0];
+  // In a one-block body, the drain must end up behind something that
+  // touches MMA state, or it would open the body again.
+  if (latch == body &&
+      llvm::none_of(llvm::make_range(std::next(wait->getIterator()),
+                                     body->end()),
+                    [](Operation &op) { return effectOf(&op) != Effect::None; }))
+    return false;
+  OpBuilder b(latch->getTerminator());
+  b.clone(*commit);
+  b.clone(*wait);
   wait->erase();
   commit->erase();
   return true;
@@ -386,13 +396,14 @@ struct CroqElideWgmmaSyncsPass
       // One rotation at a time, each on a fresh analysis.
       DenseMap<Operation *, State> before;
       DominanceInfo dominance(func);
+      PostDominanceInfo postDominance(func);
       for (bool hoisted = true; hoisted;)
         hoisted = llvm::any_of(
             body, [&](Block &block) { return hoistConditionalDrain(&block); });
       for (bool rotated = true; rotated;) {
         before = analyze(body, entry);
         rotated = llvm::any_of(body, [&](Block &block) {
-          return rotateLoopDrain(&block, before, dominance);
+          return rotateLoopDrain(&block, before, dominance, postDominance);
         });
       }
       // Empty commit groups that a wait_group 0 drains next.

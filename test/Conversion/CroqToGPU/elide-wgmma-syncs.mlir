@@ -244,3 +244,68 @@ gpu.module @k {
     llvm.return
   }
 }
+
+// -----
+
+!acc = !llvm.struct<(f32, f32, f32, f32)>
+
+// Not rotated: a loop of two latches (a drain at the end of each would run
+// in only the threads that took it). A one-block body with nothing after
+// its drain that touches MMA state is not rotated either (the drain would
+// open the body again, for ever): its drain, empty, is dropped.
+// CHECK-LABEL: llvm.func @two_latches
+// CHECK: ^bb2:
+// CHECK-NEXT: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: ^bb3:
+// CHECK-NEXT: llvm.br ^bb1
+// CHECK: ^bb4:
+// CHECK-NEXT: llvm.br ^bb1
+// CHECK-LABEL: llvm.func @one_block
+// CHECK: ^bb2:
+// CHECK-NEXT: llvm.store
+gpu.module @k {
+  llvm.func @two_latches(%da: i64, %db: i64, %n: i64, %half: i1, %p: !llvm.ptr<3>) -> !acc attributes {nvvm.kernel} {
+    %c0 = llvm.mlir.constant(0 : i64) : i64
+    %c1 = llvm.mlir.constant(1 : i64) : i64
+    %f = llvm.mlir.constant(1.0 : f32) : f32
+    %z = llvm.mlir.zero : !acc
+    llvm.br ^bb1(%c0, %z : i64, !acc)
+  ^bb1(%i: i64, %a: !acc):
+    %more = llvm.icmp "slt" %i, %n : i64
+    llvm.cond_br %more, ^bb2, ^bb5
+  ^bb2:
+    nvvm.wgmma.commit.group.sync.aligned
+    nvvm.wgmma.wait.group.sync.aligned 0
+    llvm.store %f, %p : f32, !llvm.ptr<3>
+    nvvm.wgmma.fence.aligned
+    %a2 = nvvm.wgmma.mma_async %da, %db, %a, <m = 64, n = 8, k = 16>, D[<f32>, <one>], A[<f16>, <one>, <row>], B[<f16>, <one>, <col>] : !acc -> !acc
+    %next = llvm.add %i, %c1 : i64
+    llvm.cond_br %half, ^bb3, ^bb4
+  ^bb3:
+    llvm.br ^bb1(%next, %a2 : i64, !acc)
+  ^bb4:
+    llvm.br ^bb1(%next, %a2 : i64, !acc)
+  ^bb5:
+    nvvm.wgmma.commit.group.sync.aligned
+    nvvm.wgmma.wait.group.sync.aligned 0
+    llvm.return %a : !acc
+  }
+  llvm.func @one_block(%n: i64, %p: !llvm.ptr<3>) attributes {nvvm.kernel} {
+    %c0 = llvm.mlir.constant(0 : i64) : i64
+    %c1 = llvm.mlir.constant(1 : i64) : i64
+    %f = llvm.mlir.constant(1.0 : f32) : f32
+    llvm.br ^bb1(%c0 : i64)
+  ^bb1(%i: i64):
+    %more = llvm.icmp "slt" %i, %n : i64
+    llvm.cond_br %more, ^bb2, ^bb3
+  ^bb2:
+    nvvm.wgmma.commit.group.sync.aligned
+    nvvm.wgmma.wait.group.sync.aligned 0
+    llvm.store %f, %p : f32, !llvm.ptr<3>
+    %next = llvm.add %i, %c1 : i64
+    llvm.br ^bb1(%next : i64)
+  ^bb3:
+    llvm.return
+  }
+}
