@@ -410,6 +410,8 @@ def norm_error(msg):
     m = LOC_ERR_RE.match(msg)
     msg = m.group(4) if m else msg
     msg = re.sub(r"'[^']*'", "'X'", msg)
+    # Temporary file names (ptxas names its input) differ run to run.
+    msg = re.sub(r"/tmp/\S+", "FILE", msg)
     msg = re.sub(r"\b\d+\b", "N", msg)
     return msg[:120]
 
