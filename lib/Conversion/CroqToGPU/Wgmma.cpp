@@ -900,6 +900,17 @@ void storeWarpgroupAcc(OpBuilder &b, Location loc, FragType type, Value acc,
     auto [flat, offset] = swizzledElement(b, loc, *swizzled, where, span);
     return {flat, {offset}};
   };
+  // The pair of adjacent columns a thread holds in register block (j, h),
+  // and its store where the pair is aligned.
+  VectorType pairType = VectorType::get({2}, to);
+  auto pairOf = [&](OpBuilder &b, int64_t j, int64_t h) -> Value {
+    return vector::FromElementsOp::create(
+        b, loc, pairType, ValueRange{element(b, j, h, 0), element(b, j, h, 1)});
+  };
+  auto storePair = [&](OpBuilder &b, Value pair, Value dst, ValueRange indices) {
+    vector::StoreOp::create(b, loc, pair, dst, indices, /*nontemporal=*/false,
+                            llvm::MaybeAlign(2 * to.getIntOrFloatBitWidth() / 8));
+  };
   // Each thread holds pairs of adjacent columns: one vector store each where
   // the target rows are contiguous and pairs aligned, else element stores,
   // guarded in a tail tile (elements past the end of the tensor dropped).
@@ -925,11 +936,9 @@ void storeWarpgroupAcc(OpBuilder &b, Location loc, FragType type, Value acc,
       Value row = arith::AddIOp::create(b, loc, rowBase, cIndex(b, loc, 8 * h));
       OpBuilder rowBuilder = b;
       if (guarded)
-        rowBuilder = scf::IfOp::create(
-                         b, loc,
-                         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
-                                               row, (*valid)[0]),
-                         /*withElseRegion=*/false)
+        rowBuilder = scf::IfOp::create(b, loc,
+                                       inBounds(b, loc, row, (*valid)[0]),
+                                       /*withElseRegion=*/false)
                          .getThenBodyBuilder();
       SmallVector<OpFoldResult> offsets = {row, b.getIndexAttr(0)};
       SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1), b.getIndexAttr(n)};
@@ -941,14 +950,7 @@ void storeWarpgroupAcc(OpBuilder &b, Location loc, FragType type, Value acc,
         Value col =
             arith::AddIOp::create(rowBuilder, loc, colBase, cIndex(rowBuilder, loc, 8 * j));
         if (paired) {
-          Value pair = vector::FromElementsOp::create(
-              rowBuilder, loc, VectorType::get({2}, to),
-              ValueRange{element(rowBuilder, j, h, 0),
-                         element(rowBuilder, j, h, 1)});
-          vector::StoreOp::create(
-              rowBuilder, loc, pair, view, ValueRange{zero, col},
-              /*nontemporal=*/false,
-              llvm::MaybeAlign(2 * to.getIntOrFloatBitWidth() / 8));
+          storePair(rowBuilder, pairOf(rowBuilder, j, h), view, {zero, col});
           continue;
         }
         if (guarded && contiguous) {
@@ -957,19 +959,14 @@ void storeWarpgroupAcc(OpBuilder &b, Location loc, FragType type, Value acc,
           auto inside = [&](int64_t e) -> Value {
             Value c = arith::AddIOp::create(rowBuilder, loc, col,
                                             cIndex(rowBuilder, loc, e));
-            return arith::CmpIOp::create(rowBuilder, loc,
-                                         arith::CmpIPredicate::slt, c,
-                                         (*valid)[1]);
+            return inBounds(rowBuilder, loc, c, (*valid)[1]);
           };
           Value mask = vector::FromElementsOp::create(
               rowBuilder, loc, VectorType::get({2}, rowBuilder.getI1Type()),
               ValueRange{inside(0), inside(1)});
-          Value pair = vector::FromElementsOp::create(
-              rowBuilder, loc, VectorType::get({2}, to),
-              ValueRange{element(rowBuilder, j, h, 0),
-                         element(rowBuilder, j, h, 1)});
           vector::MaskedStoreOp::create(rowBuilder, loc, view,
-                                        ValueRange{zero, col}, mask, pair);
+                                        ValueRange{zero, col}, mask,
+                                        pairOf(rowBuilder, j, h));
           continue;
         }
         for (int64_t e = 0; e < 2; ++e) {
@@ -978,12 +975,9 @@ void storeWarpgroupAcc(OpBuilder &b, Location loc, FragType type, Value acc,
           Value v = element(rowBuilder, j, h, e);
           OpBuilder inner = rowBuilder;
           if (guarded)
-            inner = scf::IfOp::create(
-                        rowBuilder, loc,
-                        arith::CmpIOp::create(rowBuilder, loc,
-                                              arith::CmpIPredicate::slt, c,
-                                              (*valid)[1]),
-                        /*withElseRegion=*/false)
+            inner = scf::IfOp::create(rowBuilder, loc,
+                                      inBounds(rowBuilder, loc, c, (*valid)[1]),
+                                      /*withElseRegion=*/false)
                         .getThenBodyBuilder();
           memref::StoreOp::create(inner, loc, v, view, ValueRange{zero, c});
         }
@@ -998,13 +992,8 @@ void storeWarpgroupAcc(OpBuilder &b, Location loc, FragType type, Value acc,
         Value row = arith::AddIOp::create(b, loc, rowBase, cIndex(b, loc, 8 * h));
         Value col = arith::AddIOp::create(b, loc, colBase, cIndex(b, loc, 8 * j));
         if (paired) {
-          Value pair = vector::FromElementsOp::create(
-              b, loc, VectorType::get({2}, to),
-              ValueRange{element(b, j, h, 0), element(b, j, h, 1)});
           auto [dst, indices] = place(b, {row, col});
-          vector::StoreOp::create(
-              b, loc, pair, dst, indices, /*nontemporal=*/false,
-              llvm::MaybeAlign(2 * to.getIntOrFloatBitWidth() / 8));
+          storePair(b, pairOf(b, j, h), dst, indices);
           continue;
         }
         for (int64_t e = 0; e < 2; ++e) {
