@@ -394,10 +394,29 @@ struct InThreadsLowering : ScopedPattern<InThreadsOp> {
                             "select whole warpgroups of a warpgroup parallel "
                             "move registers; run croq-warp-specialize, or "
                             "drop the setreg");
-    auto ifOp = scf::IfOp::create(rewriter, op.getLoc(), adaptor.getPredicate(),
-                                  /*withElseRegion=*/false);
-    inlineBody(rewriter, op.getBody(), ifOp.thenBlock()->getTerminator(), {});
-    rewriter.eraseOp(op);
+    if (op.getNumResults() == 0) {
+      auto ifOp = scf::IfOp::create(rewriter, op.getLoc(),
+                                    adaptor.getPredicate(),
+                                    /*withElseRegion=*/false);
+      inlineBody(rewriter, op.getBody(), ifOp.thenBlock()->getTerminator(), {});
+      rewriter.eraseOp(op);
+      return success();
+    }
+    // The futures the region yields: its values in the selected threads,
+    // the else values in the others (the structural conversion of scf.if
+    // converts the types).
+    auto ifOp = scf::IfOp::create(rewriter, op.getLoc(), op.getResultTypes(),
+                                  adaptor.getPredicate(),
+                                  /*withElseRegion=*/true);
+    Block &body = op.getBody().front();
+    auto yield = cast<YieldOp>(body.getTerminator());
+    rewriter.setInsertionPoint(yield);
+    rewriter.replaceOpWithNewOp<scf::YieldOp>(yield, yield.getValues());
+    rewriter.inlineBlockBefore(&body, ifOp.thenBlock(),
+                               ifOp.thenBlock()->end());
+    rewriter.setInsertionPointToEnd(ifOp.elseBlock());
+    scf::YieldOp::create(rewriter, op.getLoc(), op.getInits());
+    rewriter.replaceOp(op, ifOp.getResults());
     return success();
   }
 };

@@ -880,12 +880,27 @@ LogicalResult IRGen::inthreads(const Stmt &stmt) {
   // A scalar the region assigns keeps its value in the threads the region
   // leaves out: each thread holds it in its own memory across the region (a
   // slot at the kernel's entry, which LLVM promotes back to a register).
-  // Roles of inthreads.async are separate programs, and futures, frags and
+  // A TMA future names a copy of the block, which any thread can wait on:
+  // the region yields it (croq.inthreads results). Roles of
+  // inthreads.async are separate programs, and other futures, frags and
   // events are not values of one thread.
   Location l = loc(stmt.loc);
   SmallVector<Value> slots;
+  SmallVector<Carried> scalars, futures;
   for (const Carried &c : carriedNames) {
     Value before = carriedValue(c);
+    auto future = dyn_cast<FutureType>(before.getType());
+    if (!stmt.async && !c.scaledSum && future) {
+      if (future.getKind() != FutureKind::Tma)
+        return fail(stmt.loc,
+                    "inthreads cannot assign the future '" + c.name +
+                        "', which is defined outside it: an asynchronous "
+                        "DMA completes only in the threads that issued it",
+                    "wait for it inside the region, or make it with "
+                    "tma.copy.async, whose future every thread can wait on");
+      futures.push_back(c);
+      continue;
+    }
     if (stmt.async || c.scaledSum ||
         !isa<IntegerType, FloatType, IndexType>(before.getType()))
       return fail(stmt.loc,
@@ -894,8 +909,10 @@ LogicalResult IRGen::inthreads(const Stmt &stmt) {
                       "', which is defined outside it",
                   stmt.async ? "declare it inside the region: a role is a "
                                "program of its own"
-                             : "only scalars carry out of an inthreads "
-                               "region; declare it inside the region");
+                             : "only scalars and TMA futures carry out of "
+                               "an inthreads region; declare it inside the "
+                               "region");
+    scalars.push_back(c);
     Operation *kernel = enclosingKernel();
     if (!kernel)
       return internalError(stmt.loc, "an inthreads region outside a parallel");
@@ -908,11 +925,18 @@ LogicalResult IRGen::inthreads(const Stmt &stmt) {
     slots.push_back(memref::AllocaOp::create(atEntry, l, type));
     memref::StoreOp::create(builder, l, before, slots.back());
   }
-  auto op = InThreadsOp::create(builder, l, *cond, stmt.async);
+  InThreadsOp op =
+      futures.empty()
+          ? InThreadsOp::create(builder, l, *cond, stmt.async)
+          : InThreadsOp::create(builder, l, *cond, currentValues(futures));
   LogicalResult result = success();
   {
     OpBuilder::InsertionGuard guard(builder);
-    builder.setInsertionPoint(op.getBody().front().getTerminator());
+    Block &body = op.getBody().front();
+    if (futures.empty())
+      builder.setInsertionPoint(body.getTerminator());
+    else
+      builder.setInsertionPointToEnd(&body);
     push();
     shadow(carriedNames);
     ++inthreadsDepth;
@@ -925,14 +949,17 @@ LogicalResult IRGen::inthreads(const Stmt &stmt) {
     }
     --inthreadsDepth;
     if (succeeded(result))
-      for (auto [value, slot] :
-           llvm::zip_equal(currentValues(carriedNames), slots))
+      for (auto [value, slot] : llvm::zip_equal(currentValues(scalars), slots))
         memref::StoreOp::create(builder, l, value, slot);
+    if (!futures.empty())
+      YieldOp::create(builder, l, currentValues(futures));
     pop();
   }
   if (failed(result))
     return failure();
-  for (auto [c, slot] : llvm::zip_equal(carriedNames, slots))
+  for (auto [c, slot] : llvm::zip_equal(scalars, slots))
     rebind(c, memref::LoadOp::create(builder, l, slot));
+  for (auto [c, value] : llvm::zip_equal(futures, op.getResults()))
+    rebind(c, value);
   return success();
 }

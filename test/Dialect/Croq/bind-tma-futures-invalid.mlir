@@ -61,3 +61,69 @@ func.func @copy_under_thread_branch(%src: memref<?x64xf32>) {
   }
   return
 }
+
+// -----
+
+// A future that leaves an inthreads region, made under a branch inside it:
+// the threads outside the region cannot tell whether to count the copy.
+func.func @carried_copy_under_branch(%src: memref<?x64xf32>, %c: i1) {
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  croq.parallel (%b) by [%c1] : block {
+    %c0 = arith.constant 0 : index
+    %tile = croq.subspan %src[16, 32] at [%b, %c0] : memref<?x64xf32> -> memref<16x32xf32, strided<[64, 1], offset: ?>>
+    %buf = memref.alloc() : memref<16x32xf32, #gpu.address_space<workgroup>>
+    croq.parallel (%g) by [%c2] : warpgroup {
+      %any = croq.dma.any %buf : memref<16x32xf32, #gpu.address_space<workgroup>> -> !croq.future<tma, async, memref<16x32xf32, #gpu.address_space<workgroup>>>
+      %first = arith.cmpi eq, %g, %c0 : index
+      // expected-note @below {{the region is here}}
+      %f = croq.inthreads (%first) else(%any : !croq.future<tma, async, memref<16x32xf32, #gpu.address_space<workgroup>>>) -> !croq.future<tma, async, memref<16x32xf32, #gpu.address_space<workgroup>>> {
+        %h = scf.if %c -> (!croq.future<tma, async, memref<16x32xf32, #gpu.address_space<workgroup>>>) {
+          // expected-error @below {{makes a TMA future that leaves an inthreads region, but under a loop or a branch inside it}}
+          // expected-note @below {{hint: make the copy directly in the region's body}}
+          %k = croq.tma.copy async %tile to %buf : memref<16x32xf32, strided<[64, 1], offset: ?>> to memref<16x32xf32, #gpu.address_space<workgroup>> -> !croq.future<tma, async, memref<16x32xf32, #gpu.address_space<workgroup>>>
+          scf.yield %k : !croq.future<tma, async, memref<16x32xf32, #gpu.address_space<workgroup>>>
+        } else {
+          scf.yield %any : !croq.future<tma, async, memref<16x32xf32, #gpu.address_space<workgroup>>>
+        }
+        croq.yield %h : !croq.future<tma, async, memref<16x32xf32, #gpu.address_space<workgroup>>>
+      }
+      %second = arith.cmpi eq, %g, %c1 : index
+      croq.inthreads (%second) {
+        croq.wait %f : !croq.future<tma, async, memref<16x32xf32, #gpu.address_space<workgroup>>>
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// The region copies into another buffer than the one its else value
+// names: the threads outside it would read the wrong buffer.
+func.func @carried_into_other_buffer(%src: memref<?x64xf32>) {
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  croq.parallel (%b) by [%c1] : block {
+    %c0 = arith.constant 0 : index
+    %tile = croq.subspan %src[16, 32] at [%b, %c0] : memref<?x64xf32> -> memref<16x32xf32, strided<[64, 1], offset: ?>>
+    %buf = memref.alloc() : memref<16x32xf32, #gpu.address_space<workgroup>>
+    %other = memref.alloc() : memref<16x32xf32, #gpu.address_space<workgroup>>
+    croq.parallel (%g) by [%c2] : warpgroup {
+      // expected-note @below {{the future the threads outside the region keep}}
+      %any = croq.dma.any %buf : memref<16x32xf32, #gpu.address_space<workgroup>> -> !croq.future<tma, async, memref<16x32xf32, #gpu.address_space<workgroup>>>
+      %first = arith.cmpi eq, %g, %c0 : index
+      // expected-error @below {{yields a TMA future whose data is in other buffers than the future it replaces}}
+      // expected-note @below {{hint: copy into the future's own buffer}}
+      %f = croq.inthreads (%first) else(%any : !croq.future<tma, async, memref<16x32xf32, #gpu.address_space<workgroup>>>) -> !croq.future<tma, async, memref<16x32xf32, #gpu.address_space<workgroup>>> {
+        %k = croq.tma.copy async %tile to %other : memref<16x32xf32, strided<[64, 1], offset: ?>> to memref<16x32xf32, #gpu.address_space<workgroup>> -> !croq.future<tma, async, memref<16x32xf32, #gpu.address_space<workgroup>>>
+        croq.yield %k : !croq.future<tma, async, memref<16x32xf32, #gpu.address_space<workgroup>>>
+      }
+      %second = arith.cmpi eq, %g, %c1 : index
+      croq.inthreads (%second) {
+        croq.wait %f : !croq.future<tma, async, memref<16x32xf32, #gpu.address_space<workgroup>>>
+      }
+    }
+  }
+  return
+}

@@ -116,3 +116,47 @@ func.func @placeholder_then_role(%src: memref<?x64xf32>, %refill: i1) {
   }
   return
 }
+
+// A future that leaves the region of warpgroup 0 (its result) and is
+// waited in warpgroup 1: the copy is counted right after it in the region's
+// threads and after the region in the others, so both wait for the phase
+// the copy completes.
+// CHECK-LABEL: func.func @carried_out_of_region
+// CHECK: %[[EVENT:.*]] = croq.event.alloc : <shared>
+// CHECK: %[[COUNT:.*]] = memref.alloca() : memref<1xi32
+// CHECK: %[[FIRST:.*]] = arith.cmpi eq
+// CHECK: %[[F:.*]] = croq.inthreads (%[[FIRST]]) else(
+// CHECK: croq.tma.copy async
+// CHECK-NEXT: croq.event.trigger %[[EVENT]] after
+// CHECK: memref.store %{{.*}}, %[[COUNT]]
+// CHECK: croq.yield
+// CHECK: %[[TRUE:.*]] = arith.constant true
+// CHECK: %[[OUTSIDE:.*]] = arith.xori %[[FIRST]], %[[TRUE]]
+// CHECK: scf.if %[[OUTSIDE]] {
+// CHECK: memref.load %[[COUNT]]
+// CHECK: memref.store %{{.*}}, %[[COUNT]]
+// CHECK: croq.inthreads
+// CHECK-NOT: croq.wait
+// CHECK: croq.event.wait %[[EVENT]]
+func.func @carried_out_of_region(%src: memref<?x64xf32>) {
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  croq.parallel (%b) by [%c1] : block {
+    %c0 = arith.constant 0 : index
+    %tile = croq.subspan %src[16, 32] at [%b, %c0] : memref<?x64xf32> -> memref<16x32xf32, strided<[64, 1], offset: ?>>
+    %buf = memref.alloc() : memref<16x32xf32, #gpu.address_space<workgroup>>
+    croq.parallel (%g) by [%c2] : warpgroup {
+      %any = croq.dma.any %buf : memref<16x32xf32, #gpu.address_space<workgroup>> -> !croq.future<tma, async, memref<16x32xf32, #gpu.address_space<workgroup>>>
+      %first = arith.cmpi eq, %g, %c0 : index
+      %f = croq.inthreads (%first) else(%any : !croq.future<tma, async, memref<16x32xf32, #gpu.address_space<workgroup>>>) -> !croq.future<tma, async, memref<16x32xf32, #gpu.address_space<workgroup>>> {
+        %k = croq.tma.copy async %tile to %buf : memref<16x32xf32, strided<[64, 1], offset: ?>> to memref<16x32xf32, #gpu.address_space<workgroup>> -> !croq.future<tma, async, memref<16x32xf32, #gpu.address_space<workgroup>>>
+        croq.yield %k : !croq.future<tma, async, memref<16x32xf32, #gpu.address_space<workgroup>>>
+      }
+      %second = arith.cmpi eq, %g, %c1 : index
+      croq.inthreads (%second) {
+        croq.wait %f : !croq.future<tma, async, memref<16x32xf32, #gpu.address_space<workgroup>>>
+      }
+    }
+  }
+  return
+}

@@ -225,6 +225,48 @@ func.func @negative_inthreads_nested_async(%n: index) {
 
 // -----
 
+func.func @negative_inthreads_async_results(%n: index, %f: !croq.future<tma, async, memref<8x8xf16, 3>>) {
+  %c0 = arith.constant 0 : index
+  croq.parallel (%t) by [%n] : thread {
+    %p = arith.cmpi eq, %t, %c0 : index
+    // expected-error @below {{is async, and an async region is a program of its own: it yields nothing to the code after it}}
+    %r = croq.inthreads async (%p) else(%f : !croq.future<tma, async, memref<8x8xf16, 3>>) -> !croq.future<tma, async, memref<8x8xf16, 3>> {
+      croq.yield %f : !croq.future<tma, async, memref<8x8xf16, 3>>
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @negative_inthreads_dma_result(%n: index, %f: !croq.future<dma, async, memref<8x8xf16, 3>>) {
+  %c0 = arith.constant 0 : index
+  croq.parallel (%t) by [%n] : thread {
+    %p = arith.cmpi eq, %t, %c0 : index
+    // expected-error @below {{which is not a TMA future; only a TMA copy completes on an mbarrier that threads outside the region can wait on}}
+    %r = croq.inthreads (%p) else(%f : !croq.future<dma, async, memref<8x8xf16, 3>>) -> !croq.future<dma, async, memref<8x8xf16, 3>> {
+      croq.yield %f : !croq.future<dma, async, memref<8x8xf16, 3>>
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @negative_inthreads_result_types(%n: index, %f: !croq.future<tma, async, memref<8x8xf16, 3>>) {
+  %c0 = arith.constant 0 : index
+  croq.parallel (%t) by [%n] : thread {
+    %p = arith.cmpi eq, %t, %c0 : index
+    // expected-error @below {{they must match}}
+    %r = croq.inthreads (%p) else(%f : !croq.future<tma, async, memref<8x8xf16, 3>>) -> !croq.future<tma, async, memref<8x4xf16, 3>> {
+      croq.yield %f : !croq.future<tma, async, memref<8x8xf16, 3>>
+    }
+  }
+  return
+}
+
+// -----
+
 func.func @negative_inthreads_registers_not_async(%n: index) {
   %c0 = arith.constant 0 : index
   croq.parallel (%t) by [%n] : thread {

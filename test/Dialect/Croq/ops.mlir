@@ -94,6 +94,13 @@ func.func @inthreads_forms(%n: index) {
       // CHECK: } {tag = "consumer"}
       croq.inthreads (%ne0) {
       } {tag = "consumer"}
+      %buf = memref.alloc() : memref<8x8xf16, #gpu.address_space<workgroup>>
+      %any = croq.dma.any %buf : memref<8x8xf16, #gpu.address_space<workgroup>> -> !croq.future<tma, async, memref<8x8xf16, #gpu.address_space<workgroup>>>
+      // CHECK: %{{.*}} = croq.inthreads (%{{.*}}) else(%{{.*}} : !croq.future<tma, async, memref<8x8xf16, #gpu.address_space<workgroup>>>) -> !croq.future<tma, async, memref<8x8xf16, #gpu.address_space<workgroup>>> {
+      // CHECK: croq.yield %{{.*}} : !croq.future<tma
+      %f = croq.inthreads (%is0) else(%any : !croq.future<tma, async, memref<8x8xf16, #gpu.address_space<workgroup>>>) -> !croq.future<tma, async, memref<8x8xf16, #gpu.address_space<workgroup>>> {
+        croq.yield %any : !croq.future<tma, async, memref<8x8xf16, #gpu.address_space<workgroup>>>
+      }
     }
   }
   return

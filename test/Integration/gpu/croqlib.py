@@ -75,6 +75,8 @@ SIGNATURES = {
     "short_circuit_co": [_TENSOR, _TENSOR],
     "tma_groups_cluster_co": [_TENSOR, _TENSOR, _TENSOR],
     "tma_lowest_co": [_TENSOR, _TENSOR],
+    "tma_roles_co": [_TENSOR] * 3,
+    "tma_roles_once_co": [_TENSOR] * 2,
     "gemm_ws4_co": [_TENSOR, _TENSOR, _TENSOR],
     "gemm_ws2_co": [_TENSOR, _TENSOR, _TENSOR],
     "matmul_1p1c_co": [_TENSOR, _TENSOR, _TENSOR],

@@ -1181,6 +1181,35 @@ def synchronous_tma_in_two_warpgroups():
 
 
 @test
+def tma_futures_across_inthreads_regions():
+    # tma_roles_co.co: warpgroup 0 loads each 64x64 K tile of x and w into
+    # the buffers of two placeholders, warpgroup 1 waits on the futures the
+    # loader's region yields and sums x + 2 w over the K tiles. Ragged M and
+    # K (TMA zero-fills), 1 to 2048 blocks, odd and even K-tile counts.
+    for m, k in sweep(((1, 8), (64, 64), (200, 136), (300, 1000),
+                       (64 * 2048, 200), (129, 8)),
+                      ((1, 8), (200, 136))):
+        x = torch.randn(m, k, device="cuda").half()
+        w = torch.randn(m, k, device="cuda").half()
+        y = poisoned((m, 64), torch.float32)
+        K.tma_roles_co(x, w, y)
+        tiles = (k + 63) // 64
+        pad = torch.zeros(m, tiles * 64, device="cuda")
+        pad[:, :k] = x.float() + 2 * w.float()
+        ref = pad.view(m, tiles, 64).sum(1)
+        torch.testing.assert_close(y, ref, rtol=1e-5, atol=1e-4,
+                                   msg=lambda e: f"tma_roles_co M={m} K={k}: {e}")
+    # tma_roles_once_co.co (upstream's form): one load, waited by the other
+    # warpgroup, which stores the tile; 1 to 2048 blocks, ragged tails.
+    for m, n in sweep(((1, 8), (100, 200), (64 * 32, 128 * 64), (65, 136)),
+                      ((1, 8), (100, 200))):
+        x = torch.randn(m, n, device="cuda").half()
+        y = poisoned((m, n), torch.float16)
+        K.tma_roles_once_co(x, y)
+        expect_equal(y, x, f"tma_roles_once_co M={m} N={n}")
+
+
+@test
 def short_circuit_reads():
     # short_circuit_co.co: guarded reads at ragged tails (1 to 2344 blocks);
     # x is a tensor of exactly N elements, so an unguarded read past it is

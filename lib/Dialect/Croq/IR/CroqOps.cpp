@@ -519,6 +519,16 @@ void InThreadsOp::build(OpBuilder &builder, OperationState &state,
   YieldOp::create(builder, state.location);
 }
 
+void InThreadsOp::build(OpBuilder &builder, OperationState &state,
+                        Value predicate, ValueRange inits) {
+  // The body's yield is the caller's to build: it yields the region's
+  // futures.
+  state.addOperands(predicate);
+  state.addOperands(inits);
+  state.addTypes(inits.getTypes());
+  state.addRegion()->push_back(new Block());
+}
+
 LogicalResult InThreadsOp::verify() {
   if (failed(verifyInsideParallel(
           *this, "; inthreads partitions the threads of a parallel and is "
@@ -526,6 +536,20 @@ LogicalResult InThreadsOp::verify() {
     return failure();
   if (getAsync() && (*this)->getParentOfType<InThreadsOp>())
     return emitOpError("only the outermost croq.inthreads can be async");
+  if (getInits().getTypes() != getResultTypes())
+    return emitOpError("has ")
+           << getNumResults() << " results of types (" << getResultTypes()
+           << ") but " << getInits().size() << " else values of types ("
+           << getInits().getTypes() << "); they must match";
+  if (getNumResults() && getAsync())
+    return emitOpError("is async, and an async region is a program of its "
+                       "own: it yields nothing to the code after it");
+  for (Type type : getResultTypes())
+    if (cast<FutureType>(type).getKind() != FutureKind::Tma)
+      return emitOpError("yields a future of type ")
+             << type
+             << ", which is not a TMA future; only a TMA copy completes on "
+                "an mbarrier that threads outside the region can wait on";
   if (std::optional<int32_t> registers = getRegisters()) {
     if (!getAsync())
       return emitOpError("sets a register budget, which only an async region "
@@ -578,6 +602,15 @@ LogicalResult InThreadsOp::verify() {
   if (!usesIndex)
     return emitOpError("predicate must test at least one parallel index");
   return success();
+}
+
+OperandRange InThreadsOp::getEntrySuccessorOperands(RegionSuccessor successor) {
+  // The threads the predicate leaves out hold the else values; the body
+  // takes no arguments.
+  if (successor.isParent())
+    return getInits();
+  return OperandRange(getOperation()->operand_end(),
+                      getOperation()->operand_end());
 }
 
 void InThreadsOp::getSuccessorRegions(

@@ -142,6 +142,12 @@ private:
       worklist.push_back(loop.getConditionOp().getArgs()[n]);
       return;
     }
+    if (auto region = dyn_cast<InThreadsOp>(op)) {
+      // The region's future in its threads, the else value in the others.
+      worklist.push_back(region.getBody().front().getTerminator()->getOperand(n));
+      worklist.push_back(region.getInits()[n]);
+      return;
+    }
     if (isa<scf::IfOp, scf::IndexSwitchOp>(op)) {
       for (Region &region : op->getRegions())
         if (!region.empty())
@@ -189,6 +195,59 @@ public:
       : dominance(dominance), solver(solver) {
     unsigned next = 0;
     module.walk<WalkOrder::PreOrder>([&](Operation *op) { order[op] = next++; });
+  }
+
+  /// Finds the copies whose futures leave an inthreads region (its
+  /// results), and checks that each is made directly in the region's body
+  /// (or in a nested region that yields it) and that a result names the
+  /// buffers its else value names.
+  LogicalResult findCarried(ModuleOp module) {
+    WalkResult walk = module.walk([&](InThreadsOp region) -> WalkResult {
+      Block &body = region.getBody().front();
+      for (unsigned n = 0, e = region.getNumResults(); n < e; ++n) {
+        Value yielded = body.getTerminator()->getOperand(n);
+        const Origins &inside = tracer.origins(yielded);
+        const Origins &before = tracer.origins(region.getInits()[n]);
+        if (!inside.unknown && !before.unknown &&
+            futureBuffers(inside) != futureBuffers(before)) {
+          InFlightDiagnostic diag = region.emitOpError(
+              "yields a TMA future whose data is in other buffers than the "
+              "future it replaces");
+          diag.attachNote(region.getInits()[n].getLoc())
+              << "the future the threads outside the region keep";
+          diag.attachNote() << "hint: copy into the future's own buffer "
+                               "(`f = tma.copy.async ... => shared;` for a "
+                               "declared f), so that every thread reads the "
+                               "data where the copy puts it";
+          return diag;
+        }
+        for (TmaCopyOp copy : inside.copies) {
+          if (!region->isProperAncestor(copy))
+            continue;
+          Operation *direct = body.findAncestorOpInBlock(*copy);
+          auto nested = dyn_cast<InThreadsOp>(direct);
+          if (direct != copy && !(nested && llvm::any_of(
+                                      carried[copy], [&](auto &entry) {
+                                        return entry.first == nested;
+                                      }))) {
+            InFlightDiagnostic diag = copy.emitOpError(
+                "makes a TMA future that leaves an inthreads region, but "
+                "under a loop or a branch inside it: the threads outside "
+                "the region cannot count the copy");
+            diag.attachNote(region.getLoc()) << "the region is here";
+            diag.attachNote() << "hint: make the copy directly in the "
+                                 "region's body";
+            return diag;
+          }
+          auto &entries = carried[copy];
+          if (llvm::none_of(entries,
+                            [&](auto &entry) { return entry.first == region; }))
+            entries.push_back({region, n});
+        }
+      }
+      return WalkResult::advance();
+    });
+    return failure(walk.wasInterrupted());
   }
 
   /// Fails, with an error at the op, where a wait cannot be bound.
@@ -298,6 +357,27 @@ public:
       if (failed(slot))
         return failure();
       complete(b, copy.getLoc(), *group, *slot, copy.getFuture());
+      // The threads outside a region that yields the future count the copy
+      // after it, so that every thread waits for the same phase.
+      for (auto [region, n] : carried.lookup(copy)) {
+        Location loc = region.getLoc();
+        b.setInsertionPointAfter(region);
+        Value one = arith::ConstantIntOp::create(b, loc, 1, 1);
+        Value outside =
+            arith::XOrIOp::create(b, loc, region.getPredicate(), one);
+        auto branch = scf::IfOp::create(b, loc, outside, /*withElse=*/false);
+        b.setInsertionPointToStart(branch.thenBlock());
+        Value data = FutureDataOp::create(
+            b, loc, cast<FutureType>(region.getResult(n).getType()).getDataType(),
+            region.getResult(n));
+        FailureOr<SmallVector<Value>> at =
+            slotOf(b, loc, *group, copyBuffers[copy], data, branch);
+        if (failed(at))
+          return failure();
+        count(b, loc, *group, *at);
+        if (data.use_empty())
+          data.getDefiningOp()->erase();
+      }
     }
 
     // Each placeholder marks its buffer's slot, so that a wait that
@@ -353,6 +433,12 @@ private:
     EventTriggerOp::create(b, loc, group.event, slot, Value(),
                            ValueRange{future},
                            /*expectTx=*/IntegerAttr(), /*issuer=*/IssuerAttr());
+    count(b, loc, group, slot);
+  }
+
+  /// Counts one more phase of `slot`, whose latest future is a copy's.
+  static void count(OpBuilder &b, Location loc, const BufferGroup &group,
+                    ArrayRef<Value> slot) {
     Value at = countIndex(b, loc, slot);
     Value count = memref::LoadOp::create(b, loc, group.issued, at);
     Value one = arith::ConstantIntOp::create(b, loc, 1, 32);
@@ -446,6 +532,13 @@ private:
           return nullptr;
         continue; // Every instance runs its body.
       }
+      // A region that yields the future counts its copy in the threads
+      // outside it too.
+      if (auto region = dyn_cast<InThreadsOp>(parent);
+          region && llvm::any_of(carried.lookup(origin), [&](auto &entry) {
+            return entry.first == region;
+          }))
+        continue;
       // A role whose predicate the analysis cannot scope counts as narrow.
       std::optional<UniformScope> control = getControlScope(solver, parent);
       if (control ? *control < UniformScope::Block : isa<InThreadsOp>(parent))
@@ -569,6 +662,9 @@ private:
   }
 
   FutureTracer tracer;
+  /// The inthreads regions (and their result) a copy's future leaves.
+  llvm::DenseMap<Operation *, SmallVector<std::pair<InThreadsOp, unsigned>, 1>>
+      carried;
   llvm::DenseMap<Operation *, unsigned> order;
   DominanceInfo &dominance;
   DataFlowSolver &solver;
@@ -578,18 +674,23 @@ struct BindTmaFutures
     : croq::impl::CroqBindTmaFuturesPassBase<BindTmaFutures> {
   void runOnOperation() override {
     SmallVector<WaitOp> waits;
-    getOperation().walk([&](WaitOp wait) {
-      if (llvm::any_of(wait.getFutures(), isTmaFuture))
+    bool regionsYield = false;
+    getOperation().walk([&](Operation *op) {
+      if (auto wait = dyn_cast<WaitOp>(op);
+          wait && llvm::any_of(wait.getFutures(), isTmaFuture))
         waits.push_back(wait);
+      if (auto region = dyn_cast<InThreadsOp>(op))
+        regionsYield |= region.getNumResults() != 0;
     });
-    if (waits.empty())
+    if (waits.empty() && !regionsYield)
       return;
     auto &uniformity = getAnalysis<UniformityInfo>();
     if (!uniformity.isValid())
       return signalPassFailure();
     Binder binder(getOperation(), getAnalysis<DominanceInfo>(),
                   uniformity.getSolver());
-    if (failed(binder.bind(waits)))
+    if (failed(binder.findCarried(getOperation())) ||
+        failed(binder.bind(waits)))
       signalPassFailure();
   }
 };

@@ -135,7 +135,8 @@ def Croq_InThreadsOp : Croq_Op<"inthreads", [
     RecursiveMemoryEffects,
     SingleBlockImplicitTerminator<"::mlir::croq::YieldOp">,
     DeclareOpInterfaceMethods<RegionBranchOpInterface,
-                              ["getEntrySuccessorRegions"]>
+                              ["getEntrySuccessorRegions",
+                               "getEntrySuccessorOperands"]>
   ]> {
   let summary = "a statically partitioned thread region";
   let description = [{
@@ -146,6 +147,24 @@ def Croq_InThreadsOp : Croq_Op<"inthreads", [
     enclosing parallel scope; with `async` (Croqtile's `inthreads.async`)
     regions run concurrently as independent programs, and only the outermost
     `croq.inthreads` may be asynchronous.
+
+    A region that is not async may give TMA futures to the code after it
+    (Croqtile's `f = tma.copy.async ...` inside an `inthreads` for a future
+    declared before it, waited in another role). Result `i` is the future
+    the body yields in the threads the predicate selects, and `else` operand
+    `i` in the others. A TMA future names a copy of the block, completed on
+    an mbarrier that every thread can wait on, so croq-bind-tma-futures
+    counts each yielded copy in the threads outside the region too: a wait
+    on the result in any thread waits for the region's copy. Both values
+    must hold the data of the same buffers.
+
+    ```mlir
+    %f = croq.inthreads (%is_loader) else(%any : !croq.future<tma, async, memref<64x64xf16, 3>>)
+        -> !croq.future<tma, async, memref<64x64xf16, 3>> {
+      %g = croq.tma.copy async %tile to %buffer : ...
+      croq.yield %g : !croq.future<tma, async, memref<64x64xf16, 3>>
+    }
+    ```
 
     An async region may carry `registers`, the registers per thread its
     warpgroups run with (Croqtile's `setreg_inc` / `setreg_dec`: 24 to 256
@@ -161,17 +180,20 @@ def Croq_InThreadsOp : Croq_Op<"inthreads", [
     croq.inthreads async registers(240) (%is_consumer) { ... }
     ```
   }];
-  let arguments = (ins I1:$predicate, UnitAttr:$async,
-                       OptionalAttr<I32Attr>:$registers);
+  let arguments = (ins I1:$predicate, Variadic<Croq_FutureType>:$inits,
+                       UnitAttr:$async, OptionalAttr<I32Attr>:$registers);
+  let results = (outs Variadic<Croq_FutureType>:$results);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     (`async` $async^)? (`registers` `(` $registers^ `)`)? ` ` `(` $predicate `)`
+    (`else` `(` $inits^ `:` type($inits) `)` `->` type($results))?
     $body attr-dict
   }];
   let hasVerifier = 1;
   let skipDefaultBuilders = 1;
   let builders = [
-    OpBuilder<(ins "::mlir::Value":$predicate, CArg<"bool", "false">:$async)>
+    OpBuilder<(ins "::mlir::Value":$predicate, CArg<"bool", "false">:$async)>,
+    OpBuilder<(ins "::mlir::Value":$predicate, "::mlir::ValueRange":$inits)>
   ];
 }
 
