@@ -252,13 +252,15 @@ static LogicalResult checkWarpgroupFragment(Operation *op,
   Type element = type.getElementType();
   ArrayRef<int64_t> shape = type.getShape();
   if (type.getRole() == FragRole::Acc) {
-    // bf16 registers in this layout can only be an A operand (wgmma's RS
-    // form); an MMA's accumulator is f16 or f32.
+    // bf16 and 8-bit registers in this layout can only be an A operand
+    // (wgmma's RS form); an MMA's accumulator is f16, f32 or s32.
     auto mma = dyn_cast<MmaOp>(op);
     bool accumulates = !mma || mma.getAcc().getType() == type ||
                        mma.getResult().getType() == type;
+    bool registerA = element.isBF16() || element.isInteger(8) ||
+                     isa<Float8E4M3FNType, Float8E5M2Type>(element);
     if (!element.isF16() && !element.isF32() && !element.isInteger(32) &&
-        !(element.isBF16() && !(mma && accumulates)))
+        !(registerA && !(mma && accumulates)))
       return op->emitOpError("wgmma accumulates in f16, f32 or s32, got ")
              << element;
     if (shape[0] != kWgmmaM || shape[1] % 8 || shape[1] > 256)

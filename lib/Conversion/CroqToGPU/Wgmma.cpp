@@ -58,14 +58,34 @@ bool isWarpgroupFrag(Type type) {
   return frag && frag.getScope() == Level::Warpgroup;
 }
 
+/// How many elements of a warpgroup fragment in the accumulator layout one
+/// 32-bit register holds: consecutive registers of croq.mma.element's
+/// numbering share it.
+static int64_t accElementsPerRegister(Type element) {
+  unsigned bits = element.getIntOrFloatBitWidth();
+  return bits < 32 ? 32 / bits : 1;
+}
+
+/// `value` as the integer of its width (an 8-bit float as i8).
+static Value asInteger(OpBuilder &b, Location loc, Value value) {
+  Type type = value.getType();
+  if (type.isInteger())
+    return value;
+  return arith::BitcastOp::create(
+      b, loc, b.getIntegerType(type.getIntOrFloatBitWidth()), value);
+}
+
 Type wgmmaAccType(FragType type) {
   MLIRContext *context = type.getContext();
   int64_t n = type.getShape()[1];
   // 16-bit elements (an f16 accumulator; an f16 or bf16 A operand in
-  // registers) two to a 32-bit register.
-  if (type.getElementType().getIntOrFloatBitWidth() == 16)
+  // registers) two to a 32-bit register, 8-bit ones (an 8-bit A operand in
+  // registers) four.
+  if (int64_t perRegister = accElementsPerRegister(type.getElementType());
+      perRegister > 1)
     return LLVM::LLVMStructType::getLiteral(
-        context, SmallVector<Type>(n / 4, IntegerType::get(context, 32)));
+        context,
+        SmallVector<Type>(n / 2 / perRegister, IntegerType::get(context, 32)));
   return LLVM::LLVMStructType::getLiteral(
       context, SmallVector<Type>(n / 2, type.getElementType()));
 }
@@ -450,11 +470,15 @@ Value fillWarpgroupAcc(OpBuilder &b, Location loc, FragType type,
   auto structType = cast<LLVM::LLVMStructType>(wgmmaAccType(type));
   Value element = value;
   Type elementType = type.getElementType();
-  if (elementType.getIntOrFloatBitWidth() == 16) {
-    // Two 16-bit elements per 32-bit register.
-    Value pair = vector::BroadcastOp::create(
-        b, loc, VectorType::get({2}, elementType), value);
-    element = LLVM::BitcastOp::create(b, loc, b.getI32Type(), pair);
+  if (int64_t perRegister = accElementsPerRegister(elementType);
+      perRegister > 1) {
+    // Several elements per 32-bit register.
+    Value bits = elementType.isF16() || elementType.isBF16()
+                     ? value
+                     : asInteger(b, loc, value);
+    Value packed = vector::BroadcastOp::create(
+        b, loc, VectorType::get({perRegister}, bits.getType()), bits);
+    element = LLVM::BitcastOp::create(b, loc, b.getI32Type(), packed);
   }
   Value result = LLVM::PoisonOp::create(b, loc, structType);
   for (int64_t i = 0, e = structType.getBody().size(); i < e; ++i)
@@ -637,9 +661,64 @@ static Value inlineWgmma(OpBuilder &b, Location loc, Value acc, bool f32Acc,
       .getResult(0);
 }
 
+/// The four A registers of 8-bit K step `step` (32 columns) from a 64 x K
+/// operand in the accumulator layout. There, register w of lane
+/// l = 4 g + q holds chunk w (columns 8w ... 8w + 7) at rows g and g + 8,
+/// columns 8w + 2q and 8w + 2q + 1: bytes (g, 2q), (g, 2q + 1), (g + 8, 2q),
+/// (g + 8, 2q + 1). wgmma's 8-bit A layout wants, in register 2h + r, row
+/// g + 8r at columns 16h + 4q ... 16h + 4q + 3 of the step: the two pairs
+/// of chunk 2h + q / 2 that lanes 2 (q mod 2) and 2 (q mod 2) + 1 of the
+/// same quad hold. Each comes by a shuffle within the quad (both chunks
+/// are sent, and the lane keeps the one it needs).
+static SmallVector<Value, 4> eightBitARegisters(OpBuilder &b, Location loc,
+                                                Value a, int64_t step) {
+  Type i32 = b.getI32Type();
+  auto constant = [&](int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, v, 32).getResult();
+  };
+  Value lane = arith::IndexCastUIOp::create(
+      b, loc, i32,
+      arith::RemUIOp::create(b, loc, threadId(b, loc), cIndex(b, loc, 32)));
+  Value q = arith::AndIOp::create(b, loc, lane, constant(3));
+  Value quad = arith::AndIOp::create(b, loc, lane, constant(~3));
+  Value firstSource = arith::OrIOp::create(
+      b, loc, quad,
+      arith::ShLIOp::create(b, loc, arith::AndIOp::create(b, loc, q, constant(1)),
+                            constant(1)));
+  Value lowChunk = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, q,
+                                         constant(2));
+  Value width = constant(32);
+  auto fetch = [&](int64_t h, int64_t s) {
+    Value source = arith::AddIOp::create(b, loc, firstSource, constant(s));
+    Value chunk[2];
+    for (int64_t c = 0; c < 2; ++c)
+      chunk[c] = gpu::ShuffleOp::create(
+                     b, loc,
+                     LLVM::ExtractValueOp::create(b, loc, a, 4 * step + 2 * h + c),
+                     source, width, gpu::ShuffleMode::IDX)
+                     .getShuffleResult();
+    return arith::SelectOp::create(b, loc, lowChunk, chunk[0], chunk[1])
+        .getResult();
+  };
+  SmallVector<Value, 4> registers;
+  for (int64_t h = 0; h < 2; ++h) {
+    Value first = fetch(h, 0), second = fetch(h, 1);
+    // Row g: the low halves; row g + 8: the high halves.
+    registers.push_back(arith::OrIOp::create(
+        b, loc, arith::AndIOp::create(b, loc, first, constant(0xFFFF)),
+        arith::ShLIOp::create(b, loc, second, constant(16))));
+    registers.push_back(arith::OrIOp::create(
+        b, loc, arith::ShRUIOp::create(b, loc, first, constant(16)),
+        arith::AndIOp::create(b, loc, second,
+                              constant(static_cast<int32_t>(0xFFFF0000)))));
+  }
+  return registers;
+}
+
 /// wgmma with A from registers (the RS form): `a` is the 64 x K operand in
-/// the accumulator layout, 16-bit elements packed two to a register, so
-/// the four registers of K step s are a's registers 4s ... 4s + 3. NVVM's
+/// the accumulator layout, packed into 32-bit registers. For 16-bit
+/// elements the four registers of K step s are a's registers 4s ... 4s + 3;
+/// 8-bit ones are permuted within each quad (eightBitARegisters). NVVM's
 /// wgmma op takes A only as a descriptor, so this one is inline PTX, the
 /// accumulator registers tied in and out.
 static LogicalResult
@@ -665,22 +744,48 @@ lowerRegisterAWarpgroupMma(MmaOp op, Value acc, Value a, Value b,
   bool f32Acc = accElement.isF32();
   auto structType = cast<LLVM::LLVMStructType>(acc.getType());
   int64_t accRegisters = structType.getBody().size();
-  std::string abType = aElement.isBF16() ? "bf16" : "f16";
+  bool eightBit = aElement.getIntOrFloatBitWidth() == 8;
+  bool integer = aElement.isInteger(8);
+  if (eightBit && bMnMajor)
+    return op.emitOpError("reads 8-bit B transposed; wgmma reads 8-bit "
+                          "operands only K-major: write B as [N, K] "
+                          "(row.row)");
+  std::string abType =
+      aElement.isBF16()                  ? "bf16"
+      : aElement.isF16()                 ? "f16"
+      : isa<Float8E4M3FNType>(aElement)  ? "e4m3"
+      : isa<Float8E5M2Type>(aElement)    ? "e5m2"
+      : integer && op.getUnsignedA()     ? "u8"
+                                         : "s8";
+  std::string bName =
+      integer ? (op.getUnsignedB() ? "u8" : "s8") : abType;
+  int64_t kStep = wgmmaK(aElement);
   std::string ptx;
   llvm::raw_string_ostream os(ptx);
   os << "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\nwgmma.mma_async.sync.aligned.m64n"
-     << n << "k16." << (f32Acc ? "f32" : "f16") << "." << abType << "."
-     << abType << " " << accRegisterList(accRegisters) << ", {$"
+     << n << "k" << kStep << "."
+     << (integer ? "s32" : f32Acc ? "f32" : "f16") << "." << abType << "."
+     << bName << " " << accRegisterList(accRegisters) << ", {$"
      << accRegisters << ", $" << accRegisters + 1 << ", $" << accRegisters + 2
-     << ", $" << accRegisters + 3 << "}, $" << accRegisters + 4
-     << ", p, 1, 1, " << (bMnMajor ? 1 : 0) << ";\n}";
+     << ", $" << accRegisters + 3 << "}, $" << accRegisters + 4 << ", p";
+  // Float types scale A and B by 1; 16-bit ones may read B transposed.
+  if (!integer)
+    os << ", 1, 1";
+  if (!eightBit)
+    os << ", " << (bMnMajor ? 1 : 0);
+  os << ";\n}";
   NVVM::WgmmaFenceAlignedOp::create(rewriter, loc);
   Value d = acc;
-  for (int64_t kk = 0; kk < k; kk += kWgmmaKBytes / 2) {
+  for (int64_t kk = 0; kk < k; kk += kStep) {
     SmallVector<Value> inputs;
-    for (int64_t i = 0; i < 4; ++i)
-      inputs.push_back(
-          LLVM::ExtractValueOp::create(rewriter, loc, a, kk / 4 + i));
+    if (eightBit) {
+      llvm::append_range(inputs,
+                         eightBitARegisters(rewriter, loc, a, kk / kStep));
+    } else {
+      for (int64_t i = 0; i < 4; ++i)
+        inputs.push_back(
+            LLVM::ExtractValueOp::create(rewriter, loc, a, kk / 4 + i));
+    }
     inputs.push_back(advanceDescriptor(rewriter, loc, b, *bBuffer, kk, bMnMajor));
     d = inlineWgmma(rewriter, loc, d, f32Acc, ptx, "r,r,r,r,l", inputs);
   }
@@ -835,26 +940,34 @@ std::pair<Value, Value> warpgroupAccCoords(OpBuilder &b, Location loc,
 Value warpgroupAccElement(OpBuilder &b, Location loc, FragType type,
                           Value acc, int64_t r) {
   Type element = type.getElementType();
-  if (element.getIntOrFloatBitWidth() != 16)
+  int64_t perRegister = accElementsPerRegister(element);
+  if (perRegister == 1)
     return LLVM::ExtractValueOp::create(b, loc, acc, r);
-  // Two 16-bit elements per 32-bit register.
-  Value pair = LLVM::BitcastOp::create(
-      b, loc, VectorType::get({2}, element),
-      LLVM::ExtractValueOp::create(b, loc, acc, r / 2));
-  return vector::ExtractOp::create(b, loc, pair, r % 2);
+  // Several elements per 32-bit register.
+  Type bits = b.getIntegerType(element.getIntOrFloatBitWidth());
+  Type lanes = VectorType::get({perRegister}, element.isF16() || element.isBF16()
+                                                  ? element
+                                                  : bits);
+  Value packed = LLVM::BitcastOp::create(
+      b, loc, lanes, LLVM::ExtractValueOp::create(b, loc, acc, r / perRegister));
+  Value v = vector::ExtractOp::create(b, loc, packed, r % perRegister);
+  return v.getType() == element ? v : arith::BitcastOp::create(b, loc, element, v);
 }
 
 Value setWarpgroupAccElement(OpBuilder &b, Location loc, FragType type,
                              Value acc, int64_t r, Value value) {
   Type element = type.getElementType();
-  if (element.getIntOrFloatBitWidth() != 16)
+  int64_t perRegister = accElementsPerRegister(element);
+  if (perRegister == 1)
     return LLVM::InsertValueOp::create(b, loc, acc, value, r);
-  Value pair = LLVM::BitcastOp::create(
-      b, loc, VectorType::get({2}, element),
-      LLVM::ExtractValueOp::create(b, loc, acc, r / 2));
-  pair = vector::InsertOp::create(b, loc, value, pair, r % 2);
-  Value packed = LLVM::BitcastOp::create(b, loc, b.getI32Type(), pair);
-  return LLVM::InsertValueOp::create(b, loc, acc, packed, r / 2);
+  if (!element.isF16() && !element.isBF16())
+    value = asInteger(b, loc, value);
+  Value packed = LLVM::BitcastOp::create(
+      b, loc, VectorType::get({perRegister}, value.getType()),
+      LLVM::ExtractValueOp::create(b, loc, acc, r / perRegister));
+  packed = vector::InsertOp::create(b, loc, value, packed, r % perRegister);
+  Value word = LLVM::BitcastOp::create(b, loc, b.getI32Type(), packed);
+  return LLVM::InsertValueOp::create(b, loc, acc, word, r / perRegister);
 }
 
 /// Stores a wgmma accumulator: warp w of the warpgroup holds rows

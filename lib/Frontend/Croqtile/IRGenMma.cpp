@@ -449,14 +449,17 @@ LogicalResult IRGen::mma(const Stmt &stmt) {
     if (s && s->kind == Symbol::Kind::Tile) {
       // A warpgroup's [64, K] tile in the accumulator layout is wgmma's A
       // operand from registers (the RS form): its registers as an
-      // accumulator-layout fragment.
+      // accumulator-layout fragment. 8-bit operands are K-major only.
       const RegisterTile &tile = tiles[s->tile];
+      unsigned bits = tile.element.getIntOrFloatBitWidth();
+      bool layoutOk = bits == 8 ? stmt.layout == "row_row"
+                                : StringRef(stmt.layout).starts_with("row");
       if (i != 1 || tile.layout != TileLayout::WgmmaAcc ||
-          tile.element.getIntOrFloatBitWidth() != 16 ||
-          !StringRef(stmt.layout).starts_with("row"))
+          (bits != 16 && bits != 8) || !layoutOk)
         return fail(e.loc, "a frag is an MMA operand only as A, from the "
-                           "registers of a warpgroup's [64, K] tile of f16 "
-                           "or bf16, with a row.row or row.col layout",
+                           "registers of a warpgroup's [64, K] tile: of f16 "
+                           "or bf16 with a row.row or row.col layout, or of "
+                           "an 8-bit type with row.row",
                     "store the frag to a shared buffer and use that as the "
                     "operand");
       auto type = FragType::get(context, FragRole::Acc, tile.shape,

@@ -1105,7 +1105,7 @@ func.func @negative_dim_past_the_rank(%a: memref<?x?xf32>) {
 // A from registers (an accumulator-layout fragment) is a warpgroup MMA's,
 // of a 16-bit type, [M, K].
 func.func @register_a_at_warp_scope(%c: !croq.frag<acc, 16x16xf32>, %a: !croq.frag<acc, 16x16xf16>, %b: !croq.frag<b, 16x16xf16>) {
-  // expected-error @below {{takes operand A from registers (a fragment in the accumulator layout) only at warpgroup scope, of a 16-bit type and as [M, K] (row.row or row.col); got '!croq.frag<acc, 16x16xf16>'}}
+  // expected-error @below {{takes operand A from registers (a fragment in the accumulator layout) only at warpgroup scope, of a 16-bit type as [M, K] (row.row or row.col), or of an 8-bit type as row.row (both K-major); got '!croq.frag<acc, 16x16xf16>' with layout row_row}}
   %r = croq.mma row_row %c, %a, %b : !croq.frag<acc, 16x16xf32>, !croq.frag<acc, 16x16xf16>, !croq.frag<b, 16x16xf16> -> !croq.frag<acc, 16x16xf32>
   return
 }
@@ -1113,7 +1113,7 @@ func.func @register_a_at_warp_scope(%c: !croq.frag<acc, 16x16xf32>, %a: !croq.fr
 // -----
 
 func.func @register_a_col(%c: !croq.frag<acc, 64x64xf32, warpgroup>, %a: !croq.frag<acc, 64x64xf16, warpgroup>, %b: !croq.frag<b, 64x64xf16, warpgroup>) {
-  // expected-error @below {{takes operand A from registers (a fragment in the accumulator layout) only at warpgroup scope, of a 16-bit type and as [M, K] (row.row or row.col)}}
+  // expected-error @below {{takes operand A from registers (a fragment in the accumulator layout) only at warpgroup scope, of a 16-bit type as [M, K] (row.row or row.col), or of an 8-bit type as row.row (both K-major)}}
   %r = croq.mma col_row %c, %a, %b : !croq.frag<acc, 64x64xf32, warpgroup>, !croq.frag<acc, 64x64xf16, warpgroup>, !croq.frag<b, 64x64xf16, warpgroup> -> !croq.frag<acc, 64x64xf32, warpgroup>
   return
 }

@@ -147,6 +147,8 @@ SIGNATURES = {
     "frag_sum_co": [_TENSOR, _TENSOR, _TENSOR],
     "wg_frag_co": [_TENSOR] * 6,
     "wgmma_rs_load_co": [_TENSOR, _TENSOR, _TENSOR],
+    "wgmma_rs_fp8_co": [_TENSOR, _TENSOR, _TENSOR],
+    "wgmma_rs_s8_co": [_TENSOR, _TENSOR, _TENSOR],
     "blockscale_fused_co": [_TENSOR] * 5,
     "blockscale_ws_co": [_TENSOR] * 5,
     "blockscale_t_co": [_TENSOR] * 5,

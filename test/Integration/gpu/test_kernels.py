@@ -1735,6 +1735,28 @@ def wgmma_a_from_registers_loaded_into_a_frag():
         assert err < 1e-3, f"RS wgmma {m}x{n}x{k}: relative error {err}"
 
 
+@test
+def wgmma_8bit_a_from_registers():
+    # wgmma_rs_load_co.co's fp8 and s8 kernels: the register tile's bytes
+    # are shuffled into wgmma's 8-bit A layout. Small integers, so the
+    # products and sums are exact; ragged M, N and K (zero-filled tails),
+    # odd K-step counts, 4096 blocks at 4096 x 4096.
+    for m, n, k in sweep(((64, 64, 32), (100, 70, 48), (4096, 4096, 96),
+                          (192, 320, 160), (1, 8, 16)),
+                         ((64, 64, 32), (100, 70, 48))):
+        a = torch.randint(-4, 5, (m, k), device="cuda").float()
+        b = torch.randint(-4, 5, (n, k), device="cuda").float()
+        c = poisoned((m, n), torch.float32)
+        K.wgmma_rs_fp8_co(a.to(torch.float8_e4m3fn), b.to(torch.float8_e4m3fn), c)
+        expect_equal(c, a @ b.T, f"RS wgmma e4m3 {m}x{n}x{k}")
+        a8 = torch.randint(-128, 128, (m, k), device="cuda", dtype=torch.int8)
+        b8 = torch.randint(-128, 128, (n, k), device="cuda", dtype=torch.int8)
+        c8 = poisoned((m, n), torch.int32)
+        K.wgmma_rs_s8_co(a8, b8, c8)
+        expect_equal(c8, (a8.double() @ b8.double().T).int(),
+                     f"RS wgmma s8 {m}x{n}x{k}")
+
+
 def blockscale_inputs(m, n, k):
     """f8 operands of small integers (exact in e4m3), and power-of-two
     scales for each row and 128-wide K block of A and each 128 x 128 tile

@@ -425,7 +425,7 @@ LogicalResult MmaOp::verify() {
   FragType a = getA().getType();
   FragType b = getB().getType();
   // A warpgroup MMA may take A from registers: a fragment in the
-  // accumulator layout (wgmma's RS form), of a 16-bit type, [M, K].
+  // accumulator layout (wgmma's RS form), of a 16-bit or 8-bit type, [M, K].
   bool registerA = a.getRole() == FragRole::Acc;
   if (failed(verifyRole(*this, acc, {FragRole::Acc}, "accumulator")) ||
       failed(verifyRole(*this, a, {FragRole::A, FragRole::Acc}, "operand A")) ||
@@ -447,14 +447,16 @@ LogicalResult MmaOp::verify() {
              << metaType << " is not that of A's " << acc.getShape()[0] << "x"
              << b.getShape()[1] << " tile of " << a.getElementType();
   }
+  unsigned aBits = a.getElementType().getIntOrFloatBitWidth();
   if (registerA && (a.getScope() != Level::Warpgroup ||
-                    a.getElementType().getIntOrFloatBitWidth() != 16 ||
+                    (aBits != 16 && aBits != 8) ||
                     (getLayout() != MmaLayout::RowRow &&
-                     getLayout() != MmaLayout::RowCol)))
+                     (aBits == 8 || getLayout() != MmaLayout::RowCol))))
     return emitOpError("takes operand A from registers (a fragment in the "
                        "accumulator layout) only at warpgroup scope, of a "
-                       "16-bit type and as [M, K] (row.row or row.col); got ")
-           << a;
+                       "16-bit type as [M, K] (row.row or row.col), or of an "
+                       "8-bit type as row.row (both K-major); got ")
+           << a << " with layout " << stringifyMmaLayout(getLayout());
   if (a.getElementType() != b.getElementType())
     return emitOpError("operand element types differ: ")
            << a.getElementType() << " and " << b.getElementType();
