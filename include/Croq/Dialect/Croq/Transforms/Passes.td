@@ -62,12 +62,23 @@ def CroqBindTmaFuturesPass : Pass<"croq-bind-tma-futures", "ModuleOp"> {
     `dma.any` does; the placeholder does not arrive, so every phase of an
     event is a copy's and has the copy's arrival count.
 
+    A future that leaves a plain `croq.inthreads` region as its result (a
+    copy made in one role and waited in another) is traced through the
+    region's yield and its else value. The threads the region leaves out
+    count the copy right after the region (an `scf.if` on the negated
+    predicate), so every thread of the block waits for the phase the copy
+    completes. The pass fails where such a copy is made under a loop or a
+    branch inside the region (the others could not tell whether to count
+    it), and where the region's future holds its data in other buffers
+    than the else value.
+
     It fails on a future whose origin it cannot see (a function argument),
     on the future of an asynchronous TMA store, on a future that a
     `croq.event.trigger ... after` already binds to an event of the
-    program's own, and on a future made under an inthreads role, a branch
-    or a loop that only some of the waiting threads run (a thread counts
-    only its own copies, so one that made none would not wait).
+    program's own, and on a future made under an inthreads role (that does
+    not yield it), a branch or a loop that only some of the waiting threads
+    run (a thread counts only its own copies, so one that made none would
+    not wait).
 
     ```mlir
     %f = croq.tma.copy async %src to %buf : ... -> !croq.future<tma, async, memref<64x64xf16, 3>>
