@@ -24,8 +24,8 @@ struct TranslateOptions {
       llvm::cl::init("sm_90a")};
   llvm::cl::opt<std::string> features{
       "croq-features",
-      llvm::cl::desc("PTX features for croq translations (e.g. +ptx83)"),
-      llvm::cl::init("+ptx83")};
+      llvm::cl::desc("PTX features for croq translations (e.g. +ptx84)"),
+      llvm::cl::init("+ptx84")};
   llvm::cl::opt<std::string> toolkit{
       "croq-cuda-toolkit",
       llvm::cl::desc("CUDA toolkit whose ptxas assembles cubins"),

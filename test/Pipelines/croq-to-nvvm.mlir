@@ -5,7 +5,7 @@
 // leaves host code with gpu.launch_func.
 // CHECK-LABEL: func.func @scale
 // CHECK: gpu.launch_func @scale_kernel::@scale_kernel blocks in ({{.*}}) threads in ({{.*}})
-// CHECK: gpu.module @scale_kernel [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx83">]
+// CHECK: gpu.module @scale_kernel [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx84">]
 // CHECK: llvm.func @scale_kernel
 // CHECK-SAME: gpu.kernel
 // CHECK: nvvm.read.ptx.sreg.ctaid.x

@@ -84,8 +84,8 @@ cl::list<std::string> includeDirs("I", cl::Prefix,
 cl::opt<std::string> arch("arch", cl::desc("Target GPU"), cl::init("sm_90a"),
                           cl::cat(category));
 cl::opt<std::string> features("features",
-                              cl::desc("PTX features (e.g. +ptx83)"),
-                              cl::init("+ptx83"), cl::cat(category));
+                              cl::desc("PTX features (e.g. +ptx84)"),
+                              cl::init("+ptx84"), cl::cat(category));
 cl::opt<std::string> headerFile(
     "header", cl::desc("Where --emit=lib writes the C header (default: the "
                        "library's path with .h)"),

@@ -46,8 +46,8 @@ struct CroqToNVVMPipelineOptions
       *this, "chip", llvm::cl::desc("Target GPU, e.g. sm_90a or sm_80"),
       llvm::cl::init("sm_90a")};
   PassOptions::Option<std::string> features{
-      *this, "features", llvm::cl::desc("PTX features, e.g. +ptx83"),
-      llvm::cl::init("+ptx83")};
+      *this, "features", llvm::cl::desc("PTX features, e.g. +ptx84"),
+      llvm::cl::init("+ptx84")};
   PassOptions::Option<int> optLevel{
       *this, "opt-level", llvm::cl::desc("NVVM optimisation level"),
       llvm::cl::init(3)};

@@ -774,18 +774,22 @@ lowerRegisterAWarpgroupMma(MmaOp op, Value acc, Value a, Value b,
   if (!eightBit)
     os << ", " << (bMnMajor ? 1 : 0);
   os << ";\n}";
+  // Every step's A registers before the fence: shuffles between the
+  // fence and a wgmma would make ptxas serialize the batch (C7515).
+  SmallVector<SmallVector<Value>> aRegisters;
+  for (int64_t kk = 0; kk < k; kk += kStep) {
+    SmallVector<Value> &step = aRegisters.emplace_back();
+    if (eightBit) {
+      llvm::append_range(step, eightBitARegisters(rewriter, loc, a, kk / kStep));
+      continue;
+    }
+    for (int64_t i = 0; i < 4; ++i)
+      step.push_back(LLVM::ExtractValueOp::create(rewriter, loc, a, kk / 4 + i));
+  }
   NVVM::WgmmaFenceAlignedOp::create(rewriter, loc);
   Value d = acc;
   for (int64_t kk = 0; kk < k; kk += kStep) {
-    SmallVector<Value> inputs;
-    if (eightBit) {
-      llvm::append_range(inputs,
-                         eightBitARegisters(rewriter, loc, a, kk / kStep));
-    } else {
-      for (int64_t i = 0; i < 4; ++i)
-        inputs.push_back(
-            LLVM::ExtractValueOp::create(rewriter, loc, a, kk / 4 + i));
-    }
+    SmallVector<Value> inputs(aRegisters[kk / kStep]);
     inputs.push_back(advanceDescriptor(rewriter, loc, b, *bBuffer, kk, bMnMajor));
     d = inlineWgmma(rewriter, loc, d, f32Acc, ptx, "r,r,r,r,l", inputs);
   }

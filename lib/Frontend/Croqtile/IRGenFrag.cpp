@@ -121,6 +121,7 @@ LogicalResult IRGen::tileDecl(const Stmt &stmt, Type element) {
                           "frag T[R, C] x;");
   RegisterTile tile;
   tile.element = element;
+  tile.isUnsigned = isUnsignedName(stmt.elemType);
   tile.owner = owner;
   for (const ExprPtr &d : stmt.dims) {
     FailureOr<int64_t> c = constantExpr(*d);

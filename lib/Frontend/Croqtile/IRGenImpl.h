@@ -183,6 +183,9 @@ struct RegisterTile {
   TileLayout layout;
   SmallVector<int64_t> shape;
   Type element;
+  /// Declared of an unsigned type (`frag u8 [64, 32] a;`): an MMA reads its
+  /// bytes as unsigned.
+  bool isUnsigned = false;
   /// The thread's registers: memref<count x T, private>.
   Value registers;
   /// RowCyclic: the instance's threads, and this thread's rank among them.

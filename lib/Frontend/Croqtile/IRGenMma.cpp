@@ -466,6 +466,8 @@ LogicalResult IRGen::mma(const Stmt &stmt) {
                                 tile.element, Level::Warpgroup);
       operands.push_back(loadRegisters(zeroFill(type, l), tile.registers,
                                        tile.registerCount(), l));
+      if (tile.isUnsigned)
+        unsignedValues.insert(operands.back());
       operandSymbols.push_back(nullptr);
       continue;
     }

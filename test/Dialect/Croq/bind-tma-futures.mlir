@@ -149,7 +149,8 @@ func.func @carried_out_of_region(%src: memref<?x64xf32>) {
       %any = croq.dma.any %buf : memref<16x32xf32, #gpu.address_space<workgroup>> -> !croq.future<tma, async, memref<16x32xf32, #gpu.address_space<workgroup>>>
       %first = arith.cmpi eq, %g, %c0 : index
       %f = croq.inthreads (%first) else(%any : !croq.future<tma, async, memref<16x32xf32, #gpu.address_space<workgroup>>>) -> !croq.future<tma, async, memref<16x32xf32, #gpu.address_space<workgroup>>> {
-        %k = croq.tma.copy async %tile to %buf : memref<16x32xf32, strided<[64, 1], offset: ?>> to memref<16x32xf32, #gpu.address_space<workgroup>> -> !croq.future<tma, async, memref<16x32xf32, #gpu.address_space<workgroup>>>
+        %d = croq.future.data %any : !croq.future<tma, async, memref<16x32xf32, #gpu.address_space<workgroup>>> -> memref<16x32xf32, #gpu.address_space<workgroup>>
+        %k = croq.tma.copy async %tile to %d : memref<16x32xf32, strided<[64, 1], offset: ?>> to memref<16x32xf32, #gpu.address_space<workgroup>> -> !croq.future<tma, async, memref<16x32xf32, #gpu.address_space<workgroup>>>
         croq.yield %k : !croq.future<tma, async, memref<16x32xf32, #gpu.address_space<workgroup>>>
       }
       %second = arith.cmpi eq, %g, %c1 : index

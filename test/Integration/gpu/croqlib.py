@@ -149,6 +149,7 @@ SIGNATURES = {
     "wgmma_rs_load_co": [_TENSOR, _TENSOR, _TENSOR],
     "wgmma_rs_fp8_co": [_TENSOR, _TENSOR, _TENSOR],
     "wgmma_rs_s8_co": [_TENSOR, _TENSOR, _TENSOR],
+    "wgmma_rs_u8s8_co": [_TENSOR, _TENSOR, _TENSOR],
     "blockscale_fused_co": [_TENSOR] * 5,
     "blockscale_ws_co": [_TENSOR] * 5,
     "blockscale_t_co": [_TENSOR] * 5,

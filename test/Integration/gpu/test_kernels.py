@@ -1737,7 +1737,7 @@ def wgmma_a_from_registers_loaded_into_a_frag():
 
 @test
 def wgmma_8bit_a_from_registers():
-    # wgmma_rs_load_co.co's fp8 and s8 kernels: the register tile's bytes
+    # wgmma_rs_load_co.co's fp8, s8 and u8 x s8 kernels: the register tile's bytes
     # are shuffled into wgmma's 8-bit A layout. Small integers, so the
     # products and sums are exact; ragged M, N and K (zero-filled tails),
     # odd K-step counts, 4096 blocks at 4096 x 4096.
@@ -1755,6 +1755,11 @@ def wgmma_8bit_a_from_registers():
         K.wgmma_rs_s8_co(a8, b8, c8)
         expect_equal(c8, (a8.double() @ b8.double().T).int(),
                      f"RS wgmma s8 {m}x{n}x{k}")
+        u8 = torch.randint(0, 256, (m, k), device="cuda", dtype=torch.uint8)
+        c8 = poisoned((m, n), torch.int32)
+        K.wgmma_rs_u8s8_co(u8, b8, c8)
+        expect_equal(c8, (u8.double() @ b8.double().T).int(),
+                     f"RS wgmma u8 x s8 {m}x{n}x{k}")
 
 
 def blockscale_inputs(m, n, k):

@@ -197,55 +197,101 @@ public:
     module.walk<WalkOrder::PreOrder>([&](Operation *op) { order[op] = next++; });
   }
 
-  /// Finds the copies whose futures leave an inthreads region (its
-  /// results), and checks that each is made directly in the region's body
-  /// (or in a nested region that yields it) and that a result names the
-  /// buffers its else value names.
+  /// Finds the copy behind each future an inthreads region yields, and
+  /// checks what lets the threads outside the region count it as the
+  /// region's threads do: the copy is made directly in the region's body
+  /// (or yielded so by a region nested there), into the buffer of the
+  /// future it replaces, and it is the region's only copy into that buffer.
   LogicalResult findCarried(ModuleOp module) {
+    // The copy each result names; none where the else value passes through.
+    llvm::DenseMap<std::pair<Operation *, unsigned>, TmaCopyOp> yieldedCopy;
     WalkResult walk = module.walk([&](InThreadsOp region) -> WalkResult {
       Block &body = region.getBody().front();
+      llvm::SmallPtrSet<Operation *, 4> yielded;
+      llvm::SetVector<Value> yieldedBuffers;
       for (unsigned n = 0, e = region.getNumResults(); n < e; ++n) {
-        Value yielded = body.getTerminator()->getOperand(n);
-        const Origins &inside = tracer.origins(yielded);
-        const Origins &before = tracer.origins(region.getInits()[n]);
-        if (!inside.unknown && !before.unknown &&
-            futureBuffers(inside) != futureBuffers(before)) {
+        Value init = region.getInits()[n];
+        Value value = body.getTerminator()->getOperand(n);
+        if (value == init)
+          continue;
+        TmaCopyOp copy = value.getDefiningOp<TmaCopyOp>();
+        if (copy && copy->getBlock() != &body)
+          copy = nullptr;
+        if (auto inner = value.getDefiningOp<InThreadsOp>();
+            inner && inner->getBlock() == &body) {
+          unsigned k = cast<OpResult>(value).getResultNumber();
+          if (inner.getInits()[k] == init) {
+            copy = yieldedCopy.lookup({inner, k});
+            if (!copy)
+              continue; // Passes through the inner region as well.
+          }
+        }
+        if (!copy) {
           InFlightDiagnostic diag = region.emitOpError(
-              "yields a TMA future whose data is in other buffers than the "
-              "future it replaces");
-          diag.attachNote(region.getInits()[n].getLoc())
-              << "the future the threads outside the region keep";
-          diag.attachNote() << "hint: copy into the future's own buffer "
-                               "(`f = tma.copy.async ... => shared;` for a "
-                               "declared f), so that every thread reads the "
-                               "data where the copy puts it";
+              "yields a TMA future that is not a copy made directly in its "
+              "body: the threads outside the region cannot tell which copy "
+              "to count");
+          diag.attachNote(value.getLoc()) << "the future comes from here";
+          diag.attachNote() << "hint: make the copy directly in the region's "
+                               "body, not under an if or a loop, and swap, "
+                               "rotate or select futures outside the region";
           return diag;
         }
-        for (TmaCopyOp copy : inside.copies) {
-          if (!region->isProperAncestor(copy))
-            continue;
-          Operation *direct = body.findAncestorOpInBlock(*copy);
-          auto nested = dyn_cast<InThreadsOp>(direct);
-          if (direct != copy && !(nested && llvm::any_of(
-                                      carried[copy], [&](auto &entry) {
-                                        return entry.first == nested;
-                                      }))) {
-            InFlightDiagnostic diag = copy.emitOpError(
-                "makes a TMA future that leaves an inthreads region, but "
-                "under a loop or a branch inside it: the threads outside "
-                "the region cannot count the copy");
-            diag.attachNote(region.getLoc()) << "the region is here";
-            diag.attachNote() << "hint: make the copy directly in the "
-                                 "region's body";
+        auto data = copy.getTarget().getDefiningOp<FutureDataOp>();
+        if (data && data.getFuture() != init) {
+          // Into the data of an earlier copy of the region: the buffer is
+          // copied twice.
+          if (auto earlier = data.getFuture().getDefiningOp<TmaCopyOp>();
+              earlier && region->isProperAncestor(earlier)) {
+            InFlightDiagnostic diag = earlier.emitOpError(
+                "copies into a buffer whose TMA future the inthreads region "
+                "around it yields, but is not the copy it yields: the threads "
+                "outside the region would count one copy fewer");
+            diag.attachNote(copy.getLoc()) << "the copy it yields";
+            diag.attachNote() << "hint: make one copy into the buffer in the "
+                                 "region, the one whose future it yields";
             return diag;
           }
-          auto &entries = carried[copy];
-          if (llvm::none_of(entries,
-                            [&](auto &entry) { return entry.first == region; }))
-            entries.push_back({region, n});
         }
+        if (!data || data.getFuture() != init) {
+          InFlightDiagnostic diag = copy.emitOpError(
+              "makes the TMA future an inthreads region yields, but not in "
+              "the buffer of the future it replaces, which the threads "
+              "outside the region keep");
+          diag.attachNote(region.getLoc()) << "the region is here";
+          diag.attachNote() << "hint: copy into the future's own buffer "
+                               "(`f = tma.copy.async ... => shared;` for an f "
+                               "declared before the region), so that every "
+                               "thread reads the data where the copy puts it";
+          return diag;
+        }
+        yieldedCopy[{region, n}] = copy;
+        yielded.insert(copy);
+        targetBuffers(copy, yieldedBuffers);
+        carried[copy].push_back({region, n});
       }
-      return WalkResult::advance();
+      if (yielded.empty())
+        return WalkResult::advance();
+      // Another copy into a yielded buffer would be counted only by the
+      // region's threads.
+      WalkResult others = region.getBody().walk([&](TmaCopyOp other) {
+        if (yielded.contains(other))
+          return WalkResult::advance();
+        llvm::SetVector<Value> buffers;
+        targetBuffers(other, buffers);
+        if (llvm::none_of(buffers,
+                          [&](Value b) { return yieldedBuffers.contains(b); }))
+          return WalkResult::advance();
+        InFlightDiagnostic diag = other.emitOpError(
+            "copies into a buffer whose TMA future the inthreads region "
+            "around it yields, but is not the copy it yields: the threads "
+            "outside the region would count one copy fewer");
+        diag.attachNote(region.getLoc()) << "the region is here";
+        diag.attachNote() << "hint: make one copy into the buffer in the "
+                             "region, the one whose future it yields";
+        return WalkResult(diag);
+      });
+      return others;
     });
     return failure(walk.wasInterrupted());
   }
