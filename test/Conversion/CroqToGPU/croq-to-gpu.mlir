@@ -801,3 +801,34 @@ func.func @host_sized_shared_runtime_divisor(%g: memref<?xf32>, %n: index) {
   }
   return
 }
+
+// -----
+
+// A plain region that yields a TMA future is an scf.if with results: the
+// region's future where the predicate holds, the else value elsewhere (a
+// future converts to its data).
+// CHECK-LABEL: func.func @inthreads_yields_future
+// CHECK: %[[R:.*]] = scf.if %{{.*}} -> (memref<16xf32, #gpu.address_space<workgroup>>) {
+// CHECK: scf.yield %{{.*}} : memref<16xf32, #gpu.address_space<workgroup>>
+// CHECK: } else {
+// CHECK: scf.yield %{{.*}} : memref<16xf32, #gpu.address_space<workgroup>>
+// CHECK: memref.load %[[R]]
+func.func @inthreads_yields_future(%out: memref<256xf32>) {
+  %c1 = arith.constant 1 : index
+  %c0 = arith.constant 0 : index
+  %c256 = arith.constant 256 : index
+  croq.parallel (%b) by [%c1] : block {
+    %buf = memref.alloc() : memref<16xf32, #gpu.address_space<workgroup>>
+    croq.parallel (%t) by [%c256] : thread {
+      %any = croq.dma.any %buf : memref<16xf32, #gpu.address_space<workgroup>> -> !croq.future<tma, async, memref<16xf32, #gpu.address_space<workgroup>>>
+      %first = arith.cmpi ult, %t, %c1 : index
+      %f = croq.inthreads (%first) else(%any : !croq.future<tma, async, memref<16xf32, #gpu.address_space<workgroup>>>) -> !croq.future<tma, async, memref<16xf32, #gpu.address_space<workgroup>>> {
+        croq.yield %any : !croq.future<tma, async, memref<16xf32, #gpu.address_space<workgroup>>>
+      }
+      %d = croq.future.data %f : !croq.future<tma, async, memref<16xf32, #gpu.address_space<workgroup>>> -> memref<16xf32, #gpu.address_space<workgroup>>
+      %v = memref.load %d[%c0] : memref<16xf32, #gpu.address_space<workgroup>>
+      memref.store %v, %out[%t] : memref<256xf32>
+    }
+  }
+  return
+}
