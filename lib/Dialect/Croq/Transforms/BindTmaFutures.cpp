@@ -197,6 +197,20 @@ public:
     module.walk<WalkOrder::PreOrder>([&](Operation *op) { order[op] = next++; });
   }
 
+  /// The error at `copy`, a copy into the buffer of a future its inthreads
+  /// region yields that is not the yielded copy; the note at `where`.
+  static LogicalResult secondCopyError(TmaCopyOp copy, Location where,
+                                       StringRef note) {
+    InFlightDiagnostic diag = copy.emitOpError(
+        "copies into a buffer whose TMA future the inthreads region around "
+        "it yields, but is not the copy it yields: the threads outside the "
+        "region would count one copy fewer");
+    diag.attachNote(where) << note;
+    diag.attachNote() << "hint: make one copy into the buffer in the region, "
+                         "the one whose future it yields";
+    return diag;
+  }
+
   /// Finds the copy behind each future an inthreads region yields, and
   /// checks what lets the threads outside the region count it as the
   /// region's threads do: the copy is made directly in the region's body
@@ -243,14 +257,8 @@ public:
           // copied twice.
           if (auto earlier = data.getFuture().getDefiningOp<TmaCopyOp>();
               earlier && region->isProperAncestor(earlier)) {
-            InFlightDiagnostic diag = earlier.emitOpError(
-                "copies into a buffer whose TMA future the inthreads region "
-                "around it yields, but is not the copy it yields: the threads "
-                "outside the region would count one copy fewer");
-            diag.attachNote(copy.getLoc()) << "the copy it yields";
-            diag.attachNote() << "hint: make one copy into the buffer in the "
-                                 "region, the one whose future it yields";
-            return diag;
+            return secondCopyError(earlier, copy.getLoc(),
+                                   "the copy it yields");
           }
         }
         if (!data || data.getFuture() != init) {
@@ -282,14 +290,8 @@ public:
         if (llvm::none_of(buffers,
                           [&](Value b) { return yieldedBuffers.contains(b); }))
           return WalkResult::advance();
-        InFlightDiagnostic diag = other.emitOpError(
-            "copies into a buffer whose TMA future the inthreads region "
-            "around it yields, but is not the copy it yields: the threads "
-            "outside the region would count one copy fewer");
-        diag.attachNote(region.getLoc()) << "the region is here";
-        diag.attachNote() << "hint: make one copy into the buffer in the "
-                             "region, the one whose future it yields";
-        return WalkResult(diag);
+        return WalkResult(
+            secondCopyError(other, region.getLoc(), "the region is here"));
       });
       return others;
     });
