@@ -61,6 +61,14 @@ Buffers mlir::croq::buffersOf(Value value) {
           worklist.push_back(r.front().getTerminator()->getOperand(i));
       continue;
     }
+    if (auto region = dyn_cast<InThreadsOp>(def)) {
+      // A future the region yields: its value in the region's threads, the
+      // else value in the others.
+      unsigned i = cast<OpResult>(v).getResultNumber();
+      worklist.push_back(region.getBody().front().getTerminator()->getOperand(i));
+      worklist.push_back(region.getInits()[i]);
+      continue;
+    }
     if (auto copy = dyn_cast<DmaCopyOp>(def)) {
       worklist.push_back(copy.getTarget());
       continue;

@@ -630,8 +630,30 @@ LogicalResult IRGen::foreach(const Stmt &stmt) {
         Value v = carriedValue(c);
         if (v.getType() != inits[j].getType()) {
           pop();
-          return fail(stmt.loc, "'" + c.name + "' changes type inside the loop",
-                      "keep one buffer shape per future");
+          auto before = dyn_cast<FutureType>(inits[j].getType());
+          auto after = dyn_cast<FutureType>(v.getType());
+          bool kinds = before && after &&
+                       (before.getKind() != after.getKind() ||
+                        before.getAsync() != after.getAsync());
+          auto describe = [](Type type) -> std::string {
+            auto future = dyn_cast<FutureType>(type);
+            if (!future)
+              return typeString(type);
+            StringRef kind = future.getKind() == FutureKind::Tma   ? "TMA"
+                             : future.getKind() == FutureKind::Dma ? "DMA"
+                                                                   : "MMA";
+            return (future.getAsync() ? "an asynchronous " : "a synchronous ") +
+                   kind.str() + " " + typeString(type);
+          };
+          return fail(stmt.loc,
+                      "'" + c.name + "' changes type inside the loop: " +
+                          describe(inits[j].getType()) + " before it, " +
+                          describe(v.getType()) + " after an iteration",
+                      kinds ? "a future keeps its kind: make it before the "
+                              "loop as the loop makes it (both asynchronous, "
+                              "both DMA or both TMA), or start it as a "
+                              "placeholder (`f = dma.any;`)"
+                            : "keep one buffer shape per future");
         }
         values.push_back(v);
       }

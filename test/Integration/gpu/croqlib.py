@@ -77,6 +77,7 @@ SIGNATURES = {
     "tma_lowest_co": [_TENSOR, _TENSOR],
     "tma_roles_co": [_TENSOR] * 3,
     "tma_roles_once_co": [_TENSOR] * 2,
+    "tma_roles_wgmma_co": [_TENSOR] * 3,
     "gemm_ws4_co": [_TENSOR, _TENSOR, _TENSOR],
     "gemm_ws2_co": [_TENSOR, _TENSOR, _TENSOR],
     "matmul_1p1c_co": [_TENSOR, _TENSOR, _TENSOR],

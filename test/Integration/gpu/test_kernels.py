@@ -1207,6 +1207,16 @@ def tma_futures_across_inthreads_regions():
         y = poisoned((m, n), torch.float16)
         K.tma_roles_once_co(x, y)
         expect_equal(y, x, f"tma_roles_once_co M={m} N={n}")
+    # tma_roles_wgmma_co.co: the handed-over futures' data as wgmma
+    # operands (K = 64); 1 to 2048 blocks, ragged M and N.
+    for m, n in sweep(((1, 8), (100, 200), (64 * 32, 128 * 64), (65, 136)),
+                      ((1, 8), (100, 200))):
+        a = torch.randn(m, 64, device="cuda").half()
+        b = torch.randn(n, 64, device="cuda").half()
+        c = poisoned((m, n), torch.float32)
+        K.tma_roles_wgmma_co(a, b, c)
+        err = relative_error(c, a.double() @ b.double().T)
+        assert err < 1e-3, f"tma_roles_wgmma_co M={m} N={n}: relative error {err}"
 
 
 @test
