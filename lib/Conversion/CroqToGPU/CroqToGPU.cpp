@@ -306,8 +306,12 @@ static LogicalResult checkWarpgroupFragment(Operation *op,
               "as [N, K], mma.row.row); got "
            << type << " for " << stringifyMmaLayout(layout);
   if (geometry.k % wgmmaK(element))
-    return op->emitOpError("wgmma consumes K in steps of ")
-           << wgmmaK(element) << " for " << element << ", got " << type;
+    return op->emitOpError("is a warpgroup MMA operand with K = ")
+           << geometry.k << ", but wgmma consumes K in steps of "
+           << wgmmaK(element) << " for " << element << " (" << type
+           << "); make the operand's K a multiple of " << wgmmaK(element)
+           << " (e.g. slice the shared tile in steps of " << wgmmaK(element)
+           << ")";
   if (type.getRole() == FragRole::A && geometry.outer != kWgmmaM)
     return op->emitOpError("a warpgroup A operand has M = 64, got ") << type;
   return success();

@@ -231,7 +231,7 @@ func.func @negative_fp8_k_step() {
     %buf = memref.alloc() : memref<64x64xf8E4M3FN, #gpu.address_space<workgroup>>
     %a = memref.subview %buf[0, 0] [64, 16] [1, 1] : memref<64x64xf8E4M3FN, #gpu.address_space<workgroup>> to memref<64x16xf8E4M3FN, strided<[64, 1]>, #gpu.address_space<workgroup>>
     croq.parallel (%g) by [%c1] : warpgroup {
-      // expected-error @below {{wgmma consumes K in steps of 32 for 'f8E4M3FN', got '!croq.frag<a, 64x16xf8E4M3FN, warpgroup>'}}
+      // expected-error @below {{is a warpgroup MMA operand with K = 16, but wgmma consumes K in steps of 32 for 'f8E4M3FN' ('!croq.frag<a, 64x16xf8E4M3FN, warpgroup>'); make the operand's K a multiple of 32}}
       %fa = croq.mma.load %a : memref<64x16xf8E4M3FN, strided<[64, 1]>, #gpu.address_space<workgroup>> -> !croq.frag<a, 64x16xf8E4M3FN, warpgroup>
     }
   }
