@@ -13,6 +13,7 @@ hang or a sticky CUDA error. A check.py imports this module by putting
 test/Outsiders/ first on sys.path, in the parent and in the child alike.
 """
 import glob
+import math
 import os
 import sys
 import time
@@ -402,3 +403,57 @@ def main(script, doc, label, timeout_env, timeout_default):
     else:
         print(doc)
         sys.exit(2)
+
+
+# --------------------------------------------------------------------------
+# GEMM checks shared by the rounds: c = A B^T against float64
+# --------------------------------------------------------------------------
+def gemm_ref(a, b_nk):
+    return a.double() @ b_nk.double().t()
+
+
+def rms(t):
+    return max(float(t.double().pow(2).mean().sqrt()), 1e-30) if t.numel() else 1.0
+
+
+def gemm_operands(M, N, K, dtype, kind, lo=-3, hi=3):
+    """A [M, K] and B [N, K] of `dtype`: uniform floats or integers in
+    [lo, hi] (made through f32, which every dtype, fp8 included, takes)."""
+    if kind == "int":
+        return (randint((M, K), lo, hi + 1).float().to(dtype),
+                randint((N, K), lo, hi + 1).float().to(dtype))
+    return uniform((M, K), dtype=dtype), uniform((N, K), dtype=dtype)
+
+
+def gemm_close(what, out, ref, K, a, b, kind, rtol=1e-2):
+    """Exact for integer inputs (ref holds the exact result, rounded by the
+    caller where the output type rounds); else |err| <= rtol * (|ref| +
+    scale), scale being the RMS of the result, sqrt(K) rms(a) rms(b)."""
+    if kind == "int":
+        close(what, out, ref, 0, 0)
+    else:
+        scale = max(1.0, math.sqrt(max(K, 1)) * rms(a) * rms(b))
+        close(what, out, ref, rtol * scale, rtol)
+
+
+def round_to(ref, dtype):
+    """The float64 `ref` rounded once to `dtype`, as a kernel's final
+    conversion of an exact f32 sum rounds it."""
+    return ref.to(dtype).double()
+
+
+def plain_gemm(m, fn, in_dtype, out_dtype, float_shapes, int_shapes, rtol=1e-2, int_range=3):
+    """c = A B^T (A [M, K], B [N, K] of in_dtype) into a poisoned out_dtype
+    [M, N]."""
+    torch = T()
+    dt = getattr(torch, in_dtype)
+    odt = getattr(torch, out_dtype)
+    for kind, shapes in (("float", float_shapes), ("int", int_shapes)):
+        for M, N, K in shapes:
+            a, b = gemm_operands(M, N, K, dt, kind, -int_range, int_range)
+            c = garbage((M, N), odt)
+            call(getattr(m, fn), a, b, c)
+            ref = gemm_ref(a, b)
+            if kind == "int" and odt != torch.float32:
+                ref = round_to(ref, odt)
+            shaped(fn, (M, N, K, kind), lambda: gemm_close("c", c, ref, K, a, b, kind, rtol))

@@ -27,6 +27,8 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from harness import (G, call, check, close, dev, equal,  # noqa: E402
                      garbage, main, randint, shaped, uniform, T)
+from harness import (gemm_close as _gemm_close, gemm_operands as _operands,
+                     gemm_ref as _gemm_ref, plain_gemm as _plain_gemm)  # noqa: E402
 
 
 # --------------------------------------------------------------------------
@@ -47,56 +49,6 @@ from harness import (G, call, check, close, dev, equal,  # noqa: E402
 # whose products and partial sums are exact in the accumulator, so the
 # result is exact (f32 results) or is the exact sum rounded once to the
 # output type, and is compared exactly.
-
-def _gemm_ref(a, b_nk):
-    return a.double() @ b_nk.double().t()
-
-
-def _rms(t):
-    return max(float(t.double().pow(2).mean().sqrt()), 1e-30) if t.numel() else 1.0
-
-
-def _operands(M, N, K, dtype, kind, lo=-3, hi=3):
-    """A [M, K] and B [N, K] of `dtype`: uniform floats or integers in
-    [lo, hi] (made through f32, which every dtype, fp8 included, takes)."""
-    if kind == "int":
-        return (randint((M, K), lo, hi + 1).float().to(dtype),
-                randint((N, K), lo, hi + 1).float().to(dtype))
-    return uniform((M, K), dtype=dtype), uniform((N, K), dtype=dtype)
-
-
-def _gemm_close(what, out, ref, K, a, b, kind, rtol=1e-2):
-    """Exact for integer inputs (ref holds the exact result, rounded by the
-    caller where the output type rounds); else |err| <= rtol * (|ref| +
-    scale), scale being the RMS of the result, sqrt(K) rms(a) rms(b)."""
-    if kind == "int":
-        close(what, out, ref, 0, 0)
-    else:
-        scale = max(1.0, math.sqrt(max(K, 1)) * _rms(a) * _rms(b))
-        close(what, out, ref, rtol * scale, rtol)
-
-
-def _round_to(ref, dtype):
-    """The float64 `ref` rounded once to `dtype`, as a kernel's final
-    conversion of an exact f32 sum rounds it."""
-    return ref.to(dtype).double()
-
-
-def _plain_gemm(m, fn, in_dtype, out_dtype, float_shapes, int_shapes, rtol=1e-2, int_range=3):
-    """c = A B^T (A [M, K], B [N, K] of in_dtype) into a poisoned out_dtype
-    [M, N]."""
-    torch = T()
-    dt = getattr(torch, in_dtype)
-    odt = getattr(torch, out_dtype)
-    for kind, shapes in (("float", float_shapes), ("int", int_shapes)):
-        for M, N, K in shapes:
-            a, b = _operands(M, N, K, dt, kind, -int_range, int_range)
-            c = garbage((M, N), odt)
-            call(getattr(m, fn), a, b, c)
-            ref = _gemm_ref(a, b)
-            if kind == "int" and odt != torch.float32:
-                ref = _round_to(ref, odt)
-            shaped(fn, (M, N, K, kind), lambda: _gemm_close("c", c, ref, K, a, b, kind, rtol))
 
 
 @check("r6_01_ws_gemm_f16_d1")
