@@ -65,7 +65,7 @@ Buffers mlir::croq::buffersOf(Value value) {
       // A future the region yields: its value in the region's threads, the
       // else value in the others.
       unsigned i = cast<OpResult>(v).getResultNumber();
-      worklist.push_back(region.getBody().front().getTerminator()->getOperand(i));
+      worklist.push_back(region.getYielded(i));
       worklist.push_back(region.getInits()[i]);
       continue;
     }

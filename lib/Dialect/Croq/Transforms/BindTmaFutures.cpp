@@ -144,7 +144,7 @@ private:
     }
     if (auto region = dyn_cast<InThreadsOp>(op)) {
       // The region's future in its threads, the else value in the others.
-      worklist.push_back(region.getBody().front().getTerminator()->getOperand(n));
+      worklist.push_back(region.getYielded(n));
       worklist.push_back(region.getInits()[n]);
       return;
     }
@@ -225,7 +225,7 @@ public:
       llvm::SetVector<Value> yieldedBuffers;
       for (unsigned n = 0, e = region.getNumResults(); n < e; ++n) {
         Value init = region.getInits()[n];
-        Value value = body.getTerminator()->getOperand(n);
+        Value value = region.getYielded(n);
         if (value == init)
           continue;
         TmaCopyOp copy = value.getDefiningOp<TmaCopyOp>();
@@ -252,16 +252,14 @@ public:
           return diag;
         }
         auto data = copy.getTarget().getDefiningOp<FutureDataOp>();
-        if (data && data.getFuture() != init) {
+        if (!data || data.getFuture() != init) {
           // Into the data of an earlier copy of the region: the buffer is
           // copied twice.
-          if (auto earlier = data.getFuture().getDefiningOp<TmaCopyOp>();
-              earlier && region->isProperAncestor(earlier)) {
+          if (auto earlier =
+                  data ? data.getFuture().getDefiningOp<TmaCopyOp>() : nullptr;
+              earlier && region->isProperAncestor(earlier))
             return secondCopyError(earlier, copy.getLoc(),
                                    "the copy it yields");
-          }
-        }
-        if (!data || data.getFuture() != init) {
           InFlightDiagnostic diag = copy.emitOpError(
               "makes the TMA future an inthreads region yields, but not in "
               "the buffer of the future it replaces, which the threads "

@@ -195,6 +195,12 @@ def Croq_InThreadsOp : Croq_Op<"inthreads", [
     OpBuilder<(ins "::mlir::Value":$predicate, CArg<"bool", "false">:$async)>,
     OpBuilder<(ins "::mlir::Value":$predicate, "::mlir::ValueRange":$inits)>
   ];
+  let extraClassDeclaration = [{
+    /// The value the body yields for result `i` (the selected threads').
+    ::mlir::Value getYielded(unsigned i) {
+      return getBody().front().getTerminator()->getOperand(i);
+    }
+  }];
 }
 
 def Croq_WarpSpecializeOp : Croq_Op<"warp_specialize", [

@@ -67,10 +67,11 @@ def CroqBindTmaFuturesPass : Pass<"croq-bind-tma-futures", "ModuleOp"> {
     region's yield and its else value. The threads the region leaves out
     count the copy right after the region (an `scf.if` on the negated
     predicate), so every thread of the block waits for the phase the copy
-    completes. The pass fails where such a copy is made under a loop or a
-    branch inside the region (the others could not tell whether to count
-    it), and where the region's future holds its data in other buffers
-    than the else value.
+    completes. The pass fails where the future a region yields is not a
+    copy made directly in its body (under a loop or a branch, or through a
+    swap, rotate or select inside it: the others could not tell which copy
+    to count), where that copy does not write the buffer of the else
+    value, and where the region copies into that buffer a second time.
 
     It fails on a future whose origin it cannot see (a function argument),
     on the future of an asynchronous TMA store, on a future that a
