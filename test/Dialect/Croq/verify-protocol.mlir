@@ -139,6 +139,74 @@ func.func @negative_run_ahead(%k: index) {
 
 // -----
 
+// Each consumer releases its own part of a shared ring once
+// (`trigger empty[ring + s]`, ring fixed outside the loop): no slot runs
+// ahead of the producer's waits.
+func.func @rings_released_once_each(%k: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  croq.parallel (%b) by [%c1] : block {
+    %empty = croq.event.alloc : !croq.event<shared, 4>
+    croq.parallel (%p) by [%c3] : warpgroup {
+      %producer = arith.cmpi eq, %p, %c0 : index
+      croq.inthreads async (%producer) {
+        scf.for %i = %c0 to %k step %c1 {
+          %s = arith.remui %i, %c2 : index
+          croq.event.wait %empty[%s] : !croq.event<shared, 4>
+        }
+      }
+      %consumer = arith.cmpi ugt, %p, %c0 : index
+      croq.inthreads async (%consumer) {
+        %q = arith.subi %p, %c1 : index
+        %ring = arith.muli %q, %c2 : index
+        scf.for %s = %c0 to %c2 step %c1 {
+          %slot = arith.addi %ring, %s : index
+          croq.event.trigger %empty[%slot] : !croq.event<shared, 4>
+        }
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// `trigger e[s + (1 - s)]` names slot 1 in both iterations: an addend
+// that changes with the loop is no base, and the slot runs ahead.
+func.func @negative_run_ahead_varying_base(%k: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  croq.parallel (%b) by [%c1] : block {
+    %empty = croq.event.alloc : !croq.event<shared, 4>
+    croq.parallel (%p) by [%c2] : warpgroup {
+      %producer = arith.cmpi eq, %p, %c0 : index
+      croq.inthreads async (%producer) {
+        scf.for %i = %c0 to %k step %c1 {
+          %s = arith.remui %i, %c2 : index
+          // expected-note @below {{the waiter is here}}
+          croq.event.wait %empty[%s] : !croq.event<shared, 4>
+        }
+      }
+      %consumer = arith.cmpi eq, %p, %c1 : index
+      croq.inthreads async (%consumer) {
+        scf.for %s = %c0 to %c2 step %c1 {
+          %rest = arith.subi %c1, %s : index
+          %slot = arith.addi %s, %rest : index
+          // expected-error @below {{this trigger can run more than one phase ahead of its waiter}}
+          // expected-note @below {{hint: wait in this loop on an event the waiter triggers once it has consumed the data (the full / empty pairing)}}
+          croq.event.trigger %empty[%slot] : !croq.event<shared, 4>
+        }
+      }
+    }
+  }
+  return
+}
+
+// -----
+
 func.func @negative_unwaited_future(%g: memref<64xf32>) {
   %c1 = arith.constant 1 : index
   croq.parallel (%b) by [%c1] : block {

@@ -1657,6 +1657,23 @@ def tma_wgmma_gemm_persistent_f16_output_bn128():
 
 
 @test
+def tma_wgmma_gemm_pingpong_consumers():
+    # Each consumer warpgroup takes whole 128x128 tiles in turn, on a ring
+    # of its own: 1088 tiles over 132 blocks at 4000x4304 (8 or 9 each, so
+    # the first consumer has one more than the second in some blocks), one
+    # tile (the second consumer idle) at the smallest shape.
+    check_gemm_f16(K.gemm_pingpong_co,
+                   "persistent ping-pong GEMM, 128x128x64, 2 rings of 3")
+
+
+@test
+def tma_wgmma_gemm_pingpong_consumers_ordered():
+    # The same, the consumers handing the main loop to each other.
+    check_gemm_f16(K.gemm_pingpong_ordered,
+                   "persistent ping-pong GEMM, main loops in turn")
+
+
+@test
 def tma_wgmma_gemm_staged_epilogue():
     # The epilogue staged in a swizzled shared buffer and stored with TMA,
     # one box per 64-column panel: ragged tails clipped by TMA.

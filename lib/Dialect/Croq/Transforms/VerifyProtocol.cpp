@@ -175,19 +175,29 @@ static bool triggersEachSlotOnce(EventTriggerOp trigger, Operation *loop) {
   if (!forOp)
     return false;
   // `trigger e[s]`, `trigger e[0][s]` (the other subscripts fixed outside
-  // the loop) or `trigger e.at(s)` of a 1-D event.
+  // the loop), `trigger e[base + s]` (a base fixed outside the loop: one
+  // consumer's part of a shared array) or `trigger e.at(s)` of a 1-D event.
   Value iv = forOp.getInductionVar();
+  auto isInvariant = [&](Value v) {
+    return !forOp->isAncestor(v.getParentRegion()->getParentOp());
+  };
+  auto stepsWithIv = [&](Value index) {
+    if (index == iv)
+      return true;
+    auto add = index.getDefiningOp<arith::AddIOp>();
+    return add && ((add.getLhs() == iv && isInvariant(add.getRhs())) ||
+                   (add.getRhs() == iv && isInvariant(add.getLhs())));
+  };
   std::optional<int64_t> dim;
   if (trigger.getIndices().empty() && type.getRank() == 1 &&
       trigger.getOrder() == iv)
     dim = 0;
   for (auto [d, index] : llvm::enumerate(trigger.getIndices())) {
-    if (index == iv) {
+    if (stepsWithIv(index)) {
       if (dim)
         return false;
       dim = d;
-    } else if (!getConstantIntValue(index) &&
-               forOp->isAncestor(index.getParentRegion()->getParentOp())) {
+    } else if (!getConstantIntValue(index) && !isInvariant(index)) {
       return false;
     }
   }
