@@ -1674,6 +1674,14 @@ def tma_wgmma_gemm_pingpong_consumers_ordered():
 
 
 @test
+def tma_wgmma_gemm_pingpong_consumers_bm64():
+    # 64x256 tiles, one accumulator per consumer, rings of 2: 63 x 17 =
+    # 1071 tiles at 4000x4304.
+    check_gemm_f16(K.gemm_pingpong_bm64,
+                   "persistent ping-pong GEMM, 64x256x64, 2 rings of 2")
+
+
+@test
 def tma_wgmma_gemm_staged_epilogue():
     # The epilogue staged in a swizzled shared buffer and stored with TMA,
     # one box per 64-column panel: ragged tails clipped by TMA.
