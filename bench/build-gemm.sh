@@ -39,6 +39,7 @@ croq_persistent_cluster2_turns_bn256_s4 gemm_persistent_f16_co -DBN=256 -DSTAGES
 croq_pingpong_bn128 gemm_pingpong_co -DBN=128
 croq_pingpong_ordered_bn128 gemm_pingpong_co -DBN=128 -DORDERED
 croq_pingpong_bm64_bn256 gemm_pingpong_co -DBM=64 -DBN=256 -DRING=2
+croq_pingpong_cluster2_bn128 gemm_pingpong_co -DBN=128 -DCLUSTER=2
 croq_splitk_bn256 gemm_splitk_co -DBN=256 -DSTAGES=4
 croq_splitk_bn128 gemm_splitk_co -DBN=128 -DSTAGES=6
 croq_splitk_staged_bn128 gemm_splitk_co -DBN=128 -DSTAGES=4 -DSTAGED_EPILOGUE

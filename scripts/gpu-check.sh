@@ -8,11 +8,12 @@
 #   scripts/gpu-check.sh run OUT [STAGE...]
 #       on the GPU machine: each stage (default: all, in this order) under
 #       its own timeout, its log in OUT/STAGE.log, its last line printed:
-#       suite, python, tutorial, outsiders, outsiders4, outsiders5, sweep,
-#       choreo, copy, sanitize.
+#       suite, python, tutorial, outsiders, outsiders4, outsiders5,
+#       outsiders6, sweep, choreo, copy, sanitize.
 # What `run` needs travels as the carry paths build/gpu-bundle,
 # build/python-gpu, build/tutorial-gpu, build/outsiders, build/outsiders4,
-# build/outsiders5, build/gemm-bench, build/choreo-bench.
+# build/outsiders5, build/outsiders6, build/gemm-bench, build/choreo-bench
+# (at most 8 a call).
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -41,6 +42,10 @@ case "$what" in
       rm -rf build/outsiders5
       CROQ_CACHE_DIR="$(mktemp -d)" /tmp/venv/bin/python \
         test/Outsiders/round5/check.py prepare build/outsiders5 | tail -1
+      # Round 6's (test/Outsiders/round6), saved modules.
+      rm -rf build/outsiders6
+      CROQ_CACHE_DIR="$(mktemp -d)" /tmp/venv/bin/python \
+        test/Outsiders/round6/check.py prepare build/outsiders6 | tail -1
     fi
     if [ $# -ge 1 ]; then
       rm -rf build/tutorial-gpu
@@ -51,7 +56,8 @@ case "$what" in
       build/choreo-bench/build.sh "$3" 2
     fi
     du -sh build/gpu-bundle build/gemm-bench build/python-gpu \
-      build/tutorial-gpu build/outsiders build/outsiders4 build/outsiders5 build/choreo-bench \
+      build/tutorial-gpu build/outsiders build/outsiders4 build/outsiders5 build/outsiders6 \
+      build/choreo-bench \
       2>/dev/null
     ;;
   run)
@@ -61,7 +67,7 @@ case "$what" in
     export PATH=/usr/local/cuda/bin:$PATH
     stages=("$@")
     [ ${#stages[@]} -eq 0 ] && stages=(suite python tutorial outsiders outsiders4
-                                   outsiders5 sweep choreo sanitize)
+                                   outsiders5 outsiders6 sweep choreo sanitize)
     status=0
     for stage in "${stages[@]}"; do
       case "$stage" in
@@ -76,6 +82,8 @@ case "$what" in
                          test/Outsiders/round4/check.py run build/outsiders4) ;;
         outsiders5) cmd=(env CROQ_PY="$root/python/src" timeout 300 python3
                          test/Outsiders/round5/check.py run build/outsiders5) ;;
+        outsiders6) cmd=(env CROQ_PY="$root/python/src" timeout 300 python3
+                         test/Outsiders/round6/check.py run build/outsiders6) ;;
         sweep) cmd=(timeout 240 python3 bench/gemm_sweep.py build/gemm-bench --tuning) ;;
         choreo) cmd=(timeout 240 python3 bench/choreo_bench.py build/choreo-bench
                      --timeout 60 --rounds 3 --calls 10) ;;

@@ -1023,7 +1023,7 @@ LogicalResult HostEmitter::emitHeader(ModuleOp module) {
 }
 
 /// A tensor element's name as DLPack and the frameworks spell it.
-static std::string dtypeName(Type element) {
+static std::string dtypeName(Type element, bool isUnsigned) {
   if (element.isF16())
     return "float16";
   if (element.isBF16())
@@ -1039,7 +1039,7 @@ static std::string dtypeName(Type element) {
   if (element.isInteger(1))
     return "bool";
   if (auto integer = dyn_cast<IntegerType>(element))
-    return (integer.isUnsigned() ? "uint" : "int") +
+    return (integer.isUnsigned() || isUnsigned ? "uint" : "int") +
            std::to_string(integer.getWidth());
   return elementName(element);
 }
@@ -1055,9 +1055,12 @@ LogicalResult HostEmitter::emitDescription(ModuleOp module) {
       if (auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
                                                         "croq.name"))
         entry["source_name"] = name.getValue();
+      // Unsigned Croqtile types are signless integers in the IR.
+      bool isUnsigned = func.getArgAttr(arg.getArgNumber(), "croq.unsigned") &&
+                        getElementTypeOrSelf(arg.getType()).isInteger();
       if (auto memref = dyn_cast<MemRefType>(arg.getType())) {
         entry["kind"] = "tensor";
-        entry["dtype"] = dtypeName(memref.getElementType());
+        entry["dtype"] = dtypeName(memref.getElementType(), isUnsigned);
         llvm::json::Array shape;
         for (int64_t d : memref.getShape())
           shape.push_back(ShapedType::isDynamic(d) ? int64_t(-1) : d);
@@ -1070,6 +1073,8 @@ LogicalResult HostEmitter::emitDescription(ModuleOp module) {
           return failure();
         entry["kind"] = "scalar";
         // f16 and bf16 scalars cross as floats (signature).
+        if (isUnsigned && StringRef(*type).starts_with("int"))
+          type = "u" + *type;
         entry["ctype"] = arg.getType().isF16() || arg.getType().isBF16()
                              ? std::string("float")
                              : *type;

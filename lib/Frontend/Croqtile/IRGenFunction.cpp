@@ -73,8 +73,12 @@ LogicalResult IRGen::function(const Function &fn) {
         func.setArgAttr(i, "croq.name", builder.getStringAttr("arg" + Twine(i)));
       continue;
     }
-    // The host entry point's parameter takes the Croqtile name.
+    // The host entry point's parameter takes the Croqtile name; an unsigned
+    // element type (lowered to signless integers) is recorded for the
+    // entry point's description (u8 is a uint8 tensor to its callers).
     func.setArgAttr(i, "croq.name", builder.getStringAttr(p.name));
+    if (isUnsignedName(p.elemType))
+      func.setArgAttr(i, "croq.unsigned", builder.getUnitAttr());
     if (p.kind == "stream") {
       declare(p.name, Symbol{Symbol::Kind::Stream, arg});
       continue;

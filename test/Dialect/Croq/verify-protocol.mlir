@@ -165,6 +165,12 @@ func.func @rings_released_once_each(%k: index) {
           %slot = arith.addi %ring, %s : index
           croq.event.trigger %empty[%slot] : !croq.event<shared, 4>
         }
+        // The base computed in the loop from values fixed outside it.
+        scf.for %s = %c0 to %c2 step %c1 {
+          %base = arith.muli %q, %c2 : index
+          %slot = arith.addi %s, %base : index
+          croq.event.trigger %empty[%slot] : !croq.event<shared, 4>
+        }
       }
     }
   }

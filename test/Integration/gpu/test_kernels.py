@@ -1682,6 +1682,16 @@ def tma_wgmma_gemm_pingpong_consumers_bm64():
 
 
 @test
+def tma_wgmma_gemm_pingpong_consumers_cluster2():
+    # Clusters of two blocks on two row tiles of one column strip, the rhs
+    # tile multicast, each consumer's ring released across the cluster: 16
+    # x 34 = 544 cluster tiles at 4000x4304 (the last row tile of 32 past
+    # M in its second block), one cluster tile at the smallest shape.
+    check_gemm_f16(K.gemm_pingpong_cluster2,
+                   "persistent ping-pong GEMM, clusters of 2, multicast")
+
+
+@test
 def tma_wgmma_gemm_staged_epilogue():
     # The epilogue staged in a swizzled shared buffer and stored with TMA,
     # one box per 64-column panel: ragged tails clipped by TMA.

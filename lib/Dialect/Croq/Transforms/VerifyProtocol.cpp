@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -178,15 +179,24 @@ static bool triggersEachSlotOnce(EventTriggerOp trigger, Operation *loop) {
   // the loop), `trigger e[base + s]` (a base fixed outside the loop: one
   // consumer's part of a shared array) or `trigger e.at(s)` of a 1-D event.
   Value iv = forOp.getInductionVar();
-  auto isInvariant = [&](Value v) {
-    return !forOp->isAncestor(v.getParentRegion()->getParentOp());
+  // The same in every iteration: defined outside the loop, or computed in
+  // it by pure ops from such values (`cw * S` written inline).
+  std::function<bool(Value, unsigned)> isInvariant = [&](Value v,
+                                                         unsigned depth) {
+    if (!forOp->isAncestor(v.getParentRegion()->getParentOp()))
+      return true;
+    Operation *def = v.getDefiningOp();
+    if (!def || depth > 8 || def->getNumRegions() || !isPure(def))
+      return false;
+    return llvm::all_of(def->getOperands(),
+                        [&](Value operand) { return isInvariant(operand, depth + 1); });
   };
   auto stepsWithIv = [&](Value index) {
     if (index == iv)
       return true;
     auto add = index.getDefiningOp<arith::AddIOp>();
-    return add && ((add.getLhs() == iv && isInvariant(add.getRhs())) ||
-                   (add.getRhs() == iv && isInvariant(add.getLhs())));
+    return add && ((add.getLhs() == iv && isInvariant(add.getRhs(), 0)) ||
+                   (add.getRhs() == iv && isInvariant(add.getLhs(), 0)));
   };
   std::optional<int64_t> dim;
   if (trigger.getIndices().empty() && type.getRank() == 1 &&
@@ -197,7 +207,7 @@ static bool triggersEachSlotOnce(EventTriggerOp trigger, Operation *loop) {
       if (dim)
         return false;
       dim = d;
-    } else if (!getConstantIntValue(index) && !isInvariant(index)) {
+    } else if (!getConstantIntValue(index) && !isInvariant(index, 0)) {
       return false;
     }
   }
