@@ -252,8 +252,11 @@ memref::AllocOp viewedBuffer(Value view);
 /// The buffers the data of `future` may be at run time (buffersOf: the
 /// copies and `dma.any` placeholders whose futures reach it through loops,
 /// branches, swaps, rotates and selects); failure when one is unknown or
-/// not a whole shared allocation of the future's data type.
+/// not a whole shared allocation of the future's data shape, or an array of
+/// them.
 FailureOr<SmallVector<memref::AllocOp>> futureBuffers(Value future);
+/// One buffer of `alloc`, an array of buffers of rank `rank` (or one).
+MemRefType bufferType(memref::AllocOp alloc, int64_t rank);
 /// The swizzle span of the buffer a converted view looks into, or 0.
 /// Inside a dialect conversion pass `rewriter`, as for rootView.
 int64_t swizzleSpan(Value view, ConversionPatternRewriter *rewriter = nullptr);

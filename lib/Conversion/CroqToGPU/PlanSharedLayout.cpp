@@ -89,10 +89,11 @@ static LogicalResult planSwizzledBuffers(ModuleOp module) {
       int64_t span = 0;
       bool uniform = succeeded(buffers) && !buffers->empty();
       if (uniform) {
-        MemRefType type = buffers->front().getType();
+        int64_t rank = cast<MemRefType>(data.getType()).getRank();
+        MemRefType type = bufferType(buffers->front(), rank);
         span = swizzleSpanFor(type);
         uniform = span && llvm::all_of(*buffers, [&](memref::AllocOp a) {
-                    return a.getType() == type &&
+                    return bufferType(a, rank) == type &&
                            getStorage(type) == Storage::Shared;
                   });
       }

@@ -161,19 +161,32 @@ memref::AllocOp viewedBuffer(Value view) {
   return viewSource(view).getDefiningOp<memref::AllocOp>();
 }
 
+MemRefType bufferType(memref::AllocOp alloc, int64_t rank) {
+  MemRefType type = alloc.getType();
+  return MemRefType::get(type.getShape().take_back(rank),
+                         type.getElementType(), MemRefLayoutAttrInterface(),
+                         type.getMemorySpace());
+}
+
 /// The buffers the data of `future` may be at run time (buffersOf), each a
-/// whole shared allocation of the future's data type: the descriptor is
-/// built from the buffer's address, so a copy into a view of a buffer would
-/// be read at the buffer's start.
+/// whole shared allocation of the future's data shape, or an array of such
+/// buffers (`shared f16 [64, 64] s[2]`, whose elements are whole buffers):
+/// the descriptor is built from the data's address, so a copy into a view
+/// of a buffer would be read at the buffer's start.
 FailureOr<SmallVector<memref::AllocOp>> futureBuffers(Value future) {
-  Type data = cast<FutureType>(future.getType()).getDataType();
+  auto data = cast<MemRefType>(cast<FutureType>(future.getType()).getDataType());
   Buffers names = buffersOf(future);
   if (names.unknown)
     return failure();
   SmallVector<memref::AllocOp> buffers;
   for (Value root : names.roots) {
     auto alloc = root.getDefiningOp<memref::AllocOp>();
-    if (!alloc || alloc.getType() != data)
+    if (!alloc || alloc.getType().getRank() < data.getRank() ||
+        !alloc.getType().getLayout().isIdentity() ||
+        bufferType(alloc, data.getRank()).getShape() != data.getShape() ||
+        bufferType(alloc, data.getRank()).getElementType() !=
+            data.getElementType() ||
+        alloc.getType().getMemorySpace() != data.getMemorySpace())
       return failure();
     buffers.push_back(alloc);
   }

@@ -774,6 +774,19 @@ def future_swap_wgmma():
 
 
 @test
+def future_swap_tma_buffer_arrays():
+    # future_swap_tma_array_co: the same pipeline with TMA into elements of
+    # buffer arrays (tile 0 into a_s[0], tile k into a_s[k % 2]), the
+    # swapped futures' element found from their address. 1, 2, 3 and 7 K
+    # tiles (TMA: K % 8), ragged M and N, up to 2016 blocks.
+    check_matmul(K.future_swap_tma_array_co,
+                 sweep(((1, 1, 8), (64, 64, 64), (65, 130, 128),
+                        (300, 200, 184), (2000, 4000, 448)),
+                       ((1, 1, 8), (65, 130, 184))),
+                 True, 1e-3, "swapped-future wgmma, TMA into buffer arrays")
+
+
+@test
 def grid_dims():
     # grid_dims_co.co: a five-dimensional block grid, dimensions 3 to 5
     # folded into z. Each element holds its own linear index. A z past

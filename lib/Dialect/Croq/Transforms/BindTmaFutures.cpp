@@ -21,6 +21,7 @@
 #include "Croq/Dialect/Croq/IR/CroqTypes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -172,10 +173,74 @@ Value countIndex(OpBuilder &b, Location loc, ArrayRef<Value> slot) {
                       : slot.front();
 }
 
+/// An element of a buffer array: `a[i]` of `shared T [..] a[n]` is a
+/// rank-reducing subview of the array's alloc that picks leading indices
+/// and keeps the element's whole extent.
+struct ArrayPick {
+  Value root;
+  /// The picked leading indices, and the array's extents there.
+  SmallVector<OpFoldResult> indices;
+  SmallVector<int64_t> extents;
+};
+
+std::optional<ArrayPick> arrayPick(Value buffer) {
+  while (auto cast = buffer.getDefiningOp<memref::CastOp>())
+    buffer = cast.getSource();
+  auto view = buffer.getDefiningOp<memref::SubViewOp>();
+  if (!view || !view.getSource().getDefiningOp<memref::AllocOp>())
+    return std::nullopt;
+  MemRefType array = view.getSourceType();
+  int64_t picked = array.getRank() - view.getType().getRank();
+  if (picked <= 0 || !array.hasStaticShape())
+    return std::nullopt;
+  ArrayPick pick{view.getSource(), {}, {}};
+  for (auto [d, offset, size, stride] :
+       llvm::enumerate(view.getMixedOffsets(), view.getMixedSizes(),
+                       view.getMixedStrides())) {
+    std::optional<int64_t> n = getConstantIntValue(size);
+    if (getConstantIntValue(stride) != 1 || !n)
+      return std::nullopt;
+    if (static_cast<int64_t>(d) < picked) {
+      if (*n != 1)
+        return std::nullopt;
+      pick.indices.push_back(offset);
+      pick.extents.push_back(array.getDimSize(d));
+    } else if (getConstantIntValue(offset) != 0 ||
+               *n != array.getDimSize(d)) {
+      return std::nullopt;
+    }
+  }
+  return pick;
+}
+
+/// What a buffer is for slot assignment: the alloc of the array it is an
+/// element of (elements `a[0]` and `a[k % 2]` may be the same buffer), or
+/// itself.
+Value slotOwner(Value buffer) {
+  if (std::optional<ArrayPick> pick = arrayPick(buffer))
+    return pick->root;
+  return buffer;
+}
+
+/// The slots of a slot owner: one per element of an array alloc that
+/// `arrayPick` takes elements of, else one.
+int64_t slotCount(Value owner, int64_t picked) {
+  auto type = cast<MemRefType>(owner.getType());
+  int64_t n = 1;
+  for (int64_t d = 0; d < picked; ++d)
+    n *= type.getDimSize(d);
+  return n;
+}
+
 /// One event per group of buffers that a future may name: slot `i` of the
 /// event belongs to `buffers[i]`.
 struct BufferGroup {
+  /// The buffers, each a plain buffer (one slot) or the alloc of a buffer
+  /// array (`shared T [..] a[n]`: one slot per element).
   SmallVector<Value> buffers;
+  /// The first slot of each buffer, and the slots in all.
+  SmallVector<int64_t> firstSlot;
+  int64_t numSlots = 0;
   Value event;
   /// Each thread's count of the copies issued into each slot: a wait is
   /// for the completion of its slot's latest copy, whatever the number of
@@ -306,8 +371,12 @@ public:
     llvm::SetVector<DmaAnyOp> placeholders;
     auto join = [&](const llvm::SetVector<Value> &buffers) {
       for (Value b : buffers) {
-        classes.insert(b);
-        classes.unionSets(buffers.front(), b);
+        Value owner = slotOwner(b);
+        if (std::optional<ArrayPick> pick = arrayPick(b))
+          picked[owner] = std::max<int64_t>(picked.lookup(owner),
+                                            pick->indices.size());
+        classes.insert(owner);
+        classes.unionSets(slotOwner(buffers.front()), owner);
       }
     };
     for (WaitOp wait : waits) {
@@ -334,11 +403,12 @@ public:
     SmallVector<std::unique_ptr<BufferGroup>> groups;
     SmallVector<std::pair<Operation *, Value>> members;
     for (TmaCopyOp copy : copies)
-      members.push_back({copy, copyBuffers[copy].front()});
+      members.push_back({copy, slotOwner(copyBuffers[copy].front())});
     llvm::DenseSet<Value> withPlaceholders;
     for (DmaAnyOp any : placeholders) {
-      members.push_back({any, any.getBuffer()});
-      withPlaceholders.insert(classes.getLeaderValue(any.getBuffer()));
+      members.push_back({any, slotOwner(any.getBuffer())});
+      withPlaceholders.insert(
+          classes.getLeaderValue(slotOwner(any.getBuffer())));
     }
     for (auto [origin, member] : members) {
       Value leader = classes.getLeaderValue(member);
@@ -352,6 +422,10 @@ public:
       llvm::sort(group->buffers, [&](Value a, Value b) {
         return position(a) < position(b);
       });
+      for (Value buffer : group->buffers) {
+        group->firstSlot.push_back(group->numSlots);
+        group->numSlots += slotCount(buffer, picked.lookup(buffer));
+      }
       ParallelOp kernel = origin->getParentOfType<ParallelOp>();
       while (kernel && kernel.getLevel() != Level::Block)
         kernel = kernel.getParentParallel();
@@ -360,8 +434,8 @@ public:
       OpBuilder b(origin->getContext());
       b.setInsertionPointToStart(&kernel.getBody().front());
       SmallVector<int64_t> shape;
-      if (group->buffers.size() > 1)
-        shape.push_back(group->buffers.size());
+      if (group->numSlots > 1)
+        shape.push_back(group->numSlots);
       auto type = EventType::get(origin->getContext(), MemoryKind::Shared, shape);
       group->event =
           EventAllocOp::create(b, origin->getLoc(), type, UnitAttr(), IntegerAttr())
@@ -370,14 +444,14 @@ public:
       Location loc = origin->getLoc();
       auto perSlot = [&](Type element) -> Value {
         auto type = MemRefType::get(
-            {static_cast<int64_t>(group->buffers.size())}, element,
+            {group->numSlots}, element,
             MemRefLayoutAttrInterface(),
             gpu::AddressSpaceAttr::get(b.getContext(),
                                        gpu::AddressSpace::Private));
         Value array = memref::AllocaOp::create(b, loc, type);
         Value zero = arith::ConstantIntOp::create(
             b, loc, 0, element.getIntOrFloatBitWidth());
-        for (int64_t i = 0, e = group->buffers.size(); i < e; ++i)
+        for (int64_t i = 0, e = group->numSlots; i < e; ++i)
           memref::StoreOp::create(
               b, loc, zero, array,
               ValueRange{arith::ConstantIndexOp::create(b, loc, i)});
@@ -390,7 +464,7 @@ public:
       groups.push_back(std::move(group));
     }
     auto groupFor = [&](Value buffer) {
-      return groupOf.lookup(classes.getLeaderValue(buffer));
+      return groupOf.lookup(classes.getLeaderValue(slotOwner(buffer)));
     };
 
     // Each copy completes its buffer's slot.
@@ -655,46 +729,95 @@ private:
   }
 
   /// The event subscript for `memref`, which is one of `candidates` (all in
-  /// `group`): none for a one-slot event, a constant where there is one
-  /// candidate, else the slot whose buffer has the same address.
+  /// `group`): none for a one-slot event; a constant where there is one
+  /// plain candidate; the element's slot where `memref` picks an element of
+  /// an array; else the slot of the buffer (or array element) at the same
+  /// address.
   FailureOr<SmallVector<Value>> slotOf(OpBuilder &b, Location loc,
                                        const BufferGroup &group,
                                        const llvm::SetVector<Value> &candidates,
                                        Value memref, Operation *anchor) {
-    if (group.buffers.size() == 1)
+    if (group.numSlots == 1)
       return SmallVector<Value>{};
-    auto slotIndex = [&](Value buffer) {
-      return static_cast<int64_t>(llvm::find(group.buffers, buffer) -
-                                  group.buffers.begin());
+    auto firstSlot = [&](Value owner) {
+      return group.firstSlot[llvm::find(group.buffers, owner) -
+                             group.buffers.begin()];
     };
-    if (candidates.size() == 1)
-      return SmallVector<Value>{
-          arith::ConstantIndexOp::create(b, loc, slotIndex(candidates.front()))};
-    // The address of the first element identifies a buffer.
+    auto constant = [&](int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    };
+    llvm::SetVector<Value> owners;
+    for (Value candidate : candidates)
+      owners.insert(slotOwner(candidate));
+    // An element picked here: its slot from its indices.
+    if (std::optional<ArrayPick> pick = arrayPick(memref);
+        pick && owners.size() == 1 && owners.front() == pick->root) {
+      Value slot;
+      for (auto [index, extent] : llvm::zip(pick->indices, pick->extents)) {
+        Value i = getValueOrCreateConstantIndexOp(b, loc, index);
+        slot = slot ? arith::AddIOp::create(
+                          b, loc,
+                          arith::MulIOp::create(b, loc, slot, constant(extent)),
+                          i)
+                    : i;
+      }
+      if (int64_t first = firstSlot(pick->root))
+        slot = arith::AddIOp::create(b, loc, slot, constant(first));
+      return SmallVector<Value>{slot};
+    }
+    if (owners.size() == 1 && !arrayPick(candidates.front()))
+      return SmallVector<Value>{constant(firstSlot(owners.front()))};
+    // The address of the first element identifies a buffer, and the offset
+    // from an array's first element its element.
     auto address = [&](Value m) -> Value {
       Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, m);
       auto meta = memref::ExtractStridedMetadataOp::create(b, loc, m);
       int64_t bytes =
           getStorageBytes(cast<MemRefType>(m.getType()).getElementType());
       Value offset = arith::MulIOp::create(
-          b, loc, meta.getOffset(), arith::ConstantIndexOp::create(b, loc, bytes));
+          b, loc, meta.getOffset(), constant(bytes));
       return arith::AddIOp::create(b, loc, base, offset);
     };
     Value here = address(memref);
-    Value slot = arith::ConstantIndexOp::create(b, loc, slotIndex(candidates[0]));
-    for (Value buffer : llvm::drop_begin(candidates)) {
-      if (!dominance.properlyDominates(buffer, anchor)) {
+    Value slot;
+    for (Value owner : owners) {
+      if (!dominance.properlyDominates(owner, anchor)) {
         InFlightDiagnostic diag =
             emitError(loc, "cannot tell which buffer this TMA future names: "
                            "a buffer it may name is not visible here");
-        diag.attachNote(buffer.getLoc()) << "the buffer is declared here";
+        diag.attachNote(owner.getLoc()) << "the buffer is declared here";
         return failure();
       }
-      Value same = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                         here, address(buffer));
-      slot = arith::SelectOp::create(
-          b, loc, same, arith::ConstantIndexOp::create(b, loc, slotIndex(buffer)),
-          slot);
+      Value start = address(owner);
+      int64_t slots = slotCount(owner, picked.lookup(owner));
+      Value mine;
+      if (slots == 1) {
+        mine = constant(firstSlot(owner));
+        if (slot) {
+          Value same = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                             here, start);
+          mine = arith::SelectOp::create(b, loc, same, mine, slot);
+        }
+      } else {
+        // Element (here - start) / (bytes of one element) of the array.
+        auto type = cast<MemRefType>(owner.getType());
+        int64_t element = getStorageBytes(type.getElementType());
+        for (int64_t d = picked.lookup(owner); d < type.getRank(); ++d)
+          element *= type.getDimSize(d);
+        Value offset = arith::SubIOp::create(b, loc, here, start);
+        Value index = arith::DivUIOp::create(b, loc, offset, constant(element));
+        mine = arith::AddIOp::create(b, loc, index, constant(firstSlot(owner)));
+        if (slot) {
+          Value after = arith::CmpIOp::create(
+              b, loc, arith::CmpIPredicate::uge, here, start);
+          Value before = arith::CmpIOp::create(
+              b, loc, arith::CmpIPredicate::ult, here,
+              arith::AddIOp::create(b, loc, start, constant(element * slots)));
+          Value inside = arith::AndIOp::create(b, loc, after, before);
+          mine = arith::SelectOp::create(b, loc, inside, mine, slot);
+        }
+      }
+      slot = mine;
     }
     return SmallVector<Value>{slot};
   }
@@ -708,6 +831,9 @@ private:
   }
 
   FutureTracer tracer;
+  /// For each buffer array whose elements futures name: how many leading
+  /// dimensions its elements pick.
+  llvm::DenseMap<Value, int64_t> picked;
   /// The inthreads regions (and their result) a copy's future leaves.
   llvm::DenseMap<Operation *, SmallVector<std::pair<InThreadsOp, unsigned>, 1>>
       carried;
