@@ -9,6 +9,10 @@
 #include "Croq/Analysis/Roles.h"
 #include "Croq/Conversion/Passes.h"
 
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+
+#include <map>
+
 namespace mlir::croq {
 #define GEN_PASS_DEF_CROQASSIGNARRIVALSPASS
 #include "Croq/Conversion/Passes.h.inc"
@@ -18,9 +22,125 @@ using namespace mlir;
 using namespace mlir::croq;
 using namespace mlir::croq::detail;
 
+/// True when `value` is computed from no parallel index but the block's:
+/// the same in every thread of a block.
+static bool sameInEveryThread(Value value) {
+  return allSources(value, [](BlockArgument arg) {
+    auto level = dyn_cast<ParallelOp>(arg.getOwner()->getParentOp());
+    return !level || level.getLevel() == Level::Block;
+  });
+}
+
+/// The terms of `value` as a sum (`a + b + c`).
+static SmallVector<Value> addends(Value value) {
+  SmallVector<Value> worklist{value}, terms;
+  while (!worklist.empty()) {
+    Value v = worklist.pop_back_val();
+    if (auto add = v.getDefiningOp<arith::AddIOp>())
+      worklist.append({add.getLhs(), add.getRhs()});
+    else
+      terms.push_back(v);
+  }
+  return terms;
+}
+
+/// The threads that arrive on each element of the event in one run of
+/// `trigger` in `role`, where its subscripts differ between the role's
+/// threads (`trigger empty[ring + s]` with `ring = (p - 1) * S`: each
+/// consumer warpgroup releases a ring of its own): std::nullopt where they
+/// do not (every thread of the role arrives on the one element). Each
+/// subscript must be a sum of terms that depend on the threads' parallel
+/// indices alone and terms the same in every thread; the former, evaluated
+/// for every thread of the role, must name each of their elements the same
+/// number of times.
+static FailureOr<std::optional<int64_t>>
+perElementThreads(EventAllocOp alloc, EventTriggerOp trigger,
+                  InThreadsOp role) {
+  SmallVector<Value> subscripts(trigger.getIndices());
+  if (trigger.getOrder())
+    subscripts.push_back(trigger.getOrder());
+  if (llvm::all_of(subscripts, sameInEveryThread))
+    return std::optional<int64_t>();
+  auto fail = [&](const Twine &why) -> FailureOr<std::optional<int64_t>> {
+    InFlightDiagnostic diag = alloc.emitOpError()
+                              << "is triggered at an element that differs "
+                                 "between the triggering threads, "
+                              << why;
+    diag.attachNote(trigger.getLoc()) << "the trigger";
+    diag.attachNote() << "hint: declare the event with the count of each "
+                         "element's arrivals per phase (event<N>)";
+    return failure();
+  };
+  // The thread-dependent part of each subscript.
+  SmallVector<SmallVector<Value>> perThread;
+  for (Value subscript : subscripts) {
+    SmallVector<Value> &terms = perThread.emplace_back();
+    for (Value term : addends(subscript)) {
+      if (sameInEveryThread(term))
+        continue;
+      bool threadOnly = allSources(term, [](BlockArgument arg) {
+        auto level = dyn_cast<ParallelOp>(arg.getOwner()->getParentOp());
+        return level && level.getLevel() != Level::Block;
+      });
+      if (!threadOnly)
+        return fail("through a term croq cannot separate from the loop and "
+                    "block values it adds");
+      terms.push_back(term);
+    }
+  }
+  if (!role)
+    return fail("outside an inthreads region, whose threads croq counts");
+  std::optional<llvm::BitVector> selected = roleSelection(role);
+  if (!selected)
+    return fail("in a region whose threads croq cannot enumerate");
+  SmallVector<ParallelOp> levels;
+  for (ParallelOp p = role->getParentOfType<ParallelOp>();
+       p && p.getLevel() != Level::Block; p = p->getParentOfType<ParallelOp>())
+    levels.insert(levels.begin(), p);
+  SmallVector<std::pair<BlockArgument, int64_t>> indices;
+  for (ParallelOp p : levels)
+    for (auto [arg, bound] : llvm::zip_equal(p.getIndices(), p.getBounds()))
+      indices.push_back({arg, *getConstantIntValue(bound)});
+  ParallelOp inner = role->getParentOfType<ParallelOp>();
+  int64_t unit = inner.getLevel() == Level::Block
+                     ? 1
+                     : levelThreads(inner.getLevel());
+  std::map<SmallVector<int64_t>, int64_t> arrivals;
+  DenseMap<Value, int64_t> bindings;
+  for (unsigned linear : selected->set_bits()) {
+    int64_t rest = linear;
+    for (int i = indices.size() - 1; i >= 0; --i) {
+      bindings[indices[i].first] = rest % indices[i].second;
+      rest /= indices[i].second;
+    }
+    SmallVector<int64_t> element;
+    for (ArrayRef<Value> terms : perThread) {
+      int64_t sum = 0;
+      for (Value term : terms) {
+        std::optional<int64_t> v = evaluateIndex(term, bindings);
+        if (!v)
+          return fail("through a value croq cannot evaluate for each thread");
+        sum += *v;
+      }
+      element.push_back(sum);
+    }
+    arrivals[element] += unit;
+  }
+  std::optional<int64_t> count;
+  for (auto &[element, n] : arrivals) {
+    if (count && *count != n)
+      return fail("and its elements get different numbers of arrivals (" +
+                  Twine(*count) + " and " + Twine(n) + ")");
+    count = n;
+  }
+  return count;
+}
+
 /// Gives every event without `event<N>` its arrival count: the threads of
-/// the role (croq.inthreads region) that triggers it, or the whole block.
-/// Fails where triggers of one event run on different numbers of threads.
+/// the role (croq.inthreads region) that triggers it, or the whole block;
+/// where the triggered element differs between the role's threads, those
+/// that trigger one element (perElementThreads). Fails where triggers of
+/// one event run on different numbers of threads.
 static LogicalResult assignArrivals(ModuleOp module,
                                     const LaunchAnalysis &analysis) {
   WalkResult result = module.walk([&](EventAllocOp alloc) {
@@ -76,6 +196,12 @@ static LogicalResult assignArrivals(ModuleOp module,
       std::optional<int64_t> threads =
           role ? countRoleThreads(role)
                : std::optional(analysis.getScope(user).blockDim);
+      FailureOr<std::optional<int64_t>> perElement = perElementThreads(
+          alloc, cast<EventTriggerOp>(user), role);
+      if (failed(perElement))
+        return WalkResult::interrupt();
+      if (*perElement)
+        threads = *perElement;
       if (!threads) {
         alloc.emitOpError("cannot count the threads that trigger this "
                           "event; declare it with an explicit arrival count "

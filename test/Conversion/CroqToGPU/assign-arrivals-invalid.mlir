@@ -22,3 +22,55 @@ func.func @mixed_counts(%n: index) {
   }
   return
 }
+
+// -----
+
+// The element a warpgroup triggers depends on its index in a way croq
+// cannot separate from the loop counter (`p * s`): its count is the
+// program's to give.
+func.func @element_per_thread_unknown(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  croq.parallel (%b) by [%n] : block {
+    // expected-error @below {{is triggered at an element that differs between the triggering threads, through a term croq cannot separate from the loop and block values it adds}}
+    // expected-note @below {{hint: declare the event with the count of each element's arrivals per phase (event<N>)}}
+    %empty = croq.event.alloc : !croq.event<shared, 4>
+    croq.parallel (%p) by [%c2] : warpgroup {
+      %all = arith.cmpi uge, %p, %c0 : index
+      croq.inthreads async (%all) {
+        scf.for %s = %c0 to %c2 step %c1 {
+          %slot = arith.muli %p, %s : index
+          // expected-note @below {{the trigger}}
+          croq.event.trigger %empty[%slot] : !croq.event<shared, 4>
+        }
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// Warpgroups 0 and 1 trigger element 0, warpgroup 2 element 1
+// (`p / 2`): 256 arrivals on one element and 128 on the other, which no
+// one count completes.
+func.func @element_counts_differ(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  croq.parallel (%b) by [%n] : block {
+    // expected-error @below {{and its elements get different numbers of arrivals (256 and 128)}}
+    // expected-note @below {{hint: declare the event with the count of each element's arrivals per phase (event<N>)}}
+    %e = croq.event.alloc : !croq.event<shared, 2>
+    croq.parallel (%p) by [%c3] : warpgroup {
+      %all = arith.cmpi uge, %p, %c0 : index
+      croq.inthreads async (%all) {
+        %slot = arith.divui %p, %c2 : index
+        // expected-note @below {{the trigger}}
+        croq.event.trigger %e[%slot] : !croq.event<shared, 2>
+      }
+    }
+  }
+  return
+}

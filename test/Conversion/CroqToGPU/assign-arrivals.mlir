@@ -36,3 +36,31 @@ func.func @counts(%n: index) {
   }
   return
 }
+
+// Rings of their own: two consumer warpgroups (one role of 256 threads)
+// release slots [0, 2) and [2, 4) of one event (`trigger empty[ring + s]`,
+// ring = (p - 1) * 2): each element gets the 128 arrivals of one
+// warpgroup per phase, not the role's 256.
+// CHECK-LABEL: func.func @ring_per_consumer
+// CHECK: croq.event.alloc arrivals 128 : <shared, 4>
+func.func @ring_per_consumer(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  croq.parallel (%b) by [%n] : block {
+    %empty = croq.event.alloc : !croq.event<shared, 4>
+    croq.parallel (%p) by [%c3] : warpgroup {
+      %consumers = arith.cmpi ugt, %p, %c0 : index
+      croq.inthreads async (%consumers) {
+        %q = arith.subi %p, %c1 : index
+        %ring = arith.muli %q, %c2 : index
+        scf.for %s = %c0 to %c2 step %c1 {
+          %slot = arith.addi %ring, %s : index
+          croq.event.trigger %empty[%slot] : !croq.event<shared, 4>
+        }
+      }
+    }
+  }
+  return
+}
