@@ -389,6 +389,12 @@ static Value wgmmaDescriptor(OpBuilder &b, Location loc,
   auto type = cast<MemRefType>(view.root.getType());
   Value offset = swizzledOffset(b, loc, type, view.origin, span);
   Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, view.root);
+  // A root that is not a whole allocation (the data of a future that names
+  // an element of a buffer array, `s[k % 2]`) starts at its offset.
+  if (!type.getLayout().isIdentity()) {
+    auto meta = memref::ExtractStridedMetadataOp::create(b, loc, view.root);
+    offset = arith::AddIOp::create(b, loc, offset, meta.getOffset());
+  }
   Value address = arith::AddIOp::create(
       b, loc, base,
       arith::MulIOp::create(b, loc, offset, cIndex(b, loc, elementBytes(type))));
