@@ -135,6 +135,13 @@ LogicalResult DivergenceAnalysis::visitOperation(
     setAll(Uniformity(UniformScope::Grid));
     return success();
   }
+  // A thread's coordinates in a fragment, and its registers' values: each
+  // thread's own, whatever is known of the fragment (a loop-carried
+  // accumulator's lattice may not be initialized when these are visited).
+  if (isa<MmaCoordsOp, MmaElementOp>(op)) {
+    setAll(Uniformity(UniformScope::Thread));
+    return success();
+  }
   // What a C++ device function returns is unknown: each thread's own.
   if (isa<CallOp>(op)) {
     setAll(Uniformity(UniformScope::Thread));

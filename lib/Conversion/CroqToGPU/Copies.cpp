@@ -85,6 +85,44 @@ validExtents(ConversionPatternRewriter &rewriter, Location loc, Value view) {
     }
     return result;
   }
+  if (auto sub = dyn_cast_or_null<memref::SubViewOp>(def)) {
+    // A subview (`.sqz()` of a tail tile, a pick of a tile's element)
+    // keeps what lies inside the clamped view it looks into: a kept
+    // dimension its elements from the offset on, and a dropped dimension
+    // whose index lies outside empties the whole view.
+    std::optional<SmallVector<Value>> parent =
+        validExtents(rewriter, loc, sub.getSource());
+    if (!parent)
+      return std::nullopt;
+    llvm::SmallBitVector dropped = sub.getDroppedDims();
+    Value zero = cIndex(rewriter, loc, 0);
+    Value outside;
+    SmallVector<Value> result;
+    for (auto [d, offset, size, stride] :
+         llvm::enumerate(sub.getMixedOffsets(), sub.getMixedSizes(),
+                         sub.getMixedStrides())) {
+      Value at = getValueOrCreateConstantIndexOp(rewriter, loc, offset);
+      Value remaining = arith::MaxSIOp::create(
+          rewriter, loc, arith::SubIOp::create(rewriter, loc, (*parent)[d], at),
+          zero);
+      if (dropped[d]) {
+        Value empty = arith::CmpIOp::create(
+            rewriter, loc, arith::CmpIPredicate::eq, remaining, zero);
+        outside = outside ? arith::OrIOp::create(rewriter, loc, outside, empty)
+                          : empty;
+        continue;
+      }
+      Value step = getValueOrCreateConstantIndexOp(rewriter, loc, stride);
+      Value count = arith::CeilDivSIOp::create(rewriter, loc, remaining, step);
+      result.push_back(arith::MinSIOp::create(
+          rewriter, loc, getValueOrCreateConstantIndexOp(rewriter, loc, size),
+          count));
+    }
+    if (outside)
+      for (Value &extent : result)
+        extent = arith::SelectOp::create(rewriter, loc, outside, zero, extent);
+    return result;
+  }
   auto subspan = dyn_cast_or_null<SubspanOp>(def);
   if (!subspan)
     return std::nullopt;

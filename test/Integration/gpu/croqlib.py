@@ -68,6 +68,7 @@ SIGNATURES = {
     "chained_mma_transp_co": [_TENSOR, _TENSOR, _TENSOR, _TENSOR],
     "future_swap_wgmma_co": [_TENSOR, _TENSOR, _TENSOR],
     "future_swap_tma_array_co": [_TENSOR, _TENSOR, _TENSOR],
+    "store_sqz_co": [_TENSOR, _TENSOR, _TENSOR],
     "chained_mma_panel_co": [_TENSOR, _TENSOR, _TENSOR, _TENSOR],
     "activations_co": [_TENSOR, _TENSOR],
     "activations_f16_co": [_TENSOR, _TENSOR],

@@ -794,6 +794,23 @@ def future_swap_tma_buffer_arrays():
 
 
 @test
+def mma_store_squeezed_tail_tiles():
+    # store_sqz_co.co: each slab s of out [S, M, N] gets s + 1 through
+    # mma.store into `out.subspan(1, 64, 64).at(s, bm, bn).sqz()`. Ragged M
+    # and N: a tail tile must not spill into the next slab (or past the
+    # last); up to 32 x 16 x 3 = 1536 blocks.
+    for m, n, slabs in sweep(((1, 8, 1), (65, 70, 4), (64, 64, 2), (300, 200, 3),
+                              (2000, 1000, 3)), ((1, 8, 1), (65, 70, 4))):
+        a = torch.ones(m, 16, device="cuda").half()
+        b = torch.ones(n, 16, device="cuda").half()
+        out = poisoned((slabs, m, n), torch.float32)
+        K.store_sqz_co(a, b, out)
+        want = (torch.arange(slabs, device="cuda") + 1).float()[:, None, None]
+        expect_equal(out, want.expand(slabs, m, n).contiguous(),
+                     f"squeezed tail tiles, {slabs} x {m} x {n}")
+
+
+@test
 def grid_dims():
     # grid_dims_co.co: a five-dimensional block grid, dimensions 3 to 5
     # folded into z. Each element holds its own linear index. A z past
