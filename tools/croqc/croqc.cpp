@@ -123,9 +123,10 @@ cl::opt<unsigned> maxRegisters(
 cl::opt<unsigned> mmaDeferMinSlots(
     "mma-defer-min-slots",
     cl::desc("A tuning knob: consumer rings of fewer slots wait for each "
-             "wgmma batch before releasing its stages (default 2: every "
-             "ring of two or more keeps one batch pending)"),
-    cl::init(2), cl::cat(category));
+             "wgmma batch before releasing its stages (default 4: rings "
+             "of four or more keep one batch pending; 2 defers every ring "
+             "that can be)"),
+    cl::init(4), cl::cat(category));
 cl::opt<bool> verbose("v", cl::desc("Print the commands croqc runs"),
                       cl::cat(category));
 cl::opt<bool> keepTemps("keep-temps",

@@ -28,7 +28,7 @@ struct CroqPrepareGPUPipelineOptions
       llvm::cl::desc("croq-pipeline-mma's defer-min-slots: consumer rings "
                      "of fewer slots wait for each wgmma batch before "
                      "releasing its stages"),
-      llvm::cl::init(2)};
+      llvm::cl::init(4)};
 };
 
 /// The preparation passes, in order: croq-bind-tma-futures,
@@ -56,7 +56,7 @@ struct CroqToNVVMPipelineOptions
       llvm::cl::desc("croq-pipeline-mma's defer-min-slots: consumer rings "
                      "of fewer slots wait for each wgmma batch before "
                      "releasing its stages"),
-      llvm::cl::init(2)};
+      llvm::cl::init(4)};
   PassOptions::Option<bool> fastMath{
       *this, "fast-math",
       llvm::cl::desc("Approximate f32 division and square roots and flush "

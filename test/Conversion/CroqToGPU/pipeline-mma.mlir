@@ -1,9 +1,12 @@
-// RUN: croq-opt %s --croq-pipeline-mma --split-input-file | FileCheck %s
+// defer-min-slots=2 defers every ring that can be (the default, 4, keeps
+// the rings of 2 and 3 slots here plain).
+// RUN: croq-opt %s --croq-pipeline-mma="defer-min-slots=2" --split-input-file | FileCheck %s
 // A second run changes nothing.
-// RUN: croq-opt %s --croq-pipeline-mma --croq-pipeline-mma --split-input-file | FileCheck %s
-// With defer-min-slots=3 the 2-slot ring keeps the plain form: a full
-// commit, then the release of this iteration's slot.
+// RUN: croq-opt %s --croq-pipeline-mma="defer-min-slots=2" --croq-pipeline-mma="defer-min-slots=2" --split-input-file | FileCheck %s
+// With defer-min-slots=3, and by default, the 2-slot ring keeps the plain
+// form: a full commit, then the release of this iteration's slot.
 // RUN: croq-opt %s --croq-pipeline-mma="defer-min-slots=3" --split-input-file | FileCheck %s --check-prefix=PLAIN
+// RUN: croq-opt %s --croq-pipeline-mma --split-input-file | FileCheck %s --check-prefix=PLAIN
 // PLAIN-LABEL: func.func @deferred_release
 // PLAIN: scf.for
 // PLAIN: croq.mma row_row
