@@ -34,12 +34,10 @@ int64_t mlir::croq::levelThreads(Level level) {
   llvm_unreachable("a block instance has the kernel's block size");
 }
 
-/// Threads for which the predicate of `region` holds, by enumerating the
-/// indices of the parallels around it (all bounds must be constants).
-std::optional<llvm::BitVector>
-mlir::croq::roleSelection(InThreadsOp region) {
+std::optional<SmallVector<std::pair<BlockArgument, int64_t>>>
+mlir::croq::instanceIndices(Operation *op) {
   SmallVector<ParallelOp> levels;
-  for (ParallelOp p = region->getParentOfType<ParallelOp>();
+  for (ParallelOp p = op->getParentOfType<ParallelOp>();
        p && p.getLevel() != Level::Block; p = p->getParentOfType<ParallelOp>())
     levels.insert(levels.begin(), p);
   SmallVector<std::pair<BlockArgument, int64_t>> indices;
@@ -50,19 +48,42 @@ mlir::croq::roleSelection(InThreadsOp region) {
         return std::nullopt;
       indices.push_back({arg, c.getSExtValue()});
     }
+  return indices;
+}
+
+void mlir::croq::bindInstance(
+    ArrayRef<std::pair<BlockArgument, int64_t>> indices, int64_t linear,
+    DenseMap<Value, int64_t> &bindings) {
+  for (int i = indices.size() - 1; i >= 0; --i) {
+    bindings[indices[i].first] = linear % indices[i].second;
+    linear /= indices[i].second;
+  }
+}
+
+int64_t mlir::croq::instanceThreads(InThreadsOp region) {
+  auto parent = region->getParentOfType<ParallelOp>();
+  return !parent || parent.getLevel() == Level::Block
+             ? 1
+             : levelThreads(parent.getLevel());
+}
+
+/// Threads for which the predicate of `region` holds, by enumerating the
+/// indices of the parallels around it (all bounds must be constants).
+std::optional<llvm::BitVector>
+mlir::croq::roleSelection(InThreadsOp region) {
+  std::optional<SmallVector<std::pair<BlockArgument, int64_t>>> indices =
+      instanceIndices(region);
+  if (!indices)
+    return std::nullopt;
   int64_t combos = 1;
-  for (auto &[arg, bound] : indices)
+  for (auto &[arg, bound] : *indices)
     combos *= bound;
   if (combos > (1 << 16))
     return std::nullopt;
   llvm::BitVector selected(combos);
   DenseMap<Value, int64_t> bindings;
   for (int64_t linear = 0; linear < combos; ++linear) {
-    int64_t rest = linear;
-    for (int i = indices.size() - 1; i >= 0; --i) {
-      bindings[indices[i].first] = rest % indices[i].second;
-      rest /= indices[i].second;
-    }
+    bindInstance(*indices, linear, bindings);
     // A thread runs the region when its predicate and those of every
     // croq.inthreads around it hold.
     bool all = true;
@@ -104,11 +125,7 @@ std::optional<int64_t> mlir::croq::countRoleThreads(InThreadsOp region) {
   std::optional<llvm::BitVector> selected = roleSelection(region);
   if (!selected)
     return std::nullopt;
-  auto parent = region->getParentOfType<ParallelOp>();
-  int64_t unit = !parent || parent.getLevel() == Level::Block
-                     ? 1
-                     : levelThreads(parent.getLevel());
-  return static_cast<int64_t>(selected->count()) * unit;
+  return static_cast<int64_t>(selected->count()) * instanceThreads(region);
 }
 
 /// Calls `visit` on each block argument `value` is computed from (through
@@ -146,16 +163,33 @@ bool mlir::croq::allSources(Value value, function_ref<bool(BlockArgument)> visit
   return true;
 }
 
-SmallVector<Value> mlir::croq::conjunctsOf(Value condition) {
-  SmallVector<Value> worklist{condition}, leaves;
+/// The leaves of the tree of `OpTy` (a binary op) rooted at `root`.
+template <typename OpTy>
+static SmallVector<Value> leavesOf(Value root) {
+  SmallVector<Value> worklist{root}, leaves;
   while (!worklist.empty()) {
     Value v = worklist.pop_back_val();
-    if (auto both = v.getDefiningOp<arith::AndIOp>())
-      worklist.append({both.getLhs(), both.getRhs()});
+    if (auto op = v.getDefiningOp<OpTy>())
+      worklist.append({op.getLhs(), op.getRhs()});
     else
       leaves.push_back(v);
   }
   return leaves;
+}
+
+SmallVector<Value> mlir::croq::conjunctsOf(Value condition) {
+  return leavesOf<arith::AndIOp>(condition);
+}
+
+SmallVector<Value> mlir::croq::addendsOf(Value sum) {
+  return leavesOf<arith::AddIOp>(sum);
+}
+
+bool mlir::croq::dependsOnInstanceIndex(Value value) {
+  return !allSources(value, [](BlockArgument arg) {
+    auto parallel = dyn_cast<ParallelOp>(arg.getOwner()->getParentOp());
+    return !parallel || parallel.getLevel() == Level::Block;
+  });
 }
 
 /// True when `value` depends on the index of a thread-level parallel.

@@ -65,6 +65,12 @@ bool mayDifferBetweenInstances(Value value, Operation *kernel);
 bool computesSameValue(Value x, Value y, int depth = 8);
 /// The conjuncts of a condition: the leaves of its tree of arith.andi.
 SmallVector<Value> conjunctsOf(Value condition);
+/// The terms of a sum: the leaves of its tree of arith.addi.
+SmallVector<Value> addendsOf(Value sum);
+/// True when `value` depends on the index of a parallel below the block
+/// level (a thread, warp or warpgroup index): it may differ between the
+/// threads of a block.
+bool dependsOnInstanceIndex(Value value);
 
 /// For a copy in a thread-level body: true when it moves data of the
 /// executing thread alone (a local buffer, a view that depends on a thread
@@ -80,10 +86,23 @@ bool isPerThreadCopy(DmaCopyOp copy);
 /// writing the same elements.
 bool isGroupInvariantCopy(Operation *copy, Operation *kernel);
 
-/// Which instances of the parallels around `region` (below the block level,
-/// indices linearised row-major, outermost first) run it: those for which
-/// its predicate and the predicates of the croq.inthreads around it hold;
-/// none when a bound or the predicate is not a compile-time constant.
+/// The indices of the parallels around `op` below the block level,
+/// outermost first, with their extents; none when an extent is not a
+/// compile-time constant.
+std::optional<SmallVector<std::pair<BlockArgument, int64_t>>>
+instanceIndices(Operation *op);
+/// Binds `indices` (instanceIndices) to the values of instance `linear`
+/// (the indices linearised row-major).
+void bindInstance(ArrayRef<std::pair<BlockArgument, int64_t>> indices,
+                  int64_t linear, DenseMap<Value, int64_t> &bindings);
+/// Threads in one instance of the innermost parallel around `region` (1
+/// when that is the block).
+int64_t instanceThreads(InThreadsOp region);
+
+/// Which instances of the parallels around `region` (instanceIndices,
+/// linearised row-major) run it: those for which its predicate and the
+/// predicates of the croq.inthreads around it hold; none when a bound or
+/// the predicate is not a compile-time constant.
 std::optional<llvm::BitVector> roleSelection(InThreadsOp region);
 
 /// Two of a block's roles that some instance runs both of: `later` shares

@@ -9,8 +9,6 @@
 #include "Croq/Analysis/Roles.h"
 #include "Croq/Conversion/Passes.h"
 
-#include "mlir/Dialect/Utils/StaticValueUtils.h"
-
 #include <map>
 
 namespace mlir::croq {
@@ -21,28 +19,6 @@ namespace mlir::croq {
 using namespace mlir;
 using namespace mlir::croq;
 using namespace mlir::croq::detail;
-
-/// True when `value` is computed from no parallel index but the block's:
-/// the same in every thread of a block.
-static bool sameInEveryThread(Value value) {
-  return allSources(value, [](BlockArgument arg) {
-    auto level = dyn_cast<ParallelOp>(arg.getOwner()->getParentOp());
-    return !level || level.getLevel() == Level::Block;
-  });
-}
-
-/// The terms of `value` as a sum (`a + b + c`).
-static SmallVector<Value> addends(Value value) {
-  SmallVector<Value> worklist{value}, terms;
-  while (!worklist.empty()) {
-    Value v = worklist.pop_back_val();
-    if (auto add = v.getDefiningOp<arith::AddIOp>())
-      worklist.append({add.getLhs(), add.getRhs()});
-    else
-      terms.push_back(v);
-  }
-  return terms;
-}
 
 /// The threads that arrive on each element of the event in one run of
 /// `trigger` in `role`, where its subscripts differ between the role's
@@ -59,7 +35,7 @@ perElementThreads(EventAllocOp alloc, EventTriggerOp trigger,
   SmallVector<Value> subscripts(trigger.getIndices());
   if (trigger.getOrder())
     subscripts.push_back(trigger.getOrder());
-  if (llvm::all_of(subscripts, sameInEveryThread))
+  if (!llvm::any_of(subscripts, dependsOnInstanceIndex))
     return std::optional<int64_t>();
   auto fail = [&](const Twine &why) -> FailureOr<std::optional<int64_t>> {
     InFlightDiagnostic diag = alloc.emitOpError()
@@ -75,8 +51,8 @@ perElementThreads(EventAllocOp alloc, EventTriggerOp trigger,
   SmallVector<SmallVector<Value>> perThread;
   for (Value subscript : subscripts) {
     SmallVector<Value> &terms = perThread.emplace_back();
-    for (Value term : addends(subscript)) {
-      if (sameInEveryThread(term))
+    for (Value term : addendsOf(subscript)) {
+      if (!dependsOnInstanceIndex(term))
         continue;
       bool threadOnly = allSources(term, [](BlockArgument arg) {
         auto level = dyn_cast<ParallelOp>(arg.getOwner()->getParentOp());
@@ -93,26 +69,14 @@ perElementThreads(EventAllocOp alloc, EventTriggerOp trigger,
   std::optional<llvm::BitVector> selected = roleSelection(role);
   if (!selected)
     return fail("in a region whose threads croq cannot enumerate");
-  SmallVector<ParallelOp> levels;
-  for (ParallelOp p = role->getParentOfType<ParallelOp>();
-       p && p.getLevel() != Level::Block; p = p->getParentOfType<ParallelOp>())
-    levels.insert(levels.begin(), p);
-  SmallVector<std::pair<BlockArgument, int64_t>> indices;
-  for (ParallelOp p : levels)
-    for (auto [arg, bound] : llvm::zip_equal(p.getIndices(), p.getBounds()))
-      indices.push_back({arg, *getConstantIntValue(bound)});
-  ParallelOp inner = role->getParentOfType<ParallelOp>();
-  int64_t unit = inner.getLevel() == Level::Block
-                     ? 1
-                     : levelThreads(inner.getLevel());
+  // roleSelection enumerated these indices, so their extents are known.
+  SmallVector<std::pair<BlockArgument, int64_t>> indices =
+      *instanceIndices(role);
+  int64_t unit = instanceThreads(role);
   std::map<SmallVector<int64_t>, int64_t> arrivals;
   DenseMap<Value, int64_t> bindings;
   for (unsigned linear : selected->set_bits()) {
-    int64_t rest = linear;
-    for (int i = indices.size() - 1; i >= 0; --i) {
-      bindings[indices[i].first] = rest % indices[i].second;
-      rest /= indices[i].second;
-    }
+    bindInstance(indices, linear, bindings);
     SmallVector<int64_t> element;
     for (ArrayRef<Value> terms : perThread) {
       int64_t sum = 0;

@@ -175,6 +175,10 @@ MemRefType bufferType(memref::AllocOp alloc, int64_t rank) {
 /// of a buffer would be read at the buffer's start.
 FailureOr<SmallVector<memref::AllocOp>> futureBuffers(Value future) {
   auto data = cast<MemRefType>(cast<FutureType>(future.getType()).getDataType());
+  // One whole buffer of the data's shape (its layout aside).
+  auto whole = MemRefType::get(data.getShape(), data.getElementType(),
+                               MemRefLayoutAttrInterface(),
+                               data.getMemorySpace());
   Buffers names = buffersOf(future);
   if (names.unknown)
     return failure();
@@ -183,10 +187,7 @@ FailureOr<SmallVector<memref::AllocOp>> futureBuffers(Value future) {
     auto alloc = root.getDefiningOp<memref::AllocOp>();
     if (!alloc || alloc.getType().getRank() < data.getRank() ||
         !alloc.getType().getLayout().isIdentity() ||
-        bufferType(alloc, data.getRank()).getShape() != data.getShape() ||
-        bufferType(alloc, data.getRank()).getElementType() !=
-            data.getElementType() ||
-        alloc.getType().getMemorySpace() != data.getMemorySpace())
+        bufferType(alloc, data.getRank()) != whole)
       return failure();
     buffers.push_back(alloc);
   }

@@ -781,6 +781,12 @@ private:
     Value here = address(memref);
     Value slot;
     for (Value owner : owners) {
+      int64_t slots = slotCount(owner, picked.lookup(owner));
+      // The first plain buffer is the default: its address is not needed.
+      if (!slot && slots == 1) {
+        slot = constant(firstSlot(owner));
+        continue;
+      }
       if (!dominance.properlyDominates(owner, anchor)) {
         InFlightDiagnostic diag =
             emitError(loc, "cannot tell which buffer this TMA future names: "
@@ -789,15 +795,12 @@ private:
         return failure();
       }
       Value start = address(owner);
-      int64_t slots = slotCount(owner, picked.lookup(owner));
       Value mine;
       if (slots == 1) {
-        mine = constant(firstSlot(owner));
-        if (slot) {
-          Value same = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                             here, start);
-          mine = arith::SelectOp::create(b, loc, same, mine, slot);
-        }
+        Value same = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                           here, start);
+        mine = arith::SelectOp::create(b, loc, same,
+                                       constant(firstSlot(owner)), slot);
       } else {
         // Element (here - start) / (bytes of one element) of the array.
         auto type = cast<MemRefType>(owner.getType());

@@ -662,12 +662,7 @@ struct CroqVerifyProtocolPass
                 trigger.getIndices(),
                 trigger.getOrder() ? ValueRange(trigger.getOrder())
                                    : ValueRange()),
-            [](Value index) {
-              return !allSources(index, [](BlockArgument arg) {
-                auto level = dyn_cast<ParallelOp>(arg.getOwner()->getParentOp());
-                return !level || level.getLevel() == Level::Block;
-              });
-            });
+            dependsOnInstanceIndex);
         std::optional<int64_t> n =
             perGroup ? std::nullopt : runs(t, role->region);
         if (!n) {
