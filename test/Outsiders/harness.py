@@ -59,7 +59,7 @@ def prepare(here, outdir):
 def run(script, outdir, label, timeout):
     """Checks every registered program in children of `script` (its
     `_child` command), `timeout` seconds a program; the last line is
-    `LABEL: N passed, M failed`."""
+    `LABEL: N passed, M failed`. Returns M."""
     import queue
     import subprocess
     import threading
@@ -135,6 +135,7 @@ def run(script, outdir, label, timeout):
     failed = len(names) - passed
     print(f"(run took {time.time() - t_start:.0f}s)")
     print(f"{label}: {passed} passed, {failed} failed")
+    return failed
 
 
 def _flush_c_stdout():
@@ -397,7 +398,10 @@ def main(script, doc, label, timeout_env, timeout_default):
     elif len(argv) >= 3 and argv[1] == "prepare":
         prepare(os.path.dirname(os.path.abspath(script)), argv[2])
     elif len(argv) >= 3 and argv[1] == "run":
-        run(script, argv[2], label, float(os.environ.get(timeout_env, str(timeout_default))))
+        failed = run(script, argv[2], label,
+                     float(os.environ.get(timeout_env, str(timeout_default))))
+        # A failure fails the command (gpu-check.sh's stage status).
+        sys.exit(1 if failed else 0)
     elif len(argv) >= 3 and argv[1] == "_child":
         child(argv[2], argv[3:])
     else:
