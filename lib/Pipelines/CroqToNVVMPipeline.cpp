@@ -125,6 +125,7 @@ void mlir::croq::buildCroqGPUToNVVMPipeline(
   kernels.addPass(createConvertNVGPUToNVVMPass());
   kernels.addPass(memref::createExpandStridedMetadataPass());
   kernels.addPass(createLowerAffinePass());
+  kernels.addPass(createCroqUnrollHintedLoopsPass());
   kernels.addPass(createCroqUnrollMmaBatchesPass());
   kernels.addPass(createSCFToControlFlowPass());
   // Fragments are n-D vectors; canonicalization can leave n-D shape casts

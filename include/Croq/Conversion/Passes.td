@@ -616,4 +616,26 @@ def CroqUnrollMmaBatchesPass
   let dependentDialects = ["::mlir::scf::SCFDialect"];
 }
 
+def CroqUnrollHintedLoopsPass
+    : Pass<"croq-unroll-hinted-loops", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Unroll the loops the program asks to unroll";
+  let description = [{
+    `foreach ... : unroll(n)` puts `croq.unroll = n` on its innermost
+    `scf.for`. This pass unrolls each such loop in the kernels by n (the
+    remainder of a trip count that n does not divide runs in a loop of its
+    own), fully when n covers a constant trip count. A loop whose
+    iterations each wait on memory (the loads of a reduction, say) then
+    has n iterations' loads in flight at once. The loop nest's other loops
+    are left to LLVM.
+
+    ```mlir
+    scf.for %i = %c0 to %c22 step %c1 {
+      ...
+    } {croq.unroll = 22 : i64}
+    ```
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 #endif // CROQ_CONVERSION_PASSES_TD

@@ -209,7 +209,7 @@ static LogicalResult reportUnsupported(ModuleOp module, StringRef chip) {
         cast<EventAllocOp>(op).getEvent().getType().getStorage() ==
             MemoryKind::Global;
     if (isa<DmaCopyOp, TmaCopyOp, MmaFillOp, MmaLoadOp, MmaOp, MmaStoreOp,
-            MmaCommitOp, BarrierOp, InThreadsOp, EventTriggerOp, EventWaitOp,
+            MmaCommitOp, BarrierOp, ClusterBarrierOp, InThreadsOp, EventTriggerOp, EventWaitOp,
             EventAllocOp>(op) &&
         !globalEvent && !op->getParentOfType<ParallelOp>()) {
       op->emitOpError("runs on device threads, but is not inside a kernel: "

@@ -533,6 +533,26 @@ struct ClusterRankLowering : ScopedPattern<ClusterRankOp> {
   }
 };
 
+/// `sync.barrier : cluster`: barrier.cluster.arrive (release) and
+/// barrier.cluster.wait (acquire) in every thread; a block barrier when
+/// the clusters are of one block.
+struct ClusterBarrierLowering : ScopedPattern<ClusterBarrierOp> {
+  using ScopedPattern::ScopedPattern;
+
+  LogicalResult
+  matchAndRewrite(ClusterBarrierOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    const LaunchAnalysis::Scope &scope = analysis.getScope(op);
+    if (scope.clusterSize == 1)
+      emitGroupBarrier(rewriter, op.getLoc(), Level::Block, scope.blockDim,
+                       scope.blockDim, scope.programBarrierIds);
+    else
+      emitClusterBarrier(rewriter, op.getLoc());
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
 /// A barrier over every block of a cooperative kernel: a block barrier;
 /// thread 0 of each block reads the generation, arrives on the count, and
 /// the last block to arrive resets the count and advances the generation
@@ -659,7 +679,7 @@ void mlir::croq::populateCroqToGPULevelPatterns(TypeConverter &converter,
   MLIRContext *context = patterns.getContext();
   patterns.add<KernelLaunchLowering, NestedParallelLowering, InThreadsLowering,
                WarpSpecializeLowering, BarrierLowering, GridBarrierLowering,
-               ClusterRankLowering>(
+               ClusterBarrierLowering, ClusterRankLowering>(
       converter, context, analysis);
   patterns.add<StreamCreateLowering, FenceLowering, NamedBarrierLowering>(
       converter, context);

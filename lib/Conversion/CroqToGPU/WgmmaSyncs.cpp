@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Croq/Conversion/Passes.h"
+#include "Croq/Dialect/Croq/IR/CroqDialect.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -33,6 +34,7 @@
 
 namespace mlir::croq {
 #define GEN_PASS_DEF_CROQELIDEWGMMASYNCSPASS
+#define GEN_PASS_DEF_CROQUNROLLHINTEDLOOPSPASS
 #define GEN_PASS_DEF_CROQUNROLLMMABATCHESPASS
 #include "Croq/Conversion/Passes.h.inc"
 } // namespace mlir::croq
@@ -434,6 +436,30 @@ struct CroqElideWgmmaSyncsPass
       for (Operation *op : dead)
         op->erase();
     });
+  }
+};
+
+struct CroqUnrollHintedLoopsPass
+    : mlir::croq::impl::CroqUnrollHintedLoopsPassBase<
+          CroqUnrollHintedLoopsPass> {
+  void runOnOperation() override {
+    SmallVector<scf::ForOp> loops;
+    getOperation().walk([&](scf::ForOp loop) {
+      if (loop->hasAttr(croq::kUnrollAttrName))
+        loops.push_back(loop);
+    });
+    for (scf::ForOp loop : loops) {
+      uint64_t factor =
+          loop->getAttrOfType<IntegerAttr>(croq::kUnrollAttrName).getInt();
+      loop->removeAttr(croq::kUnrollAttrName);
+      std::optional<APInt> trips = loop.getStaticTripCount();
+      bool full = trips && trips->getZExtValue() <= factor;
+      if (full ? failed(loopUnrollFull(loop))
+               : failed(loopUnrollByFactor(loop, factor))) {
+        loop.emitOpError("could not be unrolled by ") << factor;
+        return signalPassFailure();
+      }
+    }
   }
 };
 

@@ -203,7 +203,7 @@ struct Stmt {
   bool isStatic = false;        // print! / println!: at compile time
   bool newline = false;         // println
   bool refill = false;          // `mma.fill acc, v;` of an existing fragment
-  std::optional<int64_t> unroll; // foreach ... : unroll(n)
+  const Expr *unroll = nullptr; // foreach ... : unroll(n), n constant
   const Expr *vectorizeIndex = nullptr; // foreach ... : vectorize(i, n)
   std::vector<ExprPtr> dims;    // tensor dims
   std::vector<ExprPtr> arrayDims; // name[ARR] of buffers / events / accumulators

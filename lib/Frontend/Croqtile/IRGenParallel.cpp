@@ -545,19 +545,29 @@ LogicalResult IRGen::foreach(const Stmt &stmt) {
       v && llvm::none_of(loops, [&](const LoopPlan &lp) { return lp.name == v->name; }))
     return fail(v->loc, "vectorize(" + v->name + ", n) names no index of this "
                         "foreach");
-  // An unroll hint larger than a known trip count is a mistake.
-  if (stmt.unroll)
+  // unroll(n): a positive constant; larger than a known trip count is a
+  // mistake. The innermost loop carries it to croq-unroll-hinted-loops.
+  std::optional<int64_t> unroll;
+  if (stmt.unroll) {
+    FailureOr<int64_t> factor = constantExpr(*stmt.unroll);
+    if (failed(factor))
+      return failure();
+    if (*factor <= 0)
+      return fail(stmt.unroll->loc, "unroll factor must be positive, got " +
+                                        Twine(*factor));
+    unroll = *factor;
     for (const LoopPlan &lp : loops) {
       std::optional<int64_t> lo = asConstant(lp.lower), hi = asConstant(lp.upper),
                              st = asConstant(lp.step);
       if (lo && hi && st && *st > 0) {
         int64_t trips = *hi > *lo ? (*hi - *lo + *st - 1) / *st : 0;
-        if (*stmt.unroll > trips)
-          return fail(stmt.loc, "unroll factor (" + Twine(*stmt.unroll) +
+        if (*unroll > trips)
+          return fail(stmt.loc, "unroll factor (" + Twine(*unroll) +
                                     ") exceeds the loop extent (" +
                                     Twine(trips) + ")");
       }
     }
+  }
   // A loop that breaks keeps a flag across iterations; once it is set, the
   // remaining iterations do nothing.
   push();
@@ -606,6 +616,8 @@ LogicalResult IRGen::foreach(const Stmt &stmt) {
       inits.push_back(carriedValue(c));
     auto loop = scf::ForOp::create(builder, lp.loc, lp.lower, lp.upper, lp.step,
                                    inits);
+    if (unroll && i + 1 == loops.size())
+      loop->setAttr(kUnrollAttrName, builder.getI64IntegerAttr(*unroll));
     OpBuilder::InsertionGuard guard(builder);
     Block *body = loop.getBody();
     setInsertionBeforeTerminator(body);

@@ -439,6 +439,17 @@ LogicalResult IRGen::statement(const Stmt &stmt) {
     if (stmt.op == "global")
       return fail(stmt.loc, "sync.global is not supported yet",
                   "use sync.shared or sync.barrier : level");
+    if (stmt.layout == "cluster") {
+      // The blocks of a cluster: a cluster barrier, which also orders
+      // their memory; a fence alone does not exist at this level yet.
+      if (stmt.op == "fence")
+        return fail(stmt.loc,
+                    "sync.fence : cluster is not supported",
+                    "sync.barrier : cluster orders the memory accesses of "
+                    "every block of the cluster");
+      ClusterBarrierOp::create(builder, loc(stmt.loc));
+      return success();
+    }
     Level level = Level::Block;
     if (stmt.op == "barrier" || stmt.op == "fence")
       level = llvm::StringSwitch<Level>(stmt.layout)

@@ -1413,9 +1413,8 @@ StmtPtr Parser::withOrForeach(SMLoc loc, bool isForeach) {
       return nullptr;
   }
   if (isForeach && accept(":")) {
-    // Loop attributes (unroll, vectorize) are hints; parse and ignore.
-    // Loop attributes are scheduling hints (unroll, vectorize): checked
-    // here, then left to LLVM's loop optimizations.
+    // Loop attributes: unroll(n) unrolls the loop (croq-unroll-hinted-loops);
+    // vectorize is a hint, checked here and left to LLVM.
     do {
       std::string attr;
       SMLoc attrLoc = peek().loc;
@@ -1440,13 +1439,22 @@ StmtPtr Parser::withOrForeach(SMLoc loc, bool isForeach) {
           stmt->operands.push_back(std::move(args.front()));
           args.erase(args.begin());
         }
+        // unroll(n) takes a constant expression (a #define of one), which
+        // IRGen evaluates; a vectorize width is a literal.
+        if (attr == "unroll") {
+          if (args.size() != 1) {
+            error(attrLoc, "unroll takes one factor: unroll(n)");
+            return nullptr;
+          }
+          stmt->unroll = args.front().get();
+          stmt->operands.push_back(std::move(args.front()));
+          args.clear();
+        }
         for (const ExprPtr &arg : args)
           if (arg->kind != Expr::Kind::Int || arg->intValue <= 0) {
             error(arg->loc, attr + " factor must be a positive integer");
             return nullptr;
           }
-        if (attr == "unroll" && args.size() == 1)
-          stmt->unroll = args.front()->intValue;
       }
     } while (accept(","));
   }

@@ -2022,6 +2022,37 @@ def tma_wgmma_gemm_split_k_bn128():
     check_splitk(K.gemm_splitk_bn128, "split-K GEMM, 128x128x64")
 
 
+def check_splitk_cluster(kernel, splits, what):
+    # The blocks of a cluster share an output tile and add their partials
+    # after a cluster barrier. 1024^2 x 16384: 32 tiles, 128 blocks (at
+    # 128 x 256, 4 splits); 2048^2 x 4096: 512 blocks, several per SM over
+    # time, so a cluster's blocks must not wait for later clusters; 65 K
+    # tiles that the splits do not divide (the last split's extra tiles
+    # load zeros); 3 K tiles over 4 splits (one split adds only zeros);
+    # ragged M and N (partials of columns past N are never stored, and
+    # the sums skip them); the smallest shape.
+    for m, n, k in sweep(((1024, 1024, 16384), (2048, 2048, 4096),
+                          (1024, 1024, 4160), (300, 200, 136), (129, 257, 192),
+                          (1, 8, 8)),
+                         ((300, 200, 136), (129, 257, 192), (1, 8, 8))):
+        a = torch.randn(m, k, device="cuda").half()
+        b = torch.randn(n, k, device="cuda").half()
+        c = poisoned((m, n), torch.float16)
+        kernel(a, b, c)
+        err = relative_error(c, a.double() @ b.double().T)
+        assert err < 2e-3, f"{what} {m}x{n}x{k}, {splits} splits: relative error {err}"
+
+
+@test
+def tma_wgmma_gemm_split_k_cluster_reduce():
+    check_splitk_cluster(K.gemm_splitk_cluster_co, 4,
+                         "split-K GEMM added in clusters, 128x256")
+    check_splitk_cluster(K.gemm_splitk_cluster2, 2,
+                         "split-K GEMM added in clusters, 128x256")
+    check_splitk_cluster(K.gemm_splitk_cluster4_bn128, 4,
+                         "split-K GEMM added in clusters, 128x128")
+
+
 @test
 def tma_wgmma_gemm_f16_output_tma_store():
     check_matmul(K.gemm_tma_f16_co, GEMM_TMA_SHAPES, True,

@@ -10,6 +10,7 @@
 #include "Croq/Dialect/Croq/IR/CroqTypes.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 
 using namespace mlir;
 using namespace mlir::croq;
@@ -107,6 +108,14 @@ LogicalResult CroqDialect::verifyOperationAttribute(Operation *op,
              << name
              << "' is a unit attribute on a kernel (gpu.func or llvm.func) "
                 "or its gpu.launch_func";
+    return success();
+  }
+  // A loop's unroll factor (see kUnrollAttrName).
+  if (name == kUnrollAttrName) {
+    auto factor = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!factor || factor.getInt() < 1 || !isa<scf::ForOp>(op))
+      return op->emitError("'")
+             << name << "' is a positive integer attribute on an scf.for";
     return success();
   }
   // The cluster size of a launch's kernel (see kClusterBlocksAttrName).

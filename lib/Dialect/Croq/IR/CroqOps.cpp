@@ -783,6 +783,25 @@ LogicalResult mlir::croq::detail::verifyInsideCluster(Operation *op,
             "block level inside `parallel {r} by [C] : cluster`";
 }
 
+std::optional<Level> ClusterBarrierOp::getCollectiveLevel() {
+  return Level::Block;
+}
+
+LogicalResult ClusterBarrierOp::verify() {
+  if (failed(verifyInsideCluster(*this, "waits for every block of its "
+                                        "cluster")))
+    return failure();
+  // Lowered levels (inside a gpu.launch) have been checked already.
+  ParallelOp parallel = (*this)->getParentOfType<ParallelOp>();
+  if (parallel && (parallel.getLevel() != Level::Block ||
+                   (*this)->getParentOfType<InThreadsOp>()))
+    return emitOpError("waits for every thread of every block of the "
+                       "cluster, so it must be in the body of the "
+                       "block-level croq.parallel, outside its inner levels "
+                       "and inthreads regions");
+  return success();
+}
+
 LogicalResult ClusterRankOp::verify() {
   return verifyInsideCluster(*this, "is a block's rank in its cluster");
 }

@@ -187,7 +187,7 @@ private:
     // local event (a thread's own count).
     auto wait = dyn_cast<EventWaitOp>(op);
     if ((wait && !wait.getEvent().getType().isThreadLocal()) ||
-        isa<BarrierOp, GridBarrierOp>(op)) {
+        isa<BarrierOp, GridBarrierOp, ClusterBarrierOp>(op)) {
       state.clear();
       return;
     }

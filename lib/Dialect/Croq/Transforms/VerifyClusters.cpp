@@ -19,7 +19,8 @@
 //   so it must be where every thread of the block runs it.
 // A trigger across the cluster arrives on the same element in every block,
 // as often in each: its element and the control flow around it are
-// checked the same way.
+// checked the same way, and so is the control flow around a cluster
+// barrier (`sync.barrier : cluster`), which every block must reach as often.
 //
 //===----------------------------------------------------------------------===//
 
@@ -166,7 +167,11 @@ static LogicalResult reportVarying(Operation *op, Value source,
                                    const Twine &what) {
   bool copy = isa<TmaCopyOp>(op);
   InFlightDiagnostic diag = op->emitError();
-  if (copy)
+  if (isa<ClusterBarrierOp>(op))
+    diag << "a cluster barrier waits until every block of the cluster "
+            "reaches it, but "
+         << what << " differs between the blocks of a cluster";
+  else if (copy)
     diag << "a multicast load gives every block of the cluster the first "
             "block's tile, in the first block's buffer and on its event, but "
          << what << " differs between the blocks of a cluster";
@@ -384,6 +389,10 @@ LogicalResult mlir::croq::verifyClusterCopies(ParallelOp kernel) {
           failed(verifyReleased(copy, kernel)))
         return WalkResult::interrupt();
     }
+    // A cluster barrier: every block of the cluster reaches it as often.
+    if (isa<ClusterBarrierOp>(op) &&
+        failed(verifyUniform(op, {}, "whether it runs", kernel, uniformity)))
+      return WalkResult::interrupt();
     // A trigger across the cluster: the same element in every block, as
     // often (the arrival count is C times the triggering threads).
     if (auto trigger = dyn_cast<EventTriggerOp>(op);

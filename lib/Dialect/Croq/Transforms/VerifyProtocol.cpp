@@ -136,7 +136,7 @@ static SmallVector<SmallVector<Operation *>> roleTraces(InThreadsOp role) {
   role.getBody().walk([&](Operation *op) {
     if (auto inner = dyn_cast<InThreadsOp>(op))
       nested.push_back(inner);
-    barrier |= isa<BarrierOp, GridBarrierOp>(op);
+    barrier |= isa<BarrierOp, GridBarrierOp, ClusterBarrierOp>(op);
   });
   std::optional<llvm::BitVector> selected = roleSelection(role);
   SmallVector<llvm::BitVector> selections;

@@ -24,6 +24,9 @@ inline constexpr llvm::StringLiteral kCooperativeAttrName = "croq.cooperative";
 /// cluster along x, for the host's check of the grid.
 inline constexpr llvm::StringLiteral kClusterBlocksAttrName =
     "croq.cluster_blocks";
+/// On an scf.for: the program's `: unroll(n)`, the factor that
+/// croq-unroll-hinted-loops unrolls it by (fully when n covers its trips).
+inline constexpr llvm::StringLiteral kUnrollAttrName = "croq.unroll";
 } // namespace mlir::croq
 
 #endif // CROQ_DIALECT_CROQ_IR_CROQDIALECT_H

@@ -320,6 +320,28 @@ def Croq_GridBarrierOp : Croq_Op<"grid_barrier"> {
   let hasVerifier = 1;
 }
 
+def Croq_ClusterBarrierOp : Croq_Op<"cluster_barrier", [
+    DeclareOpInterfaceMethods<Croq_CollectiveOpInterface>]> {
+  let summary = "barrier over every thread of a thread-block cluster";
+  let description = [{
+    Croqtile's `sync.barrier : cluster`: every thread of every block of the
+    executing block's cluster arrives, and none goes on before all have.
+    Memory written before it (shared or global) by any thread of the
+    cluster is visible to every thread of the cluster after it
+    (`barrier.cluster.arrive`, which releases, and `barrier.cluster.wait`,
+    which acquires, at cluster scope). It must be in the body of a
+    block-level `croq.parallel` launched in clusters, outside its inner
+    levels and inthreads regions, under loops and branches that are the
+    same in every block of the cluster (croq-verify-protocol checks them).
+
+    ```mlir
+    croq.cluster_barrier
+    ```
+  }];
+  let assemblyFormat = "attr-dict";
+  let hasVerifier = 1;
+}
+
 def Croq_ClusterRankOp : Croq_Op<"cluster_rank", [Pure]> {
   let summary = "the rank of the executing block in its thread-block cluster";
   let description = [{
