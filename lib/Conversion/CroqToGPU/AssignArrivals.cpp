@@ -119,21 +119,12 @@ static LogicalResult assignArrivals(ModuleOp module,
         triggers.push_back(trigger);
     });
     // An arrival across the cluster reaches every block's element: each
-    // counts the triggering threads of all the cluster's blocks.
+    // counts the triggering threads of all the cluster's blocks. (An event
+    // is triggered across the cluster everywhere or nowhere:
+    // croq-verify-protocol checked it.)
     auto acrossCluster = [](Operation *t) {
       return cast<EventTriggerOp>(t).getCluster();
     };
-    if (llvm::any_of(triggers, acrossCluster) &&
-        !llvm::all_of(triggers, acrossCluster)) {
-      Operation *local = *llvm::find_if_not(triggers, acrossCluster);
-      Operation *remote = *llvm::find_if(triggers, acrossCluster);
-      InFlightDiagnostic diag = alloc.emitOpError(
-          "is triggered across the cluster in one place and in its own "
-          "block in another, so no one arrival count completes its phases");
-      diag.attachNote(remote->getLoc()) << "trigger.cluster here";
-      diag.attachNote(local->getLoc()) << "a block's own trigger here";
-      return WalkResult::interrupt();
-    }
     // event<N>: the program's count (of the whole cluster's arrivals, for
     // one triggered across it).
     if (alloc.getArrivals())

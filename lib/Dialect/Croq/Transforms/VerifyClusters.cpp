@@ -21,6 +21,7 @@
 // as often in each: its element and the control flow around it are
 // checked the same way, and so is the control flow around a cluster
 // barrier (`sync.barrier : cluster`), which every block must reach as often.
+// An event is triggered across the cluster everywhere or nowhere.
 //
 //===----------------------------------------------------------------------===//
 
@@ -362,7 +363,41 @@ static LogicalResult verifyReleased(TmaCopyOp copy, ParallelOp kernel) {
 
 } // namespace
 
+/// An event triggered across the cluster in one place and in its own block
+/// in another: no one arrival count completes its phases.
+static LogicalResult verifyOneTriggerScope(EventAllocOp alloc) {
+  SmallVector<EventTriggerOp> triggers;
+  alloc->getParentOp()->walk([&](EventTriggerOp trigger) {
+    if (trigger.getEvent() == alloc.getEvent())
+      triggers.push_back(trigger);
+  });
+  auto remote = llvm::find_if(
+      triggers, [](EventTriggerOp t) { return t.getCluster(); });
+  auto local = llvm::find_if(
+      triggers, [](EventTriggerOp t) { return !t.getCluster(); });
+  if (remote == triggers.end() || local == triggers.end())
+    return success();
+  InFlightDiagnostic diag = local->emitError(
+      "this trigger arrives in its own block only, but the event is "
+      "triggered across the cluster elsewhere, so no one arrival count "
+      "completes its phases");
+  diag.attachNote(remote->getLoc()) << "trigger.cluster here";
+  diag.attachNote(alloc.getLoc()) << "the event is declared here";
+  diag.attachNote() << "hint: trigger the event the same way everywhere "
+                       "(`trigger.cluster e` in every place, or a second "
+                       "event for the block's own arrivals)";
+  return failure();
+}
+
 LogicalResult mlir::croq::verifyClusterCopies(ParallelOp kernel) {
+  // Events first: a multicast's release check below assumes each event is
+  // triggered one way.
+  WalkResult events = kernel.getBody().walk([&](EventAllocOp alloc) {
+    return failed(verifyOneTriggerScope(alloc)) ? WalkResult::interrupt()
+                                                : WalkResult::advance();
+  });
+  if (events.wasInterrupted())
+    return failure();
   ClusterUniformity uniformity(kernel);
   WalkResult result = kernel.getBody().walk([&](Operation *op) {
     if (auto copy = dyn_cast<TmaCopyOp>(op); copy && copy.getMulticast()) {
