@@ -749,12 +749,13 @@ private:
   }
   LogicalResult checkFuturesWaited(func::FuncOp func);
   /// The type of the accumulator `fill` makes, from Sema's `facts`; null
-  /// when it has none, reported at `fill` when `report` is set.
+  /// when it has none, reported when `report` is set: at `mma` (the MMA
+  /// that gives the shape), with a note at `fill`, or at `fill`.
   Type accumulatorType(const Stmt &fill, const AccumulatorFacts &facts,
-                       bool report);
+                       bool report, const Stmt *mma = nullptr);
   /// Reports why the mma.fill of `acc`, an unshaped accumulator, could not
-  /// type it.
-  LogicalResult reportUnshaped(const Symbol &acc);
+  /// type it: at `mma` when the MMA that uses it asks.
+  LogicalResult reportUnshaped(const Symbol &acc, const Stmt *mma = nullptr);
 
   MLIRContext *context;
   OpBuilder builder;

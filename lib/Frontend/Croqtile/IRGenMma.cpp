@@ -21,7 +21,7 @@ bool IRGen::isUnsignedOperand(Value view) {
 }
 
 Type IRGen::accumulatorType(const Stmt &fill, const AccumulatorFacts &facts,
-                            bool report) {
+                            bool report, const Stmt *mma) {
   // Not reported yet: the MMA that uses the accumulator reports it.
   std::optional<ScopedDiagnosticHandler> quiet;
   if (!report)
@@ -32,17 +32,26 @@ Type IRGen::accumulatorType(const Stmt &fill, const AccumulatorFacts &facts,
       fill.loc);
   if (!element)
     return Type();
-  return FragType::getChecked([&] { return emitError(loc(fill.loc)); },
-                              context, FragRole::Acc,
-                              ArrayRef<int64_t>{facts.rows, facts.cols},
-                              element, facts.scope);
+  // At the MMA, the shape's cause; the declaration gets a note.
+  std::optional<ScopedDiagnosticHandler> noted;
+  if (report && mma)
+    noted.emplace(context, [&](Diagnostic &diag) {
+      if (diag.getSeverity() == DiagnosticSeverity::Error)
+        diag.attachNote(loc(fill.loc))
+            << "the accumulator '" << fill.name << "' is declared here";
+      return failure(); // on to the next handler, which prints it
+    });
+  return FragType::getChecked(
+      [&] { return emitError(loc(mma ? mma->loc : fill.loc)); }, context,
+      FragRole::Acc, ArrayRef<int64_t>{facts.rows, facts.cols}, element,
+      facts.scope);
 }
 
-LogicalResult IRGen::reportUnshaped(const Symbol &acc) {
+LogicalResult IRGen::reportUnshaped(const Symbol &acc, const Stmt *mma) {
   const Stmt &fill = *acc.origin;
   auto facts = sema.accumulators.find(&fill);
   if (facts != sema.accumulators.end()) {
-    (void)accumulatorType(fill, facts->second, /*report=*/true);
+    (void)accumulatorType(fill, facts->second, /*report=*/true, mma);
     return failure();
   }
   const Expr *operand = sema.unshapedAccumulators.lookup(&fill);
@@ -491,7 +500,7 @@ LogicalResult IRGen::mma(const Stmt &stmt) {
   // The operands are fine: an accumulator its mma.fill could not type is
   // this MMA's error.
   if (acc->unshaped)
-    return reportUnshaped(*acc);
+    return reportUnshaped(*acc, &stmt);
   if (accRef->index && stmt.async)
     return fail(stmt.loc, "an async MMA into an element of an array of "
                           "accumulators is not supported",

@@ -352,8 +352,9 @@ func.func @negative_wgmma_rows(%out: memref<128x64xf32>) {
   %zero = arith.constant 0.0 : f32
   croq.parallel (%blk) by [%c1] : block {
     croq.parallel (%g) by [%c1] : warpgroup {
+      // The fragment type's verifier: wgmma's M is 64 per warpgroup.
+      // expected-error @below {{a warpgroup's accumulator has 64 rows (wgmma's M per warpgroup), got 128x64}}
       %acc = croq.mma.fill %zero : f32 -> !croq.frag<acc, 128x64xf32, warpgroup>
-      // expected-error @below {{a warpgroup accumulator is 64 x N with N a multiple of 8 up to 256 (one wgmma), got '!croq.frag<acc, 128x64xf32, warpgroup>'; split the tile across warpgroups}}
       croq.mma.store %acc, %out : !croq.frag<acc, 128x64xf32, warpgroup>, memref<128x64xf32>
     }
   }

@@ -289,6 +289,12 @@ LogicalResult FragType::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "fragment element type must be an integer or "
                           "float, got "
                        << elementType;
+  // wgmma computes 64 rows per warpgroup: a larger tile is split across
+  // warpgroups, a smaller one is no wgmma's.
+  if (role == FragRole::Acc && scope == Level::Warpgroup && shape[0] != 64)
+    return emitError() << "a warpgroup's accumulator has 64 rows (wgmma's M "
+                          "per warpgroup), got "
+                       << shape[0] << "x" << shape[1];
   if (role == FragRole::Meta) {
     // One wgmma.sp step covers 32 elements of K of a 16-bit type, 64 of an
     // 8-bit float.
