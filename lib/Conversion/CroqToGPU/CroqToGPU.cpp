@@ -209,8 +209,8 @@ static LogicalResult reportUnsupported(ModuleOp module, StringRef chip) {
         cast<EventAllocOp>(op).getEvent().getType().getStorage() ==
             MemoryKind::Global;
     if (isa<DmaCopyOp, TmaCopyOp, MmaFillOp, MmaLoadOp, MmaOp, MmaStoreOp,
-            MmaCommitOp, BarrierOp, ClusterBarrierOp, InThreadsOp, EventTriggerOp, EventWaitOp,
-            EventAllocOp>(op) &&
+            MmaCommitOp, BarrierOp, ClusterBarrierOp, InThreadsOp,
+            EventTriggerOp, EventWaitOp, EventAllocOp>(op) &&
         !globalEvent && !op->getParentOfType<ParallelOp>()) {
       op->emitOpError("runs on device threads, but is not inside a kernel: "
                       "put it in the body of a block-level croq.parallel");
@@ -263,7 +263,8 @@ static LogicalResult checkWarpgroupFragment(Operation *op,
         !(registerA && !(mma && accumulates)))
       return op->emitOpError("wgmma accumulates in f16, f32 or s32, got ")
              << element;
-    if (shape[0] != kWgmmaM || shape[1] % 8 || shape[1] > 256)
+    // Its 64 rows are the fragment type's rule (FragType::verify).
+    if (shape[1] % 8 || shape[1] > 256)
       return op->emitOpError("a warpgroup accumulator is 64 x N with N a "
                              "multiple of 8 up to 256 (one wgmma), got ")
              << type << "; split the tile across warpgroups";

@@ -363,6 +363,21 @@ func.func @negative_wgmma_rows(%out: memref<128x64xf32>) {
 
 // -----
 
+func.func @wgmma_columns(%out: memref<64x12xf32>) {
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  croq.parallel (%blk) by [%c1] : block {
+    croq.parallel (%g) by [%c1] : warpgroup {
+      %acc = croq.mma.fill %zero : f32 -> !croq.frag<acc, 64x12xf32, warpgroup>
+      // expected-error @below {{a warpgroup accumulator is 64 x N with N a multiple of 8 up to 256 (one wgmma), got '!croq.frag<acc, 64x12xf32, warpgroup>'; split the tile across warpgroups}}
+      croq.mma.store %acc, %out : !croq.frag<acc, 64x12xf32, warpgroup>, memref<64x12xf32>
+    }
+  }
+  return
+}
+
+// -----
+
 // A buffer that wgmma reads is stored swizzled: a plain copy out of it
 // would see scrambled elements.
 func.func @negative_swizzled_buffer_read(%out: memref<64x64xf32>, %o: memref<64x64xf16>) {
