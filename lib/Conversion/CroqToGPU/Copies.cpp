@@ -37,6 +37,7 @@
 #include "llvm/ADT/SmallPtrSet.h"
 
 #include <limits>
+#include <numeric>
 
 using namespace mlir;
 using namespace mlir::croq;
@@ -294,20 +295,43 @@ buildCopyLoop(OpBuilder &b, Location loc, ArrayRef<Value> sizes, int64_t width,
               Value rank, Value groupSize,
               function_ref<void(OpBuilder &, ArrayRef<Value>, int64_t)> access) {
   SmallVector<Value> extents(sizes);
-  extents.back() = arith::DivUIOp::create(b, loc, extents.back(),
-                                          cIndex(b, loc, width));
+  extents.back() = b.createOrFold<arith::DivUIOp>(loc, extents.back(),
+                                                  cIndex(b, loc, width));
   Value count = extents.front();
   for (Value e : ArrayRef(extents).drop_front())
-    count = arith::MulIOp::create(b, loc, count, e);
-  buildStridedLoop(
-      b, loc, rank, count, groupSize,
-      [&](OpBuilder &b, Value linear) {
-        SmallVector<Value> indices = delinearize(b, loc, linear, extents);
-        if (width > 1)
-          indices.back() = arith::MulIOp::create(b, loc, indices.back(),
-                                                 cIndex(b, loc, width));
-        access(b, indices, width);
-      });
+    count = b.createOrFold<arith::MulIOp>(loc, count, e);
+  auto accessAt = [&](OpBuilder &b, Value linear) {
+    SmallVector<Value> indices = delinearize(b, loc, linear, extents);
+    if (width > 1)
+      indices.back() = arith::MulIOp::create(b, loc, indices.back(),
+                                             cIndex(b, loc, width));
+    access(b, indices, width);
+  };
+  // When the group's threads divide the accesses evenly at compile time,
+  // each thread makes a known number of them: unrolled (fully up to
+  // kFullUnroll, else kPartialUnroll per iteration), so that its loads are
+  // all in flight at once. A rolled loop waits for each load before the
+  // store that follows it, one 16-byte access per thread at a time, and
+  // keeps a global copy well short of the memory's bandwidth.
+  constexpr int64_t kFullUnroll = 16, kPartialUnroll = 8;
+  std::optional<int64_t> total = getConstantIntValue(count);
+  std::optional<int64_t> threads = getConstantIntValue(groupSize);
+  if (width > 1 && total && threads && *threads > 0 &&
+      *total % *threads == 0) {
+    int64_t trips = *total / *threads;
+    int64_t unroll = trips <= kFullUnroll ? trips : std::gcd(trips, kPartialUnroll);
+    auto unrolled = [&](OpBuilder &b, Value first) {
+      for (int64_t j = 0; j < unroll; ++j)
+        accessAt(b, j == 0 ? first
+                           : Value(arith::AddIOp::create(
+                                 b, loc, first, cIndex(b, loc, j * *threads))));
+    };
+    if (unroll == trips)
+      return unrolled(b, rank);
+    return buildStridedLoop(b, loc, rank, count,
+                            cIndex(b, loc, unroll * *threads), unrolled);
+  }
+  buildStridedLoop(b, loc, rank, count, groupSize, accessAt);
 }
 
 struct DmaCopyLowering : ScopedPattern<DmaCopyOp> {

@@ -34,6 +34,9 @@ SIGNATURES = {
     "divergent_co": [_TENSOR, _INDEX],
     "copy_co": [_TENSOR, _TENSOR],
     "copy_tma_bench_co": [_TENSOR, _TENSOR],
+    **{name: [_TENSOR, _TENSOR] for name in (
+        "copy_rows_co", "copy_rows_4x2048", "copy_rows_16x512",
+        "copy_rows_8x1024_t512", "copy_rows_tma", "copy_rows_tma_16")},
     "add_co": [_TENSOR, _TENSOR, _TENSOR],
     "matmul_db_co": [_TENSOR, _TENSOR, _TENSOR],
     "mma_rr_co": [_TENSOR, _TENSOR, _TENSOR],

@@ -172,6 +172,25 @@ def tma_copy_benchmark_kernel():
 
 
 @test
+def copy_rows_tails():
+    # The copy benchmark's row-shaped tiles (copy_rows_co.co): 8 x 1024 by
+    # 256 threads (8 unrolled 16-byte accesses each), 4 x 2048, 16 x 512,
+    # 8 x 1024 by 512 threads, and TMA tiles of 32 and 16 rows of 256.
+    # 4160 x 4100 is 2600 blocks of 8 x 1024 with tails in both dimensions;
+    # 3 x 5 is smaller than every tile and not 16-byte aligned.
+    for name in ("copy_rows_co", "copy_rows_4x2048", "copy_rows_16x512",
+                 "copy_rows_8x1024_t512", "copy_rows_tma", "copy_rows_tma_16"):
+        tma = "tma" in name
+        shapes = ((1, 4), (8, 1024), (33, 260), (4160, 4100), (4096, 4096)) if tma \
+            else ((1, 1), (3, 5), (8, 1024), (33, 2049), (4160, 4100), (4096, 4096))
+        for shape in sweep(shapes, shapes[:1] + shapes[2:3]):
+            src = torch.randn(shape, device="cuda")
+            dst = poisoned(shape, torch.float32)
+            getattr(K, name)(src, dst)
+            expect_equal(dst, src, f"{name} shape {shape}")
+
+
+@test
 def tiled_copy_f16_with_tails():
     # 32x128 tiles: 1088 blocks at 2048x2100.
     for shape in sweep(((1, 1), (32, 128), (100, 300), (77, 1000), (2048, 2100)),
