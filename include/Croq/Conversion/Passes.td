@@ -580,7 +580,12 @@ def CroqElideWgmmaSyncsPass
       every path (after `wait_group 0` with no commit since, say).
 
     Calls and inline assembly that may issue warpgroup instructions make the
-    state unknown, which keeps everything after them.
+    state unknown, which keeps everything after them. A call of a
+    libdevice function (`__nv_*`, the math of an epilogue) or of a function
+    of the module whose body and callees issue none leaves it alone: the
+    empty commit and wait of an `mma.store` after an epilogue `apply` that
+    calls `__exp` go, and with them the `warpgroup.arrive` ptxas injected
+    there (C7519).
 
     Three rewrites keep ptxas from adding synchronization of its own:
 

@@ -46,6 +46,32 @@ namespace {
 /// What an op does to the warpgroup MMA state.
 enum class Effect { None, Mma, Fence, Commit, Wait, Unknown };
 
+Effect effectOf(Operation *op);
+
+/// Whether calling `callee` leaves the warpgroup MMA state alone: a
+/// libdevice math function (`__nv_expf` and the like, declarations until
+/// they are linked), or a function defined here whose body, and every
+/// callee's, issues no warpgroup instruction. `visiting` breaks recursion.
+bool calleeLeavesMmaAlone(FunctionOpInterface callee,
+                          llvm::SmallPtrSetImpl<Operation *> &visiting) {
+  if (callee.isExternal())
+    return callee.getName().starts_with("__nv_");
+  if (!visiting.insert(callee).second)
+    return true;
+  WalkResult result = callee.getCallableRegion()->walk([&](Operation *op) {
+    if (auto call = dyn_cast<CallOpInterface>(op)) {
+      auto inner =
+          dyn_cast_or_null<FunctionOpInterface>(call.resolveCallable());
+      return inner && calleeLeavesMmaAlone(inner, visiting)
+                 ? WalkResult::advance()
+                 : WalkResult::interrupt();
+    }
+    return effectOf(op) == Effect::None ? WalkResult::advance()
+                                        : WalkResult::interrupt();
+  });
+  return !result.wasInterrupted();
+}
+
 Effect effectOf(Operation *op) {
   if (isa<NVVM::WgmmaMmaAsyncOp>(op))
     return Effect::Mma;
@@ -63,9 +89,14 @@ Effect effectOf(Operation *op) {
       return Effect::Mma;
     return text.contains("wgmma") ? Effect::Unknown : Effect::None;
   }
-  // A callee may issue warpgroup instructions of its own.
-  if (isa<CallOpInterface>(op))
-    return Effect::Unknown;
+  // A callee may issue warpgroup instructions of its own, unless it is
+  // known not to (math functions, most device functions).
+  if (auto call = dyn_cast<CallOpInterface>(op)) {
+    auto callee = dyn_cast_or_null<FunctionOpInterface>(call.resolveCallable());
+    llvm::SmallPtrSet<Operation *, 4> visiting;
+    return callee && calleeLeavesMmaAlone(callee, visiting) ? Effect::None
+                                                            : Effect::Unknown;
+  }
   return Effect::None;
 }
 

@@ -309,3 +309,48 @@ gpu.module @k {
     llvm.return
   }
 }
+
+// -----
+
+!acc = !llvm.struct<(f32, f32, f32, f32)>
+
+// An epilogue between the drain and mma.store's commit and wait calls math
+// functions (libdevice's, still declarations) and a device function whose
+// body issues no warpgroup instruction: nothing is in flight after them,
+// so the store's commit and wait go. A call to an unknown external
+// function may issue wgmma itself: after it, they stay.
+// CHECK-LABEL: llvm.func @epilogue_calls
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-NEXT: llvm.extractvalue
+// CHECK-NEXT: llvm.call @__nv_expf
+// CHECK-NEXT: llvm.call @silu
+// CHECK-NEXT: llvm.store
+// CHECK-NEXT: llvm.call @unknown
+// CHECK-NEXT: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-NEXT: llvm.return
+gpu.module @k {
+  llvm.func @__nv_expf(f32) -> f32
+  llvm.func @unknown()
+  llvm.func @silu(%x: f32) -> f32 {
+    %e = llvm.call @__nv_expf(%x) : (f32) -> f32
+    %r = llvm.fdiv %x, %e : f32
+    llvm.return %r : f32
+  }
+  llvm.func @epilogue_calls(%da: i64, %db: i64, %acc: !acc, %p: !llvm.ptr) attributes {nvvm.kernel} {
+    nvvm.wgmma.fence.aligned
+    %0 = nvvm.wgmma.mma_async %da, %db, %acc, <m = 64, n = 8, k = 16>, D[<f32>, <one>], A[<f16>, <one>, <row>], B[<f16>, <one>, <col>] : !acc -> !acc
+    nvvm.wgmma.commit.group.sync.aligned
+    nvvm.wgmma.wait.group.sync.aligned 0
+    %x = llvm.extractvalue %0[0] : !acc
+    %e = llvm.call @__nv_expf(%x) : (f32) -> f32
+    %s = llvm.call @silu(%e) : (f32) -> f32
+    nvvm.wgmma.commit.group.sync.aligned
+    nvvm.wgmma.wait.group.sync.aligned 0
+    llvm.store %s, %p : f32, !llvm.ptr
+    llvm.call @unknown() : () -> ()
+    nvvm.wgmma.commit.group.sync.aligned
+    nvvm.wgmma.wait.group.sync.aligned 0
+    llvm.return
+  }
+}
