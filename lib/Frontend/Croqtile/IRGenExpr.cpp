@@ -955,7 +955,9 @@ FailureOr<EVal> IRGen::expr(const Expr &e) {
       Type type = elementType(e.typeArgs.front(), e.loc);
       if (failed(a) || !type)
         return failure();
-      return EVal{coerce(a->value, type, l)};
+      // The named type's signedness, whatever the operand's was.
+      return EVal{withSignedness(coerce(a->value, type, l),
+                                 isUnsignedName(e.typeArgs.front()), l)};
     }
     if (std::optional<FailureOr<EVal>> math = mathBuiltin(e))
       return *math;

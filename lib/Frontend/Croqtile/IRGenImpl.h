@@ -697,6 +697,19 @@ private:
   /// forms.
   llvm::DenseSet<Value> unsignedTensors, unsignedValues;
   bool isUnsigned(Value v) { return unsignedValues.contains(v); }
+  /// `v`, an integer of its final type, as a value of the named signedness
+  /// (`__to<s32>(x)`, `u32 y = ...`): a value of the other signedness is
+  /// copied (an arith.bitcast that canonicalization folds), so that the
+  /// value it came from keeps its own.
+  Value withSignedness(Value v, bool isUnsignedType, Location l) {
+    if (!v.getType().isSignlessInteger() || v.getType().isInteger(1) ||
+        isUnsigned(v) == isUnsignedType)
+      return v;
+    Value copy = arith::BitcastOp::create(builder, l, v.getType(), v);
+    if (isUnsignedType)
+      unsignedValues.insert(copy);
+    return copy;
+  }
   /// The tensor `buffer` is a view of (through views and future data).
   Value rootTensor(Value buffer);
   static bool isUnsignedName(StringRef type) {

@@ -679,12 +679,13 @@ LogicalResult IRGen::declaration(const Stmt &stmt) {
                               : expr(*stmt.value);
       if (failed(v))
         return failure();
-      value = coerce(v->value, type, l);
+      value = withSignedness(coerce(v->value, type, l),
+                             isUnsignedName(stmt.elemType), l);
     } else {
       value = arith::ConstantOp::create(builder, l, builder.getZeroAttr(type));
+      if (isUnsignedName(stmt.elemType))
+        unsignedValues.insert(value);
     }
-    if (isUnsignedName(stmt.elemType))
-      unsignedValues.insert(value);
     Symbol s{Symbol::Kind::Scalar, value};
     // A declared scalar is a variable: `f16 acc = 0; acc += ...` (only an
     // untyped `x = v;` binds an immutable name).

@@ -52,6 +52,7 @@ SIGNATURES = {
     "mma_cr_co": [_TENSOR, _TENSOR, _TENSOR],
     "mma_cc_co": [_TENSOR, _TENSOR, _TENSOR],
     "unsigned_co": [_TENSOR] * 6,
+    "signedness_co": [_TENSOR] * 7,
     "double_buffer_co": [_TENSOR, _TENSOR, _TENSOR],
     "any_array_co": [_TENSOR] * 2,
     "matmul_persistent_co": [_TENSOR, _TENSOR, _TENSOR],

@@ -947,6 +947,34 @@ def unsigned_elements():
         expect_equal(wide.cpu(), b8.to(torch.int32), f"u8 to s32, M = {m}")
 
 
+@test
+def conversions_take_the_named_signedness():
+    # __to<s32> of a u8 and `s32 w = <u32>` are signed, __to<u32> of a
+    # signed value unsigned (signedness_co): negative values shift,
+    # divide, compare and convert as signed ones. 300 blocks, a tail.
+    for m in sweep((1, 128 * 300 + 7), (37,)):
+        b8 = torch.randint(0, 256, (m,), dtype=torch.int64)
+        b8[:3] = torch.tensor([0, 99, 255])[:m]
+        b = ((b8 + 128) % 256 - 128).to(torch.int8).cuda()
+        wide_a = torch.randint(0, 2**32, (m,), dtype=torch.int64)
+        wide_a[:3] = torch.tensor([2**31, 2**32 - 1, 5])[:m]
+        signed_a = (wide_a + 2**31) % 2**32 - 2**31
+        a = signed_a.to(torch.int32).cuda()
+        h, d, e, u = (poisoned((m,), torch.int32) for _ in range(4))
+        f = poisoned((m,), torch.float32)
+        K.signedness_co(b, a, h, d, e, f, u)
+        v = b8 - 100
+        expect_equal(h.cpu(), (v >> 1).to(torch.int32), f"s32 >> 1, M = {m}")
+        want_d = torch.div(signed_a, 3, rounding_mode="trunc")
+        expect_equal(d.cpu(), want_d.to(torch.int32), f"s32 / 3, M = {m}")
+        want_e = wide_a // 7
+        expect_equal(e.cpu(), ((want_e + 2**31) % 2**32 - 2**31).to(torch.int32),
+                     f"u32 / 7, M = {m}")
+        expect_equal(f.cpu(), (torch.where(v < 0, 1000.0, 0.0) + v).to(torch.float32),
+                     f"s32 < 0 and to f32, M = {m}")
+        expect_equal(u.cpu(), ((v % 2**32) >> 28).to(torch.int32), f"u32 >> 28, M = {m}")
+
+
 def check_col_major_a(kernel, shapes, b_is_nk, what):
     """A column-major: lhs [K, M]; rhs [N, K] (col.row) or [K, N] (col.col)."""
     for m, n, k in shapes:
