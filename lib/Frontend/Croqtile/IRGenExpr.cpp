@@ -1395,7 +1395,16 @@ std::optional<FailureOr<EVal>> IRGen::mathBuiltin(const Expr &e) {
       {"__cosh", CROQ_UNARY(math::CoshOp)},   {"__tanh", CROQ_UNARY(math::TanhOp)},
       {"__erf", CROQ_UNARY(math::ErfOp)},     {"__floor", CROQ_UNARY(math::FloorOp)},
       {"__ceil", CROQ_UNARY(math::CeilOp)},   {"__round", CROQ_UNARY(math::RoundOp)},
-      {"__trunc", CROQ_UNARY(math::TruncOp)}, {"__fabs", CROQ_UNARY(math::AbsFOp)},
+      {"__fabs", CROQ_UNARY(math::AbsFOp)},
+      // Toward zero: floor of x >= 0, ceil of x < 0 (both libdevice's; the
+      // NVVM conversion has no math.trunc). NaN and -0.0 pass through floor.
+      {"__trunc",
+       [](OpBuilder &b, Location l, Value x) -> Value {
+         Value zero = arith::ConstantOp::create(b, l, b.getZeroAttr(x.getType()));
+         Value negative = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OLT, x, zero);
+         return arith::SelectOp::create(b, l, negative, math::CeilOp::create(b, l, x),
+                                        math::FloorOp::create(b, l, x));
+       }},
   };
   static const llvm::StringMap<Binary> binary = {
       {"__pow", CROQ_BINARY(math::PowFOp)},

@@ -79,6 +79,8 @@ SIGNATURES = {
     "chained_mma_panel_co": [_TENSOR, _TENSOR, _TENSOR, _TENSOR],
     "activations_co": [_TENSOR, _TENSOR],
     "activations_f16_co": [_TENSOR, _TENSOR],
+    "rounding_co": [_TENSOR, _TENSOR],
+    "rounding_f16_co": [_TENSOR, _TENSOR],
     "guarded_columns_co": [_TENSOR],
     "conditional_ring_co": [_TENSOR, _TENSOR],
     "short_circuit_co": [_TENSOR, _TENSOR],

@@ -712,6 +712,35 @@ def activations():
 
 
 @test
+def rounding():
+    # rounding_co: __floor, __ceil, __round (half away from zero), __trunc
+    # (toward zero) in f32 and f16, with halves, negative halves, -0.0,
+    # infinities and NaN; 1 to 7813 blocks with ragged tails.
+    def reference(x):
+        d = x.double()
+        away = torch.sign(d) * torch.floor(d.abs() + 0.5)
+        return torch.stack([torch.floor(d), torch.ceil(d), away, torch.trunc(d)])
+    for n in sweep((1, 129, 1_000_000), (1, 129)):
+        x = torch.randn(n, device="cuda") * 100
+        special = [2.5, -2.5, 0.5, -0.5, -0.0, 1.0, -1.0, 3.7, -3.7,
+                   float("inf"), float("-inf"), float("nan")]
+        k = min(n, len(special))
+        x[:k] = torch.tensor(special[:k], device="cuda")
+        for dtype, kernel in ((torch.float32, K.rounding_co),
+                              (torch.float16, K.rounding_f16_co)):
+            xs = x.to(dtype)
+            y = poisoned((4, n), dtype)
+            kernel(xs, y)
+            want = reference(xs).to(dtype)
+            same = (y == want) | (y.isnan() & want.isnan())
+            if not same.all():
+                i = (~same).nonzero()[0].tolist()
+                raise AssertionError(f"rounding {i[0]} of x = {xs[i[1]].item()} "
+                                     f"({dtype}, N = {n}): {y[tuple(i)]} vs "
+                                     f"{want[tuple(i)]}")
+
+
+@test
 def store_tails():
     # store_tail_co.co: mma.store into c.view(rows, cols) of a tail tile,
     # masked to the view (the sanitizer run sees any store past M or N).
