@@ -278,19 +278,21 @@ static int64_t vectorWidth(MemRefType source, MemRefType target) {
 }
 
 /// The loop `for (i = rank; i < count; i += stride)` with `body(i)`.
-static void buildStridedLoop(OpBuilder &b, Location loc, Value rank,
-                             Value count, Value stride,
-                             function_ref<void(OpBuilder &, Value)> body) {
+static scf::ForOp buildStridedLoop(OpBuilder &b, Location loc, Value rank,
+                                   Value count, Value stride,
+                                   function_ref<void(OpBuilder &, Value)> body) {
   auto loop = scf::ForOp::create(b, loc, rank, count, stride);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
   body(b, loop.getInductionVar());
+  return loop;
 }
 
 /// Emits the element loop of a copy of `sizes` elements, `width` elements
 /// per access, by `groupSize` threads of which this one is `rank`.
 /// `access(b, indices, width)` moves one access.
-static void
+/// Returns the loop, or null where the accesses are unrolled without one.
+static scf::ForOp
 buildCopyLoop(OpBuilder &b, Location loc, ArrayRef<Value> sizes, int64_t width,
               Value rank, Value groupSize,
               function_ref<void(OpBuilder &, ArrayRef<Value>, int64_t)> access) {
@@ -326,12 +328,14 @@ buildCopyLoop(OpBuilder &b, Location loc, ArrayRef<Value> sizes, int64_t width,
                            : Value(arith::AddIOp::create(
                                  b, loc, first, cIndex(b, loc, j * *threads))));
     };
-    if (unroll == trips)
-      return unrolled(b, rank);
+    if (unroll == trips) {
+      unrolled(b, rank);
+      return nullptr;
+    }
     return buildStridedLoop(b, loc, rank, count,
                             cIndex(b, loc, unroll * *threads), unrolled);
   }
-  buildStridedLoop(b, loc, rank, count, groupSize, accessAt);
+  return buildStridedLoop(b, loc, rank, count, groupSize, accessAt);
 }
 
 struct DmaCopyLowering : ScopedPattern<DmaCopyOp> {
@@ -447,6 +451,9 @@ struct DmaCopyLowering : ScopedPattern<DmaCopyOp> {
     };
 
     int64_t width = vectorWidth(sourceType, targetType);
+    // The group's threads split a cooperative copy: croq-check-divergence
+    // needs every one of them to reach it (kCollectiveAttrName).
+    Operation *copyRoot = nullptr;
     if (width > 1) {
       Value aligned = arith::AndIOp::create(
           rewriter, loc, isAligned(rewriter, loc, source, width),
@@ -463,10 +470,14 @@ struct DmaCopyLowering : ScopedPattern<DmaCopyOp> {
       OpBuilder elseBuilder = ifOp.getElseBodyBuilder();
       buildCopyLoop(elseBuilder, loc, sizes, 1, rank, groupSize,
                     scalarAccess);
+      copyRoot = ifOp;
     } else {
-      buildCopyLoop(rewriter, loc, sizes, 1, rank, groupSize,
-                    scalarAccess);
+      copyRoot = buildCopyLoop(rewriter, loc, sizes, 1, rank, groupSize,
+                               scalarAccess);
     }
+    if (copyRoot && scope.groupSize != 1)
+      copyRoot->setAttr(kCollectiveAttrName,
+                        LevelAttr::get(op.getContext(), scope.groupLevel));
 
     if (async) {
       NVVM::CpAsyncCommitGroupOp::create(rewriter, loc);

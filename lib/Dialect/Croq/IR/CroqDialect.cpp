@@ -127,6 +127,14 @@ LogicalResult CroqDialect::verifyOperationAttribute(Operation *op,
              << "' is a positive integer attribute on a gpu.launch_func";
     return success();
   }
+  // The group that splits a cooperative copy (see kCollectiveAttrName).
+  if (name == kCollectiveAttrName) {
+    if (!isa<LevelAttr>(attr.getValue()) || !isa<scf::IfOp, scf::ForOp>(op))
+      return op->emitError("'") << name
+                                << "' is a level attribute on the scf.if or "
+                                   "scf.for of a cooperative copy";
+    return success();
+  }
   // Every decision that passes record goes through an op, an operand, a
   // property or one of the attributes above: no other croq.* attribute.
   return op->emitError("unknown croq dialect attribute '")

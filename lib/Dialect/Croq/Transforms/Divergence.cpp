@@ -85,6 +85,9 @@ static std::optional<UniformScope> requiredScope(Operation *op,
   auto collective = dyn_cast<CollectiveOpInterface>(op);
   std::optional<Level> level =
       collective ? collective.getCollectiveLevel() : std::nullopt;
+  // A cooperative copy's lowering, which the group's threads split.
+  if (auto copyLevel = op->getAttrOfType<LevelAttr>(kCollectiveAttrName))
+    level = copyLevel.getValue();
   // A thread-level group is one thread: nothing to agree on.
   if (!level || *level == Level::Thread)
     return std::nullopt;
@@ -130,9 +133,13 @@ struct CroqCheckDivergencePass
       if (actual >= *required)
         return;
       // A barrier is the source's sync.shared (or one croq placed).
-      std::string what = isa<gpu::BarrierOp, BarrierOp>(op)
-                             ? std::string("this barrier (sync.shared)")
-                             : "'" + op->getName().getStringRef().str() + "'";
+      std::string what =
+          isa<gpu::BarrierOp, BarrierOp>(op)
+              ? std::string("this barrier (sync.shared)")
+          : op->hasAttr(kCollectiveAttrName)
+              ? std::string("this copy, which the threads of its group split "
+                            "among them,")
+              : "'" + op->getName().getStringRef().str() + "'";
       InFlightDiagnostic diag = emitError(op->getLoc())
                                 << what << " is collective over a "
                                 << stringifyUniformScope(*required)

@@ -27,6 +27,11 @@ inline constexpr llvm::StringLiteral kClusterBlocksAttrName =
 /// On an scf.for: the program's `: unroll(n)`, the factor that
 /// croq-unroll-hinted-loops unrolls it by (fully when n covers its trips).
 inline constexpr llvm::StringLiteral kUnrollAttrName = "croq.unroll";
+/// On the op that a cooperative copy lowers to (its loop, or the branch
+/// between its vector and scalar loops): the level whose instance splits
+/// the copy among its threads, which croq-check-divergence requires all
+/// to reach it, as it does a barrier.
+inline constexpr llvm::StringLiteral kCollectiveAttrName = "croq.collective";
 } // namespace mlir::croq
 
 #endif // CROQ_DIALECT_CROQ_IR_CROQDIALECT_H
