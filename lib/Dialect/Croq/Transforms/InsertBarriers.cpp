@@ -1012,6 +1012,15 @@ private:
           << ", move one access out of it, or index so that each thread's "
              "elements are its own (t * k + c, or disjoint ranges under the "
              "condition)";
+      // In a while loop, the values the loop updates (a tree reduction's
+      // stride) are unknown to the proof; a loop over a count has each
+      // step's value, which croq evaluates: name that form.
+      if (auto whileOp = later.op->getParentOfType<scf::WhileOp>())
+        diag.attachNote(whileOp.getLoc())
+            << "the values this while loop updates are not known to croq's "
+               "proof, so it cannot tell which elements each step's "
+               "condition selects; over a count of steps it can: `foreach s "
+               "in [8] { h = 128 >> s; if (t < h) ... }`";
       return;
     }
     auto [it, inserted] = anchors.insert({anchor, level});
