@@ -91,6 +91,9 @@ struct Carried {
   }
   std::string name;
   std::optional<ControlFlag> flag;
+  /// Where the body first assigns it (an assignment or an increment), when
+  /// known: errors about the assignment point there.
+  llvm::SMLoc at;
   /// An element of an array of accumulators (Symbol::Kind::FragArray), or -1.
   int element = -1;
   /// The scaled sum of a block-scaled accumulator (Symbol::scaledSum), which

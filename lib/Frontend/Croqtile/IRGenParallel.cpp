@@ -937,7 +937,7 @@ LogicalResult IRGen::inthreads(const Stmt &stmt) {
     }
     if (stmt.async || c.scaledSum ||
         !isa<IntegerType, FloatType, IndexType>(before.getType()))
-      return fail(stmt.loc,
+      return fail(c.at.isValid() ? c.at : stmt.loc,
                   "inthreads" + Twine(stmt.async ? ".async" : "") +
                       " cannot assign '" + c.name +
                       "', which is defined outside it",

@@ -57,9 +57,12 @@ struct AssignedList {
   llvm::StringSet<> names, waited;
   std::array<bool, kNumControlFlags> flags = {};
 
-  void add(const std::string &name) {
-    if (!name.empty() && names.insert(name).second)
-      items.push_back({Carried(name)});
+  void add(const std::string &name, llvm::SMLoc at = {}) {
+    if (!name.empty() && names.insert(name).second) {
+      Carried c(name);
+      c.at = at;
+      items.push_back({c});
+    }
   }
   void add(ControlFlag flag) {
     if (!flags[static_cast<unsigned>(flag)]) {
@@ -114,7 +117,7 @@ static void collectAssigned(const Stmt *stmt, AssignedList &out) {
   switch (stmt->kind) {
   case Stmt::Kind::Assign:
     if (stmt->target->kind == Expr::Kind::Name)
-      out.add(stmt->target->name);
+      out.add(stmt->target->name, stmt->target->loc);
     // `acc.at(i, j) = v` makes a new accumulator value.
     else if (stmt->target->kind == Expr::Kind::Member &&
              stmt->target->name == "at" && stmt->target->base &&
@@ -232,8 +235,11 @@ SmallVector<Carried> IRGen::carriedOf(ArrayRef<Assigned> assigned) {
       continue;
     }
     if (s->kind == Symbol::Kind::Future || s->kind == Symbol::Kind::Frag ||
-        (s->kind == Symbol::Kind::Scalar && s->isMutable))
-      result.push_back(Carried(name));
+        (s->kind == Symbol::Kind::Scalar && s->isMutable)) {
+      Carried c(name);
+      c.at = a.what.at;
+      result.push_back(c);
+    }
     if (s->kind == Symbol::Kind::Frag && s->scaledSum)
       result.push_back(Carried(name, /*scaledSum=*/true));
   }
