@@ -18,8 +18,9 @@ Each check builds its inputs from the program's `// REF:` comment and its
 the kernel at several shapes (the smallest legal one, ragged tails, and
 grids of thousands to tens of thousands of blocks where the program
 allows) and compares with a float64 (or exact integer) reference. The
-programs prefix their functions `r8_`. r8_14 and r8_19 do not compile
-today (see README.md): their checks report COMPILE-FAIL until they do.
+programs prefix their functions `r8_`. r8_19 does not compile today
+(see README.md): its check reports COMPILE-FAIL until it does; r8_18's
+70000-row shape is refused at the launch (CUDA's grid y limit).
 """
 import math
 import os
