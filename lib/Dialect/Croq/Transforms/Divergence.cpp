@@ -94,6 +94,28 @@ static std::optional<UniformScope> requiredScope(Operation *op,
   return levelScope(*level);
 }
 
+/// How an error names a collective op: by what the program wrote, where
+/// the op has a source-level counterpart, else by its IR name.
+static std::string collectiveName(Operation *op) {
+  if (isa<gpu::BarrierOp, BarrierOp, NVVM::Barrier0Op>(op))
+    return "this barrier (sync.shared)";
+  if (isa<NVVM::SyncWarpOp>(op))
+    return "this warp barrier (bar.warp.sync)";
+  if (op->hasAttr(kCollectiveAttrName))
+    return "this copy, which the threads of its group split among them,";
+  if (isa<nvgpu::MmaSyncOp, NVVM::MmaOp, nvgpu::LdMatrixOp>(op))
+    return "this warp MMA (mma.sync: '" + op->getName().getStringRef().str() +
+           "')";
+  if (isa<nvgpu::WarpgroupMmaOp, nvgpu::WarpgroupMmaStoreOp,
+          NVVM::WgmmaMmaAsyncOp, NVVM::WgmmaFenceAlignedOp,
+          NVVM::WgmmaGroupSyncAlignedOp, NVVM::WgmmaWaitGroupSyncOp>(op))
+    return "this warpgroup MMA (wgmma: '" +
+           op->getName().getStringRef().str() + "')";
+  if (isa<gpu::ShuffleOp, NVVM::ShflOp>(op))
+    return "this warp shuffle";
+  return "'" + op->getName().getStringRef().str() + "'";
+}
+
 static bool isSingleThreadIssue(Operation *op) {
   return isa<nvgpu::TmaAsyncLoadOp, nvgpu::TmaAsyncStoreOp,
              nvgpu::MBarrierArriveExpectTxOp,
@@ -133,13 +155,7 @@ struct CroqCheckDivergencePass
       if (actual >= *required)
         return;
       // A barrier is the source's sync.shared (or one croq placed).
-      std::string what =
-          isa<gpu::BarrierOp, BarrierOp>(op)
-              ? std::string("this barrier (sync.shared)")
-          : op->hasAttr(kCollectiveAttrName)
-              ? std::string("this copy, which the threads of its group split "
-                            "among them,")
-              : "'" + op->getName().getStringRef().str() + "'";
+      std::string what = collectiveName(op);
       InFlightDiagnostic diag = emitError(op->getLoc())
                                 << what << " is collective over a "
                                 << stringifyUniformScope(*required)
