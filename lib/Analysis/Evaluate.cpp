@@ -67,6 +67,13 @@ std::optional<Operator> classify(Operation *def) {
               [](Operation *) { return Code::Cast; })
           .Case<arith::ExtUIOp, arith::IndexCastUIOp>(
               [](Operation *) { return Code::ZeroExtend; })
+          // The frontend's copy of an integer that changes its signedness
+          // (`__to<s32>(x)` of a u32): the same bits.
+          .Case([](arith::BitcastOp op) -> std::optional<Code> {
+            if (op.getIn().getType().isSignlessInteger())
+              return Code::Cast;
+            return std::nullopt;
+          })
           .Default([](Operation *) { return std::nullopt; });
   if (!code)
     return std::nullopt;

@@ -703,12 +703,16 @@ private:
   /// `v`, an integer of its final type, as a value of the named signedness
   /// (`__to<s32>(x)`, `u32 y = ...`): a value of the other signedness is
   /// copied (an arith.bitcast that canonicalization folds), so that the
-  /// value it came from keeps its own.
+  /// value it came from keeps its own (a constant is a new constant).
   Value withSignedness(Value v, bool isUnsignedType, Location l) {
     if (!v.getType().isSignlessInteger() || v.getType().isInteger(1) ||
         isUnsigned(v) == isUnsignedType)
       return v;
-    Value copy = arith::BitcastOp::create(builder, l, v.getType(), v);
+    // A constant stays one (analyses read it), as a constant of its own.
+    TypedAttr constant;
+    Value copy = matchPattern(v, m_Constant(&constant))
+                     ? Value(arith::ConstantOp::create(builder, l, constant))
+                     : Value(arith::BitcastOp::create(builder, l, v.getType(), v));
     if (isUnsignedType)
       unsignedValues.insert(copy);
     return copy;
