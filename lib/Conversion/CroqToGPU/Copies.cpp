@@ -311,10 +311,10 @@ buildCopyLoop(OpBuilder &b, Location loc, ArrayRef<Value> sizes, int64_t width,
   };
   // When the group's threads divide the accesses evenly at compile time,
   // each thread makes a known number of them: unrolled (fully up to
-  // kFullUnroll, else kPartialUnroll per iteration), so that its loads are
-  // all in flight at once. A rolled loop waits for each load before the
-  // store that follows it, one 16-byte access per thread at a time, and
-  // keeps a global copy well short of the memory's bandwidth.
+  // kFullUnroll, else kPartialUnroll per iteration), so that its loads can
+  // all be in flight at once without relying on ptxas to unroll a loop
+  // whose bounds depend on the thread index. (On the copy benchmark the
+  // rolled form measured the same: bench/RESULTS.md, 2026-12-07.)
   constexpr int64_t kFullUnroll = 16, kPartialUnroll = 8;
   std::optional<int64_t> total = getConstantIntValue(count);
   std::optional<int64_t> threads = getConstantIntValue(groupSize);
