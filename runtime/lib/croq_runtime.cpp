@@ -180,14 +180,16 @@ extern "C" int croq_rt_launch(croq_module *module, const char *kernel,
                         kernel, (long long)gridX, (long long)gridY,
                         (long long)gridZ);
   }
-  // CUDA's grid limits: x below 2^31, y and z at most 65535 (a parallel
-  // of more than three dimensions folds the later ones into z).
+  // CUDA's grid limits: x below 2^31, y and z at most 65535. croq keeps
+  // y and z for constant extents within them and linearizes other grids
+  // into x, so what fails here is a grid of 2^31 blocks or more.
   if (gridX > 2147483647LL || gridY > 65535 || gridZ > 65535)
     return croq_rt_fail(caller,
                         "kernel '%s': a grid of %lld x %lld x %lld blocks is "
                         "past what CUDA launches (x below 2^31, y and z at "
-                        "most 65535; dimensions past the third multiply into "
-                        "z): give the block-level parallel fewer blocks",
+                        "most 65535; croq linearizes a grid of run-time "
+                        "extents into x): give the block-level parallel "
+                        "fewer blocks",
                         kernel, (long long)gridX, (long long)gridY,
                         (long long)gridZ);
   CUfunction function;

@@ -109,6 +109,9 @@ static FailureOr<Value> hostValue(ConversionPatternRewriter &b, Value value,
   return clone->getResult(cast<OpResult>(value).getResultNumber());
 }
 
+/// The most blocks a grid may have in y and in z.
+constexpr int64_t kMaxGridYZ = 65535;
+
 /// A host-level block parallel becomes a gpu.launch.
 struct KernelLaunchLowering : ScopedPattern<ParallelOp> {
   using ScopedPattern::ScopedPattern;
@@ -191,13 +194,39 @@ struct KernelLaunchLowering : ScopedPattern<ParallelOp> {
     }
 
     Value one = cIndex(rewriter, loc, 1);
-    Value gx = bounds[0];
-    Value gy = bounds.size() > 1 ? bounds[1] : one;
-    // A grid of more than three dimensions folds the third and later ones
-    // into z (row-major); the body recovers them from blockIdx.z.
-    Value gz = bounds.size() > 2 ? bounds[2] : one;
-    for (size_t i = 3; i < bounds.size(); ++i)
-      gz = arith::MulIOp::create(rewriter, loc, gz, bounds[i]);
+    // CUDA launches up to 2^31 - 1 blocks in x but only 65535 in y and z.
+    // The second and later extents go to y and z when they are constants
+    // within those limits; otherwise (a run-time row count, say) the whole
+    // grid is linearized into x, first extent fastest, and the body
+    // recovers each index from blockIdx.x. A cluster spans x, so a
+    // clustered grid keeps its dimensions.
+    bool linearize = false;
+    if (bounds.size() > 1 && op.getCluster().value_or(1) <= 1) {
+      int64_t z = 1;
+      for (size_t i = 1; i < bounds.size() && !linearize; ++i) {
+        std::optional<int64_t> extent = getConstantIntValue(bounds[i]);
+        if (!extent) {
+          linearize = true;
+        } else if (i == 1) {
+          linearize = *extent > kMaxGridYZ;
+        } else {
+          z *= *extent;
+          linearize = z > kMaxGridYZ;
+        }
+      }
+    }
+    Value gx = bounds[0], gy = one, gz = one;
+    if (linearize) {
+      for (Value bound : bounds.drop_front())
+        gx = arith::MulIOp::create(rewriter, loc, gx, bound);
+    } else {
+      gy = bounds.size() > 1 ? bounds[1] : one;
+      // A grid of more than three dimensions folds the third and later
+      // ones into z (row-major); the body recovers them from blockIdx.z.
+      gz = bounds.size() > 2 ? bounds[2] : one;
+      for (size_t i = 3; i < bounds.size(); ++i)
+        gz = arith::MulIOp::create(rewriter, loc, gz, bounds[i]);
+    }
     Value bx;
     if (!runtimeBlock) {
       bx = cIndex(rewriter, loc, blockDim);
@@ -263,9 +292,20 @@ struct KernelLaunchLowering : ScopedPattern<ParallelOp> {
     SmallVector<Value> blockIds;
     gpu::Dimension dims[] = {gpu::Dimension::x, gpu::Dimension::y,
                              gpu::Dimension::z};
-    for (size_t i = 0; i < std::min<size_t>(bounds.size(), 3); ++i)
-      blockIds.push_back(gpu::BlockIdOp::create(rewriter, loc, dims[i]));
-    if (bounds.size() > 3) {
+    if (linearize) {
+      // blockIdx.x = i0 + n0 * (i1 + n1 * (i2 + ...)).
+      Value rest = gpu::BlockIdOp::create(rewriter, loc, dims[0]);
+      for (size_t i = 0; i + 1 < bounds.size(); ++i) {
+        blockIds.push_back(
+            arith::RemUIOp::create(rewriter, loc, rest, bounds[i]));
+        rest = arith::DivUIOp::create(rewriter, loc, rest, bounds[i]);
+      }
+      blockIds.push_back(rest);
+    } else {
+      for (size_t i = 0; i < std::min<size_t>(bounds.size(), 3); ++i)
+        blockIds.push_back(gpu::BlockIdOp::create(rewriter, loc, dims[i]));
+    }
+    if (!linearize && bounds.size() > 3) {
       // blockIdx.z = ((i2 * n3 + i3) * n4 + i4) ...: peel from the last.
       Value rest = blockIds.pop_back_val();
       SmallVector<Value> folded(bounds.size() - 2);

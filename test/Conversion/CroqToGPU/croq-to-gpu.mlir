@@ -3,12 +3,17 @@
 // RUN: croq-opt %s --croq-insert-barriers --croq-plan-shared-layout --croq-pipeline-mma --croq-materialize-tma --croq-assign-arrivals --croq-assign-phases --croq-elect-issuers --convert-croq-to-gpu --split-input-file | croq-opt --split-input-file --croq-to-nvvm=format=isa | FileCheck %s --check-prefix=PTX
 
 // A host-level block parallel is a gpu.launch: block indices from
-// gpu.block_id, the block size from the thread-level chain.
+// gpu.block_id, the block size from the thread-level chain. Run-time
+// extents past the first may pass CUDA's 65535 blocks in y and z, so such
+// a grid is linearized into x (first extent fastest); constant extents
+// within the limits keep y and z.
 // CHECK-LABEL: func.func @launch_shape
 // CHECK-SAME: (%[[M:.*]]: index, %[[N:.*]]: index,
-// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %[[M]], {{.*}} = %[[N]], {{.*}}) threads({{.*}}) in ({{.*}} = %c256{{(_[0-9]+)?}},
-// CHECK: %[[BX:.*]] = gpu.block_id x
-// CHECK: %[[BY:.*]] = gpu.block_id y
+// CHECK: %[[MN:.*]] = arith.muli %[[M]], %[[N]] : index
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %[[MN]], {{.*}} = %c1{{(_[0-9]+)?}}, {{.*}} = %c1{{(_[0-9]+)?}}) threads({{.*}}) in ({{.*}} = %c256{{(_[0-9]+)?}},
+// CHECK: %[[B:.*]] = gpu.block_id x
+// CHECK: %[[BX:.*]] = arith.remui %[[B]], %[[M]] : index
+// CHECK: %[[BY:.*]] = arith.divui %[[B]], %[[M]] : index
 // CHECK: %[[TID:.*]] = gpu.thread_id x
 // CHECK: %[[T:.*]] = arith.remui %[[TID]], %{{.*}} : index
 // CHECK: memref.store {{.*}}[%[[BX]], %[[BY]], %[[T]]]
@@ -18,6 +23,36 @@ func.func @launch_shape(%m: index, %n: index, %out: memref<?x?x256xindex>) {
   croq.parallel (%x, %y) by [%m, %n] : block {
     croq.parallel (%t) by [%c256] : thread {
       memref.store %t, %out[%x, %y, %t] : memref<?x?x256xindex>
+    }
+  }
+  return
+}
+
+// CHECK-LABEL: func.func @launch_constant_shape
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %arg0, {{.*}} = %c300{{(_[0-9]+)?}}, {{.*}} = %c65535{{(_[0-9]+)?}})
+// CHECK: gpu.block_id x
+// CHECK: gpu.block_id y
+// CHECK: gpu.block_id z
+// CHECK-LABEL: func.func @launch_constant_rows
+// CHECK: %[[ROWS:.*]] = arith.muli %arg0, %c65536{{(_[0-9]+)?}} : index
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %[[ROWS]], {{.*}} = %c1{{(_[0-9]+)?}}, {{.*}} = %c1{{(_[0-9]+)?}})
+func.func @launch_constant_shape(%m: index, %out: memref<?x300x65535xindex>) {
+  %c300 = arith.constant 300 : index
+  %c65535 = arith.constant 65535 : index
+  %c32 = arith.constant 32 : index
+  croq.parallel (%x, %y, %z) by [%m, %c300, %c65535] : block {
+    croq.parallel (%t) by [%c32] : thread {
+      memref.store %t, %out[%x, %y, %z] : memref<?x300x65535xindex>
+    }
+  }
+  return
+}
+func.func @launch_constant_rows(%m: index, %out: memref<?x65536xindex>) {
+  %c65536 = arith.constant 65536 : index
+  %c32 = arith.constant 32 : index
+  croq.parallel (%x, %y) by [%m, %c65536] : block {
+    croq.parallel (%t) by [%c32] : thread {
+      memref.store %t, %out[%x, %y] : memref<?x65536xindex>
     }
   }
   return
@@ -324,14 +359,16 @@ func.func @elected_store(%counts: memref<?xi32>, %all: memref<?x64xi32>, %n: ind
 
 // RUN: croq-opt %s --croq-plan-shared-layout --croq-pipeline-mma --croq-materialize-tma --croq-assign-arrivals --croq-assign-phases --croq-elect-issuers="use-elect-sync=true" --convert-croq-to-gpu --split-input-file | FileCheck %s --check-prefix=ELECT
 // With use-elect-sync, a store between levels under warp-uniform control is
-// made by the lane elect.sync picks in the group's first warp.
+// made by the lane elect.sync picks in the group's first warp (the election
+// runs in that warp only; the others take false).
 // ELECT-LABEL: func.func @elected_by_elect_sync
 // ELECT: %[[W:.*]] = arith.divui %{{.*}}, %{{.*}} : index
 // ELECT: %[[W0:.*]] = arith.cmpi eq, %[[W]], %{{.*}} : index
-// ELECT: scf.if %[[W0]] {
-// ELECT: %[[E:.*]] = nvvm.elect.sync -> i1
+// ELECT: %[[E:.*]] = scf.if %[[W0]] -> (i1) {
+// ELECT-NEXT: %[[S:.*]] = nvvm.elect.sync -> i1
+// ELECT-NEXT: scf.yield %[[S]] : i1
 // ELECT: scf.if %[[E]] {
-// ELECT: memref.store
+// ELECT-NEXT: memref.store
 func.func @elected_by_elect_sync(%counts: memref<?xi32>, %n: index) {
   %c64 = arith.constant 64 : index
   croq.parallel (%b) by [%n] : block {

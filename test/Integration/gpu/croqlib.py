@@ -69,6 +69,8 @@ SIGNATURES = {
     "tma_groups_co": [_TENSOR, _TENSOR, _TENSOR],
     "tree_sum_co": [_TENSOR, _TENSOR],
     "grid_dims_co": [_TENSOR],
+    "grid_rows_co": [_TENSOR],
+    "grid_planes_co": [_TENSOR],
     "store_rows_co": [_TENSOR, _TENSOR, _TENSOR],
     "swizzled_elements_co": [_TENSOR, _TENSOR, _TENSOR, _TENSOR],
     "chained_mma_co": [_TENSOR, _TENSOR, _TENSOR, _TENSOR],

@@ -855,18 +855,28 @@ def mma_store_squeezed_tail_tiles():
 
 @test
 def grid_dims():
-    # grid_dims_co.co: a five-dimensional block grid, dimensions 3 to 5
-    # folded into z. Each element holds its own linear index. A z past
-    # 65535 blocks is refused before the launch.
+    # grid_dims_co.co: five run-time block extents, linearized into x; each
+    # element holds its own linear index. 256 x 16 x 17 = 69632 blocks past
+    # the first extent (z, before linearization, refused them) and a second
+    # extent of 70000 run; 70000 constant rows (grid_rows_co) and constant
+    # extents kept in y and z (grid_planes_co) as well.
     for shape in sweep(((1, 1, 1, 1, 1), (3, 2, 5, 7, 4), (1000, 1, 2, 3, 65),
-                        (2, 3, 1, 1, 1)),
-                       ((1, 1, 1, 1, 1), (3, 2, 5, 7, 4))):
+                        (2, 3, 1, 1, 1), (1, 1, 256, 16, 17), (2, 70000, 1, 1, 1)),
+                       ((1, 1, 1, 1, 1), (3, 2, 5, 7, 4), (1, 70000, 1, 1, 1))):
         x = poisoned(shape + (32,), torch.int32)
         K.grid_dims_co(x)
         want = torch.arange(x.numel(), dtype=torch.int32, device="cuda")
         expect_equal(x, want.view(x.shape), f"grid {shape}")
-    rejects(K.grid_dims_co, (poisoned((1, 1, 256, 16, 17, 32), torch.int32),),
-            "65535", what="z of 69632 blocks")
+    for c in sweep((1, 3), (1,)):
+        x = poisoned((70000, c, 32), torch.int32)
+        K.grid_rows_co(x)
+        want = torch.arange(x.numel(), dtype=torch.int32, device="cuda")
+        expect_equal(x, want.view(x.shape), f"70000 rows of {c}")
+    for a in sweep((1, 7, 300), (1, 7)):
+        x = poisoned((a, 3, 4, 5, 32), torch.int32)
+        K.grid_planes_co(x)
+        want = torch.arange(x.numel(), dtype=torch.int32, device="cuda")
+        expect_equal(x, want.view(x.shape), f"planes of {a}")
 
 
 @test

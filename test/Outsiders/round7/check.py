@@ -19,8 +19,8 @@ the kernel at several shapes (the smallest legal one, ragged tails, and
 grids of thousands to tens of thousands of blocks where the program
 allows) and compares with a float64 (or exact integer) reference. The
 programs prefix their functions `r8_`. r8_19 does not compile today
-(see README.md): its check reports COMPILE-FAIL until it does; r8_18's
-70000-row shape is refused at the launch (CUDA's grid y limit).
+(see README.md): its check reports COMPILE-FAIL until it does. r8_18's
+70000-row shape runs since croq linearizes grids of run-time extents into x.
 """
 import math
 import os
@@ -410,7 +410,7 @@ def _(m):
 @check("r8_18_grid_y_past_65535")
 def _(m):
     # The grid is [cdiv(C, 64), R]: R = 70000 passes CUDA's 65535 limit of
-    # grid y (run last).
+    # grid y, so croq launches it linearized into x.
     torch = T()
     for R, C in [(1, 1), (3, 65), (1000, 1000), (65535, 64), (70000, 64)]:
         x = uniform((R, C))
