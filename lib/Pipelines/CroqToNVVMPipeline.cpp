@@ -75,6 +75,8 @@ void mlir::croq::buildCroqPrepareGPUPipeline(
 
 void mlir::croq::buildCroqToNVVMPipeline(
     OpPassManager &pm, const CroqToNVVMPipelineOptions &options) {
+  // One barrier after consecutive event initialisations, not one each.
+  pm.addPass(createCroqMergeInitBarriersPass());
   // Waits on TMA futures become event waits (again in croq-prepare-gpu,
   // where it finds nothing left), so that the protocol check sees them.
   pm.addPass(createCroqBindTmaFuturesPass());

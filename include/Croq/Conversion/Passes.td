@@ -512,6 +512,37 @@ def CroqMarkLaunchesPass
   }];
 }
 
+def CroqMergeInitBarriersPass
+    : Pass<"croq-merge-init-barriers", "::mlir::ModuleOp"> {
+  let summary = "One barrier after a kernel's consecutive event initialisations";
+  let description = [{
+    Each shared event group is initialised by thread 0 and followed by a
+    barrier (a block barrier, or a cluster barrier when other blocks of
+    the cluster arrive on it) before any thread uses it. A kernel that
+    declares several groups one after another so waits once per group; the
+    cluster barriers among them cost a round trip across the cluster each.
+
+    This pass removes a barrier when the next barrier of the same block
+    follows it with nothing in between but operations without memory
+    effects and the initialisations of event groups created after it:
+    nothing between the two can observe what the first one orders, and
+    the second orders all of it. A cluster barrier is kept before a block
+    barrier (the block barrier does not order the other blocks); a block
+    barrier before a cluster barrier goes.
+
+    ```mlir
+    scf.if %first { nvgpu.mbarrier.init %a[...] ... nvvm.fence.mbarrier.init }
+    nvvm.cluster.arrive
+    nvvm.cluster.wait            // removed, with the arrive
+    %b = nvgpu.mbarrier.create ...
+    scf.if %first { nvgpu.mbarrier.init %b[...] ... nvvm.fence.mbarrier.init }
+    nvvm.cluster.arrive
+    nvvm.cluster.wait
+    ```
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
 def CroqLowerF8ConversionsPass
     : Pass<"croq-lower-f8-conversions", "::mlir::gpu::GPUModuleOp"> {
   let summary = "Lower conversions of 8-bit and sub-byte floats";

@@ -83,7 +83,8 @@ struct CroqToNVVMPipelineOptions
 void buildCroqToNVVMPipeline(OpPassManager &pm,
                              const CroqToNVVMPipelineOptions &options);
 
-/// What croq-to-nvvm runs after convert-croq-to-gpu: the divergence check,
+/// What croq-to-nvvm runs after convert-croq-to-gpu: the merge of the
+/// barriers after event initialisations, the divergence check,
 /// kernel outlining, the NVVM lowering of the kernels and their
 /// serialization. An embedder that converts croq IR with its own conversion
 /// target runs this next.
