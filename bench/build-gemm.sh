@@ -44,6 +44,8 @@ croq_splitk_bn256 gemm_splitk_co -DBN=256 -DSTAGES=4
 croq_splitk_bn128 gemm_splitk_co -DBN=128 -DSTAGES=6
 croq_splitk_staged_bn128 gemm_splitk_co -DBN=128 -DSTAGES=4 -DSTAGED_EPILOGUE
 croq_splitk_turns_bn256 gemm_splitk_co -DBN=256 -DSTAGES=3 -DSHARED_STAGING
+croq_splitk_mc2_bn128 gemm_splitk_co -DBN=128 -DSTAGES=6 -DCLUSTER=2
+croq_splitk_mc2_bn256 gemm_splitk_co -DBN=256 -DSTAGES=4 -DCLUSTER=2
 VARIANTS
 cp "$root"/runtime/include/croq_runtime.h "$root"/runtime/lib/croq_runtime.cpp "$out/"
 echo "gemm bench: $(wc -l < "$out/variants.txt") variants in $out"

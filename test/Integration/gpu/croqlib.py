@@ -130,6 +130,7 @@ SIGNATURES = {
     "gemm_persistent_f16_staged_bk32": [_TENSOR, _TENSOR, _TENSOR],
     "gemm_splitk_co": [_TENSOR, _TENSOR, _TENSOR, _INDEX],
     "gemm_splitk_bn128": [_TENSOR, _TENSOR, _TENSOR, _INDEX],
+    "gemm_splitk_mc2_bn128": [_TENSOR, _TENSOR, _TENSOR, _INDEX],
     "gemm_splitk_staged_bn128": [_TENSOR, _TENSOR, _TENSOR, _INDEX],
     "gemm_splitk_turns": [_TENSOR, _TENSOR, _TENSOR, _INDEX],
     "gemm_splitk_cluster_co": [_TENSOR, _TENSOR, _TENSOR],

@@ -2101,6 +2101,9 @@ def tma_wgmma_gemm_split_k_staged_partials():
 @test
 def tma_wgmma_gemm_split_k_bn128():
     check_splitk(K.gemm_splitk_bn128, "split-K GEMM, 128x128x64")
+    # Clusters of 2 row tiles sharing the rhs tile by multicast; the row
+    # tiles rounded up to whole clusters (129 and 300 rows: 2 and 3 tiles).
+    check_splitk(K.gemm_splitk_mc2_bn128, "split-K GEMM, 128x128x64, clusters of 2")
 
 
 def check_splitk_cluster(kernel, splits, what):
