@@ -27,12 +27,46 @@ namespace {
 /// What one access does, gathered once: the loops between it and the
 /// thread parallel (outermost first), and the conditions around it up to
 /// the kernel with the value each must have for the access to run.
+/// A loop the enumeration steps through: an scf.for (its counter), or an
+/// scf.while whose carried values it computes from their initial values
+/// (a tree reduction's `while (h > 0) { ...; h = h >> 1; }`).
+using Loop = Operation *;
+
+/// The values that drive a loop's steps, compiled: an scf.for's lower and
+/// upper bound and step; an scf.while's initial values, its condition,
+/// the values the condition forwards to the body and those the body
+/// yields.
+using LoopPlan = SmallVector<unsigned, 4>;
+
+/// The values a loop's steps evaluate: see LoopPlan.
+SmallVector<Value> loopDrivers(Loop loop) {
+  if (auto forOp = dyn_cast<scf::ForOp>(loop))
+    return {forOp.getLowerBound(), forOp.getUpperBound(), forOp.getStep()};
+  auto whileOp = cast<scf::WhileOp>(loop);
+  SmallVector<Value> values(whileOp.getInits());
+  scf::ConditionOp condition = whileOp.getConditionOp();
+  values.push_back(condition.getCondition());
+  llvm::append_range(values, condition.getArgs());
+  llvm::append_range(values, whileOp.getYieldOp().getOperands());
+  return values;
+}
+
+/// The values the enumeration sets for a loop's steps.
+SmallVector<Value> loopInputs(Loop loop) {
+  if (auto forOp = dyn_cast<scf::ForOp>(loop))
+    return {forOp.getInductionVar()};
+  auto whileOp = cast<scf::WhileOp>(loop);
+  SmallVector<Value> values(whileOp.getBeforeArguments());
+  llvm::append_range(values, whileOp.getAfterArguments());
+  return values;
+}
+
 struct Side {
   const ElementAccess *access;
-  SmallVector<scf::ForOp> loops;
+  SmallVector<Loop> loops;
   SmallVector<std::pair<Value, bool>> conditions;
   /// The same, compiled: each loop's bounds, each condition, each index.
-  SmallVector<std::array<unsigned, 3>> loopBounds;
+  SmallVector<LoopPlan> loopBounds;
   SmallVector<std::pair<unsigned, bool>> tests;
   SmallVector<unsigned> indices;
 };
@@ -92,15 +126,28 @@ public:
   }
 
 private:
-  /// Whether `loop`'s bounds are the same in every thread: constants, or
-  /// values computed outside the thread body.
-  bool uniformBounds(scf::ForOp loop) {
-    return llvm::all_of(
-        ValueRange{loop.getLowerBound(), loop.getUpperBound(), loop.getStep()},
-        [&](Value v) {
-          return matchPattern(v, m_Constant()) ||
-                 !threads->isAncestor(v.getParentBlock()->getParentOp());
-        });
+  /// Whether `loop`'s steps are the same in every thread: an scf.for's
+  /// bounds are constants or values computed outside the thread body; an
+  /// scf.while's initial values are, and its condition and updates are
+  /// computed from its own carried values and such values alone.
+  bool uniformBounds(Loop loop) {
+    auto uniform = [&](Value v) {
+      return matchPattern(v, m_Constant()) ||
+             !threads->isAncestor(v.getParentBlock()->getParentOp());
+    };
+    if (auto forOp = dyn_cast<scf::ForOp>(loop))
+      return llvm::all_of(ValueRange{forOp.getLowerBound(),
+                                     forOp.getUpperBound(), forOp.getStep()},
+                          uniform);
+    auto whileOp = cast<scf::WhileOp>(loop);
+    if (!llvm::all_of(whileOp.getInits(), uniform))
+      return false;
+    return llvm::all_of(loopDrivers(loop), [&](Value v) {
+      return allSources(v, [&](BlockArgument arg) {
+        Operation *owner = arg.getOwner()->getParentOp();
+        return owner == loop || !threads->isAncestor(owner);
+      });
+    });
   }
 
   /// The loops and conditions around one access. Between the access and
@@ -114,6 +161,13 @@ private:
       if (auto loop = dyn_cast<scf::ForOp>(p)) {
         if (inside)
           side.loops.insert(side.loops.begin(), loop);
+        continue;
+      }
+      // In a while loop's body (not its condition region): each step's
+      // carried values are evaluated from the ones before.
+      if (auto loop = dyn_cast<scf::WhileOp>(p);
+          loop && inside && child->getParentRegion() == &loop.getAfter()) {
+        side.loops.insert(side.loops.begin(), loop);
         continue;
       }
       if (auto branch = dyn_cast<scf::IfOp>(p)) {
@@ -144,16 +198,14 @@ private:
         return true;
       });
     };
-    for (scf::ForOp loop : commonLoops)
-      for (Value bound :
-           {loop.getLowerBound(), loop.getUpperBound(), loop.getStep()})
+    for (Loop loop : commonLoops)
+      for (Value bound : loopDrivers(loop))
         addRoots(bound);
     for (Side *side : sides) {
       for (Value index : side->access->indices)
         addRoots(index);
-      for (scf::ForOp loop : side->loops)
-        for (Value bound :
-             {loop.getLowerBound(), loop.getUpperBound(), loop.getStep()})
+      for (Loop loop : side->loops)
+        for (Value bound : loopDrivers(loop))
           addRoots(bound);
       for (auto [condition, expected] : side->conditions)
         addRoots(condition);
@@ -174,7 +226,7 @@ private:
       }
     for (scf::ForOp loop : around)
       if (roots.contains(loop.getInductionVar()))
-        outerLoops.push_back(loop);
+        outerLoops.push_back(loop.getOperation());
     // The common loops of the thread body, inside those.
     llvm::append_range(outerLoops, commonLoops);
   }
@@ -184,20 +236,23 @@ private:
   void compile(ArrayRef<Side *> sides) {
     for (auto [coordinate, extent] : coordinates)
       program.addInput(coordinate);
-    for (scf::ForOp loop : outerLoops)
-      program.addInput(loop.getInductionVar());
+    for (Loop loop : outerLoops)
+      for (Value input : loopInputs(loop))
+        program.addInput(input);
     for (Side *side : sides)
-      for (scf::ForOp loop : side->loops)
-        program.addInput(loop.getInductionVar());
-    auto bounds = [&](scf::ForOp loop) {
-      return std::array<unsigned, 3>{program.compile(loop.getLowerBound()),
-                                     program.compile(loop.getUpperBound()),
-                                     program.compile(loop.getStep())};
+      for (Loop loop : side->loops)
+        for (Value input : loopInputs(loop))
+          program.addInput(input);
+    auto bounds = [&](Loop loop) {
+      LoopPlan plan;
+      for (Value v : loopDrivers(loop))
+        plan.push_back(program.compile(v));
+      return plan;
     };
-    for (scf::ForOp loop : outerLoops)
+    for (Loop loop : outerLoops)
       outerBounds.push_back(bounds(loop));
     for (Side *side : sides) {
-      for (scf::ForOp loop : side->loops)
+      for (Loop loop : side->loops)
         side->loopBounds.push_back(bounds(loop));
       for (auto [condition, expected] : side->conditions)
         side->tests.push_back({program.compile(condition), expected});
@@ -215,9 +270,12 @@ private:
                             [&] { return forEachOuter(i + 1, body); });
   }
 
-  /// Sets `loop`'s counter to each of its values in turn.
-  bool forEachIteration(scf::ForOp loop, const std::array<unsigned, 3> &bounds,
+  /// Sets `loop`'s counter (or carried values) to each step's in turn.
+  bool forEachIteration(Loop op, const LoopPlan &bounds,
                         function_ref<bool()> body) {
+    if (auto whileOp = dyn_cast<scf::WhileOp>(op))
+      return forEachStep(whileOp, bounds, body);
+    auto loop = cast<scf::ForOp>(op);
     std::optional<int64_t> lb = program.evaluate(bounds[0]);
     std::optional<int64_t> ub = program.evaluate(bounds[1]);
     std::optional<int64_t> step = program.evaluate(bounds[2]);
@@ -232,6 +290,47 @@ private:
         return false;
     }
     return true;
+  }
+
+  /// An scf.while's steps: its carried values from their initial values,
+  /// the condition evaluated before each step and the body's updates after
+  /// it, until the condition fails (or the budget runs out).
+  bool forEachStep(scf::WhileOp loop, const LoopPlan &plan,
+                   function_ref<bool()> body) {
+    size_t n = loop.getInits().size();
+    size_t forwarded = loop.getAfterArguments().size();
+    SmallVector<int64_t> carried;
+    for (size_t i = 0; i < n; ++i) {
+      std::optional<int64_t> v = program.evaluate(plan[i]);
+      if (!v)
+        return false;
+      carried.push_back(*v);
+    }
+    while (true) {
+      if (--budget < 0)
+        return false;
+      for (auto [arg, v] : llvm::zip(loop.getBeforeArguments(), carried))
+        program.set(arg, v);
+      std::optional<int64_t> go = program.evaluate(plan[n]);
+      if (!go)
+        return false;
+      if (!*go)
+        return true;
+      for (size_t i = 0; i < forwarded; ++i) {
+        std::optional<int64_t> v = program.evaluate(plan[n + 1 + i]);
+        if (!v)
+          return false;
+        program.set(loop.getAfterArguments()[i], *v);
+      }
+      if (!body())
+        return false;
+      for (size_t i = 0; i < n; ++i) {
+        std::optional<int64_t> v = program.evaluate(plan[n + 1 + forwarded + i]);
+        if (!v)
+          return false;
+        carried[i] = *v;
+      }
+    }
   }
 
   /// Every thread's elements for `side`: recorded with their thread when
@@ -308,11 +407,11 @@ private:
   ParallelOp threads;
   int64_t &budget;
   SmallVector<std::pair<Value, int64_t>> coordinates;
-  SmallVector<scf::ForOp> outerLoops;
+  SmallVector<Loop> outerLoops;
   /// With sameIteration: the loops of the thread body around both accesses
   /// with the same bounds in every thread, outermost first.
-  SmallVector<scf::ForOp> commonLoops;
-  SmallVector<std::array<unsigned, 3>> outerBounds;
+  SmallVector<Loop> commonLoops;
+  SmallVector<LoopPlan> outerBounds;
   ArrayRef<int64_t> shape;
   IndexProgram program;
   /// Element key -> the one thread that touched it, or kSeveral.

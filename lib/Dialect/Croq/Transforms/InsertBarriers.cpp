@@ -1012,15 +1012,18 @@ private:
           << ", move one access out of it, or index so that each thread's "
              "elements are its own (t * k + c, or disjoint ranges under the "
              "condition)";
-      // In a while loop, the values the loop updates (a tree reduction's
-      // stride) are unknown to the proof; a loop over a count has each
-      // step's value, which croq evaluates: name that form.
+      // The proof steps through a while loop whose carried values start
+      // from compile-time values and change by arithmetic on themselves (a
+      // tree reduction's `h = h >> 1`); name what it needs, and the form
+      // over a count of steps.
       if (auto whileOp = later.op->getParentOfType<scf::WhileOp>())
         diag.attachNote(whileOp.getLoc())
-            << "the values this while loop updates are not known to croq's "
-               "proof, so it cannot tell which elements each step's "
-               "condition selects; over a count of steps it can: `foreach s "
-               "in [8] { h = 128 >> s; if (t < h) ... }`";
+            << "croq's proof steps through a while loop only when the values "
+               "it updates start from compile-time constants and change by "
+               "arithmetic on themselves; here it cannot tell which elements "
+               "each step's condition selects. Start them from constants, or "
+               "loop over a count of steps: `foreach s in [8] { h = 128 >> "
+               "s; if (t < h) ... }`";
       return;
     }
     auto [it, inserted] = anchors.insert({anchor, level});
