@@ -129,6 +129,8 @@ void mlir::croq::buildCroqGPUToNVVMPipeline(
   kernels.addPass(createLowerAffinePass());
   kernels.addPass(createCroqUnrollHintedLoopsPass());
   kernels.addPass(createCroqUnrollMmaBatchesPass());
+  // A ring's `k % S` and `k / S` as carried values, not divisions.
+  kernels.addPass(createCroqCarryLoopRemaindersPass());
   kernels.addPass(createSCFToControlFlowPass());
   // Fragments are n-D vectors; canonicalization can leave n-D shape casts
   // and broadcasts of them, which the NVVM conversion does not unroll.

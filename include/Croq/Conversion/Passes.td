@@ -543,6 +543,28 @@ def CroqMergeInitBarriersPass
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
 
+def CroqCarryLoopRemaindersPass
+    : Pass<"croq-carry-loop-remainders", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Carry `k % S` and `k / S` of a loop counter as loop values";
+  let description = [{
+    A ring of S slots indexes its slot with `k % S` and its phase with
+    `(k / S) % 2`, where k counts the loop. For S not a power of two each
+    is a 64-bit multiply-high sequence in the kernel's hottest loop (the
+    index type is 64 bits wide), on the path between one MMA batch and the
+    next. This pass gives the loop two carried values per such divisor
+    instead, the remainder and the quotient, advanced by the step with one
+    compare and select.
+
+    It applies to `arith.remui`, `arith.remsi`, `arith.divui` and
+    `arith.divsi` of an scf.for's counter by a constant S > 1 that is not a
+    power of two, where the loop's lower bound is a constant of at least 0
+    and its step a constant between 1 and S (the counter is then never
+    negative, so signed and unsigned agree, and one step wraps the
+    remainder at most once).
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect"];
+}
+
 def CroqLowerF8ConversionsPass
     : Pass<"croq-lower-f8-conversions", "::mlir::gpu::GPUModuleOp"> {
   let summary = "Lower conversions of 8-bit and sub-byte floats";
