@@ -75,8 +75,6 @@ void mlir::croq::buildCroqPrepareGPUPipeline(
 
 void mlir::croq::buildCroqToNVVMPipeline(
     OpPassManager &pm, const CroqToNVVMPipelineOptions &options) {
-  // One barrier after consecutive event initialisations, not one each.
-  pm.addPass(createCroqMergeInitBarriersPass());
   // Waits on TMA futures become event waits (again in croq-prepare-gpu,
   // where it finds nothing left), so that the protocol check sees them.
   pm.addPass(createCroqBindTmaFuturesPass());
@@ -99,6 +97,8 @@ void mlir::croq::buildCroqToNVVMPipeline(
 
 void mlir::croq::buildCroqGPUToNVVMPipeline(
     OpPassManager &pm, const CroqToNVVMPipelineOptions &options) {
+  // One barrier after consecutive event initialisations, not one each.
+  pm.addPass(createCroqMergeInitBarriersPass());
   // A barrier that only part of its threads reach hangs: a compile error.
   pm.addPass(createCroqCheckDivergencePass());
   pm.addPass(createCanonicalizerPass());
