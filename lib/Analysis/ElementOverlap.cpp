@@ -24,9 +24,6 @@ using namespace mlir::croq;
 
 namespace {
 
-/// What one access does, gathered once: the loops between it and the
-/// thread parallel (outermost first), and the conditions around it up to
-/// the kernel with the value each must have for the access to run.
 /// A loop the enumeration steps through: an scf.for (its counter), or an
 /// scf.while whose carried values it computes from their initial values
 /// (a tree reduction's `while (h > 0) { ...; h = h >> 1; }`).
@@ -61,6 +58,9 @@ SmallVector<Value> loopInputs(Loop loop) {
   return values;
 }
 
+/// What one access does, gathered once: the loops between it and the
+/// thread parallel (outermost first), and the conditions around it up to
+/// the kernel with the value each must have for the access to run.
 struct Side {
   const ElementAccess *access;
   SmallVector<Loop> loops;
@@ -142,12 +142,15 @@ private:
     auto whileOp = cast<scf::WhileOp>(loop);
     if (!llvm::all_of(whileOp.getInits(), uniform))
       return false;
-    return llvm::all_of(loopDrivers(loop), [&](Value v) {
-      return allSources(v, [&](BlockArgument arg) {
-        Operation *owner = arg.getOwner()->getParentOp();
-        return owner == loop || !threads->isAncestor(owner);
-      });
-    });
+    SmallVector<Value> drivers = loopDrivers(loop);
+    return llvm::all_of(
+        ArrayRef(drivers).drop_front(whileOp.getInits().size()),
+        [&](Value v) {
+          return allSources(v, [&](BlockArgument arg) {
+            Operation *owner = arg.getOwner()->getParentOp();
+            return owner == loop || !threads->isAncestor(owner);
+          });
+        });
   }
 
   /// The loops and conditions around one access. Between the access and

@@ -304,17 +304,18 @@ struct KernelLaunchLowering : ScopedPattern<ParallelOp> {
     } else {
       for (size_t i = 0; i < std::min<size_t>(bounds.size(), 3); ++i)
         blockIds.push_back(gpu::BlockIdOp::create(rewriter, loc, dims[i]));
-    }
-    if (!linearize && bounds.size() > 3) {
-      // blockIdx.z = ((i2 * n3 + i3) * n4 + i4) ...: peel from the last.
-      Value rest = blockIds.pop_back_val();
-      SmallVector<Value> folded(bounds.size() - 2);
-      for (size_t i = bounds.size() - 1; i >= 3; --i) {
-        folded[i - 2] = arith::RemUIOp::create(rewriter, loc, rest, bounds[i]);
-        rest = arith::DivUIOp::create(rewriter, loc, rest, bounds[i]);
+      if (bounds.size() > 3) {
+        // blockIdx.z = ((i2 * n3 + i3) * n4 + i4) ...: peel from the last.
+        Value rest = blockIds.pop_back_val();
+        SmallVector<Value> folded(bounds.size() - 2);
+        for (size_t i = bounds.size() - 1; i >= 3; --i) {
+          folded[i - 2] =
+              arith::RemUIOp::create(rewriter, loc, rest, bounds[i]);
+          rest = arith::DivUIOp::create(rewriter, loc, rest, bounds[i]);
+        }
+        folded[0] = rest;
+        blockIds.append(folded.begin(), folded.end());
       }
-      folded[0] = rest;
-      blockIds.append(folded.begin(), folded.end());
     }
     Value base;
     if (!sharedAllocs.empty())
