@@ -18,7 +18,8 @@ using namespace mlir::croq;
 Value mlir::croq::getAsyncFuture(Operation *op) {
   if (auto copy = dyn_cast<DmaCopyOp>(op); copy && copy.getAsync())
     return copy.getFuture();
-  if (auto copy = dyn_cast<TmaCopyOp>(op); copy && copy.getAsync())
+  if (auto copy = dyn_cast<TmaCopyOp>(op);
+      copy && copy.getAsync() && copy.isLoad())
     return copy.getFuture();
   if (auto mma = dyn_cast<MmaOp>(op); mma && mma.getAsync())
     return mma.getResult();

@@ -15,6 +15,18 @@
 #include <mutex>
 #include <string>
 
+// The L2 promotion of every TMA tensor map: 128-byte sectors unless the
+// runtime is built with -DCROQ_RT_TMA_L2_PROMOTION=0, 64 or 256 (an A/B
+// knob for the benchmarks, bench/RESULTS.md).
+#ifndef CROQ_RT_TMA_L2_PROMOTION
+#define CROQ_RT_TMA_L2_PROMOTION 128
+#endif
+static constexpr CUtensorMapL2promotion kL2Promotion =
+    CROQ_RT_TMA_L2_PROMOTION == 0     ? CU_TENSOR_MAP_L2_PROMOTION_NONE
+    : CROQ_RT_TMA_L2_PROMOTION == 64  ? CU_TENSOR_MAP_L2_PROMOTION_L2_64B
+    : CROQ_RT_TMA_L2_PROMOTION == 256 ? CU_TENSOR_MAP_L2_PROMOTION_L2_256B
+                                      : CU_TENSOR_MAP_L2_PROMOTION_L2_128B;
+
 namespace {
 
 std::mutex &runtimeMutex() {
@@ -359,7 +371,7 @@ extern "C" int croq_rt_tensor_map(void **map, void *data, int rank,
     result = cuTensorMapEncodeTiled(
         &encoded, type, rank, data, globalDims, globalStrides, boxDims,
         elementStrides, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzleMode,
-        CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+        kL2Promotion, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     if (result != CUDA_SUCCESS) {
       std::fprintf(stderr,
                    "croq: %s: cannot build a TMA tensor map for tensor %s "

@@ -17,7 +17,9 @@ namespace mlir::croq {
 /// branch values.
 bool isAwaited(Value future);
 
-/// The future produced by an asynchronous copy or MMA, or null.
+/// The future an asynchronous copy or MMA produces that must be waited, or
+/// null. A TMA store's is not among them: the block waits for its stores
+/// before it ends.
 Value getAsyncFuture(Operation *op);
 
 } // namespace mlir::croq

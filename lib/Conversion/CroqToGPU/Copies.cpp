@@ -497,12 +497,18 @@ struct WaitLowering : ScopedPattern<WaitOp> {
   LogicalResult
   matchAndRewrite(WaitOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    // A TMA load completes only on an mbarrier: its wait is an event wait.
-    if (llvm::any_of(op.getFutures(), [](Value f) {
-          return cast<FutureType>(f.getType()).getKind() == FutureKind::Tma;
-        }))
-      return op.emitOpError("waits on a TMA future; run croq-bind-tma-futures "
-                            "first to make it a wait on an event");
+    // A wait on TMA futures that croq-bind-tma-futures left is a wait for
+    // stores (the checks before conversion reject any other).
+    if (op->hasAttr(kTmaStoreWaitAttr)) {
+      // Each thread waits for the bulk stores it issued (none but the
+      // issuer's have any) to have read their tiles; then the group may
+      // write them again.
+      NVVM::CpAsyncBulkWaitGroupOp::create(rewriter, op.getLoc(), 0,
+                                           rewriter.getUnitAttr());
+      const LaunchAnalysis::Scope &scope = analysis.getScope(op);
+      if (scope.manyThreads())
+        emitScopeBarrier(rewriter, op.getLoc(), scope);
+    }
     bool anyCopy = llvm::any_of(op.getFutures(), [](Value f) {
       return cast<FutureType>(f.getType()).getKind() == FutureKind::Dma;
     });

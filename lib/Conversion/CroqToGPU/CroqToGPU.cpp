@@ -216,16 +216,23 @@ static LogicalResult reportUnsupported(ModuleOp module, StringRef chip) {
                       "put it in the body of a block-level croq.parallel");
       return WalkResult::interrupt();
     }
+    // A TMA load completes only on an mbarrier: its wait is an event wait.
+    // What croq-bind-tma-futures leaves (and marks) are TMA stores' waits.
+    if (auto wait = dyn_cast<WaitOp>(op);
+        wait && !wait->hasAttr(kTmaStoreWaitAttr) &&
+        llvm::any_of(wait.getFutures(), [](Value f) {
+          return cast<FutureType>(f.getType()).getKind() == FutureKind::Tma;
+        })) {
+      op->emitOpError("waits on a TMA future; run croq-bind-tma-futures "
+                      "first to make it a wait on an event");
+      return WalkResult::interrupt();
+    }
     StringRef why;
     if (globalEvent)
       why = "global events (flags that blocks would spin on across the "
             "grid) are not implemented; a block's threads synchronise with "
             "shared events, and blocks with sync.barrier in a "
             "`block<cooperative>` kernel";
-    else if (auto copy = dyn_cast<TmaCopyOp>(op);
-             copy && copy.getAsync() && !copy.isLoad())
-      why = "asynchronous TMA stores are not supported; use a synchronous "
-            "tma.copy for the store";
     else
       return WalkResult::advance();
     op->emitOpError("cannot be lowered to GPU code: ") << why;

@@ -337,7 +337,22 @@ struct KernelLaunchLowering : ScopedPattern<ParallelOp> {
                             op.getCooperativeAttr(), op.getClusterAttr(),
                             maxThreads);
     auto terminator = gpu::TerminatorOp::create(rewriter, loc);
+    // An asynchronous TMA store may still be reading shared memory at the
+    // end: each thread waits for its own before the block leaves.
+    bool storesInFlight = op.getBody()
+                              .walk([](TmaCopyOp copy) {
+                                return copy.getAsync() && !copy.isLoad()
+                                           ? WalkResult::interrupt()
+                                           : WalkResult::advance();
+                              })
+                              .wasInterrupted();
     inlineBody(rewriter, op.getBody(), terminator, blockIds);
+    if (storesInFlight) {
+      OpBuilder::InsertionGuard guard(rewriter);
+      rewriter.setInsertionPoint(terminator);
+      NVVM::CpAsyncBulkWaitGroupOp::create(rewriter, loc, 0,
+                                           rewriter.getUnitAttr());
+    }
     if (op.getCluster().value_or(1) > 1) {
       // No block leaves while another may still arrive on its events or
       // multicast into its shared memory.

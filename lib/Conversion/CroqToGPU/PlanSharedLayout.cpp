@@ -390,9 +390,10 @@ static void planEpilogueBuffers(ModuleOp module) {
   DenseMap<memref::AllocOp, SmallVector<Operation *>> accesses;
   DenseSet<memref::AllocOp> plain;
   module.walk([&](Operation *op) {
-    // Views, and the address queries croq-bind-tma-futures makes, do not
-    // access the buffer.
-    if (isa<SubspanOp, ChunkAtOp, memref::SubViewOp,
+    // Views, placeholders (a `tma.any` names the tile a store reads), and
+    // the address queries croq-bind-tma-futures makes, do not access the
+    // buffer.
+    if (isa<SubspanOp, ChunkAtOp, memref::SubViewOp, DmaAnyOp,
             memref::ExtractAlignedPointerAsIndexOp,
             memref::ExtractStridedMetadataOp>(op))
       return;

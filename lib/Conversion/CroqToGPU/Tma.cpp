@@ -273,7 +273,10 @@ struct TmaCopyLowering : ScopedPattern<TmaCopyOp> {
 
     if (!load) {
       // The group's shared writes become visible to the async proxy, then
-      // one thread stores and waits until the tile has been read.
+      // one thread stores. A synchronous store waits until the tile has
+      // been read; an asynchronous one leaves that to the wait on its
+      // future (croq-bind-tma-futures checked that one comes before the
+      // tile is written again) and to the kernel's end.
       fenceAsyncProxy(rewriter, loc);
       if (cooperative)
         emitScopeBarrier(rewriter, loc, scope);
@@ -281,8 +284,13 @@ struct TmaCopyLowering : ScopedPattern<TmaCopyOp> {
         for (auto &[box, at] : *boxes)
           nvgpu::TmaAsyncStoreOp::create(b, loc, box, descriptor, at, Value());
         NVVM::CpAsyncBulkCommitGroupOp::create(b, loc);
-        NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, 0, b.getUnitAttr());
+        if (!op.getAsync())
+          NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, 0, b.getUnitAttr());
       });
+      if (op.getAsync()) {
+        replaceCopy(rewriter, op, adaptor.getSource());
+        return success();
+      }
       if (cooperative)
         emitScopeBarrier(rewriter, loc, scope);
       rewriter.eraseOp(op);

@@ -447,11 +447,17 @@ LogicalResult IRGen::copy(const Stmt &stmt) {
     swizzle = builder.getI64IntegerAttr(*stmt.swizzle);
   }
   bool futureWanted = !stmt.name.empty() && !stmt.boundEvent;
+  // A TMA store's future guards the shared tile it reads: its data is the
+  // source, which the store may still be reading until the future is
+  // waited.
+  bool tmaStore = isTma && getStorage(cast<MemRefType>(target.getType())) ==
+                               Storage::Global;
   Type futureType;
   if (futureWanted)
     futureType = FutureType::get(context,
                                  isTma ? FutureKind::Tma : FutureKind::Dma,
-                                 stmt.async, targetType);
+                                 stmt.async,
+                                 tmaStore ? source->getType() : targetType);
   Value future;
   if (isTma) {
     if (!after.empty())
@@ -547,6 +553,26 @@ LogicalResult IRGen::dmaAny(const Stmt &stmt) {
   if (partner && (partner->kind != Symbol::Kind::Future ||
                   partner->origin != facts->partnerDecl))
     partner = nullptr;
+  // A placeholder for TMA stores names the shared tile they read, made here
+  // as the store makes it (`st = tma.any; ... wait st; ... st = tma.copy.async
+  // out_s => g;`): a wait on it waits for no store, and one that receives a
+  // store's future waits until that store has read the tile.
+  if (!partner && facts && facts->storeSource) {
+    FailureOr<Value> tile = view(*facts->storeSource);
+    if (failed(tile)) {
+      emitRemark(l) << "the placeholder stands for the tile the TMA store "
+                       "assigned to '"
+                    << stmt.name << "' reads";
+      return failure();
+    }
+    auto type = FutureType::get(context, FutureKind::Tma, true,
+                                tile->getType());
+    Value future = DmaAnyOp::create(builder, l, type, *tile);
+    Symbol s{Symbol::Kind::Future, future};
+    s.origin = &stmt;
+    declare(stmt.name, s);
+    return success();
+  }
   MemRefType memref;
   if (partner) {
     memref = cast<MemRefType>(

@@ -835,6 +835,19 @@ private:
     });
   }
 
+  /// `tma.copy[.async] s => g` into a global view.
+  bool isTmaStore(const Stmt &stmt) {
+    if (stmt.op != "tma" || !stmt.dest || !stmt.source)
+      return false;
+    // The tensor the destination is a view of.
+    const Expr *root = stmt.dest.get();
+    while (root->base && root->kind != Expr::Kind::Name)
+      root = root->base.get();
+    Decl *d = root->kind == Expr::Kind::Name ? lookup(root->name) : nullptr;
+    return d && d->kind == Decl::Kind::Tensor && d->buffer &&
+           d->buffer->storage == "global";
+  }
+
   void copy(const Stmt &stmt) {
     std::optional<BufferFacts> buffer = copyBuffer(stmt);
     if (stmt.name.empty())
@@ -849,7 +862,10 @@ private:
         PlaceholderFacts &facts = result.placeholders[existing->stmt];
         if (!facts.buffered) {
           facts.buffered = true;
-          facts.buffer = buffer;
+          if (isTmaStore(stmt))
+            facts.storeSource = stmt.source.get();
+          else
+            facts.buffer = buffer;
         }
       }
       return;

@@ -81,6 +81,9 @@ struct PlaceholderFacts {
   /// the copy that made its partner. Unset when Sema cannot tell.
   std::optional<BufferFacts> buffer;
   bool buffered = false;
+  /// The shared tile read by the TMA store first assigned to it, when a
+  /// store tells what it stands for: the placeholder then names that tile.
+  const Expr *storeSource = nullptr;
 };
 
 /// What Sema learns about a program.

@@ -13,13 +13,13 @@ func.func @negative_event(%n: index) {
 
 // -----
 
-func.func @negative_tma_async_store(%g: memref<64x64xf16>) {
+func.func @negative_unbound_tma_store_wait(%g: memref<64x64xf16>) {
   %c1 = arith.constant 1 : index
   croq.parallel (%b) by [%c1] : block {
     %s = memref.alloc() : memref<64x64xf16, #gpu.address_space<workgroup>>
-    // expected-error @below {{cannot be lowered to GPU code: asynchronous TMA stores are not supported; use a synchronous tma.copy for the store}}
-    %f = croq.tma.copy async %s to %g : memref<64x64xf16, #gpu.address_space<workgroup>> to memref<64x64xf16> -> !croq.future<tma, async, memref<64x64xf16>>
-    croq.wait %f : !croq.future<tma, async, memref<64x64xf16>>
+    %f = croq.tma.copy async %s to %g : memref<64x64xf16, #gpu.address_space<workgroup>> to memref<64x64xf16> -> !croq.future<tma, async, memref<64x64xf16, #gpu.address_space<workgroup>>>
+    // expected-error @below {{waits on a TMA future; run croq-bind-tma-futures first to make it a wait on an event}}
+    croq.wait %f : !croq.future<tma, async, memref<64x64xf16, #gpu.address_space<workgroup>>>
   }
   return
 }

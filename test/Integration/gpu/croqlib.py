@@ -156,6 +156,8 @@ SIGNATURES = {
     "tma_rotate_co": [_TENSOR, _TENSOR],
     "tma_rewait_co": [_TENSOR, _TENSOR],
     "tma_guarded_co": [_TENSOR, _TENSOR],
+    "tma_store_async_co": [_TENSOR, _TENSOR],
+    "tma_store_async_wide_co": [_TENSOR, _TENSOR],
     "wgmma_block_frag_co": [_TENSOR, _TENSOR],
     "wgmma_block_frag_k_co": [_TENSOR, _TENSOR],
     "matmul_1p1c_swiz_co": [_TENSOR, _TENSOR, _TENSOR],

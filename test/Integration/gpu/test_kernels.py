@@ -2457,6 +2457,22 @@ def tma_pipeline_with_a_guarded_prefetch():
 
 
 @test
+def tma_stores_waited_before_the_tile_is_rewritten():
+    # Each block stores a tile per column step with an asynchronous TMA
+    # store and waits for it only before it writes the staging tile again;
+    # the last store is waited at the block's end. One column tile (no wait
+    # receives a store), two, an odd count, ragged M and N (the load
+    # zero-fills, the store clips), a tile smaller than the box, 600+
+    # blocks; 32 threads (a warp stores) and 128 (an elected thread of four
+    # warps, the wait the block's).
+    for name in ("tma_store_async_co", "tma_store_async_wide_co"):
+        sweep_tma_pipeline(name,
+                           ((16, 32), (16, 64), (40, 200), (5, 7),
+                            (16 * 600, 160)),
+                           ((16, 32), (40, 200)), lambda x: x * 3)
+
+
+@test
 def tma_waits_not_paired_with_copies():
     # A future waited three times; in the K loop each tile waited once or
     # twice. One tile, two, an odd count, a ragged M, 600+ blocks.

@@ -122,8 +122,8 @@ void SubspanOp::getAsmResultNames(OpAsmSetValueNameFn setNameFn) {
 
 /// Checks the optional future of a copy: its kind, asynchrony and data.
 static LogicalResult verifyCopyFuture(Operation *op, Value future,
-                                      FutureKind kind, bool async,
-                                      Type target) {
+                                      FutureKind kind, bool async, Type target,
+                                      StringRef what = "destination type") {
   if (!future)
     return success();
   auto type = cast<FutureType>(future.getType());
@@ -133,7 +133,7 @@ static LogicalResult verifyCopyFuture(Operation *op, Value future,
            << " future, got " << type;
   if (type.getDataType() != target)
     return op->emitOpError("future data type ")
-           << type.getDataType() << " does not match the destination type "
+           << type.getDataType() << " does not match the " << what << " "
            << target;
   return success();
 }
@@ -244,6 +244,10 @@ LogicalResult TmaCopyOp::verify() {
   if (getAsync() && !getFuture())
     return emitOpError("an async TMA copy needs either a bound event or a "
                        "future");
+  // A store's future guards the shared tile it reads.
+  if (store)
+    return verifyCopyFuture(*this, getFuture(), FutureKind::Tma, getAsync(),
+                            sourceType, "shared tile a store reads,");
   return verifyCopyFuture(*this, getFuture(), FutureKind::Tma, getAsync(),
                           targetType);
 }

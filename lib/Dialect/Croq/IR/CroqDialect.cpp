@@ -65,6 +65,13 @@ LogicalResult CroqDialect::verifyOperationAttribute(Operation *op,
                            "on an op whose issuer is `lowest`");
     return success();
   }
+  // croq-bind-tma-futures' mark on a wait it left with TMA stores' futures.
+  if (name == kTmaStoreWaitAttr) {
+    if (!isa<WaitOp>(op) || !isa<UnitAttr>(attr.getValue()))
+      return op->emitError("'")
+             << kTmaStoreWaitAttr << "' is a unit attribute of a croq.wait";
+    return success();
+  }
   // The program's host C++ code (outside __co__ functions), in source order,
   // kept for the tools that build the whole program.
   if (name == "croq.host_code") {

@@ -16,6 +16,7 @@
 
 #include "Croq/Dialect/Croq/Transforms/Passes.h"
 
+#include "Croq/Analysis/Buffers.h"
 #include "Croq/Analysis/DivergenceAnalysis.h"
 #include "Croq/Dialect/Croq/IR/CroqOps.h"
 #include "Croq/Dialect/Croq/IR/CroqTypes.h"
@@ -27,6 +28,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/EquivalenceClasses.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
@@ -386,6 +388,13 @@ public:
         const Origins &from = tracer.origins(future);
         if (failed(checkWaitable(wait, from)))
           return failure();
+        // A store's wait stays a croq.wait: the lowering waits for the
+        // executing threads' bulk stores.
+        if (isStoreFuture(from)) {
+          for (TmaCopyOp store : from.copies)
+            storeWaits[store].push_back(wait);
+          continue;
+        }
         join(futureBuffers(from));
         placeholders.insert(from.placeholders.begin(), from.placeholders.end());
         for (TmaCopyOp copy : from.copies) {
@@ -515,12 +524,16 @@ public:
       markPlaceholder(b, any.getLoc(), *group, *slot, true);
     }
 
+    for (auto &[store, waitsOfStore] : storeWaits)
+      if (failed(checkStoreReuse(store, waitsOfStore)))
+        return failure();
+
     // Each wait waits on the slots of its futures' buffers.
     for (WaitOp wait : waits) {
       OpBuilder b(wait);
       SmallVector<Value> others;
       for (Value future : wait.getFutures()) {
-        if (!isTmaFuture(future)) {
+        if (!isTmaFuture(future) || isStoreFuture(tracer.origins(future))) {
           others.push_back(future);
           continue;
         }
@@ -537,10 +550,16 @@ public:
         if (data.use_empty())
           data.getDefiningOp()->erase();
       }
-      if (others.empty())
+      if (others.empty()) {
         wait.erase();
-      else
-        wait.getFuturesMutable().assign(others);
+        continue;
+      }
+      wait.getFuturesMutable().assign(others);
+      // What is left of TMA futures are stores': the lowering waits for
+      // the executing threads' bulk stores (the attribute records that this
+      // pass has checked them).
+      if (llvm::any_of(others, isTmaFuture))
+        wait->setAttr(kTmaStoreWaitAttr, UnitAttr::get(wait.getContext()));
     }
     return success();
   }
@@ -684,6 +703,94 @@ private:
     return diag;
   }
 
+  /// Whether a future comes from TMA stores (and placeholders) only.
+  static bool isStoreFuture(const Origins &from) {
+    return !from.copies.empty() &&
+           llvm::none_of(from.copies, [](TmaCopyOp c) { return c.isLoad(); });
+  }
+
+  /// The error where `store`'s tile may be written again before a wait on
+  /// its future: the store reads the tile until then. Every write to the
+  /// tile's buffer in the store's role that can follow the store (after it
+  /// in program order, or before it in a loop around both) must come after
+  /// one of `waits`, which must come after the store where the write does.
+  /// Writes in other roles are other threads', which an event orders after
+  /// the storing role's wait.
+  LogicalResult checkStoreReuse(TmaCopyOp store, ArrayRef<WaitOp> waits) {
+    Buffers tile = buffersOf(store.getSource());
+    if (tile.unknown)
+      return success();
+    auto kernel = store->getParentOfType<ParallelOp>();
+    while (kernel && kernel.getLevel() != Level::Block)
+      kernel = kernel.getParentParallel();
+    if (!kernel)
+      return success();
+    auto roleOf = [](Operation *op) -> Operation * {
+      for (auto region = op->getParentOfType<InThreadsOp>(); region;
+           region = region->getParentOfType<InThreadsOp>())
+        if (region.getAsync())
+          return region;
+      return nullptr;
+    };
+    Operation *role = roleOf(store);
+    auto writesTile = [&](Operation *op) {
+      auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+      if (!effects)
+        return false;
+      SmallVector<MemoryEffects::EffectInstance> instances;
+      effects.getEffects(instances);
+      return llvm::any_of(instances, [&](MemoryEffects::EffectInstance &e) {
+        Value v = e.getValue();
+        return isa<MemoryEffects::Write>(e.getEffect()) && v &&
+               isa<MemRefType>(v.getType()) && buffersOf(v).overlaps(tile);
+      });
+    };
+    WalkResult walk = kernel.getBody().walk([&](Operation *write) {
+      if (write == store.getOperation() || !writesTile(write) ||
+          roleOf(write) != role || !mayFollow(store, write))
+        return WalkResult::advance();
+      bool storeFirst = dominance.properlyDominates(store.getOperation(), write);
+      bool waited = llvm::any_of(waits, [&](WaitOp wait) {
+        return dominance.properlyDominates(wait.getOperation(), write) &&
+               (!storeFirst ||
+                dominance.properlyDominates(store.getOperation(), wait));
+      });
+      if (waited)
+        return WalkResult::advance();
+      InFlightDiagnostic diag = write->emitOpError(
+          "writes a shared tile that an asynchronous TMA store may still be "
+          "reading");
+      diag.attachNote(store.getLoc()) << "the store is here";
+      diag.attachNote() << "hint: wait on the store's future before writing "
+                           "the tile again (`wait f;`), or drop .async";
+      return WalkResult::interrupt();
+    });
+    return failure(walk.wasInterrupted());
+  }
+
+  /// Whether `later` may run after `first` in the same thread: it follows
+  /// in the block that holds both, or precedes there inside a loop.
+  static bool mayFollow(Operation *first, Operation *later) {
+    Block *common = first->getBlock();
+    while (common && !common->findAncestorOpInBlock(*later))
+      common = common->getParentOp() ? common->getParentOp()->getBlock()
+                                     : nullptr;
+    if (!common)
+      return false;
+    Operation *a = common->findAncestorOpInBlock(*first);
+    Operation *b = common->findAncestorOpInBlock(*later);
+    if (a->isBeforeInBlock(b))
+      return true;
+    for (Operation *p = common->getParentOp(); p; p = p->getParentOp()) {
+      if (isa<scf::ForOp, scf::WhileOp>(p))
+        return true;
+      if (auto parallel = dyn_cast<ParallelOp>(p);
+          parallel && parallel.getLevel() == Level::Block)
+        return false;
+    }
+    return false;
+  }
+
   /// The error for a waited future that cannot be bound, or success.
   LogicalResult checkWaitable(WaitOp wait, const Origins &from) {
     if (from.unknown) {
@@ -702,13 +809,16 @@ private:
       if (failed(checkThreads(wait, copy)))
         return failure();
       if (!copy.isLoad()) {
+        auto load = llvm::find_if(from.copies,
+                                  [](TmaCopyOp c) { return c.isLoad(); });
+        if (load == from.copies.end())
+          continue;
         InFlightDiagnostic diag = wait.emitOpError(
-            "waits on the future of an asynchronous TMA store; croq waits "
-            "only for TMA loads");
+            "waits on a future that may be a TMA load's or a TMA store's");
         diag.attachNote(copy.getLoc()) << "the store is here";
-        diag.attachNote() << "hint: drop .async from the store: a synchronous "
-                             "TMA store is complete when the next statement "
-                             "runs";
+        diag.attachNote(TmaCopyOp(*load)->getLoc()) << "the load is here";
+        diag.attachNote() << "hint: keep the futures of loads and of stores "
+                             "in different variables";
         return diag;
       }
       Operation *binder = nullptr;
@@ -834,6 +944,8 @@ private:
   }
 
   FutureTracer tracer;
+  /// The waits on each asynchronous TMA store's future.
+  llvm::MapVector<TmaCopyOp, SmallVector<WaitOp>> storeWaits;
   /// For each buffer array whose elements futures name: how many leading
   /// dimensions its elements pick.
   llvm::DenseMap<Value, int64_t> picked;

@@ -32,6 +32,10 @@ inline constexpr llvm::StringLiteral kUnrollAttrName = "croq.unroll";
 /// the copy among its threads, which croq-check-divergence requires all
 /// to reach it, as it does a barrier.
 inline constexpr llvm::StringLiteral kCollectiveAttrName = "croq.collective";
+/// On a croq.wait that croq-bind-tma-futures left with TMA futures: they
+/// are asynchronous TMA stores', checked there; the wait lowers to a wait
+/// for the executing threads' bulk stores to have read their tiles.
+inline constexpr llvm::StringLiteral kTmaStoreWaitAttr = "croq.tma_stores";
 } // namespace mlir::croq
 
 #endif // CROQ_DIALECT_CROQ_IR_CROQDIALECT_H

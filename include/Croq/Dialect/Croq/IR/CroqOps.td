@@ -761,7 +761,10 @@ def Croq_TmaCopyOp : Croq_Op<"tma.copy", [AttrSizedOperandSegments,
     `async` and `bind %e[%i]` (D1 `tma.copy.async<e[i]>`), completion is
     bound to the event, whose next trigger by the issuing thread expects the
     bytes. With `async` and no event (D2), the result is a future for
-    `croq.event.trigger ... after`. `swizzle(N)` must divide the bytes of
+    `croq.event.trigger ... after` or `croq.wait`. An async store
+    (`shared => global`) does not wait for the TMA engine to read its tile:
+    its future's data is that tile, and `croq.wait` on it waits until the
+    tile has been read (the block also waits for its stores at its end). `swizzle(N)` must divide the bytes of
     the innermost tile extent: a tile of rows wider than N bytes lies in
     the buffer as panels N bytes wide, and moves as one box per panel.
 

@@ -73,8 +73,19 @@ def CroqBindTmaFuturesPass : Pass<"croq-bind-tma-futures", "ModuleOp"> {
     to count), where that copy does not write the buffer of the else
     value, and where the region copies into that buffer a second time.
 
+    The future of an asynchronous TMA store (`%f = croq.tma.copy async
+    %tile to %global`, whose data is the shared tile it reads) is not
+    bound: its wait stays a `croq.wait`, marked `croq.tma_stores`, which
+    the lowering makes a wait for the executing threads' bulk stores to
+    have read their tiles, then a barrier of the executing group. The pass
+    checks that every write to the tile in the store's role that can
+    follow the store (after it, or before it inside a loop around both)
+    comes after such a wait, and after the store where the write does.
+
     It fails on a future whose origin it cannot see (a function argument),
-    on the future of an asynchronous TMA store, on a future that a
+    on a future that may come from a TMA load or a TMA store, on a
+    write to a tile an asynchronous TMA store may still be reading, on a
+    future that a
     `croq.event.trigger ... after` already binds to an event of the
     program's own, and on a future made under an inthreads role (that does
     not yield it), a branch or a loop that only some of the waiting threads
