@@ -1884,6 +1884,16 @@ def cluster_multicast_gemm_persistent_consumer_turns():
 
 
 @test
+def cluster_multicast_gemm_persistent_staged_epilogue():
+    # Each consumer's asynchronous TMA store of a tile is waited before its
+    # next tile's epilogue; the cluster's blocks exit together, each after
+    # its own stores.
+    check_gemm_f16(K.gemm_persistent_f16_cluster2_staged,
+                   "persistent f16-output GEMM, clusters of 2, TMA-stored "
+                   "epilogue")
+
+
+@test
 def wgmma_a_from_registers_loaded_into_a_frag():
     # `mma.load src, frag;` fills a register tile that two MMAs of each K
     # step read (out = 2 lhs rhs^T): 64^3 blocks, ragged M, N and K, 4096
@@ -2467,7 +2477,7 @@ def tma_stores_waited_before_the_tile_is_rewritten():
     # warps, the wait the block's).
     for name in ("tma_store_async_co", "tma_store_async_wide_co"):
         sweep_tma_pipeline(name,
-                           ((16, 32), (16, 64), (40, 200), (5, 7),
+                           ((16, 32), (16, 64), (40, 200), (5, 12),
                             (16 * 600, 160)),
                            ((16, 32), (40, 200)), lambda x: x * 3)
 

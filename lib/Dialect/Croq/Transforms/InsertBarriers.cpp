@@ -28,8 +28,8 @@
 // store in the body, a copy whose view depends on the thread index) needs no
 // barrier against another such access of the same parallel: Croqtile leaves
 // order between a thread's element accesses to the program, with no
-// implicit sync. `croq.event.wait` and `croq.barrier` order everything
-// before them.
+// implicit sync. `croq.event.wait`, `croq.barrier` and a `croq.wait` on TMA
+// stores (which ends in its group's barrier) order everything before them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -185,9 +185,12 @@ private:
   void walkOp(Operation *op, State &state) {
     // A wait orders other threads' accesses before it, unless it is on a
     // local event (a thread's own count).
+    // A wait on TMA stores (croq-bind-tma-futures marks it) ends in a
+    // barrier of its group.
     auto wait = dyn_cast<EventWaitOp>(op);
     if ((wait && !wait.getEvent().getType().isThreadLocal()) ||
-        isa<BarrierOp, GridBarrierOp, ClusterBarrierOp>(op)) {
+        isa<BarrierOp, GridBarrierOp, ClusterBarrierOp>(op) ||
+        (isa<WaitOp>(op) && op->hasAttr(kTmaStoreWaitAttr))) {
       state.clear();
       return;
     }
