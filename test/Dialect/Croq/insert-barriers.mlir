@@ -514,3 +514,29 @@ func.func @warpgroup_fixed_by_inthreads(%out: memref<128xf32>) {
   }
   return
 }
+
+// -----
+
+// CHECK-LABEL: func.func @after_tma_store_wait
+// CHECK: croq.tma.copy async
+// CHECK: croq.wait %{{.*}} {croq.tma_stores}
+// CHECK-NOT: croq.barrier
+// CHECK: croq.parallel
+// A wait on TMA stores ends in its group's barrier (croq-bind-tma-futures
+// marks it): the threads' writes after it need no barrier of their own
+// against the store's read of the tile before it.
+func.func @after_tma_store_wait(%g: memref<128xf32>) {
+  %c1 = arith.constant 1 : index
+  %c128 = arith.constant 128 : index
+  croq.parallel (%b) by [%c1] : block {
+    %s = memref.alloc() : memref<128xf32, #gpu.address_space<workgroup>>
+    %f = croq.tma.copy async %s to %g : memref<128xf32, #gpu.address_space<workgroup>> to memref<128xf32> -> !croq.future<tma, async, memref<128xf32, #gpu.address_space<workgroup>>>
+    croq.wait %f {croq.tma_stores} : !croq.future<tma, async, memref<128xf32, #gpu.address_space<workgroup>>>
+    croq.parallel (%t) by [%c128] : thread {
+      %v = arith.index_cast %t : index to i32
+      %x = arith.sitofp %v : i32 to f32
+      memref.store %x, %s[%t] : memref<128xf32, #gpu.address_space<workgroup>>
+    }
+  }
+  return
+}
