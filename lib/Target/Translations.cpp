@@ -35,6 +35,12 @@ struct TranslateOptions {
       llvm::cl::desc("clang++ that compiles the C++ device functions kernels "
                      "call"),
       llvm::cl::init(croq::getDefaultClangPath())};
+  llvm::cl::opt<unsigned> mmaDeferMinSlots{
+      "croq-mma-defer-min-slots",
+      llvm::cl::desc("croq translations' croq-pipeline-mma: the fewest ring "
+                     "slots with which a wgmma batch stays in flight (croqc's "
+                     "--mma-defer-min-slots)"),
+      llvm::cl::init(4)};
 };
 } // namespace
 
@@ -58,6 +64,7 @@ static FailureOr<ModuleOp> lower(Operation *op, StringRef format) {
   pipeline.features = options().features;
   pipeline.toolkit = options().toolkit;
   pipeline.clang = options().clang;
+  pipeline.mmaDeferMinSlots = options().mmaDeferMinSlots;
   pipeline.format = format.str();
   croq::buildCroqToNVVMPipeline(pm, pipeline);
   if (failed(pm.run(module)))

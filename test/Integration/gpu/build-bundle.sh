@@ -14,16 +14,24 @@ for kernel in "$root"/test/Integration/kernels/*.mlir; do
   "$build/bin/croq-translate" --croq-to-host "$kernel" -o "$bundle/$name.cpp"
 done
 # The same kernels written in Croqtile, through the importer.
-# A `// GPU-VARIANT: NAME FLAGS` line builds the file again with FLAGS (its
-# -D options) as NAME.cpp, for kernels whose tile shape is a define.
+# A `// GPU-VARIANT: NAME FLAGS` line builds the file again with FLAGS as
+# NAME.cpp, for kernels whose tile shape is a define: its -D options go to
+# the importer, its --croq-* options (e.g. --croq-mma-defer-min-slots=3) to
+# the lowering.
 for source in "$root"/test/Integration/croqtile/*.co; do
   name="$(basename "$source" .co)"
   "$build/bin/croq-translate" --import-croqtile "$source" |
     "$build/bin/croq-translate" --croq-to-host -o "$bundle/$name.cpp"
   { grep '^// GPU-VARIANT: ' "$source" || true; } | while read -r _ _ variant flags; do
-    # shellcheck disable=SC2086
-    "$build/bin/croq-translate" --import-croqtile $flags "$source" |
-      "$build/bin/croq-translate" --croq-to-host -o "$bundle/$variant.cpp"
+    defines=() lowering=()
+    for flag in $flags; do
+      case "$flag" in
+        --croq-*) lowering+=("$flag") ;;
+        *) defines+=("$flag") ;;
+      esac
+    done
+    "$build/bin/croq-translate" --import-croqtile "${defines[@]}" "$source" |
+      "$build/bin/croq-translate" --croq-to-host "${lowering[@]}" -o "$bundle/$variant.cpp"
   done
 done
 cp "$root"/runtime/include/croq_runtime.h "$root"/runtime/lib/croq_runtime.cpp "$bundle/"

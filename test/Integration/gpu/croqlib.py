@@ -125,6 +125,7 @@ SIGNATURES = {
     "gemm_pingpong_cluster2": [_TENSOR, _TENSOR, _TENSOR],
     "gemm_persistent_f16_cluster2_turns": [_TENSOR, _TENSOR, _TENSOR],
     "gemm_persistent_f16_cluster2_staged": [_TENSOR, _TENSOR, _TENSOR],
+    "gemm_persistent_f16_staged_d3": [_TENSOR, _TENSOR, _TENSOR],
     "gemm_cluster_sync_co": [_TENSOR, _TENSOR, _TENSOR],
     "gemm_cluster4_sync_co": [_TENSOR, _TENSOR, _TENSOR],
     "gemm_persistent_f16_turns": [_TENSOR, _TENSOR, _TENSOR],

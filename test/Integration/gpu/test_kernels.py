@@ -1826,6 +1826,16 @@ def tma_wgmma_gemm_persistent_staged_epilogue():
 
 
 @test
+def tma_wgmma_gemm_persistent_staged_epilogue_batch_in_flight():
+    # The sweep's persistent staged GEMM with one wgmma batch in flight in
+    # its 3-slot ring (--croq-mma-defer-min-slots=3): each stage is
+    # released one K step late, after the wgmma that read it.
+    check_gemm_f16(K.gemm_persistent_f16_staged_d3,
+                   "persistent f16-output GEMM, TMA-stored epilogue, 3 stages, "
+                   "a batch in flight")
+
+
+@test
 def tma_wgmma_gemm_staged_epilogue_bk32_full_waits():
     # 32-wide K tiles (64-byte rows: the 64-byte swizzle), 6 stages, each
     # stage released right after a full wgmma wait (mma.wait<0>): K = 136
