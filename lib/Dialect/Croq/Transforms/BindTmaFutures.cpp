@@ -55,6 +55,14 @@ bool runsAtLeastOnce(scf::ForOp loop) {
   return trips && !trips->isZero();
 }
 
+/// The block-level parallel (the kernel) around `op`, or null.
+ParallelOp kernelOf(Operation *op) {
+  auto kernel = op->getParentOfType<ParallelOp>();
+  while (kernel && kernel.getLevel() != Level::Block)
+    kernel = kernel.getParentParallel();
+  return kernel;
+}
+
 /// What a future may have come from: the async TMA copies and the
 /// placeholders (`tma.any`) whose handles can reach it.
 struct Origins {
@@ -435,9 +443,7 @@ public:
         group->firstSlot.push_back(group->numSlots);
         group->numSlots += slotCount(buffer, picked.lookup(buffer));
       }
-      ParallelOp kernel = origin->getParentOfType<ParallelOp>();
-      while (kernel && kernel.getLevel() != Level::Block)
-        kernel = kernel.getParentParallel();
+      ParallelOp kernel = kernelOf(origin);
       if (!kernel)
         return origin->emitOpError("makes a TMA future outside any kernel");
       OpBuilder b(origin->getContext());
@@ -720,9 +726,7 @@ private:
     Buffers tile = buffersOf(store.getSource());
     if (tile.unknown)
       return success();
-    auto kernel = store->getParentOfType<ParallelOp>();
-    while (kernel && kernel.getLevel() != Level::Block)
-      kernel = kernel.getParentParallel();
+    ParallelOp kernel = kernelOf(store);
     if (!kernel)
       return success();
     auto roleOf = [](Operation *op) -> Operation * {
