@@ -130,10 +130,11 @@ def CroqPipelineMmaPass : Pass<"croq-pipeline-mma", "::mlir::ModuleOp"> {
       croq.event.trigger ...` (releasing the stages its MMAs read, events of
       at least two elements), one K iteration stays in flight: the commit
       becomes `pending 1`, the triggers release the previous iteration's
-      slots (from the second iteration on), and after the loop a full
-      commit precedes the release of the last iteration's slots. Loops
-      whose trigger slots are not pure functions of the iteration, and
-      rings of one slot, keep the plain form. A commit with an explicit
+      slots (from the second iteration on: the slot values each iteration
+      computes are carried into the next as loop values, not recomputed),
+      and after the loop a full commit precedes the release of the last
+      iteration's slots (the loop's results). Rings of one slot keep the
+      plain form. A commit with an explicit
       depth (`mma.wait<N>`) is the program's choice and is kept.
     - Every other trigger that may follow warpgroup MMAs of its role or
       kernel (earlier in an enclosing block, or in a loop around it) gets a
@@ -147,13 +148,14 @@ def CroqPipelineMmaPass : Pass<"croq-pipeline-mma", "::mlir::ModuleOp"> {
       croq.event.trigger %empty[%s] : !croq.event<shared, 2>
     }
     // becomes
-    scf.for %k = %c0 to %n step %c1 {
+    %last = scf.for %k = %c0 to %n step %c1 iter_args(%prev = %c0) {
       ...
       croq.mma.commit pending 1
-      scf.if (%k != %c0) { croq.event.trigger %empty[(%k - 1) % 2] }
+      scf.if (%k != %c0) { croq.event.trigger %empty[%prev] }
+      scf.yield %s
     }
     croq.mma.commit
-    scf.if (%c0 < %n) { croq.event.trigger %empty[last % 2] }
+    scf.if (%c0 < %n) { croq.event.trigger %empty[%last] }
     ```
   }];
   let options = [
@@ -234,6 +236,10 @@ def CroqElectIssuersPass : Pass<"croq-elect-issuers", "::mlir::ModuleOp"> {
       divergence analysis proves warp-converged gets `warp_arrivals`: one
       lane arrives for its warp (a release at cluster scope per warp, not
       per thread).
+    - A `croq.barrier` directly before a TMA store with a cooperative
+      issuer (only side-effect-free ops between), over the same threads as
+      the store's group, is erased: the store's lowering fences the writes
+      to its tile and synchronises the group itself.
 
     ```mlir
     croq.parallel (%b) by [%n] : block {

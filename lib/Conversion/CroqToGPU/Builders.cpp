@@ -84,19 +84,31 @@ SmallVector<int64_t> warpgroupBarrierIds(int64_t warpgroups,
   return ids;
 }
 
+GroupBarrier groupBarrierKind(Level level, int64_t groupSize,
+                              int64_t blockDim) {
+  if (groupSize != LaunchAnalysis::kRuntimeThreads && groupSize <= 1)
+    return GroupBarrier::None;
+  if (level == Level::Block || groupSize == blockDim)
+    return GroupBarrier::Block;
+  return level == Level::Warp ? GroupBarrier::Warp : GroupBarrier::Warpgroup;
+}
+
 void emitGroupBarrier(OpBuilder &b, Location loc, Level level,
                       int64_t groupSize, int64_t blockDim,
                       uint32_t programIds) {
-  if (groupSize != LaunchAnalysis::kRuntimeThreads && groupSize <= 1)
+  switch (groupBarrierKind(level, groupSize, blockDim)) {
+  case GroupBarrier::None:
     return;
-  if (level == Level::Block || groupSize == blockDim) {
+  case GroupBarrier::Block:
     gpu::BarrierOp::create(b, loc);
     return;
-  }
-  if (level == Level::Warp) {
+  case GroupBarrier::Warp: {
     Value mask = arith::ConstantIntOp::create(b, loc, b.getI32Type(), -1);
     NVVM::SyncWarpOp::create(b, loc, mask);
     return;
+  }
+  case GroupBarrier::Warpgroup:
+    break;
   }
   // A warpgroup synchronises on a named barrier of its own, from the top
   // ids down, leaving the program's __bar_sync ids (croq.named_barrier) to

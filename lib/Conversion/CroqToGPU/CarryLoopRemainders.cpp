@@ -38,18 +38,42 @@ struct Divisions {
 
 /// Replaces `loop` by one that also carries its counter's remainder and
 /// quotient by each divisor found, and their uses by those values.
+/// The constant `v` is, also through the casts of croq-to-gpu's type
+/// conversion (a loop with index values among its loop-carried ones has
+/// i64 bounds, each a cast of the index constant).
+std::optional<int64_t> constantThroughCasts(Value v) {
+  if (auto cast = v.getDefiningOp<UnrealizedConversionCastOp>();
+      cast && cast->getNumOperands() == 1)
+    v = cast->getOperand(0);
+  return getConstantIntValue(v);
+}
+
 void carry(scf::ForOp loop, IRRewriter &rewriter) {
-  std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound());
-  std::optional<int64_t> step = getConstantIntValue(loop.getStep());
-  if (!lb || !step || *lb < 0 || *step < 1 || loop.getUnsignedCmp() ||
-      !loop.getInductionVar().getType().isIndex())
-    return;
+  std::optional<int64_t> lb = constantThroughCasts(loop.getLowerBound());
+  std::optional<int64_t> step = constantThroughCasts(loop.getStep());
   Value iv = loop.getInductionVar();
+  if (!lb || !step || *lb < 0 || *step < 1 || loop.getUnsignedCmp() ||
+      !iv.getType().isIntOrIndex())
+    return;
+  // The counter as an index: itself, or its casts (an i64 loop, see
+  // constantThroughCasts).
+  SmallVector<Value> counters;
+  if (iv.getType().isIndex())
+    counters.push_back(iv);
+  for (Operation *user : iv.getUsers())
+    if (isa<arith::IndexCastOp, arith::IndexCastUIOp,
+            UnrealizedConversionCastOp>(user) &&
+        user->getNumResults() == 1 && user->getResult(0).getType().isIndex())
+      counters.push_back(user->getResult(0));
+  SmallVector<Operation *> users;
+  for (Value counter : counters)
+    for (Operation *user : counter.getUsers())
+      if (user->getOperand(0) == counter)
+        users.push_back(user);
   llvm::MapVector<int64_t, Divisions> byDivisor;
-  for (Operation *user : iv.getUsers()) {
+  for (Operation *user : users) {
     if (!isa<arith::RemUIOp, arith::RemSIOp, arith::DivUIOp, arith::DivSIOp>(
-            user) ||
-        user->getOperand(0) != iv)
+            user))
       continue;
     std::optional<int64_t> divisor = getConstantIntValue(user->getOperand(1));
     if (!divisor || *divisor < 2 || llvm::isPowerOf2_64(*divisor) ||

@@ -74,6 +74,10 @@ Value threadId(OpBuilder &b, Location loc);
 std::optional<int64_t> lowestSelectedThread(Operation *op, int64_t groupSize);
 /// Rank of the executing thread in its cooperating group.
 Value groupRank(OpBuilder &b, Location loc, const LaunchAnalysis::Scope &scope);
+/// What emitGroupBarrier emits for a group: nothing (one thread), the
+/// block's barrier, the warp's, or the warpgroup's named barrier.
+enum class GroupBarrier { None, Block, Warp, Warpgroup };
+GroupBarrier groupBarrierKind(Level level, int64_t size, int64_t blockDim);
 /// A barrier over the `size` threads of one instance of `level`; a
 /// warpgroup's takes its id from warpgroupBarrierIds(.., programIds).
 void emitGroupBarrier(OpBuilder &b, Location loc, Level level, int64_t size,

@@ -130,6 +130,42 @@ static bool wholeWarps(const LaunchAnalysis::Scope &scope) {
          (!scope.runtimeBlock() && scope.blockDim % 32 == 0);
 }
 
+/// A TMA store with a cooperative issuer synchronises its group before
+/// the issue (each writer's proxy fence, then the group's barrier: see the
+/// TMA lowering). croq-insert-barriers, which runs before the issuer is
+/// known, put a croq.barrier before the store for its read of the tile; when
+/// only side-effect-free code lies between the two and the croq.barrier is
+/// over the same threads, it orders nothing the store's own barrier does not,
+/// and is erased.
+static void eraseBarriersStoresSubsume(ModuleOp module,
+                                       const LaunchAnalysis &analysis) {
+  SmallVector<BarrierOp> subsumed;
+  module.walk([&](TmaCopyOp store) {
+    if (store.isLoad() || !store.getIssuer() ||
+        *store.getIssuer() == Issuer::Each || !analysis.hasScope(store))
+      return;
+    const LaunchAnalysis::Scope &scope = analysis.getScope(store);
+    GroupBarrier own =
+        groupBarrierKind(scope.groupLevel, scope.groupSize, scope.blockDim);
+    for (Operation *prev = store->getPrevNode(); prev;
+         prev = prev->getPrevNode()) {
+      if (auto barrier = dyn_cast<BarrierOp>(prev)) {
+        Level level = barrier.getLevel();
+        int64_t size =
+            level == Level::Block ? scope.blockDim : levelThreads(level);
+        if (own != GroupBarrier::None &&
+            groupBarrierKind(level, size, scope.blockDim) == own)
+          subsumed.push_back(barrier);
+        return;
+      }
+      if (!isMemoryEffectFree(prev))
+        return;
+    }
+  });
+  for (BarrierOp barrier : subsumed)
+    barrier.erase();
+}
+
 static void electIssuers(ModuleOp module, const LaunchAnalysis &analysis,
                          DataFlowSolver *solver) {
   // Without the analysis (no use-elect-sync), elect by thread id.
@@ -215,6 +251,7 @@ struct CroqElectIssuersPass
         solver = &uniformity.getSolver();
     }
     electIssuers(getOperation(), analysis, solver);
+    eraseBarriersStoresSubsume(getOperation(), analysis);
   }
 };
 

@@ -18,6 +18,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Common.h"
+#include "Croq/Analysis/Roles.h"
 #include "Croq/Conversion/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -74,33 +75,13 @@ static bool followsWgmma(Operation *op) {
   return false;
 }
 
-/// Clones the pure computation of `v` inside `loop` with `map` (which maps
-/// the induction variable); values from outside the loop are kept.
-static FailureOr<Value> cloneSlice(OpBuilder &b, Value v, scf::ForOp loop,
-                                   IRMapping &map) {
-  if (Value mapped = map.lookupOrNull(v))
-    return mapped;
-  Operation *def = v.getDefiningOp();
-  if (!def || !loop->isAncestor(def))
-    return isa<BlockArgument>(v) && loop->isAncestor(
-                                        cast<BlockArgument>(v).getOwner()->getParentOp())
-               ? FailureOr<Value>(failure())
-               : FailureOr<Value>(v);
-  if (!isMemoryEffectFree(def) || def->getNumRegions())
-    return failure();
-  for (Value operand : def->getOperands())
-    if (failed(cloneSlice(b, operand, loop, map)))
-      return failure();
-  Operation *clone = b.clone(*def, map);
-  return clone->getResult(cast<OpResult>(v).getResultNumber());
-}
-
 /// Keeps one K iteration of wgmma in flight while the next is issued. In a
 /// consumer loop that ends `mma.commit; trigger e[slot(iv)]` (releasing the
 /// tiles its MMAs read), the commit becomes `mma.commit pending 1` (the
 /// previous iteration's batch is complete) and the triggers release the
-/// previous iteration's slots; after the loop a full commit releases the
-/// last. Rings of one slot keep the plain form,
+/// previous iteration's slots (the values its triggers named, carried into
+/// the next iteration); after the loop a full commit releases the last.
+/// Rings of one slot keep the plain form,
 /// where the producer would wait for a release that comes after the
 /// consumer's next wait.
 static void deferWarpgroupMmaWaits(ModuleOp module, unsigned minSlots) {
@@ -139,16 +120,84 @@ static void deferWarpgroupMmaWaits(ModuleOp module, unsigned minSlots) {
     if (!movable || triggers.empty())
       continue;
 
+    // The slots the previous iteration released are recomputed from the
+    // values it computed: those that change with the iteration and are the
+    // same in every thread (`k % S`) are carried into the next iteration as
+    // loop values (zeros into the first, which releases nothing) and out of the
+    // loop for the last release; the rest of each slot (`(p - 1) * S + s`,
+    // whose thread-dependent terms croq-assign-arrivals reads) is cloned onto
+    // them, the counter itself taken as `k - step` and the last `k`.
+    SmallVector<Value> carried;
+    SmallVector<Operation *> recomputed;
+    bool sliced = true;
+    std::function<void(Value)> slice = [&](Value v) {
+      if (!sliced || !loop.getRegion().isAncestor(v.getParentRegion()) ||
+          v == loop.getInductionVar() || llvm::is_contained(carried, v))
+        return;
+      Operation *def = v.getDefiningOp();
+      bool perIteration = !allSources(v, [&](BlockArgument arg) {
+        return arg.getOwner()->getParentOp() != loop.getOperation();
+      });
+      if (def && perIteration && v.getType().isIntOrIndex() &&
+          !dependsOnInstanceIndex(v)) {
+        carried.push_back(v);
+        return;
+      }
+      // Loop-carried values, and what croq cannot recompute.
+      if (!def || !isMemoryEffectFree(def) || def->getNumRegions()) {
+        sliced = false;
+        return;
+      }
+      if (llvm::is_contained(recomputed, def))
+        return;
+      for (Value operand : def->getOperands())
+        slice(operand);
+      recomputed.push_back(def);
+    };
+    for (EventTriggerOp trigger : triggers)
+      for (Value operand : trigger->getOperands())
+        slice(operand);
+    if (!sliced)
+      continue;
     Location loc = commit.getLoc();
+    IRRewriter rewriter(loop);
+    SmallVector<Value> inits;
+    for (Value v : carried)
+      inits.push_back(arith::ConstantOp::create(
+          rewriter, loc, rewriter.getZeroAttr(v.getType())));
+    FailureOr<LoopLikeOpInterface> replaced =
+        cast<LoopLikeOpInterface>(loop.getOperation())
+            .replaceWithAdditionalYields(
+                rewriter, inits, /*replaceInitOperandUsesInLoop=*/false,
+                [&](OpBuilder &, Location, ArrayRef<BlockArgument>) {
+                  return SmallVector<Value>(carried);
+                });
+    if (failed(replaced))
+      continue;
+    loop = cast<scf::ForOp>(replaced->getOperation());
     Value iv = loop.getInductionVar();
-    OpBuilder b(loop.getBody()->getTerminator());
+    unsigned firstArg = loop.getNumRegionIterArgs() - carried.size();
+    unsigned firstResult = loop.getNumResults() - carried.size();
+    IRMapping previous, last;
+    for (auto [i, v] : llvm::enumerate(carried)) {
+      previous.map(v, loop.getRegionIterArgs()[firstArg + i]);
+      last.map(v, loop.getResult(firstResult + i));
+    }
     // In the loop: release the previous iteration's slots.
+    OpBuilder b(loop.getBody()->getTerminator());
     Value notFirst = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
                                            iv, loop.getLowerBound());
     auto ifOp = scf::IfOp::create(b, loc, notFirst, /*withElseRegion=*/false);
     OpBuilder inLoop = ifOp.getThenBodyBuilder();
-    IRMapping previous;
-    previous.map(iv, arith::SubIOp::create(inLoop, loc, iv, loop.getStep()));
+    auto readsCounter = [&](Operation *op) {
+      return llvm::is_contained(op->getOperands(), iv);
+    };
+    bool counter = llvm::any_of(recomputed, readsCounter) ||
+                   llvm::any_of(triggers, [&](EventTriggerOp trigger) {
+                     return readsCounter(trigger);
+                   });
+    if (counter)
+      previous.map(iv, arith::SubIOp::create(inLoop, loc, iv, loop.getStep()));
     // After the loop: a full commit, then the last iteration's slots.
     b.setInsertionPointAfter(loop);
     MmaCommitOp::create(b, loc);
@@ -157,38 +206,27 @@ static void deferWarpgroupMmaWaits(ModuleOp module, unsigned minSlots) {
                                       loop.getUpperBound());
     auto lastIf = scf::IfOp::create(b, loc, ran, /*withElseRegion=*/false);
     OpBuilder after = lastIf.getThenBodyBuilder();
-    Value span = arith::SubIOp::create(
-        after, loc,
-        arith::SubIOp::create(after, loc, loop.getUpperBound(),
-                              loop.getLowerBound()),
-        cIndex(after, loc, 1));
-    Value lastIv = arith::AddIOp::create(
-        after, loc, loop.getLowerBound(),
-        arith::MulIOp::create(
-            after, loc,
-            arith::DivUIOp::create(after, loc, span, loop.getStep()),
-            loop.getStep()));
-    IRMapping last;
-    last.map(iv, lastIv);
-    bool cloned = true;
-    for (EventTriggerOp trigger : triggers) {
-      for (auto [builder, map] :
-           {std::pair<OpBuilder *, IRMapping *>{&inLoop, &previous},
-            {&after, &last}}) {
-        for (Value operand : trigger->getOperands())
-          cloned &= succeeded(cloneSlice(*builder, operand, loop, *map));
-        if (!cloned)
-          break;
-        builder->clone(*trigger, *map);
-      }
+    if (counter) {
+      Value span = arith::SubIOp::create(
+          after, loc,
+          arith::SubIOp::create(after, loc, loop.getUpperBound(),
+                                loop.getLowerBound()),
+          cIndex(after, loc, 1));
+      last.map(iv,
+               arith::AddIOp::create(
+                   after, loc, loop.getLowerBound(),
+                   arith::MulIOp::create(
+                       after, loc,
+                       arith::DivUIOp::create(after, loc, span, loop.getStep()),
+                       loop.getStep())));
     }
-    if (!cloned) {
-      // A slot that is not a pure function of the iteration: keep the plain
-      // form.
-      lastIf.erase();
-      loop->getNextNode()->erase();
-      ifOp.erase();
-      continue;
+    for (auto [builder, map] :
+         {std::pair<OpBuilder *, IRMapping *>{&inLoop, &previous},
+          {&after, &last}}) {
+      for (Operation *op : recomputed)
+        builder->clone(*op, *map);
+      for (EventTriggerOp trigger : triggers)
+        builder->clone(*trigger, *map);
     }
     for (EventTriggerOp trigger : triggers)
       trigger.erase();

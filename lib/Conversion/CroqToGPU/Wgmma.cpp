@@ -327,10 +327,15 @@ bool hasSwizzledBuffer(Operation *scope) {
                       .wasInterrupted();
 }
 
-/// Element offset of buffer index `index` in the swizzled layout of span
-/// `span` (see the section comment).
-Value swizzledOffset(OpBuilder &b, Location loc, MemRefType type,
-                            ArrayRef<Value> index, int64_t span) {
+/// Where buffer index `index` lies in the swizzled layout of span `span`
+/// (see the section comment): its 16-byte chunk counted from the buffer's
+/// start, and the element's place in that chunk.
+struct SwizzledPlace {
+  Value chunks, inChunk;
+};
+
+static SwizzledPlace swizzledPlace(OpBuilder &b, Location loc, MemRefType type,
+                                   ArrayRef<Value> index, int64_t span) {
   ArrayRef<int64_t> shape = type.getShape();
   int64_t rank = shape.size(), rows = shape[rank - 2], cols = shape[rank - 1];
   int64_t perRow = span / elementBytes(type);
@@ -351,14 +356,26 @@ Value swizzledOffset(OpBuilder &b, Location loc, MemRefType type,
                              c(128)),
       c(span / 16));
   Value swizzled = arith::XOrIOp::create(b, loc, chunk, pattern);
-  Value offset = arith::MulIOp::create(b, loc, lead, c(rows * cols));
-  offset = arith::AddIOp::create(
-      b, loc, offset, arith::MulIOp::create(b, loc, panel, c(rows * perRow)));
-  offset = arith::AddIOp::create(b, loc, offset,
-                                 arith::MulIOp::create(b, loc, r, c(perRow)));
-  offset = arith::AddIOp::create(
-      b, loc, offset, arith::MulIOp::create(b, loc, swizzled, c(perChunk)));
-  return arith::AddIOp::create(b, loc, offset, inChunk);
+  // A swizzled buffer's rows are whole spans (croq-plan-shared-layout
+  // picks the span so): its panels, rows and buffers are whole chunks.
+  Value chunks = arith::MulIOp::create(b, loc, lead, c(rows * cols / perChunk));
+  chunks = arith::AddIOp::create(
+      b, loc, chunks,
+      arith::MulIOp::create(b, loc, panel, c(rows * perRow / perChunk)));
+  chunks = arith::AddIOp::create(
+      b, loc, chunks, arith::MulIOp::create(b, loc, r, c(perRow / perChunk)));
+  chunks = arith::AddIOp::create(b, loc, chunks, swizzled);
+  return {chunks, inChunk};
+}
+
+/// Element offset of buffer index `index` in the swizzled layout of span
+/// `span` (see the section comment).
+Value swizzledOffset(OpBuilder &b, Location loc, MemRefType type,
+                     ArrayRef<Value> index, int64_t span) {
+  SwizzledPlace place = swizzledPlace(b, loc, type, index, span);
+  Value offset = arith::MulIOp::create(b, loc, place.chunks,
+                                       cIndex(b, loc, 16 / elementBytes(type)));
+  return arith::AddIOp::create(b, loc, offset, place.inChunk);
 }
 
 /// Where element `index` of a view of a swizzled buffer lives: the buffer
@@ -388,28 +405,39 @@ std::pair<Value, Value> swizzledElement(OpBuilder &b, Location loc,
 static Value wgmmaDescriptor(OpBuilder &b, Location loc,
                              const RootedView &view, int64_t span) {
   auto type = cast<MemRefType>(view.root.getType());
-  Value offset = swizzledOffset(b, loc, type, view.origin, span);
+  // The view's first 16-byte chunk in the root (wgmma addresses shared
+  // memory in 16-byte units; the origin starts a chunk).
+  Value chunks = swizzledPlace(b, loc, type, view.origin, span).chunks;
   Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, view.root);
   // A root that is not a whole allocation (the data of a future that names
-  // an element of a buffer array, `s[k % 2]`) starts at its offset.
+  // an element of a buffer array, `s[k % 2]`) starts at its offset, a whole
+  // number of buffers.
   if (!type.getLayout().isIdentity()) {
     auto meta = memref::ExtractStridedMetadataOp::create(b, loc, view.root);
-    offset = arith::AddIOp::create(b, loc, offset, meta.getOffset());
+    chunks = arith::AddIOp::create(
+        b, loc, chunks,
+        arith::DivUIOp::create(b, loc, meta.getOffset(),
+                               cIndex(b, loc, 16 / elementBytes(type))));
   }
-  Value address = arith::AddIOp::create(
-      b, loc, base,
-      arith::MulIOp::create(b, loc, offset, cIndex(b, loc, elementBytes(type))));
   Type i64 = b.getI64Type();
   auto c64 = [&](int64_t v) {
     return arith::ConstantIntOp::create(b, loc, i64, v);
   };
-  Value start = arith::IndexCastUIOp::create(b, loc, i64, address);
+  // The root's descriptor, the same for every view of it (so computed once,
+  // outside the loops), plus the view's chunk: a shared address stays below
+  // 2^18 and the root is aligned to its swizzle pattern, so the start field
+  // (address bits 4-17) takes the sum without carrying into the others.
+  // Each k step's descriptor is then one add to the stage's.
+  Value start = arith::IndexCastUIOp::create(b, loc, i64, base);
   start = arith::ShRUIOp::create(
       b, loc, arith::AndIOp::create(b, loc, start, c64(0x3FFFF)), c64(4));
   int64_t mode = span == 128 ? 1 : span == 64 ? 2 : 3;
   uint64_t fields = (uint64_t(1) << 16) | (uint64_t((8 * span) >> 4) << 32) |
                     (uint64_t(mode) << 62);
-  return arith::OrIOp::create(b, loc, start, c64(static_cast<int64_t>(fields)));
+  Value root =
+      arith::OrIOp::create(b, loc, start, c64(static_cast<int64_t>(fields)));
+  return arith::AddIOp::create(
+      b, loc, root, arith::IndexCastUIOp::create(b, loc, i64, chunks));
 }
 
 /// Static facts about the buffer behind a warpgroup operand fragment.

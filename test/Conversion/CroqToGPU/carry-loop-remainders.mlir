@@ -81,4 +81,27 @@ gpu.module @kernels {
     }
     return
   }
+
+  // A loop that croq-to-gpu's type conversion gave i64 bounds (an index
+  // value among its loop-carried ones): each bound a cast of an index
+  // constant, the counter cast back to index where it is divided. The
+  // remainder is carried all the same.
+  // CHECK-LABEL: func.func @converted_to_i64
+  // CHECK: scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %{{.*}}, %[[R:.*]] = %{{.*}}, %{{.*}} = %{{.*}}) -> (i64, index, index) : i64
+  // CHECK-NOT: arith.remsi
+  // CHECK: memref.store %[[R]]
+  func.func @converted_to_i64(%n: i64, %out: memref<?xindex>) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c6 = arith.constant 6 : index
+    %lb = builtin.unrealized_conversion_cast %c0 : index to i64
+    %step = builtin.unrealized_conversion_cast %c1 : index to i64
+    %last = scf.for %k = %lb to %n step %step iter_args(%prev = %lb) -> (i64) : i64 {
+      %kk = builtin.unrealized_conversion_cast %k : i64 to index
+      %slot = arith.remsi %kk, %c6 : index
+      memref.store %slot, %out[%c0] : memref<?xindex>
+      scf.yield %k : i64
+    }
+    return
+  }
 }

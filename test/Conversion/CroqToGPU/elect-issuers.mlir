@@ -77,3 +77,47 @@ func.func @tma_issuers(%n: index, %g: memref<?x?xf16>, %m: !nvgpu.tensormap.desc
   }
   return
 }
+
+// -----
+
+// A TMA store a whole warpgroup runs synchronises the warpgroup before its
+// issue: the croq.barrier croq-insert-barriers put just before it (only
+// pure view arithmetic between) is the same barrier, and goes. A barrier
+// with a store to memory after it, or one over other threads (the block's,
+// before a warpgroup's store), stays.
+// CHECK-LABEL: func.func @barriers_tma_stores_subsume
+// CHECK: memref.store
+// CHECK-NOT: croq.barrier
+// CHECK: croq.tma.copy {{.*}} issuer<first>
+// CHECK: croq.barrier warpgroup
+// CHECK: scf.if
+// CHECK-NEXT: memref.store
+// CHECK: croq.tma.copy {{.*}} issuer<first>
+// CHECK: croq.barrier block
+// CHECK-NEXT: croq.tma.copy {{.*}} issuer<first>
+func.func @barriers_tma_stores_subsume(%n: index, %g: memref<?x?xf16>, %flag: memref<1xi32, #gpu.address_space<workgroup>>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c128 = arith.constant 128 : index
+  %v = arith.constant 1.0 : f16
+  %one = arith.constant 1 : i32
+  croq.parallel (%b) by [%n] : block {
+    %a = memref.alloc() : memref<64x64xf16, #gpu.address_space<workgroup>>
+    croq.parallel (%w) by [%c2] : warpgroup {
+      croq.parallel (%t) by [%c128] : thread {
+        memref.store %v, %a[%t, %c0] : memref<64x64xf16, #gpu.address_space<workgroup>>
+      }
+      croq.barrier warpgroup
+      %row = arith.addi %b, %w : index
+      %ta = croq.subspan %g[64, 64] at [%row, %c0] : memref<?x?xf16> -> memref<64x64xf16, strided<[?, 1], offset: ?>>
+      croq.tma.copy %a to %ta : memref<64x64xf16, #gpu.address_space<workgroup>> to memref<64x64xf16, strided<[?, 1], offset: ?>>
+      croq.barrier warpgroup
+      memref.store %one, %flag[%c0] : memref<1xi32, #gpu.address_space<workgroup>>
+      croq.tma.copy %a to %ta : memref<64x64xf16, #gpu.address_space<workgroup>> to memref<64x64xf16, strided<[?, 1], offset: ?>>
+      croq.barrier block
+      croq.tma.copy %a to %ta : memref<64x64xf16, #gpu.address_space<workgroup>> to memref<64x64xf16, strided<[?, 1], offset: ?>>
+    }
+  }
+  return
+}

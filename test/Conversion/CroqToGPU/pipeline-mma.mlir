@@ -19,30 +19,31 @@
 
 // A consumer loop that ends `mma.commit; trigger empty[s]` keeps one K
 // iteration of wgmma in flight: `pending 1`, the release of the previous
-// iteration's slot from the second iteration on, and after the loop a full
-// commit, then the release of the last iteration's slot (which that commit
-// covers). The trigger after the loop follows the MMAs, so it commits first.
+// iteration's slot from the second iteration on (the slot that iteration
+// computed, carried in as a loop value), and after the loop a full commit,
+// then the release of the last iteration's slot (the loop's result, which
+// that commit covers). The trigger after the loop follows the MMAs, so it
+// commits first.
 // CHECK-LABEL: func.func @deferred_release
-// CHECK: %[[R:.*]] = scf.for %[[IV:.*]] = %[[LB:.*]] to %[[UB:.*]] step %[[STEP:.*]] iter_args
+// CHECK: croq.mma.fill
+// CHECK-NEXT: %[[ZERO:.*]] = arith.constant 0 : index
+// CHECK-NEXT: %[[R:.*]]:2 = scf.for %[[IV:.*]] = %[[LB:.*]] to %[[UB:.*]] step %{{.*}} iter_args(%{{.*}} = %{{.*}}, %[[PREV:.*]] = %[[ZERO]])
+// CHECK-NEXT: %[[S:.*]] = arith.remsi %[[IV]]
 // CHECK: croq.mma row_row
 // CHECK: croq.mma.commit pending 1
 // CHECK-NOT: croq.event.trigger
 // CHECK: %[[NOTFIRST:.*]] = arith.cmpi ne, %[[IV]], %[[LB]] : index
 // CHECK-NEXT: scf.if %[[NOTFIRST]] {
-// CHECK-NEXT: %[[PREV:.*]] = arith.subi %[[IV]], %[[STEP]] : index
-// CHECK-NEXT: %[[S:.*]] = arith.remsi %[[PREV]], %{{.*}} : index
-// CHECK-NEXT: croq.event.trigger %{{.*}}[%[[S]]]
+// CHECK-NEXT: croq.event.trigger %{{.*}}[%[[PREV]]]
 // CHECK-NEXT: }
-// CHECK-NEXT: scf.yield
+// CHECK-NEXT: scf.yield %{{.*}}, %[[S]]
 // CHECK: croq.mma.commit{{$}}
 // CHECK-NEXT: %[[RAN:.*]] = arith.cmpi slt, %[[LB]], %[[UB]] : index
 // CHECK-NEXT: scf.if %[[RAN]] {
-// CHECK: %[[LAST:.*]] = arith.addi %[[LB]], %{{.*}} : index
-// CHECK-NEXT: %[[S2:.*]] = arith.remsi %[[LAST]], %{{.*}} : index
-// CHECK-NEXT: croq.event.trigger %{{.*}}[%[[S2]]]
+// CHECK-NEXT: croq.event.trigger %{{.*}}[%[[R]]#1]
 // CHECK: croq.mma.commit{{$}}
 // CHECK-NEXT: croq.event.trigger %{{.*}}[%{{.*}}]
-// CHECK-NEXT: croq.mma.store %[[R]]
+// CHECK-NEXT: croq.mma.store %[[R]]#0
 func.func @deferred_release(%n: index, %k: index, %out: memref<64x64xf16, #gpu.address_space<workgroup>>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
