@@ -134,7 +134,9 @@ def CroqPipelineMmaPass : Pass<"croq-pipeline-mma", "::mlir::ModuleOp"> {
       computes are carried into the next as loop values, not recomputed),
       and after the loop a full commit precedes the release of the last
       iteration's slots (the loop's results). Rings of one slot keep the
-      plain form. A commit with an explicit
+      plain form, and so do slots that read a loop-carried value (a ring
+      slot the program advances itself) or whose thread-dependent part
+      comes from ops with regions or memory effects. A commit with an explicit
       depth (`mma.wait<N>`) is the program's choice and is kept.
     - Every other trigger that may follow warpgroup MMAs of its role or
       kernel (earlier in an enclosing block, or in a loop around it) gets a

@@ -53,7 +53,7 @@ void carry(scf::ForOp loop, IRRewriter &rewriter) {
   std::optional<int64_t> step = constantThroughCasts(loop.getStep());
   Value iv = loop.getInductionVar();
   if (!lb || !step || *lb < 0 || *step < 1 || loop.getUnsignedCmp() ||
-      !iv.getType().isIntOrIndex())
+      !(iv.getType().isIndex() || iv.getType().isInteger(64)))
     return;
   // The counter as an index: itself, or its casts (an i64 loop, see
   // constantThroughCasts).
@@ -63,7 +63,8 @@ void carry(scf::ForOp loop, IRRewriter &rewriter) {
   for (Operation *user : iv.getUsers())
     if (isa<arith::IndexCastOp, arith::IndexCastUIOp,
             UnrealizedConversionCastOp>(user) &&
-        user->getNumResults() == 1 && user->getResult(0).getType().isIndex())
+        user->getNumOperands() == 1 && user->getNumResults() == 1 &&
+        user->getResult(0).getType().isIndex())
       counters.push_back(user->getResult(0));
   SmallVector<Operation *> users;
   for (Value counter : counters)

@@ -158,7 +158,9 @@ static void eraseBarriersStoresSubsume(ModuleOp module,
           subsumed.push_back(barrier);
         return;
       }
-      if (!isMemoryEffectFree(prev))
+      // Inline assembly with outputs and no side effects declared may
+      // still read memory (a "memory" clobber): it stops the walk too.
+      if (!isMemoryEffectFree(prev) || isa<LLVM::InlineAsmOp, CallOp>(prev))
         return;
     }
   });

@@ -143,7 +143,9 @@ static void deferWarpgroupMmaWaits(ModuleOp module, unsigned minSlots) {
         carried.push_back(v);
         return;
       }
-      // Loop-carried values, and what croq cannot recompute.
+      // Loop-carried values (a slot the program advances itself), and
+      // thread-dependent values of ops with regions or effects, which
+      // cannot be recomputed: the plain form.
       if (!def || !isMemoryEffectFree(def) || def->getNumRegions()) {
         sliced = false;
         return;

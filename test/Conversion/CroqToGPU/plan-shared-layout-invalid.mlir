@@ -49,3 +49,13 @@ func.func @global_buffer() {
   %a = memref.alloc() {croq.swizzle = 128 : i64} : memref<64x64xf16>
   return
 }
+
+// -----
+
+// Rows of 48 bytes are not whole 32-byte spans (wgmma descriptors count
+// the layout's 16-byte chunks from the buffer's start).
+func.func @rows_not_whole_spans() {
+  // expected-error @below {{'croq.swizzle' is 32, but the buffer's rows are 48 bytes, not a multiple of it}}
+  %a = memref.alloc() {croq.swizzle = 32 : i64} : memref<64x24xf16, #gpu.address_space<workgroup>>
+  return
+}

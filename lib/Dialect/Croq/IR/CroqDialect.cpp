@@ -46,6 +46,14 @@ static LogicalResult verifySwizzleAttr(Operation *op, Attribute value) {
     return op->emitError("'croq.swizzle' needs a shared buffer of rank 2 or "
                          "more, got ")
            << type;
+  // The layout repeats the span's pattern along each row, and wgmma
+  // descriptors count its 16-byte chunks: rows are whole spans.
+  int64_t rowBytes =
+      type.getShape().back() * getStorageBytes(type.getElementType());
+  if (!ShapedType::isDynamic(type.getShape().back()) && rowBytes % bytes != 0)
+    return op->emitError("'croq.swizzle' is ")
+           << bytes << ", but the buffer's rows are " << rowBytes
+           << " bytes, not a multiple of it";
   return success();
 }
 
