@@ -1836,6 +1836,30 @@ def tma_wgmma_gemm_persistent_staged_epilogue_batch_in_flight():
 
 
 @test
+def tma_wgmma_gemm_stream_k():
+    # Stream-K over 132 blocks: every block the same number of k
+    # iterations, tiles split between blocks finished by the consumer that
+    # arrives last. 300x200x136 has 9 k iterations for 132 blocks (each
+    # tile in 3 pieces of one iteration); 1024x1024x4160, 32 tiles of 65 k
+    # tiles, in pieces of 15-16 over up to 6 blocks; 4000x4304x320 splits
+    # some of its 544 tiles in two; (1, 8, 8) is one iteration, a whole tile.
+    check_gemm_f16(K.gemm_stream_k_co,
+                   "stream-K f16-output GEMM, 128x256x64, 4 stages")
+
+
+@test
+def tma_wgmma_gemm_stream_k_bn128():
+    check_gemm_f16(K.gemm_stream_k_bn128,
+                   "stream-K f16-output GEMM, 128x128x64, 6 stages")
+
+
+@test
+def tma_wgmma_gemm_stream_k_batch_in_flight():
+    check_gemm_f16(K.gemm_stream_k_s3,
+                   "stream-K f16-output GEMM, 3 stages, a batch in flight")
+
+
+@test
 def tma_wgmma_gemm_staged_epilogue_bk32_full_waits():
     # 32-wide K tiles (64-byte rows: the 64-byte swizzle), 6 stages, each
     # stage released right after a full wgmma wait (mma.wait<0>): K = 136
