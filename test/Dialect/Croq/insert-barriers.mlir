@@ -540,3 +540,63 @@ func.func @after_tma_store_wait(%g: memref<128xf32>) {
   }
   return
 }
+
+// -----
+
+// Two terms the same in every thread, a counter of any trip count and an
+// in-thread one (`j * 256 + h * 128 + t`): their sum is a multiple of 128,
+// so element e is thread e % 128's alone: no barrier. With 64 and 128 the
+// gcd is 64, less than the thread count: a barrier.
+// CHECK-LABEL: func.func @two_loop_terms
+// CHECK-NOT: croq.barrier
+// CHECK-LABEL: func.func @two_loop_terms_overlapping
+// CHECK: croq.barrier
+func.func @two_loop_terms(%n: index, %iters: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c128 = arith.constant 128 : index
+  %c256 = arith.constant 256 : index
+  croq.parallel (%b) by [%c1] : block {
+    %s = memref.alloc(%n) : memref<?xf32, #gpu.address_space<workgroup>>
+    croq.parallel (%t) by [%c128] : thread {
+      scf.for %j = %c0 to %iters step %c1 {
+        scf.for %h = %c0 to %c2 step %c1 {
+          %j256 = arith.muli %j, %c256 : index
+          %h128 = arith.muli %h, %c128 : index
+          %u = arith.addi %j256, %h128 : index
+          %col = arith.addi %t, %u : index
+          %v = memref.load %s[%col] : memref<?xf32, #gpu.address_space<workgroup>>
+          %w = arith.addf %v, %v : f32
+          memref.store %w, %s[%col] : memref<?xf32, #gpu.address_space<workgroup>>
+        }
+      }
+    }
+  }
+  return
+}
+
+func.func @two_loop_terms_overlapping(%n: index, %iters: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c64 = arith.constant 64 : index
+  %c128 = arith.constant 128 : index
+  croq.parallel (%b) by [%c1] : block {
+    %s = memref.alloc(%n) : memref<?xf32, #gpu.address_space<workgroup>>
+    croq.parallel (%t) by [%c128] : thread {
+      scf.for %j = %c0 to %iters step %c1 {
+        scf.for %h = %c0 to %c2 step %c1 {
+          %j128 = arith.muli %j, %c128 : index
+          %h64 = arith.muli %h, %c64 : index
+          %u = arith.addi %j128, %h64 : index
+          %col = arith.addi %t, %u : index
+          %v = memref.load %s[%col] : memref<?xf32, #gpu.address_space<workgroup>>
+          %w = arith.addf %v, %v : f32
+          memref.store %w, %s[%col] : memref<?xf32, #gpu.address_space<workgroup>>
+        }
+      }
+    }
+  }
+  return
+}

@@ -50,9 +50,11 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+
 #include "llvm/ADT/MapVector.h"
 
 #include <functional>
+#include <numeric>
 
 namespace mlir::croq {
 #define GEN_PASS_DEF_CROQINSERTBARRIERSPASS
@@ -352,7 +354,9 @@ private:
   /// in every thread (defined outside `threads`), `r` ranging over `span`
   /// consecutive values inside the thread (loop counters, constants), and
   /// optionally a loop counter `j` of any trip count times a constant `L`
-  /// (`loopStride`, 0 when absent: `j * 128 + t` of a strided loop). Two
+  /// (`loopStride`, 0 when absent: `j * 128 + t` of a strided loop), or
+  /// several such terms, which sum to a multiple of their constants' gcd
+  /// (`bn * 256 + h * 128 + t`: L = 128). Two
   /// threads' slots are disjoint when span <= |k| and, with a loop term, L
   /// is at least the range of the rest, so that an element determines its
   /// j and t.
@@ -541,10 +545,12 @@ private:
           slot.base.push_back(y);
           return true;
         }
-        // A loop counter times a constant, of any trip count.
-        if (std::optional<int64_t> l = loopTerm(y);
-            l && slot.loopStride == 0 && !counterRange(y)) {
-          slot.loopStride = *l;
+        // A loop counter times a constant, of any trip count. Several such
+        // terms (`bn * 256 + h * 128`) sum to a multiple of their
+        // constants' gcd, which is then the one term's L.
+        if (std::optional<int64_t> l = loopTerm(y); l && !counterRange(y)) {
+          slot.loopStride =
+              slot.loopStride == 0 ? *l : std::gcd(slot.loopStride, *l);
           return true;
         }
         // A loop counter inside the thread: 0 <= r < trip count.
