@@ -77,9 +77,7 @@ public:
       : threads(threads), budget(budget) {}
 
   bool run(const ElementAccess &a, const ElementAccess &b, bool sameIteration) {
-    ParallelOp kernel = threads;
-    while (kernel && kernel.getLevel() != Level::Block)
-      kernel = kernel.getParentParallel();
+    ParallelOp kernel = blockParallelOf(threads);
     std::optional<SmallVector<std::pair<Value, int64_t>>> coords =
         threadCoordinates(threads);
     if (!coords)
@@ -443,9 +441,7 @@ mlir::croq::threadCoordinates(ParallelOp threads) {
 
 bool mlir::croq::isStableDistinctView(Value view, ParallelOp threads,
                                       Operation *varying) {
-  ParallelOp kernel = threads;
-  while (kernel && kernel.getLevel() != Level::Block)
-    kernel = kernel.getParentParallel();
+  ParallelOp kernel = blockParallelOf(threads);
   if (!kernel)
     return false;
   auto isStable = [&](Value v) {

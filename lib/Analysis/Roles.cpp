@@ -34,6 +34,22 @@ int64_t mlir::croq::levelThreads(Level level) {
   llvm_unreachable("a block instance has the kernel's block size");
 }
 
+ParallelOp mlir::croq::blockParallelOf(Operation *op) {
+  auto parallel = dyn_cast<ParallelOp>(op);
+  if (!parallel)
+    parallel = op->getParentOfType<ParallelOp>();
+  while (parallel && parallel.getLevel() != Level::Block)
+    parallel = parallel.getParentParallel();
+  return parallel;
+}
+
+InThreadsOp mlir::croq::roleOf(Operation *op) {
+  auto region = op->getParentOfType<InThreadsOp>();
+  while (region && !region.getAsync())
+    region = region->getParentOfType<InThreadsOp>();
+  return region;
+}
+
 std::optional<SmallVector<std::pair<BlockArgument, int64_t>>>
 mlir::croq::instanceIndices(Operation *op) {
   SmallVector<ParallelOp> levels;

@@ -23,11 +23,19 @@
 namespace mlir::croq {
 class InThreadsOp;
 class DmaCopyOp;
+class ParallelOp;
 enum class Level : uint32_t;
 
 /// Threads in one instance of a thread-side level (thread, warp,
 /// warpgroup); a block instance has the kernel's block size instead.
 int64_t levelThreads(Level level);
+
+/// The block-level croq.parallel (a kernel's blocks) that is `op` or holds
+/// it, or null.
+ParallelOp blockParallelOf(Operation *op);
+/// The warp-specialized role (croq.inthreads async region) that holds
+/// `op`, or null.
+InThreadsOp roleOf(Operation *op);
 
 /// Threads of a block for which `region`'s predicate holds, found by
 /// evaluating it over every value of the indices of the parallels around

@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Common.h"
+#include "Croq/Analysis/Roles.h"
 #include "Croq/Conversion/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -236,10 +237,7 @@ struct CroqAssignPhasesPass
     for (EventWaitOp wait : waits) {
       if (wait.getOrder())
         continue;
-      Operation *role = wait->getParentOfType<InThreadsOp>();
-      while (role && !cast<InThreadsOp>(role).getAsync())
-        role = role->getParentOfType<InThreadsOp>();
-      groups[{wait.getEvent(), role}].push_back(wait);
+      groups[{wait.getEvent(), roleOf(wait)}].push_back(wait);
     }
     DenseSet<EventWaitOp> counted;
     for (auto &[key, groupWaits] : groups) {

@@ -93,6 +93,10 @@ GroupBarrier groupBarrierKind(Level level, int64_t groupSize,
   return level == Level::Warp ? GroupBarrier::Warp : GroupBarrier::Warpgroup;
 }
 
+int64_t barrierThreads(Level level, const LaunchAnalysis::Scope &scope) {
+  return level == Level::Block ? scope.blockDim : levelThreads(level);
+}
+
 void emitGroupBarrier(OpBuilder &b, Location loc, Level level,
                       int64_t groupSize, int64_t blockDim,
                       uint32_t programIds) {

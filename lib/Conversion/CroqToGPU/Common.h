@@ -78,6 +78,9 @@ Value groupRank(OpBuilder &b, Location loc, const LaunchAnalysis::Scope &scope);
 /// block's barrier, the warp's, or the warpgroup's named barrier.
 enum class GroupBarrier { None, Block, Warp, Warpgroup };
 GroupBarrier groupBarrierKind(Level level, int64_t size, int64_t blockDim);
+/// The threads a croq.barrier of `level` synchronises in `scope`: the
+/// block's, or those of one instance of the level.
+int64_t barrierThreads(Level level, const LaunchAnalysis::Scope &scope);
 /// A barrier over the `size` threads of one instance of `level`; a
 /// warpgroup's takes its id from warpgroupBarrierIds(.., programIds).
 void emitGroupBarrier(OpBuilder &b, Location loc, Level level, int64_t size,

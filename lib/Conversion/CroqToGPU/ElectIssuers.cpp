@@ -151,10 +151,9 @@ static void eraseBarriersStoresSubsume(ModuleOp module,
          prev = prev->getPrevNode()) {
       if (auto barrier = dyn_cast<BarrierOp>(prev)) {
         Level level = barrier.getLevel();
-        int64_t size =
-            level == Level::Block ? scope.blockDim : levelThreads(level);
         if (own != GroupBarrier::None &&
-            groupBarrierKind(level, size, scope.blockDim) == own)
+            groupBarrierKind(level, barrierThreads(level, scope),
+                             scope.blockDim) == own)
           subsumed.push_back(barrier);
         return;
       }

@@ -540,11 +540,9 @@ struct BarrierLowering : ScopedPattern<BarrierOp> {
   matchAndRewrite(BarrierOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     const LaunchAnalysis::Scope &scope = analysis.getScope(op);
-    int64_t size = op.getLevel() == Level::Block
-                       ? scope.blockDim
-                       : levelThreads(op.getLevel());
-    emitGroupBarrier(rewriter, op.getLoc(), op.getLevel(), size,
-                     scope.blockDim, scope.programBarrierIds);
+    emitGroupBarrier(rewriter, op.getLoc(), op.getLevel(),
+                     barrierThreads(op.getLevel(), scope), scope.blockDim,
+                     scope.programBarrierIds);
     rewriter.eraseOp(op);
     return success();
   }

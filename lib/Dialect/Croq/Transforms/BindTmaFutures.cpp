@@ -18,6 +18,7 @@
 
 #include "Croq/Analysis/Buffers.h"
 #include "Croq/Analysis/DivergenceAnalysis.h"
+#include "Croq/Analysis/Roles.h"
 #include "Croq/Dialect/Croq/IR/CroqOps.h"
 #include "Croq/Dialect/Croq/IR/CroqTypes.h"
 
@@ -53,14 +54,6 @@ bool isTmaFuture(Value v) {
 bool runsAtLeastOnce(scf::ForOp loop) {
   std::optional<APInt> trips = loop.getStaticTripCount();
   return trips && !trips->isZero();
-}
-
-/// The block-level parallel (the kernel) around `op`, or null.
-ParallelOp kernelOf(Operation *op) {
-  auto kernel = op->getParentOfType<ParallelOp>();
-  while (kernel && kernel.getLevel() != Level::Block)
-    kernel = kernel.getParentParallel();
-  return kernel;
 }
 
 /// What a future may have come from: the async TMA copies and the
@@ -443,7 +436,7 @@ public:
         group->firstSlot.push_back(group->numSlots);
         group->numSlots += slotCount(buffer, picked.lookup(buffer));
       }
-      ParallelOp kernel = kernelOf(origin);
+      ParallelOp kernel = blockParallelOf(origin);
       if (!kernel)
         return origin->emitOpError("makes a TMA future outside any kernel");
       OpBuilder b(origin->getContext());
@@ -726,17 +719,10 @@ private:
     Buffers tile = buffersOf(store.getSource());
     if (tile.unknown)
       return success();
-    ParallelOp kernel = kernelOf(store);
+    ParallelOp kernel = blockParallelOf(store);
     if (!kernel)
       return success();
-    auto roleOf = [](Operation *op) -> Operation * {
-      for (auto region = op->getParentOfType<InThreadsOp>(); region;
-           region = region->getParentOfType<InThreadsOp>())
-        if (region.getAsync())
-          return region;
-      return nullptr;
-    };
-    Operation *role = roleOf(store);
+    InThreadsOp role = roleOf(store);
     auto writesTile = [&](Operation *op) {
       auto effects = dyn_cast<MemoryEffectOpInterface>(op);
       if (!effects)

@@ -969,14 +969,7 @@ private:
       common = common->getParentRegion();
     while (anchor->getParentRegion() != common)
       anchor = anchor->getParentOp();
-    bool inRole = false;
-    for (Operation *p = anchor->getParentOp(); p; p = p->getParentOp()) {
-      if (auto role = dyn_cast<InThreadsOp>(p); role && role.getAsync())
-        inRole = true;
-      if (auto parallel = dyn_cast<ParallelOp>(p);
-          parallel && parallel.getLevel() == Level::Block)
-        break;
-    }
+    bool inRole = static_cast<bool>(roleOf(anchor));
     Level level = inRole ? Level::Warpgroup : Level::Block;
     UniformScope required =
         inRole ? UniformScope::Warpgroup : UniformScope::Block;
