@@ -165,10 +165,15 @@ void LaunchAnalysis::recordScopes(ParallelOp kernel, int64_t blockDim) {
     if (id && *id >= 0 && *id < 32)
       programBarrierIds |= 1u << *id;
   });
+  bool warpgroupMma = false;
+  kernel.getBody().walk([&](MmaOp mma) {
+    warpgroupMma |= mma.getAcc().getType().getScope() == Level::Warpgroup;
+  });
   kernel.getBody().walk([&](Operation *op) {
     Scope scope;
     scope.blockDim = blockDim;
     scope.programBarrierIds = programBarrierIds;
+    scope.warpgroupMma = warpgroupMma;
     scope.clusterSize = kernel.getCluster().value_or(1);
     scope.groupLevel = Level::Block;
     scope.groupSize = blockDim;

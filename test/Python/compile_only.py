@@ -77,12 +77,24 @@ except croq.CroqError as e:
 # A function may be called like a module attribute.
 p = croq.compile("__co__ int path(int n) { return n; }\n"
                  "__co__ void small(global s16 [4] a, s16 x) {\n"
-                 "  parallel t by 4 : thread a.at(t) = x;\n}\n")
+                 "  parallel t by 4 : thread a.at(t) = x;\n}\n"
+                 "__co__ void bits(global u32 [4] a, global u8 [4] b) {\n"
+                 "  parallel t by 4 : thread a.at(t) = b.at(t);\n}\n")
 print("named path:", type(p.path).__name__, p.functions["path"])
 try:
     p.small(Fake((4,), "<i2"), 40000)
 except OverflowError as e:
     print("OverflowError:", e)
+
+# u32 data in torch's int32 (no uint32 arithmetic there) passes the
+# checks; int8 for u8 (torch has uint8) does not.
+for what, a, b in (("int32 as u32", "<i4", "|u1"), ("int8 as u8", "<u4", "|i1")):
+    try:
+        p.bits(Fake((4,), a), Fake((4,), b))
+    except croq.CroqError:
+        print(what + ": checked, then no GPU")
+    except TypeError as e:
+        print(what + ":", e)
 
 m.save(saved)
 # A process that cannot import the compiler extension still loads it.

@@ -64,6 +64,9 @@ public:
     /// executing thread alone (a local buffer, or a view that depends on a
     /// thread index), false when the group above copies cooperatively.
     bool copiesPerThread = false;
+    /// True when the kernel issues warpgroup MMAs (wgmma): an mma.commit
+    /// that whole warpgroups execute waits for their batches, at any level.
+    bool warpgroupMma = false;
     /// The named barrier ids the kernel's program uses by constant
     /// (`__bar_sync(id, n)`): bit i for id i. croq's own barriers avoid them.
     uint32_t programBarrierIds = 0;

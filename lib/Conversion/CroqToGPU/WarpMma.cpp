@@ -730,14 +730,28 @@ struct MmaStoreLowering : ScopedPattern<MmaStoreOp> {
   }
 };
 
-/// mma.sync is synchronous: a commit has nothing left to wait for. At
-/// warpgroup scope it waits for every wgmma group in flight.
+/// True when whole warpgroups of a kernel that issues wgmma execute `op`: a
+/// group-4 body, or the block (of whole warpgroups) around several of them,
+/// as where croq-pipeline-mma completes both warpgroups' MMAs before a copy
+/// overwrites the tiles they read.
+static bool runsInWholeWarpgroups(Operation *op,
+                                  const LaunchAnalysis::Scope &scope) {
+  if (mmaScope(scope) == Level::Warpgroup)
+    return true;
+  return scope.warpgroupMma && scope.groupLevel == Level::Block &&
+         !scope.runtimeBlock() && scope.blockDim % 128 == 0 &&
+         (!scope.inThreads || selectsWholeGroups(op, Level::Warpgroup));
+}
+
+/// mma.sync is synchronous: a commit has nothing left to wait for. Where
+/// whole warpgroups of a wgmma kernel execute it, it waits for their wgmma
+/// groups in flight.
 struct MmaCommitLowering : ScopedPattern<MmaCommitOp> {
   using ScopedPattern::ScopedPattern;
   LogicalResult
   matchAndRewrite(MmaCommitOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    if (mmaScope(analysis.getScope(op)) == Level::Warpgroup)
+    if (runsInWholeWarpgroups(op, analysis.getScope(op)))
       waitWarpgroupMmas(rewriter, op.getLoc(), op.getPending().value_or(0));
     rewriter.eraseOp(op);
     return success();

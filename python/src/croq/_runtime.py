@@ -44,6 +44,15 @@ _CTYPES = {
 }
 
 
+def _same_integer_bits(got, want):
+    """True for 16-, 32- and 64-bit integers that differ only in sign: torch
+    has no arithmetic on uint16/32/64 tensors, so unsigned data is held in
+    the signed type of its width and the kernel reads its bits."""
+    widths = {"int16": 16, "uint16": 16, "int32": 32, "uint32": 32,
+              "int64": 64, "uint64": 64}
+    return got in widths and widths.get(want) == widths[got]
+
+
 def _torch():
     return sys.modules.get("torch")
 
@@ -129,7 +138,8 @@ class Function:
             if param["kind"] == "tensor":
                 ptr, shape, contiguous, dtype, dev = _tensor_view(value, where)
                 want = param["shape"]
-                if dtype != param["dtype"]:
+                if dtype != param["dtype"] and not _same_integer_bits(
+                        dtype, param["dtype"]):
                     raise TypeError(f"{where} has dtype {dtype}; the kernel "
                                     f"takes {param['dtype']}")
                 if len(shape) != len(want):

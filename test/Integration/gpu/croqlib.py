@@ -102,6 +102,8 @@ SIGNATURES = {
     "tma_ws_d2_co": [_TENSOR, _TENSOR, _TENSOR],
     "gemm_tma_co": [_TENSOR, _TENSOR, _TENSOR],
     "sqz_stages_co": [_TENSOR, _TENSOR, _TENSOR],
+    "gemm_sync_warpgroups_co": [_TENSOR] * 3,
+    "gemm_sync_wg4": [_TENSOR] * 3,
     "persistent_wgmma_co": [_TENSOR, _TENSOR, _TENSOR],
     "gemm_tma_persistent_co": [_TENSOR, _TENSOR, _TENSOR],
     "tma_mma_async_co": [_TENSOR, _TENSOR, _TENSOR],

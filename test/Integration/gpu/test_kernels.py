@@ -1488,6 +1488,21 @@ def tma_wgmma_gemm_squeezed_stages():
 
 
 @test
+def tma_wgmma_gemm_synchronous_warpgroups():
+    # No events: synchronous TMA copies into one A and one B tile, which two
+    # (four) warpgroups read with wgmma and the next K step overwrites. The
+    # smallest shape; ragged M, N and K with 9 K tiles (an outsider's
+    # program raced here: the next copy landed under wgmmas still reading);
+    # 32 x 33 = 1056 blocks (528 with four warpgroups) with 3 K tiles.
+    shapes = sweep(((1, 8, 8), (300, 264, 520), (128, 128, 64), (4096, 4224, 136)),
+                   ((1, 8, 8), (300, 264, 520)))
+    check_matmul(K.gemm_sync_warpgroups_co, shapes, True, 1e-5,
+                 "synchronous GEMM, two warpgroups")
+    check_matmul(K.gemm_sync_wg4, shapes, True, 1e-5,
+                 "synchronous GEMM, four warpgroups")
+
+
+@test
 def register_tiles():
     # frag tiles of a thread parallel: a row softmax of [200, 16] tiles over
     # 64 threads (200 rows do not divide: 8 threads hold 4 rows, the rest
