@@ -1852,13 +1852,15 @@ def tma_wgmma_gemm_persistent_staged_epilogue_batch_in_flight():
 
 @test
 def tma_wgmma_gemm_stream_k():
-    # Stream-K over 132 blocks: every block the same number of k
-    # iterations, tiles split between blocks finished by the consumer that
-    # arrives last. 300x200x136 has 9 k iterations for 132 blocks (each
-    # tile in 3 pieces of one iteration); 1024x1024x4160, 32 tiles of 65 k
-    # tiles, in pieces of 15-16 over up to 5 blocks (3 with 128-wide
-    # tiles); 4000x4304x320 splits some of its 544 tiles in two; (1, 8, 8)
-    # and (128, 256, 64) are one whole tile.
+    # Stream-K over 132 blocks after whole waves: the tiles of the whole
+    # waves one per block, the k iterations of the rest divided evenly, the
+    # tiles split between blocks finished by the consumer that arrives last.
+    # 300x200x136 has 9 k iterations for 132 blocks (each tile in 3 pieces
+    # of one iteration); 1024x1024x4160, 32 tiles of 65 k tiles, in pieces
+    # of 15-16 over up to 5 blocks (3 with 128-wide tiles); 4000x4304x320,
+    # 544 tiles: 4 whole waves, then 16 tiles in pieces (1088 and 8 waves
+    # then 32 tiles with 128-wide tiles); (1, 8, 8) and (128, 256, 64) are
+    # one whole tile.
     check_gemm_f16(K.gemm_stream_k_co,
                    "stream-K f16-output GEMM, 128x256x64, 4 stages")
 
