@@ -44,6 +44,8 @@ croq_staged_bn256_s3_d3 gemm_f16_co -DBN=256 -DSTAGES=3 -DSTAGED_EPILOGUE --mma-
 croq_stream_k_bn256_s4 gemm_stream_k_co -DBN=256 -DSTAGES=4
 croq_stream_k_bn256_s3_d3 gemm_stream_k_co -DBN=256 -DSTAGES=3 --mma-defer-min-slots=3
 croq_stream_k_bn128_s6 gemm_stream_k_co -DBN=128 -DSTAGES=6
+croq_stream_k_staged_bn256_s3 gemm_stream_k_co -DBN=256 -DSTAGES=3 -DSTAGED_EPILOGUE
+croq_stream_k_staged_bn256_s3_d3 gemm_stream_k_co -DBN=256 -DSTAGES=3 -DSTAGED_EPILOGUE --mma-defer-min-slots=3
 croq_pingpong_bn128 gemm_pingpong_co -DBN=128
 croq_pingpong_ordered_bn128 gemm_pingpong_co -DBN=128 -DORDERED
 croq_pingpong_bm64_bn256 gemm_pingpong_co -DBM=64 -DBN=256 -DRING=2

@@ -131,6 +131,7 @@ SIGNATURES = {
     "gemm_stream_k_co": [_TENSOR, _TENSOR, _TENSOR],
     "gemm_stream_k_bn128": [_TENSOR, _TENSOR, _TENSOR],
     "gemm_stream_k_s3": [_TENSOR, _TENSOR, _TENSOR],
+    "gemm_stream_k_staged": [_TENSOR, _TENSOR, _TENSOR],
     "gemm_cluster_sync_co": [_TENSOR, _TENSOR, _TENSOR],
     "gemm_cluster4_sync_co": [_TENSOR, _TENSOR, _TENSOR],
     "gemm_persistent_f16_turns": [_TENSOR, _TENSOR, _TENSOR],

@@ -1878,6 +1878,12 @@ def tma_wgmma_gemm_stream_k_batch_in_flight():
 
 
 @test
+def tma_wgmma_gemm_stream_k_staged_epilogue():
+    check_gemm_f16(K.gemm_stream_k_staged,
+                   "stream-K f16-output GEMM, 3 stages, TMA epilogue")
+
+
+@test
 def tma_wgmma_gemm_staged_epilogue_bk32_full_waits():
     # 32-wide K tiles (64-byte rows: the 64-byte swizzle), 6 stages, each
     # stage released right after a full wgmma wait (mma.wait<0>): K = 136
