@@ -104,6 +104,7 @@ SIGNATURES = {
     "sqz_stages_co": [_TENSOR, _TENSOR, _TENSOR],
     "gemm_sync_warpgroups_co": [_TENSOR] * 3,
     "gemm_sync_wg4": [_TENSOR] * 3,
+    "gemm_sync_dma": [_TENSOR] * 3,
     "persistent_wgmma_co": [_TENSOR, _TENSOR, _TENSOR],
     "gemm_tma_persistent_co": [_TENSOR, _TENSOR, _TENSOR],
     "tma_mma_async_co": [_TENSOR, _TENSOR, _TENSOR],

@@ -1500,6 +1500,9 @@ def tma_wgmma_gemm_synchronous_warpgroups():
                  "synchronous GEMM, two warpgroups")
     check_matmul(K.gemm_sync_wg4, shapes, True, 1e-5,
                  "synchronous GEMM, four warpgroups")
+    # The same with the threads copying (tails read as zero).
+    check_matmul(K.gemm_sync_dma, shapes, True, 1e-5,
+                 "synchronous GEMM, two warpgroups, DMA copies")
 
 
 @test
