@@ -88,7 +88,11 @@ GroupBarrier groupBarrierKind(Level level, int64_t groupSize,
                               int64_t blockDim) {
   if (groupSize != LaunchAnalysis::kRuntimeThreads && groupSize <= 1)
     return GroupBarrier::None;
-  if (level == Level::Block || groupSize == blockDim)
+  // A group as large as the block (a warpgroup barrier in a block of 64
+  // threads) is the block.
+  if (level == Level::Block || groupSize == blockDim ||
+      (blockDim != LaunchAnalysis::kRuntimeThreads &&
+       groupSize != LaunchAnalysis::kRuntimeThreads && groupSize > blockDim))
     return GroupBarrier::Block;
   return level == Level::Warp ? GroupBarrier::Warp : GroupBarrier::Warpgroup;
 }

@@ -540,9 +540,18 @@ struct BarrierLowering : ScopedPattern<BarrierOp> {
   matchAndRewrite(BarrierOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     const LaunchAnalysis::Scope &scope = analysis.getScope(op);
-    emitGroupBarrier(rewriter, op.getLoc(), op.getLevel(),
-                     barrierThreads(op.getLevel(), scope), scope.blockDim,
-                     scope.programBarrierIds);
+    int64_t threads = barrierThreads(op.getLevel(), scope);
+    // The block's last group would be partial: its barrier would wait for
+    // threads that do not exist.
+    if (op.getLevel() != Level::Block && !scope.runtimeBlock() &&
+        scope.blockDim > threads && scope.blockDim % threads != 0)
+      return op.emitOpError("synchronises groups of ")
+             << threads << " threads, but the block's " << scope.blockDim
+             << " threads leave its last group partial (it would wait for "
+                "threads that do not exist); make the block a multiple of "
+             << threads << " threads, or synchronise the block";
+    emitGroupBarrier(rewriter, op.getLoc(), op.getLevel(), threads,
+                     scope.blockDim, scope.programBarrierIds);
     rewriter.eraseOp(op);
     return success();
   }

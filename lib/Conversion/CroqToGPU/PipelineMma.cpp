@@ -58,16 +58,17 @@ static bool endsWalk(Operation *parent, bool rolesOnly) {
 }
 
 /// True when warpgroup MMAs may have been issued before `op` runs, within
-/// its role (outermost croq.inthreads) or kernel: an earlier op of an
+/// its role (outermost croq.inthreads.async) or kernel: an earlier op of an
 /// enclosing block holds one, or a loop around `op` does (the previous
-/// iteration's).
+/// iteration's). A plain inthreads is a branch, walked out of like an if
+/// (`inthreads (t == 0) trigger empty[s]` after the MMAs of its threads).
 static bool followsWgmma(Operation *op) {
   for (Operation *at = op; at; at = at->getParentOp()) {
     for (Operation *prev = at->getPrevNode(); prev; prev = prev->getPrevNode())
       if (containsWgmma(prev))
         return true;
     Operation *parent = at->getParentOp();
-    if (endsWalk(parent, /*rolesOnly=*/false))
+    if (endsWalk(parent, /*rolesOnly=*/true))
       return false;
     if (isa<LoopLikeOpInterface>(parent) && containsWgmma(parent))
       return true;
@@ -248,8 +249,8 @@ static bool isDeferredRelease(scf::IfOp branch) {
 
 /// True when a commit has completed the warpgroup MMAs issued before `op`:
 /// the nearest op before it with effects (looking out of enclosing
-/// `scf.if`s) is a full `croq.mma.commit`, or the `pending 1` commit of a
-/// deferred release.
+/// `scf.if`s and plain inthreads regions) is a full `croq.mma.commit`, or
+/// the `pending 1` commit of a deferred release.
 static bool committedBefore(Operation *op) {
   bool deferred = false;
   for (Operation *at = op;;) {
@@ -263,6 +264,11 @@ static bool committedBefore(Operation *op) {
       uint64_t pending = commit ? commit.getPending().value_or(0) : 0;
       return commit && (pending == 0 || (deferred && pending == 1));
     }
+    if (auto region = dyn_cast<InThreadsOp>(at->getParentOp());
+        region && !region.getAsync()) {
+      at = region;
+      continue;
+    }
     auto branch = dyn_cast<scf::IfOp>(at->getParentOp());
     if (!branch)
       return false;
@@ -271,11 +277,26 @@ static bool committedBefore(Operation *op) {
   }
 }
 
+/// Where the commit before `trigger` goes: before the plain inthreads
+/// regions around it that issue no MMA themselves (`inthreads (t == 0)
+/// trigger e;`), so that every thread that issued the MMAs waits (the
+/// commit is warp-aligned); inside a region that issues MMAs, before the
+/// trigger.
+static Operation *commitAnchor(EventTriggerOp trigger) {
+  Operation *at = trigger;
+  while (auto region = dyn_cast<InThreadsOp>(at->getParentOp())) {
+    if (region.getAsync() || containsWgmma(region))
+      break;
+    at = region;
+  }
+  return at;
+}
+
 bool mlir::croq::detail::needsMmaCommit(EventTriggerOp trigger) {
   // A local event publishes nothing to other threads.
   if (trigger.getEvent().getType().isThreadLocal())
     return false;
-  return followsWgmma(trigger) && !committedBefore(trigger);
+  return followsWgmma(trigger) && !committedBefore(commitAnchor(trigger));
 }
 
 /// Where a full commit completes the warpgroup MMAs that may be in flight
@@ -366,7 +387,7 @@ struct CroqPipelineMmaPass
         triggers.push_back(trigger);
     });
     for (EventTriggerOp trigger : triggers) {
-      OpBuilder b(trigger);
+      OpBuilder b(commitAnchor(trigger));
       MmaCommitOp::create(b, trigger.getLoc());
     }
     // A copy overwrites a buffer that warpgroup MMAs of its own role (or
@@ -388,12 +409,23 @@ struct CroqPipelineMmaPass
     });
     for (Operation *write : writes)
       if (std::optional<OpBuilder::InsertPoint> at = completionPoint(write)) {
-        // Before the block barrier that orders the copy after the other
-        // threads' reads: their warpgroups' MMAs read the buffer too.
+        // Before the barrier that orders the copy after the other threads'
+        // reads, as their warpgroups' MMAs read the buffer too: the nearest
+        // one before the write (other copies may come between), and the
+        // barriers right before it.
         Block::iterator point = at->getPoint();
-        while (point != at->getBlock()->begin() &&
-               isa<BarrierOp>(*std::prev(point)))
-          --point;
+        for (Block::iterator it = point; it != at->getBlock()->begin();) {
+          --it;
+          if (containsWgmma(&*it) || isa<MmaCommitOp>(*it))
+            break;
+          if (!isa<BarrierOp>(*it))
+            continue;
+          point = it;
+          while (point != at->getBlock()->begin() &&
+                 isa<BarrierOp>(*std::prev(point)))
+            --point;
+          break;
+        }
         OpBuilder b(write->getContext());
         b.setInsertionPoint(at->getBlock(), point);
         MmaCommitOp::create(b, write->getLoc());

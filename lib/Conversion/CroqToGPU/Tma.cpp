@@ -272,6 +272,16 @@ struct TmaCopyLowering : ScopedPattern<TmaCopyOp> {
     }
 
     if (!load) {
+      // One thread stores for an inthreads of several threads that are not
+      // whole groups (issuer<lowest>): the group's barriers around the
+      // store would wait for the threads the region leaves out.
+      if (op.getIssuer() == Issuer::Lowest)
+        return op.emitOpError(
+            "is a TMA store that one thread issues for the threads of its "
+            "croq.inthreads, which are only some of the group's threads: "
+            "the group's barriers around the store would wait for the "
+            "others; write the store outside the inthreads (croq elects the "
+            "thread that issues it) or select whole groups");
       // The group's shared writes become visible to the async proxy, then
       // one thread stores. A synchronous store waits until the tile has
       // been read; an asynchronous one leaves that to the wait on its

@@ -730,28 +730,32 @@ struct MmaStoreLowering : ScopedPattern<MmaStoreOp> {
   }
 };
 
-/// True when whole warpgroups of a kernel that issues wgmma execute `op`: a
-/// group-4 body, or the block (of whole warpgroups) around several of them,
-/// as where croq-pipeline-mma completes both warpgroups' MMAs before a copy
-/// overwrites the tiles they read.
-static bool runsInWholeWarpgroups(Operation *op,
-                                  const LaunchAnalysis::Scope &scope) {
+/// True when `op`, a commit, waits for wgmma batches: it runs in a group-4
+/// body (or a 128-thread block), or in a kernel that issues wgmma and whole
+/// warps execute it: wgmma.commit_group and wait_group are warp-aligned,
+/// and a warp without batches in flight passes them at once. So a commit
+/// in the block around several warpgroups (croq-pipeline-mma's, before a
+/// copy overwrites the tiles they read) or in a warp-level body of a
+/// warpgroup role (before a warp's release) waits for the MMAs.
+static bool waitsForWgmma(Operation *op, const LaunchAnalysis::Scope &scope) {
   if (mmaScope(scope) == Level::Warpgroup)
     return true;
-  return scope.warpgroupMma && scope.groupLevel == Level::Block &&
-         !scope.runtimeBlock() && scope.blockDim % 128 == 0 &&
-         (!scope.inThreads || selectsWholeGroups(op, Level::Warpgroup));
+  if (!scope.warpgroupMma)
+    return false;
+  bool wholeWarps = scope.groupLevel != Level::Block ||
+                    (!scope.runtimeBlock() && scope.blockDim % 32 == 0);
+  return wholeWarps &&
+         (!scope.inThreads || selectsWholeGroups(op, Level::Warp));
 }
 
 /// mma.sync is synchronous: a commit has nothing left to wait for. Where
-/// whole warpgroups of a wgmma kernel execute it, it waits for their wgmma
-/// groups in flight.
+/// it may follow wgmma (waitsForWgmma), it waits for the batches in flight.
 struct MmaCommitLowering : ScopedPattern<MmaCommitOp> {
   using ScopedPattern::ScopedPattern;
   LogicalResult
   matchAndRewrite(MmaCommitOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    if (runsInWholeWarpgroups(op, analysis.getScope(op)))
+    if (waitsForWgmma(op, analysis.getScope(op)))
       waitWarpgroupMmas(rewriter, op.getLoc(), op.getPending().value_or(0));
     rewriter.eraseOp(op);
     return success();

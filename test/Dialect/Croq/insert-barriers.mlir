@@ -600,3 +600,63 @@ func.func @two_loop_terms_overlapping(%n: index, %iters: index) {
   }
   return
 }
+
+// -----
+
+// A wait orders what the other threads did before their triggers, not
+// what they do after them: the threads trigger, write, then wait for the
+// event's generation, which every trigger completes, so another thread's
+// write may still be in flight when the wait returns.
+// CHECK-LABEL: func.func @write_after_own_trigger
+// CHECK: croq.event.trigger
+// CHECK: memref.store
+// CHECK: croq.event.wait
+// CHECK: croq.barrier block
+// CHECK-NEXT: memref.load
+func.func @write_after_own_trigger(%out: memref<128xf32>) {
+  %c1 = arith.constant 1 : index
+  %c128 = arith.constant 128 : index
+  %c127 = arith.constant 127 : index
+  %one = arith.constant 1.0 : f32
+  %false = arith.constant false
+  croq.parallel (%b) by [%c1] : block {
+    %s = memref.alloc() : memref<128xf32, #gpu.address_space<workgroup>>
+    %e = croq.event.alloc : !croq.event<shared>
+    croq.parallel (%t) by [%c128] : thread {
+      croq.event.trigger %e : !croq.event<shared>
+      memref.store %one, %s[%t] : memref<128xf32, #gpu.address_space<workgroup>>
+      croq.event.wait %e parity %false : !croq.event<shared>
+      %r = arith.subi %c127, %t : index
+      %x = memref.load %s[%r] : memref<128xf32, #gpu.address_space<workgroup>>
+      memref.store %x, %out[%t] : memref<128xf32>
+    }
+  }
+  return
+}
+
+// -----
+
+// The same with the write before the trigger: the wait orders it.
+// CHECK-LABEL: func.func @write_before_own_trigger
+// CHECK-NOT: croq.barrier
+// CHECK: return
+func.func @write_before_own_trigger(%out: memref<128xf32>) {
+  %c1 = arith.constant 1 : index
+  %c128 = arith.constant 128 : index
+  %c127 = arith.constant 127 : index
+  %one = arith.constant 1.0 : f32
+  %false = arith.constant false
+  croq.parallel (%b) by [%c1] : block {
+    %s = memref.alloc() : memref<128xf32, #gpu.address_space<workgroup>>
+    %e = croq.event.alloc : !croq.event<shared>
+    croq.parallel (%t) by [%c128] : thread {
+      memref.store %one, %s[%t] : memref<128xf32, #gpu.address_space<workgroup>>
+      croq.event.trigger %e : !croq.event<shared>
+      croq.event.wait %e parity %false : !croq.event<shared>
+      %r = arith.subi %c127, %t : index
+      %x = memref.load %s[%r] : memref<128xf32, #gpu.address_space<workgroup>>
+      memref.store %x, %out[%t] : memref<128xf32>
+    }
+  }
+  return
+}

@@ -1506,6 +1506,23 @@ def tma_wgmma_gemm_synchronous_warpgroups():
 
 
 @test
+def tma_wgmma_gemm_release_forms():
+    # Ring slots released from each warp of the consumer warpgroup, and (no
+    # roles) from thread 0 of each of two warpgroups, with one and two
+    # slots: each release after the releasing threads' wgmmas completed.
+    # The smallest shape; ragged M, N and K with 9 K tiles; 64 x 33 = 2112
+    # blocks (32 x 33 with 128-row tiles) with 3 K tiles.
+    shapes = sweep(((1, 8, 8), (300, 264, 520), (4096, 4224, 136)),
+                   ((1, 8, 8), (300, 264, 520)))
+    check_matmul(K.gemm_release_forms_co, shapes, True, 1e-5,
+                 "GEMM, slots released by each consumer warp")
+    check_matmul(K.gemm_release_no_roles, shapes, True, 1e-5,
+                 "GEMM without roles, one slot released by thread 0")
+    check_matmul(K.gemm_release_no_roles_s2, shapes, True, 1e-5,
+                 "GEMM without roles, two slots released by thread 0")
+
+
+@test
 def register_tiles():
     # frag tiles of a thread parallel: a row softmax of [200, 16] tiles over
     # 64 threads (200 rows do not divide: 8 threads hold 4 rows, the rest

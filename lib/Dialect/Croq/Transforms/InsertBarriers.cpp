@@ -94,9 +94,19 @@ struct Access {
   /// such loop.
   bool carried = false;
   Operation *carriedBy = nullptr;
+  /// Not an access: the mark of a trigger of this event (`op`), where it
+  /// stands among the accesses. A wait on the event orders the accesses
+  /// before the mark (its generation completes with the triggers), not
+  /// those after it.
+  Value triggered = {};
 };
 
 using State = SmallVector<Access>;
+
+/// Forgets the accesses a barrier orders; the triggers' marks stay.
+static void clearAccesses(State &state) {
+  llvm::erase_if(state, [](const Access &a) { return !a.triggered; });
+}
 
 /// Appends to `into` the accesses of `from` it does not hold yet. Joining
 /// the states of branches and loop iterations that start from one state
@@ -186,15 +196,44 @@ private:
 
   void walkOp(Operation *op, State &state) {
     // A wait orders other threads' accesses before it, unless it is on a
-    // local event (a thread's own count).
+    // local event (a thread's own count): those the other threads made
+    // before their triggers. Where these threads trigger the event
+    // themselves, what they access after their trigger (and so, in step,
+    // what the others do) is not ordered by the wait: a warpgroup's copy
+    // between `f = tma.copy.async ...` and `wait f` may still be writing
+    // when the other warpgroup's wait returns.
+    auto wait = dyn_cast<EventWaitOp>(op);
+    if (wait && !wait.getEvent().getType().isThreadLocal()) {
+      Value event = wait.getEvent();
+      auto mark = llvm::find_if(
+          state, [&](const Access &a) { return a.triggered == event; });
+      if (mark == state.end()) {
+        clearAccesses(state);
+        return;
+      }
+      size_t at = mark - state.begin();
+      State after;
+      for (auto [i, access] : llvm::enumerate(state))
+        if (access.triggered || i > at)
+          after.push_back(access);
+      state = std::move(after);
+      return;
+    }
     // A wait on TMA stores (croq-bind-tma-futures marks it) ends in a
     // barrier of its group.
-    auto wait = dyn_cast<EventWaitOp>(op);
-    if ((wait && !wait.getEvent().getType().isThreadLocal()) ||
-        isa<BarrierOp, GridBarrierOp, ClusterBarrierOp>(op) ||
+    if (isa<BarrierOp, GridBarrierOp, ClusterBarrierOp>(op) ||
         (isa<WaitOp>(op) && op->hasAttr(kTmaStoreWaitAttr))) {
-      state.clear();
+      clearAccesses(state);
       return;
+    }
+    if (auto trigger = dyn_cast<EventTriggerOp>(op);
+        trigger && !trigger.getEvent().getType().isThreadLocal()) {
+      Value event = trigger.getEvent();
+      llvm::erase_if(state,
+                     [&](const Access &a) { return a.triggered == event; });
+      Access mark{op, Buffers{}, /*write=*/false, /*perThread=*/nullptr};
+      mark.triggered = event;
+      state.push_back(mark);
     }
     if (isa<scf::ForOp, scf::WhileOp>(op)) {
       // Twice around: the second walk sees the first one's accesses
@@ -891,7 +930,7 @@ private:
   }
 
   bool conflicts(const Access &earlier, const Access &later) {
-    if (!earlier.write && !later.write)
+    if (earlier.triggered || (!earlier.write && !later.write))
       return false;
     if (!earlier.buffers.overlaps(later.buffers))
       return false;
@@ -1034,7 +1073,7 @@ private:
     // Everything before the barrier is ordered; accesses inside the anchor
     // (a region holding `later`) may still be pending.
     llvm::erase_if(state, [&](const Access &a) {
-      return !anchor->isProperAncestor(a.op);
+      return !a.triggered && !anchor->isProperAncestor(a.op);
     });
   }
 
