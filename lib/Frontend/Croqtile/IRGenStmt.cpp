@@ -1074,6 +1074,32 @@ LogicalResult IRGen::assignment(const Stmt &stmt) {
     if (op == "/") return isFloat ? Value(arith::DivFOp::create(builder, l, old, value)) : isUnsignedOp ? Value(builder.createOrFold<arith::DivUIOp>(l, old, value)) : Value(builder.createOrFold<arith::DivSIOp>(l, old, value));
     return isFloat ? Value(arith::RemFOp::create(builder, l, old, value)) : isUnsignedOp ? Value(builder.createOrFold<arith::RemUIOp>(l, old, value)) : Value(builder.createOrFold<arith::RemSIOp>(l, old, value));
   };
+  // `acc += v`: every element of an accumulator with a scalar, register by
+  // register in each thread.
+  auto updateAccumulator = [&](Value acc) -> FailureOr<Value> {
+    auto type = cast<FragType>(acc.getType());
+    Type element = type.getElementType();
+    if (!rhs->value.getType().isIntOrIndexOrFloat() ||
+        rhs->value.getType().isInteger(1))
+      return fail(stmt.value->loc, "'" + stmt.op +
+                                       "' on an accumulator "
+                                       "takes a number");
+    if (element.isInteger() && isa<FloatType>(rhs->value.getType()))
+      return fail(stmt.value->loc,
+                  "'" + stmt.op +
+                      "' of a float on an integer accumulator "
+                      "would truncate the float first",
+                  "use an integer, or accumulate in f32");
+    Value v = coerce(rhs->value, element, l);
+    for (int64_t r = 0; r < type.getRegisterCount(); ++r) {
+      Value e = MmaElementOp::create(builder, l, element, acc, r);
+      FailureOr<Value> c = combine(e, v);
+      if (failed(c))
+        return failure();
+      acc = MmaSetElementOp::create(builder, l, *c, acc, r);
+    }
+    return acc;
+  };
   if (target.kind == Expr::Kind::Name) {
     Symbol *s = lookup(target.name);
     if (stmt.op == "=") {
@@ -1104,29 +1130,10 @@ LogicalResult IRGen::assignment(const Stmt &stmt) {
       return failure();
     if (s && s->kind == Symbol::Kind::Frag &&
         cast<FragType>(s->value.getType()).getRole() == FragRole::Acc) {
-      // `acc += v`: every element of an accumulator with a scalar, register
-      // by register in each thread.
-      auto type = cast<FragType>(s->value.getType());
-      Type element = type.getElementType();
-      if (!rhs->value.getType().isIntOrIndexOrFloat() ||
-          rhs->value.getType().isInteger(1))
-        return fail(stmt.value->loc, "'" + stmt.op + "' on an accumulator "
-                                     "takes a number");
-      if (element.isInteger() && isa<FloatType>(rhs->value.getType()))
-        return fail(stmt.value->loc,
-                    "'" + stmt.op + "' of a float on an integer accumulator "
-                    "would truncate the float first",
-                    "use an integer, or accumulate in f32");
-      Value v = coerce(rhs->value, element, l);
-      Value acc = s->value;
-      for (int64_t r = 0; r < type.getRegisterCount(); ++r) {
-        Value e = MmaElementOp::create(builder, l, element, acc, r);
-        FailureOr<Value> c = combine(e, v);
-        if (failed(c))
-          return failure();
-        acc = MmaSetElementOp::create(builder, l, *c, acc, r);
-      }
-      s->value = acc;
+      FailureOr<Value> acc = updateAccumulator(s->value);
+      if (failed(acc))
+        return failure();
+      s->value = *acc;
       return success();
     }
     if (!s || s->kind != Symbol::Kind::Scalar || !s->isMutable)
@@ -1196,6 +1203,32 @@ LogicalResult IRGen::assignment(const Stmt &stmt) {
       tiles[partialRows].partialOp = *rowAccumulation(stmt);
     }
     return success();
+  }
+  // `mc[i] *= v`: an element of an array of accumulators, as `mc *= v`.
+  if (target.kind == Expr::Kind::Index && stmt.op != "=") {
+    std::vector<const Expr *> indices;
+    const Expr *nameExpr = subscriptedName(target, indices);
+    Symbol *s = nameExpr ? lookup(nameExpr->name) : nullptr;
+    if (s && s->kind == Symbol::Kind::FragArray) {
+      if (stmt.op == "%=")
+        return fail(target.loc, "an accumulator takes +=, -=, *= and /= "
+                                "with a scalar, not %=");
+      FailureOr<AccumulatorRef> acc =
+          accumulatorRef(target, "'" + stmt.op + "'");
+      if (failed(acc))
+        return failure();
+      if (acc->symbol->unshaped)
+        return fail(target.loc,
+                    "'" + stmt.op +
+                        "' on an accumulator whose "
+                        "shape no MMA has set yet",
+                    "use it after the MMA that shapes it");
+      FailureOr<Value> updated = updateAccumulator(accumulatorValue(*acc, l));
+      if (failed(updated))
+        return failure();
+      setAccumulator(*acc, *updated, l);
+      return success();
+    }
   }
   return fail(target.loc, "cannot assign to this expression",
               "assign to a name or to an element `t.at(i, j)`");
