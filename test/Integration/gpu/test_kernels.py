@@ -1487,22 +1487,28 @@ def tma_wgmma_gemm_squeezed_stages():
     check_matmul(K.sqz_stages_co, shapes, True, 1e-5, "squeezed-stage GEMM")
 
 
+# The smallest shape; ragged M, N and K with 9 K tiles; 32 x 33 = 1056
+# blocks of 128-row tiles (2112 of 64 rows, 528 of 256) with 3 K tiles.
+WGMMA_FORM_SHAPES = sweep(((1, 8, 8), (300, 264, 520), (4096, 4224, 136)),
+                          ((1, 8, 8), (300, 264, 520)))
+
+
+def check_wgmma_forms(cases):
+    """Each (kernel, what) at WGMMA_FORM_SHAPES, f32 out, exact to 1e-5."""
+    for kernel, what in cases:
+        check_matmul(kernel, WGMMA_FORM_SHAPES, True, 1e-5, what)
+
+
 @test
 def tma_wgmma_gemm_synchronous_warpgroups():
-    # No events: synchronous TMA copies into one A and one B tile, which two
-    # (four) warpgroups read with wgmma and the next K step overwrites. The
-    # smallest shape; ragged M, N and K with 9 K tiles (an outsider's
-    # program raced here: the next copy landed under wgmmas still reading);
-    # 32 x 33 = 1056 blocks (528 with four warpgroups) with 3 K tiles.
-    shapes = sweep(((1, 8, 8), (300, 264, 520), (128, 128, 64), (4096, 4224, 136)),
-                   ((1, 8, 8), (300, 264, 520)))
-    check_matmul(K.gemm_sync_warpgroups_co, shapes, True, 1e-5,
-                 "synchronous GEMM, two warpgroups")
-    check_matmul(K.gemm_sync_wg4, shapes, True, 1e-5,
-                 "synchronous GEMM, four warpgroups")
-    # The same with the threads copying (tails read as zero).
-    check_matmul(K.gemm_sync_dma, shapes, True, 1e-5,
-                 "synchronous GEMM, two warpgroups, DMA copies")
+    # No events: synchronous copies into one A and one B tile, which two
+    # (four) warpgroups read with wgmma and the next K step overwrites (an
+    # outsider's program raced here: the next copy landed under wgmmas
+    # still reading); with DMA copies the threads copy (tails read as zero).
+    check_wgmma_forms([
+        (K.gemm_sync_warpgroups_co, "synchronous GEMM, two warpgroups"),
+        (K.gemm_sync_wg4, "synchronous GEMM, four warpgroups"),
+        (K.gemm_sync_dma, "synchronous GEMM, two warpgroups, DMA copies")])
 
 
 @test
@@ -1510,16 +1516,10 @@ def tma_wgmma_gemm_release_forms():
     # Ring slots released from each warp of the consumer warpgroup, and (no
     # roles) from thread 0 of each of two warpgroups, with one and two
     # slots: each release after the releasing threads' wgmmas completed.
-    # The smallest shape; ragged M, N and K with 9 K tiles; 64 x 33 = 2112
-    # blocks (32 x 33 with 128-row tiles) with 3 K tiles.
-    shapes = sweep(((1, 8, 8), (300, 264, 520), (4096, 4224, 136)),
-                   ((1, 8, 8), (300, 264, 520)))
-    check_matmul(K.gemm_release_forms_co, shapes, True, 1e-5,
-                 "GEMM, slots released by each consumer warp")
-    check_matmul(K.gemm_release_no_roles, shapes, True, 1e-5,
-                 "GEMM without roles, one slot released by thread 0")
-    check_matmul(K.gemm_release_no_roles_s2, shapes, True, 1e-5,
-                 "GEMM without roles, two slots released by thread 0")
+    check_wgmma_forms([
+        (K.gemm_release_forms_co, "GEMM, slots released by each consumer warp"),
+        (K.gemm_release_no_roles, "GEMM without roles, one slot released by thread 0"),
+        (K.gemm_release_no_roles_s2, "GEMM without roles, two slots released by thread 0")])
 
 
 @test
