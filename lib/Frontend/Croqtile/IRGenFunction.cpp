@@ -14,6 +14,34 @@
 
 using namespace mlir;
 using namespace mlir::croq;
+
+/// The async op whose future a loop's body yields as `yielded`, through
+/// swaps and rotations, when the body issues it unconditionally and waits
+/// for it nowhere in the body: the last iteration's copy is in flight when
+/// the loop ends. Null otherwise (a guarded prefetch is an scf.if result).
+static Operation *inFlightAtExit(scf::ForOp loop, Value yielded) {
+  Value v = yielded;
+  while (true) {
+    if (auto swap = v.getDefiningOp<SwapOp>()) {
+      v = cast<OpResult>(v).getResultNumber() == 0 ? swap.getRhs()
+                                                   : swap.getLhs();
+      continue;
+    }
+    if (auto rotate = v.getDefiningOp<RotateOp>()) {
+      unsigned n = rotate.getNumOperands();
+      v = rotate.getOperand((cast<OpResult>(v).getResultNumber() + 1) % n);
+      continue;
+    }
+    break;
+  }
+  Operation *def = v.getDefiningOp();
+  if (!def || def->getParentOp() != loop || getAsyncFuture(def) != v)
+    return nullptr;
+  bool waitedInBody = llvm::any_of(v.getUsers(), [&](Operation *user) {
+    return isa<WaitOp>(user) && loop->isAncestor(user);
+  });
+  return waitedInBody ? nullptr : def;
+}
 using namespace mlir::croq::croqtile;
 
 //===----------------------------------------------------------------------===//
@@ -257,6 +285,31 @@ LogicalResult IRGen::checkFuturesWaited(func::FuncOp func) {
     diag.attachNote() << "hint: add `wait` on its future before the data is "
                          "read (chapter 6's epilogue needs `wait lf0, rf0;`)";
     return WalkResult::interrupt();
+  });
+  if (result.wasInterrupted())
+    return failure();
+  // A prefetch of the next iteration's tile that every iteration issues:
+  // the last one's future leaves the loop, and something must wait for it
+  // before the block ends (a load still in flight then is a fault).
+  result = func.walk([&](scf::ForOp loop) {
+    auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
+    for (auto [n, carried] : llvm::enumerate(loop.getResults())) {
+      if (!isa<FutureType>(carried.getType()) || isAwaited(carried))
+        continue;
+      Operation *copy = inFlightAtExit(loop, yield.getOperand(n));
+      if (!copy)
+        continue;
+      InFlightDiagnostic diag = emitError(
+          copy->getLoc(),
+          "every iteration issues this copy, and the last one's is still in "
+          "flight when the loop ends: nothing after the loop waits for the "
+          "future that carries it");
+      diag.attachNote() << "hint: wait for it after the loop, or guard the "
+                           "prefetch (`if (k + 1 < n)`) so that the last "
+                           "iteration issues none";
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
   });
   return failure(result.wasInterrupted());
 }
