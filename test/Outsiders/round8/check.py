@@ -1,26 +1,16 @@
 #!/usr/bin/env python3
-"""Round 8 outsiders' harness: the 25 programs of valid/ against torch.
+"""Round 8 outsiders' harness: the 25 programs of valid/ against torch,
+run by ../harness.py's main() (`prepare OUTDIR`, `run OUTDIR`, `_selftest
+[OUTDIR]`; the child's timeout is $OUTSIDERS8_TIMEOUT seconds, default
+120; the last line `outsiders8: N passed, M failed`).
 
-  python check.py prepare OUTDIR   compile every valid/*.co with croq, save to OUTDIR/NAME
-  python check.py run OUTDIR       load OUTDIR/NAME with croq.load and check on the GPU
-  python check.py _selftest [OUTDIR]   CPU self-test of the checks (torch on CPU; with
-                                       OUTDIR, each call's arguments are checked against
-                                       the saved module's croq-module.json)
-
-`run` needs torch with CUDA and croq's python sources (no compiler): their
-path comes from $CROQ_PY (default "python/src"). Each program runs in a
-child process, restarted past a crash or a hang ($OUTSIDERS8_TIMEOUT
-seconds a program, default 120). The last line is
-`outsiders8: N passed, M failed`.
-
-Each check builds its inputs from the program's `// REF:` comment and its
-`__co__` signature, poisons the outputs (NaN, or an unlikely integer), runs
-the kernel at several shapes (the smallest legal one, ragged tails in
-every dimension, odd K-tile counts, grids far past 132 blocks) and
-compares with a float64 (or exact integer) reference. The programs prefix
-their functions `r9_`. Three of them are refused by croq today (r9_03,
-r9_05, r9_18; see README.md): their checks fail with "no compiled
-module" until croq compiles them.
+Each check poisons the outputs, runs the kernel at the smallest legal
+shape, ragged tails in every dimension, odd K-tile counts and grids far
+past 132 blocks, and compares with the float64 (or exact integer)
+reference of the program's `// REF:` comment. The functions are prefixed
+`r9_`. Two programs are refused by croq today (r9_03, r9_05; see
+README.md): their checks fail with "no compiled module" until croq
+compiles them.
 """
 import math
 import os
@@ -71,51 +61,6 @@ def _popcount(x64):
 # 1, 3 (odd), 5 and more, and grids of about a thousand blocks or more.
 # --------------------------------------------------------------------------
 
-@check("r9_01_sync_tma_2wg_shared_tiles")
-def _(m):
-    # 128 x 128 tiles, K tiles of 64: K = 8 (1), 192 (3), 200 (4, tail),
-    # 1000 (16). (4096, 4224): 32 x 33 = 1056 blocks.
-    _plain_gemm(m, "r9_sync_tma_2wg", "float16", "float32",
-                [(1, 1, 8), (129, 130, 200), (128, 128, 192), (300, 500, 1000), (4096, 4224, 72)],
-                [(257, 131, 328), (1, 1, 8)])
-
-
-@check("r9_02_dma_4wg_split_loads")
-def _(m):
-    # Any shape. 128 x 128 tiles, K tiles of 32: 1, 3, 5, 32 tiles.
-    # (4000, 4000): 32 x 32 = 1024 blocks.
-    _plain_gemm(m, "r9_dma_4wg", "bfloat16", "float32",
-                [(1, 1, 1), (129, 131, 96), (128, 128, 160), (300, 500, 1000), (4000, 4000, 33)],
-                [(257, 130, 75), (3, 5, 7)])
-
-
-@check("r9_03_mixed_sync_tma_async_dma")
-def _(m):
-    # 64 x 128 tiles (two 64-column warpgroup halves), K tiles of 64:
-    # 1 (no prefetch), 2, 3 (odd: ends on buffer 0), 16. TMA: K % 8.
-    # (3000, 3000): 47 x 24 = 1128 blocks.
-    _plain_gemm(m, "r9_mixed_sync_async", "float16", "float32",
-                [(1, 1, 8), (65, 129, 128), (64, 128, 192), (300, 500, 1000), (3000, 3000, 72)],
-                [(130, 200, 200), (1, 1, 8)])
-
-
-@check("r9_04_mixed_sync_dma_async_tma")
-def _(m):
-    # 128 x 64 tiles, K tiles of 64. TMA (B): K % 8. (4000, 4000): 32 x 63
-    # = 2016 blocks.
-    _plain_gemm(m, "r9_mixed_async_tma", "float16", "float32",
-                [(1, 1, 8), (129, 65, 200), (128, 64, 192), (300, 500, 1000), (4000, 4000, 136)],
-                [(257, 70, 328), (1, 1, 8)])
-
-
-@check("r9_05_async_tma_per_warpgroup")
-def _(m):
-    # 64 x 128 tiles, K tiles of 64. TMA: K % 8. (3000, 3000): 1128 blocks.
-    _plain_gemm(m, "r9_async_tma_per_wg", "float16", "float32",
-                [(1, 1, 8), (65, 129, 200), (64, 128, 192), (300, 500, 1000), (3000, 3000, 72)],
-                [(130, 200, 200)])
-
-
 def _tile_rowsums(S, NB, BN):
     """P[b, m] = sum over the columns of tile b (width BN, clipped) of S."""
     torch = T()
@@ -123,6 +68,68 @@ def _tile_rowsums(S, NB, BN):
     Sp = torch.zeros(M, NB * BN, dtype=S.dtype, device=S.device)
     Sp[:, :N] = S
     return Sp.view(M, NB, BN).sum(2).t().contiguous()
+
+
+# The GEMMs checked the same way (harness.plain_gemm): check, function,
+# operand and result dtypes, shapes, shapes in the sanitizer mode.
+_PLAIN_GEMMS = [
+    # 128 x 128 tiles, K tiles of 64: K = 8 (1), 192 (3), 200 (4, tail),
+    # 1000 (16). (4096, 4224): 32 x 33 = 1056 blocks.
+    ("r9_01_sync_tma_2wg_shared_tiles", "r9_sync_tma_2wg", "float16", "float32",
+     [(1, 1, 8), (129, 130, 200), (128, 128, 192), (300, 500, 1000), (4096, 4224, 72)],
+     [(257, 131, 328), (1, 1, 8)]),
+    # Any shape. 128 x 128 tiles, K tiles of 32: 1, 3, 5, 32 tiles.
+    # (4000, 4000): 32 x 32 = 1024 blocks.
+    ("r9_02_dma_4wg_split_loads", "r9_dma_4wg", "bfloat16", "float32",
+     [(1, 1, 1), (129, 131, 96), (128, 128, 160), (300, 500, 1000), (4000, 4000, 33)],
+     [(257, 130, 75), (3, 5, 7)]),
+    # 64 x 128 tiles (two 64-column warpgroup halves), K tiles of 64:
+    # 1 (no prefetch), 2, 3 (odd: ends on buffer 0), 16. TMA: K % 8.
+    # (3000, 3000): 47 x 24 = 1128 blocks.
+    ("r9_03_mixed_sync_tma_async_dma", "r9_mixed_sync_async", "float16", "float32",
+     [(1, 1, 8), (65, 129, 128), (64, 128, 192), (300, 500, 1000), (3000, 3000, 72)],
+     [(130, 200, 200), (1, 1, 8)]),
+    # 128 x 64 tiles, K tiles of 64. TMA (B): K % 8. (4000, 4000): 32 x 63
+    # = 2016 blocks.
+    ("r9_04_mixed_sync_dma_async_tma", "r9_mixed_async_tma", "float16", "float32",
+     [(1, 1, 8), (129, 65, 200), (128, 64, 192), (300, 500, 1000), (4000, 4000, 136)],
+     [(257, 70, 328), (1, 1, 8)]),
+    # 64 x 128 tiles, K tiles of 64. TMA: K % 8. (3000, 3000): 1128 blocks.
+    ("r9_05_async_tma_per_warpgroup", "r9_async_tma_per_wg", "float16", "float32",
+     [(1, 1, 8), (65, 129, 200), (64, 128, 192), (300, 500, 1000), (3000, 3000, 72)],
+     [(130, 200, 200)]),
+    # 192 x 128 tiles, 3 stages, K tiles of 64: 1, 3, 4, 5, 16 tiles.
+    # TMA: K % 8. (6000, 4000): 32 x 32 = 1024 blocks.
+    ("r9_10_1p3c_ring3_odd_counts", "r9_1p3c_ring3", "float16", "float32",
+     [(1, 1, 8), (193, 129, 200), (192, 128, 192), (385, 260, 1000), (6000, 4000, 320),
+                 (200, 100, 256)],
+     [(400, 300, 328), (1, 1, 8)]),
+    # 132 persistent blocks over 64 x 128 tiles: 1; 3 x 2; 63 x 32 = 2016
+    # tiles (16 rounds). bf16, K tiles of 32. TMA: K % 8.
+    ("r9_17_frag_array_persistent_refill", "r9_frag_array_persistent", "bfloat16", "float32",
+     [(1, 1, 8), (129, 200, 96), (64, 128, 160), (300, 500, 1000), (4000, 4000, 40)],
+     [(257, 300, 328), (1, 1, 8)]),
+    # 256 x 64 tiles, K tiles of 32: 1, 3, 7 (tail), 32. TMA: K % 8.
+    # (4000, 4000): 16 x 63 = 1008 blocks.
+    ("r9_21_4wg_per_instance_tma", "r9_4wg_per_instance_tma", "float16", "float32",
+     [(1, 1, 8), (257, 65, 96), (256, 64, 200), (300, 500, 1000), (4000, 4000, 64)],
+     [(513, 130, 328), (1, 1, 8)]),
+    # 128 x 64 tiles; B by dma (any N), A by TMA (K % 8).
+    # (4000, 4000): 2016 blocks.
+    ("r9_24_async_dma_halves_shared", "r9_async_dma_halves", "float16", "float32",
+     [(1, 1, 8), (129, 33, 200), (128, 64, 192), (300, 500, 1000), (4000, 4000, 72)],
+     [(257, 130, 328), (1, 1, 8)]),
+    # f16 output by TMA store: N % 8 and K % 8. 128 x 64 tiles.
+    # (4000, 4000): 32 x 63 = 2016 blocks.
+    ("r9_25_two_wg_store_block_tma_store", "r9_block_tma_store", "float16", "float16",
+     [(1, 8, 8), (129, 72, 200), (128, 64, 192), (300, 504, 1000), (4000, 4000, 64)],
+     [(257, 136, 328), (1, 8, 8)]),
+]
+
+
+for _name, _fn, _a, _c, _full, _small in _PLAIN_GEMMS:
+    check(_name)(lambda m, fn=_fn, a=_a, c=_c, full=_full, small=_small:
+                 _plain_gemm(m, fn, a, c, full, small))
 
 
 @check("r9_06_apply_acc_epilogue_rowsum")
@@ -212,16 +219,6 @@ def _(m):
         p = torch.softmax(scale * (q.double() @ k.double().t()), 1).half().double()
         ref = p @ vt.double().t()
         shaped("r9_attention_3k", (M, L, scale), lambda: close("O", o, ref, 2e-3, 1e-2))
-
-
-@check("r9_10_1p3c_ring3_odd_counts")
-def _(m):
-    # 192 x 128 tiles, 3 stages, K tiles of 64: 1, 3, 4, 5, 16 tiles.
-    # TMA: K % 8. (6000, 4000): 32 x 32 = 1024 blocks.
-    _plain_gemm(m, "r9_1p3c_ring3", "float16", "float32",
-                [(1, 1, 8), (193, 129, 200), (192, 128, 192), (385, 260, 1000), (6000, 4000, 320),
-                 (200, 100, 256)],
-                [(400, 300, 328), (1, 1, 8)])
 
 
 def _row_norm_ref(x):
@@ -391,15 +388,6 @@ def _(m):
         shaped("r9_s8_hand_tile", (M, N, K, kind), lambda: _gemm_close("C", c, ref, K, ad, b, kind))
 
 
-@check("r9_17_frag_array_persistent_refill")
-def _(m):
-    # 132 persistent blocks over 64 x 128 tiles: 1; 3 x 2; 63 x 32 = 2016
-    # tiles (16 rounds). bf16, K tiles of 32. TMA: K % 8.
-    _plain_gemm(m, "r9_frag_array_persistent", "bfloat16", "float32",
-                [(1, 1, 8), (129, 200, 96), (64, 128, 160), (300, 500, 1000), (4000, 4000, 40)],
-                [(257, 300, 328), (1, 1, 8)])
-
-
 @check("r9_18_frag_array_scalar_ops")
 def _(m):
     # 64 x 128 tiles. TMA: K % 8. (4000, 4000): 63 x 32 = 2016 blocks.
@@ -445,15 +433,6 @@ def _(m):
         ar = a.double().clamp(min=0)
         ref = ar @ b.double().t()
         shaped("r9_rs_relu", (M, N, K, kind), lambda: _gemm_close("C", c, ref, K, a, b, kind))
-
-
-@check("r9_21_4wg_per_instance_tma")
-def _(m):
-    # 256 x 64 tiles, K tiles of 32: 1, 3, 7 (tail), 32. TMA: K % 8.
-    # (4000, 4000): 16 x 63 = 1008 blocks.
-    _plain_gemm(m, "r9_4wg_per_instance_tma", "float16", "float32",
-                [(1, 1, 8), (257, 65, 96), (256, 64, 200), (300, 500, 1000), (4000, 4000, 64)],
-                [(513, 130, 328), (1, 1, 8)])
 
 
 def _prefix_max_ref(a, b, BK=32):
@@ -510,24 +489,6 @@ def _(m):
         yref, eref = _loop_forms_ref(x)
         shaped("r9_loop_forms", (R, C), lambda: close("Y", y, yref, 1e-5, 1e-6))
         shaped("r9_loop_forms", (R, C), lambda: close("E", e, eref, 1e-4 * max(1.0, math.sqrt(C)), 1e-5))
-
-
-@check("r9_24_async_dma_halves_shared")
-def _(m):
-    # 128 x 64 tiles; B by dma (any N), A by TMA (K % 8).
-    # (4000, 4000): 2016 blocks.
-    _plain_gemm(m, "r9_async_dma_halves", "float16", "float32",
-                [(1, 1, 8), (129, 33, 200), (128, 64, 192), (300, 500, 1000), (4000, 4000, 72)],
-                [(257, 130, 328), (1, 1, 8)])
-
-
-@check("r9_25_two_wg_store_block_tma_store")
-def _(m):
-    # f16 output by TMA store: N % 8 and K % 8. 128 x 64 tiles.
-    # (4000, 4000): 32 x 63 = 2016 blocks.
-    _plain_gemm(m, "r9_block_tma_store", "float16", "float16",
-                [(1, 8, 8), (129, 72, 200), (128, 64, 192), (300, 504, 1000), (4000, 4000, 64)],
-                [(257, 136, 328), (1, 8, 8)])
 
 
 if __name__ == "__main__":
