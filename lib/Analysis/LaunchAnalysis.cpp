@@ -165,10 +165,7 @@ void LaunchAnalysis::recordScopes(ParallelOp kernel, int64_t blockDim) {
     if (id && *id >= 0 && *id < 32)
       programBarrierIds |= 1u << *id;
   });
-  bool warpgroupMma = false;
-  kernel.getBody().walk([&](MmaOp mma) {
-    warpgroupMma |= mma.getAcc().getType().getScope() == Level::Warpgroup;
-  });
+  bool warpgroupMma = containsWarpgroupMma(kernel);
   kernel.getBody().walk([&](Operation *op) {
     Scope scope;
     scope.blockDim = blockDim;
@@ -265,6 +262,16 @@ LogicalResult LaunchAnalysis::analyze(ModuleOp module) {
 LaunchAnalysis::LaunchAnalysis(Operation *op) {
   auto module = dyn_cast<ModuleOp>(op);
   valid = module && succeeded(analyze(module));
+}
+
+bool mlir::croq::containsWarpgroupMma(Operation *op) {
+  return op
+      ->walk([](MmaOp mma) {
+        return mma.getAcc().getType().getScope() == Level::Warpgroup
+                   ? WalkResult::interrupt()
+                   : WalkResult::advance();
+      })
+      .wasInterrupted();
 }
 
 std::unique_ptr<LaunchAnalysis> mlir::croq::analyzeLaunches(ModuleOp module) {

@@ -420,6 +420,11 @@ def rms(t):
     return max(float(t.double().pow(2).mean().sqrt()), 1e-30) if t.numel() else 1.0
 
 
+def gemm_scale(K, a, b):
+    """The scale of a GEMM's result: sqrt(K) rms(a) rms(b), at least 1."""
+    return max(1.0, math.sqrt(max(K, 1)) * rms(a) * rms(b))
+
+
 def gemm_operands(M, N, K, dtype, kind, lo=-3, hi=3):
     """A [M, K] and B [N, K] of `dtype`: uniform floats or integers in
     [lo, hi] (made through f32, which every dtype, fp8 included, takes)."""

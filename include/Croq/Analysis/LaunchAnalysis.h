@@ -110,6 +110,9 @@ private:
   bool valid = true;
 };
 
+/// True when `op` is or holds a warpgroup MMA (wgmma).
+bool containsWarpgroupMma(Operation *op);
+
 /// Builds the analysis for every kernel in `module`; reports (and returns
 /// null) when a level chain has no consistent block shape.
 std::unique_ptr<LaunchAnalysis> analyzeLaunches(ModuleOp module);

@@ -36,14 +36,6 @@ using namespace mlir;
 using namespace mlir::croq;
 using namespace mlir::croq::detail;
 
-static bool containsWgmma(Operation *op) {
-  bool found = false;
-  op->walk([&](MmaOp mma) {
-    found |= isWarpgroupFrag(mma.getAcc().getType());
-  });
-  return found;
-}
-
 /// Where a walk out of regions stops: at the kernel (outermost parallel)
 /// and at the outermost inthreads region, or with `rolesOnly` only at an
 /// outermost inthreads.async role (a plain inthreads is then a branch).
@@ -65,12 +57,12 @@ static bool endsWalk(Operation *parent, bool rolesOnly) {
 static bool followsWgmma(Operation *op) {
   for (Operation *at = op; at; at = at->getParentOp()) {
     for (Operation *prev = at->getPrevNode(); prev; prev = prev->getPrevNode())
-      if (containsWgmma(prev))
+      if (containsWarpgroupMma(prev))
         return true;
     Operation *parent = at->getParentOp();
     if (endsWalk(parent, /*rolesOnly=*/true))
       return false;
-    if (isa<LoopLikeOpInterface>(parent) && containsWgmma(parent))
+    if (isa<LoopLikeOpInterface>(parent) && containsWarpgroupMma(parent))
       return true;
   }
   return false;
@@ -96,7 +88,7 @@ static void deferWarpgroupMmaWaits(ModuleOp module, unsigned minSlots) {
         llvm::any_of(loop.getBody()->getOps<MmaCommitOp>(),
                      [](MmaCommitOp c) { return c.getPending().has_value(); }))
       continue;
-    if (!containsWgmma(loop))
+    if (!containsWarpgroupMma(loop))
       continue;
     SmallVector<EventTriggerOp> triggers;
     bool movable = true;
@@ -285,7 +277,7 @@ static bool committedBefore(Operation *op) {
 static Operation *commitAnchor(EventTriggerOp trigger) {
   Operation *at = trigger;
   while (auto region = dyn_cast<InThreadsOp>(at->getParentOp())) {
-    if (region.getAsync() || containsWgmma(region))
+    if (region.getAsync() || containsWarpgroupMma(region))
       break;
     at = region;
   }
@@ -312,7 +304,7 @@ static std::optional<OpBuilder::InsertPoint> completionPoint(Operation *op) {
       if (auto commit = dyn_cast<MmaCommitOp>(prev);
           commit && commit.getPending().value_or(0) == 0)
         return std::nullopt;
-      if (containsWgmma(prev))
+      if (containsWarpgroupMma(prev))
         return OpBuilder::InsertPoint(prev->getBlock(),
                                       std::next(Block::iterator(prev)));
     }
@@ -321,7 +313,7 @@ static std::optional<OpBuilder::InsertPoint> completionPoint(Operation *op) {
     Operation *parent = at->getParentOp();
     if (endsWalk(parent, /*rolesOnly=*/true))
       return std::nullopt;
-    if (isa<LoopLikeOpInterface>(parent) && containsWgmma(parent))
+    if (isa<LoopLikeOpInterface>(parent) && containsWarpgroupMma(parent))
       return OpBuilder::InsertPoint(at->getBlock(), Block::iterator(at));
   }
   return std::nullopt;
@@ -416,7 +408,7 @@ struct CroqPipelineMmaPass
         Block::iterator point = at->getPoint();
         for (Block::iterator it = point; it != at->getBlock()->begin();) {
           --it;
-          if (containsWgmma(&*it) || isa<MmaCommitOp>(*it))
+          if (containsWarpgroupMma(&*it) || isa<MmaCommitOp>(*it))
             break;
           if (!isa<BarrierOp>(*it))
             continue;

@@ -32,7 +32,8 @@ from harness import (G, Failure, call, check, close, dev, equal,  # noqa: E402
                      garbage, main, randint, shaped, uniform, T)
 from harness import (gemm_close as _gemm_close, gemm_operands as _operands,
                      gemm_ref as _gemm_ref, plain_gemm as _plain_gemm,
-                     rms as _rms, round_to as _round_to)  # noqa: E402
+                     gemm_scale as _scale, rms as _rms,
+                     round_to as _round_to)  # noqa: E402
 
 
 # --------------------------------------------------------------------------
@@ -53,11 +54,6 @@ def _refused(what, fn, *args):
             return
         raise Failure(f"{what}: refused with {type(e).__name__}, not CroqError: {e}")
     raise Failure(f"{what}: the call was not refused")
-
-
-def _scale(K, a, b):
-    """The scale of a GEMM's result: sqrt(K) rms(a) rms(b), at least 1."""
-    return max(1.0, math.sqrt(max(K, 1)) * _rms(a) * _rms(b))
 
 
 # --------------------------------------------------------------------------

@@ -30,16 +30,13 @@ from harness import (G, Failure, call, check, close, dev, equal,  # noqa: E402
                      garbage, main, randint, shaped, uniform, T, cdiv)
 from harness import (gemm_close as _gemm_close, gemm_operands as _operands,
                      gemm_ref as _gemm_ref, plain_gemm as _plain_gemm,
-                     rms as _rms, round_to as _round_to)  # noqa: E402
+                     gemm_scale as _scale, rms as _rms,
+                     round_to as _round_to)  # noqa: E402
 
 
 # --------------------------------------------------------------------------
 # helpers of this round
 # --------------------------------------------------------------------------
-def _scale(K, a, b):
-    return max(1.0, math.sqrt(max(K, 1)) * _rms(a) * _rms(b))
-
-
 def _garbage_u32(shape):
     """harness.garbage has no uint32 entry: an unlikely u32 value."""
     torch = T()
