@@ -74,3 +74,23 @@ func.func @element_counts_differ(%n: index) {
   }
   return
 }
+
+// -----
+
+// Outside every role too: warpgroups 0 and 1 trigger element 0 and
+// warpgroup 2 element 1.
+func.func @element_counts_differ_outside_roles(%n: index) {
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  croq.parallel (%b) by [%n] : block {
+    // expected-error @below {{and its elements get different numbers of arrivals (256 and 128)}}
+    // expected-note @below {{hint: declare the event with the count of each element's arrivals per phase (event<N>)}}
+    %e = croq.event.alloc : !croq.event<shared, 2>
+    croq.parallel (%p) by [%c3] : warpgroup {
+      %slot = arith.divui %p, %c2 : index
+      // expected-note @below {{the trigger}}
+      croq.event.trigger %e[%slot] : !croq.event<shared, 2>
+    }
+  }
+  return
+}

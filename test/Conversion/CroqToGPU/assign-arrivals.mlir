@@ -64,3 +64,28 @@ func.func @ring_per_consumer(%n: index) {
   }
   return
 }
+
+// Outside every role, the parallels around the trigger name its threads:
+// each warpgroup of `parallel p by 2 : group-4` triggers its own element
+// (`f = tma.copy.async ... => s[p]`, bound to an event by
+// croq-bind-tma-futures), so each element gets 128 arrivals per phase;
+// a warp of each warpgroup's threads (`parallel w by 4 : group` inside)
+// changes nothing.
+// CHECK-LABEL: func.func @element_per_instance
+// CHECK: croq.event.alloc arrivals 128 : <shared, 2>
+// CHECK: croq.event.alloc arrivals 128 : <shared, 2>
+func.func @element_per_instance(%n: index) {
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  croq.parallel (%b) by [%n] : block {
+    %e = croq.event.alloc : !croq.event<shared, 2>
+    %f = croq.event.alloc : !croq.event<shared, 2>
+    croq.parallel (%p) by [%c2] : warpgroup {
+      croq.event.trigger %e[%p] : !croq.event<shared, 2>
+      croq.parallel (%w) by [%c4] : warp {
+        croq.event.trigger %f[%p] : !croq.event<shared, 2>
+      }
+    }
+  }
+  return
+}

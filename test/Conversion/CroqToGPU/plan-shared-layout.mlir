@@ -86,3 +86,27 @@ func.func @epilogue_part_of_a_plane(%n: index, %out: memref<?x?xf16>,
   }
   return
 }
+
+// -----
+
+// A cast that gives a buffer the type of the views beside it (the buffer
+// of a `dma.any` placeholder, which a swap can hand to a wgmma operand)
+// accesses nothing: the buffer takes the layout wgmma reads it in.
+// CHECK-LABEL: func.func @placeholder_cast
+// CHECK: memref.alloc() {croq.swizzle = 128 : i64} : memref<64x64xf16, #gpu.address_space<workgroup>>
+// CHECK: memref.cast
+// CHECK: croq.dma.any
+func.func @placeholder_cast(%n: index) {
+  %c1 = arith.constant 1 : index
+  croq.parallel (%b) by [%n] : block {
+    %s = memref.alloc() : memref<64x64xf16, #gpu.address_space<workgroup>>
+    %cast = memref.cast %s : memref<64x64xf16, #gpu.address_space<workgroup>> to memref<64x64xf16, strided<[64, 1], offset: ?>, #gpu.address_space<workgroup>>
+    %f = croq.dma.any %cast : memref<64x64xf16, strided<[64, 1], offset: ?>, #gpu.address_space<workgroup>> -> <dma, async, memref<64x64xf16, strided<[64, 1], offset: ?>, #gpu.address_space<workgroup>>>
+    croq.parallel (%p) by [%c1] : warpgroup {
+      %d = croq.future.data %f : <dma, async, memref<64x64xf16, strided<[64, 1], offset: ?>, #gpu.address_space<workgroup>>> -> memref<64x64xf16, strided<[64, 1], offset: ?>, #gpu.address_space<workgroup>>
+      %t = memref.subview %d[0, 0] [64, 16] [1, 1] : memref<64x64xf16, strided<[64, 1], offset: ?>, #gpu.address_space<workgroup>> to memref<64x16xf16, strided<[64, 1], offset: ?>, #gpu.address_space<workgroup>>
+      %m = croq.mma.load %t : memref<64x16xf16, strided<[64, 1], offset: ?>, #gpu.address_space<workgroup>> -> !croq.frag<a, 64x16xf16, warpgroup>
+    }
+  }
+  return
+}
