@@ -926,7 +926,7 @@ LogicalResult IRGen::inthreads(const Stmt &stmt) {
     auto future = dyn_cast<FutureType>(before.getType());
     if (!stmt.async && !c.scaledSum && future) {
       if (future.getKind() != FutureKind::Tma)
-        return fail(stmt.loc,
+        return fail(c.at.isValid() ? c.at : stmt.loc,
                     "inthreads cannot assign the future '" + c.name +
                         "', which is defined outside it: an asynchronous "
                         "DMA completes only in the threads that issued it",

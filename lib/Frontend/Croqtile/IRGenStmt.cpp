@@ -128,7 +128,7 @@ static void collectAssigned(const Stmt *stmt, AssignedList &out) {
   case Stmt::Kind::DmaAny:
   case Stmt::Kind::MmaFill:
   case Stmt::Kind::MmaLoad:
-    out.add(stmt->name);
+    out.add(stmt->name, stmt->loc);
     break;
   case Stmt::Kind::MmaScale:
     out.add(accumulatorName(*stmt->operands[0]));
