@@ -226,9 +226,12 @@ static void electIssuers(ModuleOp module, const LaunchAnalysis &analysis,
     Value rank = groupRank(b, loc, scope);
     // Where the warp is converged, elect.sync picks a lane of the group's
     // first warp (a warp-uniform test) instead of comparing thread ids.
+    // Stores croq-insert-barriers ordered by one thread's program order
+    // are that thread's: the first, by id.
     Value elected = electOneThread(
         b, loc, rank,
-        useElectSync && wholeWarps(scope) &&
+        useElectSync && !action->hasAttr(kSameIssuerAttr) &&
+            wholeWarps(scope) &&
             getExecutionScope(*solver, action) >= UniformScope::Warp);
     auto ifOp = scf::IfOp::create(b, loc, elected, /*withElseRegion=*/false);
     action->moveBefore(ifOp.thenBlock()->getTerminator());

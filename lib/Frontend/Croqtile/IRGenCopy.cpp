@@ -176,11 +176,45 @@ LogicalResult IRGen::padCopy(const Stmt &stmt, Value source) {
       failed(checkInitializer(*stmt.padValue, v->value, type.getElementType())))
     return failure();
   Value fill = coerce(v->value, type.getElementType(), l);
-  SmallVector<Value> lbs(rank, constIndex(0, l)), steps(rank, constIndex(1, l));
-  scf::buildLoopNest(builder, l, lbs, padded, steps,
-                     [&](OpBuilder &b, Location loc, ValueRange ivs) {
-                       memref::StoreOp::create(b, loc, fill, target, ivs);
-                     });
+  auto store = [&](OpBuilder &b, Location loc, ValueRange ivs) {
+    memref::StoreOp::create(b, loc, fill, target, ivs);
+  };
+  SmallVector<Value> steps(rank, constIndex(1, l));
+  if (llvm::any_of(stmt.padMid, [](int64_t m) { return m != 0; })) {
+    // Gaps between the source's elements: the whole buffer, which the copy
+    // then overwrites where the source goes.
+    SmallVector<Value> zeros(rank, constIndex(0, l));
+    scf::buildLoopNest(builder, l, zeros, padded, steps, store);
+  } else {
+    // Only the border, each element once: dimension d's strips below and
+    // above the source take the source's range in the dimensions before d
+    // and the whole extent in those after it.
+    for (int64_t d = 0; d < rank; ++d) {
+      Value end = builder.createOrFold<arith::AddIOp>(
+          l, constIndex(stmt.padLow[d], l), extents[d]);
+      std::pair<Value, Value> strips[] = {
+          {constIndex(0, l), constIndex(stmt.padLow[d], l)}, {end, padded[d]}};
+      for (auto [strip, range] : llvm::enumerate(strips)) {
+        if ((strip == 0 ? stmt.padLow[d] : stmt.padHigh[d]) == 0)
+          continue;
+        SmallVector<Value> lbs, ubs;
+        for (int64_t j = 0; j < rank; ++j) {
+          if (j < d) {
+            lbs.push_back(constIndex(stmt.padLow[j], l));
+            ubs.push_back(builder.createOrFold<arith::AddIOp>(
+                l, constIndex(stmt.padLow[j], l), extents[j]));
+          } else if (j == d) {
+            lbs.push_back(range.first);
+            ubs.push_back(range.second);
+          } else {
+            lbs.push_back(constIndex(0, l));
+            ubs.push_back(padded[j]);
+          }
+        }
+        scf::buildLoopNest(builder, l, lbs, ubs, steps, store);
+      }
+    }
+  }
   SmallVector<OpFoldResult> offsets, sizes, strides;
   for (int64_t d = 0; d < rank; ++d) {
     offsets.push_back(builder.getIndexAttr(stmt.padLow[d]));

@@ -121,3 +121,32 @@ func.func @barriers_tma_stores_subsume(%n: index, %g: memref<?x?xf16>, %flag: me
   }
   return
 }
+
+// -----
+
+// A store croq-insert-barriers ordered by one thread's program order
+// (croq.same_issuer) is thread 0's by id, with use-elect-sync too: elect.sync
+// may pick another lane for the next one.
+// CHECK-LABEL: func.func @same_issuer
+// CHECK: arith.cmpi eq
+// CHECK: memref.store {{.*}} {croq.same_issuer}
+// ELECT-LABEL: func.func @same_issuer
+// ELECT-NOT: nvvm.elect.sync
+// ELECT: %[[TID:.*]] = gpu.thread_id x
+// ELECT: %[[FIRST:.*]] = arith.cmpi eq, %[[TID]], %{{.*}} : index
+// ELECT-NEXT: scf.if %[[FIRST]] {
+// ELECT-NEXT: memref.store {{.*}} {croq.same_issuer}
+// ELECT-NOT: nvvm.elect.sync
+// ELECT: return
+func.func @same_issuer(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %zero = arith.constant 0.0 : f32
+  croq.parallel (%b) by [%n] : block {
+    %s = memref.alloc() : memref<64xf32, #gpu.address_space<workgroup>>
+    memref.store %zero, %s[%c0] {croq.same_issuer} : memref<64xf32, #gpu.address_space<workgroup>>
+    croq.parallel (%t) by [%c64] : thread {
+    }
+  }
+  return
+}

@@ -660,3 +660,79 @@ func.func @write_before_own_trigger(%out: memref<128xf32>) {
   }
   return
 }
+
+// -----
+
+// A consumer's wait on `full`, which only the producer triggers, does not
+// order the consumer's own threads: the write of `part` in one iteration
+// must wait for the other threads' reads of the iteration before, so a
+// barrier of the role goes before it (outsider r10_25).
+// CHECK-LABEL: func.func @wait_on_event_others_trigger
+// CHECK: croq.inthreads async
+// CHECK: croq.inthreads async
+// CHECK: scf.for
+// CHECK: croq.event.wait
+// CHECK-NEXT: croq.barrier warpgroup
+// CHECK-NEXT: memref.store
+func.func @wait_on_event_others_trigger(%n: index, %out: memref<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c16 = arith.constant 16 : index
+  %c128 = arith.constant 128 : index
+  %one = arith.constant 1.0 : f32
+  croq.parallel (%b) by [%c1] : block {
+    %part = memref.alloc() : memref<128xf32, #gpu.address_space<workgroup>>
+    %full = croq.event.alloc : !croq.event<shared>
+    croq.parallel (%p, %t) by [%c2, %c128] : warpgroup {
+      %producer = arith.cmpi eq, %p, %c0 : index
+      croq.inthreads async (%producer) {
+        scf.for %k = %c0 to %n step %c1 {
+          croq.event.trigger %full : !croq.event<shared>
+        }
+      }
+      %consumer = arith.cmpi eq, %p, %c1 : index
+      croq.inthreads async (%consumer) {
+        scf.for %k = %c0 to %n step %c1 {
+          croq.event.wait %full : !croq.event<shared>
+          memref.store %one, %part[%t] : memref<128xf32, #gpu.address_space<workgroup>>
+          %r = arith.remui %k, %c16 : index
+          %x = memref.load %part[%r] : memref<128xf32, #gpu.address_space<workgroup>>
+          memref.store %x, %out[%t] : memref<?xf32>
+        }
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// Stores of the block's own code (a `dma.pad` border) are one thread's, in
+// its program order: no barrier between them, and each is marked so that
+// croq-elect-issuers elects that thread by its id. The load after them, by
+// every thread, still waits for them.
+// CHECK-LABEL: func.func @block_stores
+// CHECK: scf.for
+// CHECK-NOT: croq.barrier
+// CHECK: memref.store {{.*}} {croq.same_issuer}
+// CHECK: croq.barrier block
+// CHECK: memref.load
+func.func @block_stores(%out: memref<64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %zero = arith.constant 0.0 : f32
+  croq.parallel (%b) by [%c1] : block {
+    %s = memref.alloc() : memref<64xf32, #gpu.address_space<workgroup>>
+    scf.for %i = %c0 to %c64 step %c1 {
+      memref.store %zero, %s[%i] : memref<64xf32, #gpu.address_space<workgroup>>
+    }
+    croq.parallel (%t) by [%c64] : thread {
+      %r = arith.subi %c64, %c1 : index
+      %x = memref.load %s[%r] : memref<64xf32, #gpu.address_space<workgroup>>
+      memref.store %x, %out[%t] : memref<64xf32>
+    }
+  }
+  return
+}

@@ -80,6 +80,14 @@ LogicalResult CroqDialect::verifyOperationAttribute(Operation *op,
              << kTmaStoreWaitAttr << "' is a unit attribute of a croq.wait";
     return success();
   }
+  // croq-insert-barriers' mark on a store it ordered by one thread's
+  // program order.
+  if (name == kSameIssuerAttr) {
+    if (!isa<memref::StoreOp>(op) || !isa<UnitAttr>(attr.getValue()))
+      return op->emitError("'")
+             << kSameIssuerAttr << "' is a unit attribute of a memref.store";
+    return success();
+  }
   // The program's host C++ code (outside __co__ functions), in source order,
   // kept for the tools that build the whole program.
   if (name == "croq.host_code") {

@@ -208,7 +208,9 @@ private:
       auto mark = llvm::find_if(
           state, [&](const Access &a) { return a.triggered == event; });
       if (mark == state.end()) {
-        clearAccesses(state);
+        llvm::erase_if(state, [&](const Access &a) {
+          return !a.triggered && waitOrders(event, a);
+        });
         return;
       }
       size_t at = mark - state.begin();
@@ -929,6 +931,46 @@ private:
     return disjoint;
   }
 
+  /// The async roles whose threads trigger `event`; null for a trigger
+  /// outside every role (every thread of the block triggers it).
+  const llvm::SmallPtrSet<Operation *, 4> &triggeringRoles(Value event) {
+    auto [it, inserted] = triggerRoles.try_emplace(event);
+    if (inserted)
+      for (Operation *user : event.getUsers())
+        if (auto trigger = dyn_cast<EventTriggerOp>(user))
+          it->second.insert(roleOf(trigger).getOperation());
+    return it->second;
+  }
+
+  /// Whether a wait on `event`, in a flow that has not triggered it,
+  /// orders `access`: only where the threads that made the access trigger
+  /// the event (after it). A consumer's wait on `full`, which only the
+  /// producer triggers, does not order the consumer's own threads'
+  /// accesses of the iteration before.
+  bool waitOrders(Value event, const Access &access) {
+    const llvm::SmallPtrSet<Operation *, 4> &roles = triggeringRoles(event);
+    if (roles.contains(nullptr))
+      return true;
+    InThreadsOp role = roleOf(access.op);
+    return role && roles.contains(role.getOperation());
+  }
+
+  /// A store of the block's own code: between the block level and the
+  /// levels inside it, outside every inthreads region. One thread of the
+  /// block makes it (croq-elect-issuers), every thread reaches it.
+  static bool isBlockStore(Operation *op) {
+    if (!isa<memref::StoreOp>(op))
+      return false;
+    for (Operation *parent = op->getParentOp(); parent;
+         parent = parent->getParentOp()) {
+      if (auto level = dyn_cast<ParallelOp>(parent))
+        return level.getLevel() == Level::Block;
+      if (isa<InThreadsOp>(parent))
+        return false;
+    }
+    return false;
+  }
+
   bool conflicts(const Access &earlier, const Access &later) {
     if (earlier.triggered || (!earlier.write && !later.write))
       return false;
@@ -936,6 +978,15 @@ private:
       return false;
     if (earlier.atomic && later.atomic)
       return false;
+    // Two stores of the block's own code are one thread's, in its program
+    // order (a `dma.pad` border filled element by element), once
+    // croq-elect-issuers elects that thread by its id for both.
+    if (earlier.write && later.write && isBlockStore(earlier.op) &&
+        isBlockStore(later.op)) {
+      for (Operation *store : {earlier.op, later.op})
+        store->setAttr(kSameIssuerAttr, UnitAttr::get(store->getContext()));
+      return false;
+    }
     // What a device function touches is unknown: any element, of any
     // thread's.
     if (earlier.opaque || later.opaque)
@@ -1078,6 +1129,7 @@ private:
   }
 
   DataFlowSolver &solver;
+  DenseMap<Value, llvm::SmallPtrSet<Operation *, 4>> triggerRoles;
   llvm::MapVector<Operation *, Level> anchors;
   llvm::SmallPtrSet<Operation *, 4> reported;
   LogicalResult status = success();

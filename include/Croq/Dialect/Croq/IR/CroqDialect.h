@@ -36,6 +36,12 @@ inline constexpr llvm::StringLiteral kCollectiveAttrName = "croq.collective";
 /// are asynchronous TMA stores', checked there; the wait lowers to a wait
 /// for the executing threads' bulk stores to have read their tiles.
 inline constexpr llvm::StringLiteral kTmaStoreWaitAttr = "croq.tma_stores";
+/// On a memref.store of a block's own code (between the block level and
+/// the levels inside it) that croq-insert-barriers ordered after another
+/// such store by program order alone: croq-elect-issuers elects the one
+/// thread that makes it by thread id, so that every such store is the same
+/// thread's (elect.sync may pick another lane each time).
+inline constexpr llvm::StringLiteral kSameIssuerAttr = "croq.same_issuer";
 } // namespace mlir::croq
 
 #endif // CROQ_DIALECT_CROQ_IR_CROQDIALECT_H
