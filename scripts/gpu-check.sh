@@ -9,10 +9,10 @@
 #       on the GPU machine: each stage (default: all, in this order) under
 #       its own timeout, its log in OUT/STAGE.log, its last line printed:
 #       suite, python, tutorial, outsiders, outsiders4, outsiders5,
-#       outsiders6, outsiders7, outsiders8, sweep, choreo, copy, sanitize.
+#       outsiders6, outsiders7, outsiders8, outsiders9, sweep, choreo, copy, sanitize.
 # What `run` needs travels as the carry paths build/gpu-bundle,
 # build/python-gpu, build/tutorial-gpu, build/outsiders, build/outsiders4,
-# build/outsiders5, build/outsiders6, build/outsiders7, build/outsiders8, build/gemm-bench, build/choreo-bench
+# build/outsiders5, build/outsiders6, build/outsiders7, build/outsiders8, build/outsiders9, build/gemm-bench, build/choreo-bench
 # (at most 8 a call).
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -35,7 +35,7 @@ case "$what" in
         prepare build/python-gpu
       # The outsiders' programs (test/Outsiders/roundN), saved modules in
       # build/outsidersN (round 3's in build/outsiders).
-      for round in 3 4 5 6 7 8; do
+      for round in 3 4 5 6 7 8 9; do
         out="build/$(outsiders_dir "$round")"
         rm -rf "$out"
         CROQ_CACHE_DIR="$(mktemp -d)" /tmp/venv/bin/python \
@@ -51,7 +51,7 @@ case "$what" in
       build/choreo-bench/build.sh "$3" 2
     fi
     du -sh build/gpu-bundle build/gemm-bench build/python-gpu \
-      build/tutorial-gpu build/outsiders build/outsiders4 build/outsiders5 build/outsiders6 build/outsiders7 build/outsiders8 \
+      build/tutorial-gpu build/outsiders build/outsiders4 build/outsiders5 build/outsiders6 build/outsiders7 build/outsiders8 build/outsiders9 \
       build/choreo-bench \
       2>/dev/null
     ;;
@@ -71,7 +71,7 @@ case "$what" in
         python) cmd=(timeout 90 python3 scripts/python_gpu.py run build/python-gpu) ;;
         tutorial) cmd=(timeout 120 python3 scripts/tutorial_gpu.py run build/tutorial-gpu) ;;
         # A few seconds each on an H100 (2026-12-07); a hang stops at 300.
-        outsiders|outsiders[4-8])
+        outsiders|outsiders[4-9])
           round="${stage#outsiders}"
           round="${round:-3}"
           cmd=(env CROQ_PY="$root/python/src" timeout 300 python3

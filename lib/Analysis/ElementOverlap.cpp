@@ -97,6 +97,8 @@ public:
     sb.access = &b;
     if (!gather(sa, kernel) || !gather(sb, kernel))
       return false;
+    // First, so that a loop inside an independent one can be common.
+    dropIndependentLoops({&sa, &sb});
     // Loops of the thread body around both accesses, with the same bounds
     // in every thread: in one iteration (sameIteration), both accesses are
     // in one step of them, which the threads reach together (a barrier can
@@ -124,6 +126,45 @@ public:
   }
 
 private:
+  /// Drops the loops of the thread body that nothing the enumeration
+  /// evaluates depends on (neither an index, a condition nor another
+  /// loop's bounds reads its counter or carried values: a persistent
+  /// kernel's tile loop of run-time trip count around a tree reduction).
+  /// Every step of one touches the elements any other does, so the steps
+  /// need not be enumerated, nor its bounds known.
+  void dropIndependentLoops(ArrayRef<Side *> sides) {
+    for (bool changed = true; changed;) {
+      changed = false;
+      llvm::SmallPtrSet<Operation *, 8> used;
+      auto mark = [&](Value v) {
+        allSources(v, [&](BlockArgument arg) {
+          used.insert(arg.getOwner()->getParentOp());
+          return true;
+        });
+      };
+      for (Side *side : sides) {
+        for (Value index : side->access->indices)
+          mark(index);
+        for (auto [condition, expected] : side->conditions)
+          mark(condition);
+        for (Loop loop : side->loops)
+          for (Value driver : loopDrivers(loop))
+            mark(driver);
+      }
+      for (Loop loop : commonLoops)
+        for (Value driver : loopDrivers(loop))
+          mark(driver);
+      auto drop = [&](SmallVector<Loop> &loops) {
+        size_t before = loops.size();
+        llvm::erase_if(loops, [&](Loop loop) { return !used.contains(loop); });
+        changed |= loops.size() != before;
+      };
+      for (Side *side : sides)
+        drop(side->loops);
+      drop(commonLoops);
+    }
+  }
+
   /// Whether `loop`'s steps are the same in every thread: an scf.for's
   /// bounds are constants or values computed outside the thread body; an
   /// scf.while's initial values are, and its condition and updates are
@@ -152,8 +193,8 @@ private:
   }
 
   /// The loops and conditions around one access. Between the access and
-  /// the thread parallel, only loops, branches and inthreads regions are
-  /// understood.
+  /// the thread parallel, only loops, branches, inthreads regions and the
+  /// warp_specialize around roles are understood.
   bool gather(Side &side, ParallelOp kernel) {
     Operation *op = side.access->op;
     for (Operation *child = op, *p = op->getParentOp();
@@ -181,6 +222,10 @@ private:
         side.conditions.push_back({region.getPredicate(), true});
         continue;
       }
+      // The roles' register budgets (croq-warp-specialize): every thread
+      // runs its body.
+      if (isa<WarpSpecializeOp>(p))
+        continue;
       if (inside)
         return false;
     }

@@ -150,8 +150,13 @@ bool mlir::croq::computesSameValue(Value x, Value y, int depth) {
   if (x == y)
     return true;
   Operation *dx = x.getDefiningOp(), *dy = y.getDefiningOp();
-  if (!dx || !dy || depth == 0 || dx->getNumRegions() || !isPure(dx) ||
-      cast<OpResult>(x).getResultNumber() != cast<OpResult>(y).getResultNumber())
+  // Equal operands give an equal result where the op reads no memory
+  // (`i / C` twice: a division is not speculatable, but is a function of
+  // its operands).
+  if (!dx || !dy || depth == 0 || dx->getNumRegions() ||
+      !isMemoryEffectFree(dx) ||
+      cast<OpResult>(x).getResultNumber() !=
+          cast<OpResult>(y).getResultNumber())
     return false;
   return OperationEquivalence::isEquivalentTo(
       dx, dy,

@@ -28,8 +28,11 @@
 // store in the body, a copy whose view depends on the thread index) needs no
 // barrier against another such access of the same parallel: Croqtile leaves
 // order between a thread's element accesses to the program, with no
-// implicit sync. `croq.event.wait`, `croq.barrier` and a `croq.wait` on TMA
-// stores (which ends in its group's barrier) order everything before them.
+// implicit sync. Two element writes to global memory need no barrier
+// between them either: if two threads write one element, the program races
+// whatever the order (a read after them still waits for both).
+// `croq.event.wait`, `croq.barrier` and a `croq.wait` on TMA stores (which
+// ends in its group's barrier) order everything before them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -955,6 +958,12 @@ private:
     return role && roles.contains(role.getOperation());
   }
 
+  static bool isGlobal(Value memref) {
+    auto type =
+        dyn_cast_or_null<MemRefType>(memref ? memref.getType() : Type());
+    return type && getStorage(type) == Storage::Global;
+  }
+
   /// A store of the block's own code: between the block level and the
   /// levels inside it, outside every inthreads region. One thread of the
   /// block makes it (croq-elect-issuers), every thread reaches it.
@@ -991,6 +1000,14 @@ private:
     // thread's.
     if (earlier.opaque || later.opaque)
       return true;
+    // Two element writes to global memory that no read between them
+    // observes: a barrier would only pick which of two threads' writes of
+    // one element lands last, a race the program has either way (CUDA and
+    // upstream leave it so). Threads writing their own outputs in a
+    // persistent loop, under a ragged-tail guard, need none.
+    if (earlier.write && later.write && earlier.isElement && later.isElement &&
+        isGlobal(earlier.memref) && isGlobal(later.memref))
+      return false;
     bool sameBody = earlier.perThread && earlier.perThread == later.perThread;
     // Element accesses of one thread-level body: the same thread's only
     // where their indices prove it (s[t] and s[t], not s[t] and s[0]).
