@@ -839,6 +839,18 @@ LogicalResult IRGen::namedBarrier(const Expr &e) {
       return fail(arg->loc, "a barrier id or thread count is an integer");
     operands.push_back(coerce(v->value, builder.getI32Type(), loc(arg->loc)));
   }
+  // The op's own rules, in the program's words.
+  if (std::optional<int64_t> id = getConstantIntValue(operands[0]);
+      id && (*id < 0 || *id > 15))
+    return fail(e.args[0]->loc, e.name + "'s barrier id " + Twine(*id) +
+                                    " is out of range: a block has 16 "
+                                    "barriers, 0 to 15");
+  if (std::optional<int64_t> count = getConstantIntValue(operands[1]);
+      count && (*count <= 0 || *count % 32))
+    return fail(e.args[1]->loc,
+                e.name + " counts whole warps: " + Twine(*count) +
+                    " threads is not a positive multiple of 32",
+                "count the threads of the warps that meet at the barrier");
   NamedBarrierOp::create(builder, loc(e.loc), e.name == "__bar_arrive",
                          operands[0], operands[1]);
   return success();
