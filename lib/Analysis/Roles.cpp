@@ -150,11 +150,16 @@ bool mlir::croq::computesSameValue(Value x, Value y, int depth) {
   if (x == y)
     return true;
   Operation *dx = x.getDefiningOp(), *dy = y.getDefiningOp();
-  // Equal operands give an equal result where the op reads no memory
-  // (`i / C` twice: a division is not speculatable, but is a function of
-  // its operands).
-  if (!dx || !dy || depth == 0 || dx->getNumRegions() ||
-      !isMemoryEffectFree(dx) ||
+  // Equal operands give an equal result where the op is pure, or an
+  // integer division or remainder (`i / C` twice: not speculatable, but a
+  // function of its operands). Not inline assembly, which may read memory
+  // while declaring no effects.
+  bool function =
+      dx &&
+      (isPure(dx) ||
+       isa<arith::DivSIOp, arith::DivUIOp, arith::RemSIOp, arith::RemUIOp,
+           arith::CeilDivSIOp, arith::CeilDivUIOp, arith::FloorDivSIOp>(dx));
+  if (!dx || !dy || depth == 0 || dx->getNumRegions() || !function ||
       cast<OpResult>(x).getResultNumber() !=
           cast<OpResult>(y).getResultNumber())
     return false;

@@ -660,8 +660,9 @@ FailureOr<Value> IRGen::viewMember(const Expr &e) {
       if (!bound && dim != ShapedType::kDynamic) {
         if (dim % count != 0)
           return fail(idx[d].expr->loc,
-                      "chunkat divides dimension " + Twine(d) + " (" +
-                          Twine(dim) + ") into " + Twine(count) +
+                      Twine(chunkAt ? "chunk(...).at" : "chunkat") +
+                          " divides dimension " + Twine(d) + " (" + Twine(dim) +
+                          ") into " + Twine(count) +
                           " chunks, which does not divide it",
                       "use a chunk count that divides the dimension, or "
                       "subspan(...).at(...) tiles, which handle tails");

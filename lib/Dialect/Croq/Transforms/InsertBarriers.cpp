@@ -28,9 +28,9 @@
 // store in the body, a copy whose view depends on the thread index) needs no
 // barrier against another such access of the same parallel: Croqtile leaves
 // order between a thread's element accesses to the program, with no
-// implicit sync. Two element writes to global memory need no barrier
-// between them either: if two threads write one element, the program races
-// whatever the order (a read after them still waits for both).
+// implicit sync. Nor do two writes to global memory of one store
+// statement (in different steps of a loop): if two threads wrote one
+// element, the statement's own instances would race already.
 // `croq.event.wait`, `croq.barrier` and a `croq.wait` on TMA stores (which
 // ends in its group's barrier) order everything before them.
 //
@@ -372,7 +372,9 @@ private:
     }
     if (auto rmw = dyn_cast<memref::GenericAtomicRMWOp>(op)) {
       // Its region only computes the new value; it has no effects of its
-      // own to ask for.
+      // own to ask for. It reads the element as it writes it (a
+      // compare-and-swap must see the plain writes before it).
+      add(rmw.getMemref(), false);
       add(rmw.getMemref(), true);
       return result;
     }
@@ -1000,13 +1002,17 @@ private:
     // thread's.
     if (earlier.opaque || later.opaque)
       return true;
-    // Two element writes to global memory that no read between them
-    // observes: a barrier would only pick which of two threads' writes of
-    // one element lands last, a race the program has either way (CUDA and
-    // upstream leave it so). Threads writing their own outputs in a
-    // persistent loop, under a ragged-tail guard, need none.
-    if (earlier.write && later.write && earlier.isElement && later.isElement &&
-        isGlobal(earlier.memref) && isGlobal(later.memref))
+    // One store statement's element writes to global memory, in different
+    // threads or steps of a loop: two of them on one element race, since
+    // the statement's instances in one step already do, and no barrier
+    // between steps would make the program's result its own (threads
+    // writing their own outputs in a persistent loop, under a ragged-tail
+    // guard). Writes of different statements keep their order (an
+    // initialisation, then the values).
+    if (earlier.write && later.write && earlier.op == later.op &&
+        earlier.isElement && !earlier.atomic &&
+        isa<memref::StoreOp, vector::StoreOp>(earlier.op) &&
+        isGlobal(earlier.memref))
       return false;
     bool sameBody = earlier.perThread && earlier.perThread == later.perThread;
     // Element accesses of one thread-level body: the same thread's only
