@@ -19,6 +19,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -415,17 +416,32 @@ UniformScope mlir::croq::getExecutionScope(DataFlowSolver &solver,
   return scope;
 }
 
+std::optional<int64_t> mlir::croq::knownBlockThreads(Operation *op) {
+  if (auto launch = op->getParentOfType<gpu::LaunchOp>()) {
+    int64_t n = 1;
+    for (Value size : {launch.getBlockSizeX(), launch.getBlockSizeY(),
+                       launch.getBlockSizeZ()}) {
+      std::optional<int64_t> c = getConstantIntValue(size);
+      if (!c)
+        return std::nullopt;
+      n *= *c;
+    }
+    return n;
+  }
+  if (auto func = op->getParentOfType<gpu::GPUFuncOp>())
+    if (std::optional<ArrayRef<int32_t>> known = func.getKnownBlockSize()) {
+      int64_t n = 1;
+      for (int32_t d : *known)
+        n *= d;
+      return n;
+    }
+  return std::nullopt;
+}
+
 bool mlir::croq::isSingleThreaded(DataFlowSolver &solver, Operation *op) {
   // A kernel of one thread runs everything on one thread.
-  if (auto launch = op->getParentOfType<gpu::LaunchOp>())
-    if (matchPattern(launch.getBlockSizeX(), m_One()) &&
-        matchPattern(launch.getBlockSizeY(), m_One()) &&
-        matchPattern(launch.getBlockSizeZ(), m_One()))
-      return true;
-  if (auto func = op->getParentOfType<gpu::GPUFuncOp>())
-    if (std::optional<ArrayRef<int32_t>> known = func.getKnownBlockSize();
-        known && llvm::all_of(*known, [](int32_t d) { return d == 1; }))
-      return true;
+  if (knownBlockThreads(op) == 1)
+    return true;
   for (Operation *parent = op->getParentOp(); parent;
        parent = parent->getParentOp()) {
     Value cond;

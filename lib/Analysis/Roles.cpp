@@ -76,19 +76,19 @@ void mlir::croq::bindInstance(
   }
 }
 
-int64_t mlir::croq::instanceThreads(InThreadsOp region) {
-  auto parent = region->getParentOfType<ParallelOp>();
+int64_t mlir::croq::instanceThreads(Operation *op) {
+  auto parent = op->getParentOfType<ParallelOp>();
   return !parent || parent.getLevel() == Level::Block
              ? 1
              : levelThreads(parent.getLevel());
 }
 
-/// Threads for which the predicate of `region` holds, by enumerating the
-/// indices of the parallels around it (all bounds must be constants).
-std::optional<llvm::BitVector>
-mlir::croq::roleSelection(InThreadsOp region) {
+/// Threads for which the predicates of the regions at and around `op` hold,
+/// by enumerating the indices of the parallels around it (all bounds must
+/// be constants).
+std::optional<llvm::BitVector> mlir::croq::roleSelection(Operation *op) {
   std::optional<SmallVector<std::pair<BlockArgument, int64_t>>> indices =
-      instanceIndices(region);
+      instanceIndices(op);
   if (!indices)
     return std::nullopt;
   int64_t combos = 1;
@@ -96,14 +96,18 @@ mlir::croq::roleSelection(InThreadsOp region) {
     combos *= bound;
   if (combos > (1 << 16))
     return std::nullopt;
+  auto innermost = dyn_cast<InThreadsOp>(op);
+  if (!innermost)
+    innermost = op->getParentOfType<InThreadsOp>();
   llvm::BitVector selected(combos);
   DenseMap<Value, int64_t> bindings;
   for (int64_t linear = 0; linear < combos; ++linear) {
     bindInstance(*indices, linear, bindings);
-    // A thread runs the region when its predicate and those of every
-    // croq.inthreads around it hold.
+    // A thread runs `op` when the predicates of every croq.inthreads at
+    // and around it hold.
     bool all = true;
-    for (InThreadsOp r = region; r && all; r = r->getParentOfType<InThreadsOp>()) {
+    for (InThreadsOp r = innermost; r && all;
+         r = r->getParentOfType<InThreadsOp>()) {
       std::optional<int64_t> holds = evaluateIndex(r.getPredicate(), bindings);
       if (!holds)
         return std::nullopt;

@@ -137,6 +137,10 @@ std::optional<UniformScope> getControlScope(DataFlowSolver &solver,
 /// block inside a kernel (the grid on the host).
 UniformScope getExecutionScope(DataFlowSolver &solver, Operation *op);
 
+/// The threads of the block that runs `op`, where its gpu.launch or
+/// gpu.func fixes them.
+std::optional<int64_t> knownBlockThreads(Operation *op);
+
 /// True when exactly one thread of its group executes `op`: it is guarded
 /// by `x == c` with a thread-varying, thread-index-like `x`, or by
 /// nvvm.elect.sync.

@@ -103,15 +103,16 @@ instanceIndices(Operation *op);
 /// (the indices linearised row-major).
 void bindInstance(ArrayRef<std::pair<BlockArgument, int64_t>> indices,
                   int64_t linear, DenseMap<Value, int64_t> &bindings);
-/// Threads in one instance of the innermost parallel around `region` (1
-/// when that is the block).
-int64_t instanceThreads(InThreadsOp region);
+/// Threads in one instance of the innermost parallel around `op` (1 when
+/// that is the block).
+int64_t instanceThreads(Operation *op);
 
-/// Which instances of the parallels around `region` (instanceIndices,
-/// linearised row-major) run it: those for which its predicate and the
-/// predicates of the croq.inthreads around it hold; none when a bound or
-/// the predicate is not a compile-time constant.
-std::optional<llvm::BitVector> roleSelection(InThreadsOp region);
+/// Which instances of the parallels around `op` (instanceIndices,
+/// linearised row-major) run it: those for which the predicates of `op`
+/// (a croq.inthreads) and of the croq.inthreads around it hold, all of
+/// them outside every region; none when a bound or a predicate is not a
+/// compile-time constant.
+std::optional<llvm::BitVector> roleSelection(Operation *op);
 
 /// Two of a block's roles that some instance runs both of: `later` shares
 /// instance `instance` (a bit of roleSelection) with the earlier `earlier`.

@@ -67,31 +67,18 @@ perElementThreads(EventAllocOp alloc, EventTriggerOp trigger,
   // The instances that run the trigger: the role's, or, outside every
   // role, all those of the parallels around it (`f = tma.copy.async ... =>
   // s[p]` in the body of `parallel p by 2 : group-4`).
-  std::optional<SmallVector<std::pair<BlockArgument, int64_t>>> indices =
-      instanceIndices(role ? role.getOperation() : trigger.getOperation());
-  std::optional<llvm::BitVector> selected;
-  if (role) {
-    selected = roleSelection(role);
-  } else if (indices) {
-    int64_t combos = 1;
-    for (auto &[arg, bound] : *indices)
-      combos *= bound;
-    if (combos <= (1 << 16))
-      selected = llvm::BitVector(combos, true);
-  }
-  if (!selected || !indices)
+  Operation *runs = role ? role.getOperation() : trigger.getOperation();
+  std::optional<llvm::BitVector> selected = roleSelection(runs);
+  if (!selected)
     return fail("in a region whose threads croq cannot enumerate");
-  int64_t unit = 1;
-  if (role) {
-    unit = instanceThreads(role);
-  } else if (auto parent = trigger->getParentOfType<ParallelOp>();
-             parent && parent.getLevel() != Level::Block) {
-    unit = levelThreads(parent.getLevel());
-  }
+  // roleSelection enumerated these indices, so their extents are known.
+  SmallVector<std::pair<BlockArgument, int64_t>> indices =
+      *instanceIndices(runs);
+  int64_t unit = instanceThreads(runs);
   std::map<SmallVector<int64_t>, int64_t> arrivals;
   DenseMap<Value, int64_t> bindings;
   for (unsigned linear : selected->set_bits()) {
-    bindInstance(*indices, linear, bindings);
+    bindInstance(indices, linear, bindings);
     SmallVector<int64_t> element;
     for (ArrayRef<Value> terms : perThread) {
       int64_t sum = 0;

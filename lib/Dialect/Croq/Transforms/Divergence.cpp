@@ -13,7 +13,6 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/Dialect/Utils/StaticValueUtils.h"
 
 namespace mlir::croq {
 #define GEN_PASS_DEF_CROQREPORTDIVERGENCEPASS
@@ -117,36 +116,13 @@ static std::string collectiveName(Operation *op) {
   return "'" + op->getName().getStringRef().str() + "'";
 }
 
-/// The threads of the block that runs `op`, where its launch fixes them.
-static std::optional<int64_t> blockThreads(Operation *op) {
-  if (auto launch = op->getParentOfType<gpu::LaunchOp>()) {
-    int64_t n = 1;
-    for (Value size : {launch.getBlockSizeX(), launch.getBlockSizeY(),
-                       launch.getBlockSizeZ()}) {
-      std::optional<int64_t> c = getConstantIntValue(size);
-      if (!c)
-        return std::nullopt;
-      n *= *c;
-    }
-    return n;
-  }
-  if (auto func = op->getParentOfType<gpu::GPUFuncOp>())
-    if (std::optional<ArrayRef<int32_t>> known = func.getKnownBlockSize()) {
-      int64_t n = 1;
-      for (int32_t d : *known)
-        n *= d;
-      return n;
-    }
-  return std::nullopt;
-}
-
 /// `scope`, widened to the block where the block is no larger than one
 /// group of that scope: in a block of one warpgroup (a warp-specialized
 /// role that takes all of it), what its warpgroup agrees on the block does.
 static UniformScope widenToBlock(UniformScope scope, Operation *op) {
   if (scope >= UniformScope::Block || scope < UniformScope::Warp)
     return scope;
-  std::optional<int64_t> threads = blockThreads(op);
+  std::optional<int64_t> threads = knownBlockThreads(op);
   int64_t group = scope == UniformScope::Warp ? 32 : 128;
   return threads && *threads <= group ? UniformScope::Block : scope;
 }

@@ -960,10 +960,11 @@ private:
     return role && roles.contains(role.getOperation());
   }
 
-  static bool isGlobal(Value memref) {
-    auto type =
-        dyn_cast_or_null<MemRefType>(memref ? memref.getType() : Type());
-    return type && getStorage(type) == Storage::Global;
+  /// The memory a memref value names, where its type says.
+  static std::optional<Storage> storageOf(Value v) {
+    if (auto type = dyn_cast_or_null<MemRefType>(v ? v.getType() : Type()))
+      return getStorage(type);
+    return std::nullopt;
   }
 
   /// A store of the block's own code: between the block level and the
@@ -1012,7 +1013,7 @@ private:
     if (earlier.write && later.write && earlier.op == later.op &&
         earlier.isElement && !earlier.atomic &&
         isa<memref::StoreOp, vector::StoreOp>(earlier.op) &&
-        isGlobal(earlier.memref))
+        storageOf(earlier.memref) == Storage::Global)
       return false;
     bool sameBody = earlier.perThread && earlier.perThread == later.perThread;
     // Element accesses of one thread-level body: the same thread's only
@@ -1053,11 +1054,6 @@ private:
 
   /// The memory an access touches, for diagnostics.
   static StringRef memoryName(const Access &access) {
-    auto storageOf = [](Value v) -> std::optional<Storage> {
-      if (auto type = dyn_cast_or_null<MemRefType>(v ? v.getType() : Type()))
-        return getStorage(type);
-      return std::nullopt;
-    };
     std::optional<Storage> storage = storageOf(access.memref);
     // An access of whole buffers (a copy, a device call): their roots.
     if (!storage && !access.buffers.unknown && !access.buffers.roots.empty()) {
